@@ -1,0 +1,29 @@
+"""Errors that carry their retry semantics across stage boundaries.
+
+A stage raises ``RetryableError`` when the caller should try the same work again
+later (storage down, queue full) and ``PermanentError`` when it can never succeed
+(undecodable input). Receivers turn these into the protocol's answer in
+``collector/status.py``; nothing else maps errors to the wire.
+"""
+
+from __future__ import annotations
+
+
+class SpanscoreError(Exception):
+    """Base class for every error spanscore raises on purpose."""
+
+
+class RetryableError(SpanscoreError):
+    """The work may succeed later; ``retry_after`` is a hint in seconds."""
+
+    def __init__(self, message: str, *, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PermanentError(SpanscoreError):
+    """The work can never succeed as given; retrying would only repeat the failure."""
+
+
+class ConfigError(SpanscoreError):
+    """A configuration problem, with every issue found listed in the message."""

@@ -1,0 +1,216 @@
+"""The canonical agent run: what scorers read, whatever dialect the spans spoke.
+
+The collector's normalizer builds a ``Run`` from a trace's spans; library users
+build one by hand (``Run(input="...", output="...")``). A field that is ``None``
+is *missing* (the spans never carried it), which is different from an empty
+string that the agent really sent. Scorers declare the fields they need and a
+run lacking one is reported as ``missing_input``, never scored as if empty.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+MessagesLike = str | Mapping[str, Any] | Sequence[Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool invocation, in the order the agent made it."""
+
+    name: str
+    arguments: Mapping[str, Any] | str | None = None
+    result: str | None = None
+    id: str | None = None
+    order: int = 0
+
+    @classmethod
+    def coerce(cls, value: ToolCall | Mapping[str, Any] | str, order: int) -> ToolCall:
+        """Accept a ToolCall, a plain tool name or a dict with name/arguments/result."""
+        if isinstance(value, ToolCall):
+            return value
+        if isinstance(value, str):
+            return cls(name=value, order=order)
+        name = value.get("name") or value.get("toolName") or value.get("tool_name")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"tool_calls[{order}]: a tool call needs a non-empty 'name', got {dict(value)!r}")
+        result = value.get("result")
+        if result is not None and not isinstance(result, str):
+            result = json.dumps(result, ensure_ascii=False, sort_keys=True)
+        args = value.get("arguments", value.get("args"))
+        return cls(name=name, arguments=args, result=result, id=value.get("id"), order=int(value.get("order", order)))
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One chat message; ``content`` is the text, tool calls ride along."""
+
+    role: str
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+
+    @classmethod
+    def coerce(cls, value: Message | Mapping[str, Any] | str, default_role: str) -> Message:
+        if isinstance(value, Message):
+            return value
+        if isinstance(value, str):
+            return cls(role=default_role, content=value)
+        role = str(value.get("role") or default_role)
+        content = value.get("content", "")
+        if not isinstance(content, str):
+            content = _text_of_parts(content)
+        calls = tuple(ToolCall.coerce(c, i) for i, c in enumerate(value.get("tool_calls") or ()))
+        return cls(role=role, content=content, tool_calls=calls)
+
+
+def _text_of_parts(content: Any) -> str:
+    """Join the text parts of a multi-part content value; other parts are skipped."""
+    if content is None:
+        return ""
+    if isinstance(content, Mapping):
+        content = [content]
+    texts: list[str] = []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, Mapping):
+            text = part.get("text", part.get("content"))
+            if isinstance(text, str):
+                texts.append(text)
+    return "\n".join(texts)
+
+
+def coerce_messages(value: MessagesLike, default_role: str) -> tuple[Message, ...] | None:
+    """Turn plain text, one message or a list of messages into a message tuple; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, str | Mapping | Message):
+        return (Message.coerce(value, default_role),)  # type: ignore[arg-type]
+    return tuple(Message.coerce(v, default_role) for v in value)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage summed over the run's model calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Run:
+    """One agent run: the unit that sampling decides on and scorers score.
+
+    ``sources`` records, per field, which convention supplied it (for example
+    ``{"input": "gen_ai.input.messages"}``) so a surprising score can be traced
+    back to the attribute it came from.
+    """
+
+    input: tuple[Message, ...] | None
+    output: tuple[Message, ...] | None
+    system: str | None
+    context: tuple[str, ...] | None
+    ground_truth: str | None
+    tool_calls: tuple[ToolCall, ...] | None
+    run_id: str
+    trace_id: str
+    span_id: str
+    model: str | None
+    provider: str | None
+    agent_name: str | None
+    service_name: str | None
+    session_id: str | None
+    user_id: str | None
+    usage: Usage
+    error: str | None
+    start_time_ns: int
+    end_time_ns: int
+    attributes: Mapping[str, str]
+    sources: Mapping[str, str]
+
+    def __init__(
+        self,
+        input: MessagesLike = None,
+        output: MessagesLike = None,
+        *,
+        system: str | Sequence[str] | None = None,
+        context: Iterable[str] | None = None,
+        ground_truth: str | None = None,
+        tool_calls: Iterable[ToolCall | Mapping[str, Any] | str] | None = None,
+        run_id: str = "",
+        trace_id: str = "",
+        span_id: str = "",
+        model: str | None = None,
+        provider: str | None = None,
+        agent_name: str | None = None,
+        service_name: str | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        usage: Usage | None = None,
+        error: str | None = None,
+        start_time_ns: int = 0,
+        end_time_ns: int = 0,
+        attributes: Mapping[str, str] | None = None,
+        sources: Mapping[str, str] | None = None,
+    ) -> None:
+        setter = object.__setattr__
+        setter(self, "input", coerce_messages(input, "user"))
+        setter(self, "output", coerce_messages(output, "assistant"))
+        if system is not None and not isinstance(system, str):
+            system = "\n".join(system)
+        setter(self, "system", system)
+        setter(self, "context", None if context is None else tuple(str(c) for c in context))
+        setter(self, "ground_truth", ground_truth)
+        calls = None if tool_calls is None else tuple(ToolCall.coerce(c, i) for i, c in enumerate(tool_calls))
+        setter(self, "tool_calls", calls)
+        for name, value in (
+            ("run_id", run_id or span_id or trace_id),
+            ("trace_id", trace_id),
+            ("span_id", span_id),
+            ("model", model),
+            ("provider", provider),
+            ("agent_name", agent_name),
+            ("service_name", service_name),
+            ("session_id", session_id),
+            ("user_id", user_id),
+            ("usage", usage or Usage()),
+            ("error", error),
+            ("start_time_ns", start_time_ns),
+            ("end_time_ns", end_time_ns),
+            ("attributes", dict(attributes or {})),
+            ("sources", dict(sources or {})),
+        ):
+            setter(self, name, value)
+
+    @property
+    def input_text(self) -> str | None:
+        """The user's side as one string (user messages only), or None when missing."""
+        if self.input is None:
+            return None
+        users = [m.content for m in self.input if m.role == "user"]
+        return "\n".join(users if users else [m.content for m in self.input])
+
+    @property
+    def output_text(self) -> str | None:
+        """The agent's final answer: the last assistant message with text, or None when missing."""
+        if self.output is None:
+            return None
+        for message in reversed(self.output):
+            if message.role == "assistant" and message.content:
+                return message.content
+        return "\n".join(m.content for m in self.output)
+
+    @property
+    def all_tool_calls(self) -> tuple[ToolCall, ...]:
+        """Tool calls from ``tool_calls`` or, failing that, from the output messages, in order."""
+        if self.tool_calls is not None:
+            return self.tool_calls
+        calls = [c for m in (self.output or ()) for c in m.tool_calls]
+        return tuple(calls)
+
+    def missing(self, fields: Iterable[str]) -> list[str]:
+        """The names among ``fields`` that this run does not carry."""
+        return [name for name in fields if getattr(self, name, None) is None]
