@@ -1,0 +1,442 @@
+"""The scorer framework: four steps, one result type, one ``Scorer`` class.
+
+A scorer turns a :class:`~spanscore.model.Run` into a :class:`ScoreResult` in
+Mastra's four steps: ``preprocess`` -> ``analyze`` -> ``generate_score`` ->
+``generate_reason``. Only ``generate_score`` is required. Every step is a
+callable that takes a :class:`StepContext` (the run, the scorer's options and
+the results of the earlier steps) and returns a value, either directly (code
+steps) or as an awaitable (LLM judge steps; ``spanscore.scorers.judge`` builds
+those). A step may wrap its value in :class:`StepOutput` to report the prompt
+it sent and the judge's model, tokens and cost; the pipeline adds those up.
+
+The sampling workers call ``await scorer.arun(run)``; library users and the
+offline ``score`` command may call the synchronous ``scorer.run(run)``, which
+never starts an event loop for a scorer whose steps are all synchronous.
+
+Outcomes other than a score are results too, never exceptions: a run lacking
+a declared field gives ``missing_input``, a step raising :class:`NotApplicable`
+gives ``not_applicable``, and any other exception gives ``error`` with the
+failing step named. None of these carries a score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import inspect
+import math
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from spanscore.errors import ConfigError, RetryableError, SpanscoreError
+from spanscore.model import Run
+
+STEP_NAMES = ("preprocess", "analyze", "generate_score", "generate_reason")
+"""The pipeline's steps, in the order they run."""
+
+RUN_FIELDS = ("input", "output", "system", "context", "ground_truth", "tool_calls")
+"""Run fields a scorer may declare as required (see ``Run``)."""
+
+ScorerKind = Literal["code", "llm"]
+
+
+class Status(enum.StrEnum):
+    """How a scoring attempt ended. Only ``OK`` carries a score."""
+
+    OK = "ok"
+    NOT_APPLICABLE = "not_applicable"
+    MISSING_INPUT = "missing_input"
+    ERROR = "error"
+
+
+class NotApplicable(SpanscoreError):
+    """Raised by a step when the run is valid but this scorer has nothing to judge.
+
+    Mastra calls this ``notScorable``. The remaining steps are skipped and the
+    result has status ``not_applicable`` with the message as its reason.
+    """
+
+
+class MissingInput(SpanscoreError):
+    """Raised by a step that finds, at run time, that a needed field is absent or empty.
+
+    Declared fields are checked before any step runs; this is for needs that
+    only a step can see (for example "the output carries no tool calls").
+    """
+
+    def __init__(self, fields: list[str] | tuple[str, ...], message: str = "") -> None:
+        self.fields = tuple(fields)
+        super().__init__(message or f"run lacks {', '.join(self.fields)}")
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerInfo:
+    """What a scorer is, independent of any run: stored with every score."""
+
+    id: str
+    version: str = "1"
+    description: str = ""
+    required_fields: tuple[str, ...] = ()
+    higher_is_better: bool = True
+    kind: ScorerKind = "code"
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = [f for f in self.required_fields if f not in RUN_FIELDS]
+        if unknown:
+            choices = list(RUN_FIELDS)
+            raise ConfigError(f"scorer {self.id!r}: unknown required field(s) {unknown}; choose from {choices}")
+        if not self.id:
+            raise ConfigError("a scorer needs a non-empty id")
+
+
+@dataclass(frozen=True, slots=True)
+class StepOutput:
+    """A step's value plus what it cost; steps that need no accounting return the bare value."""
+
+    value: Any
+    prompt: str | None = None
+    judge_model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class StepContext:
+    """What a step sees: the run, the scorer's options and the earlier steps' values.
+
+    ``results`` maps step names (``"preprocess"``, ``"analyze"``...) to the
+    values those steps returned; ``score`` is set only for ``generate_reason``.
+    """
+
+    run: Run
+    info: ScorerInfo
+    options: Mapping[str, Any]
+    results: Mapping[str, Any]
+    score: float | None = None
+
+    @property
+    def preprocess_result(self) -> Any:
+        return self.results.get("preprocess")
+
+    @property
+    def analyze_result(self) -> Any:
+        return self.results.get("analyze")
+
+
+Step = Callable[[StepContext], Any]
+"""A step: ``step(context)`` returns a value, a ``StepOutput``, or an awaitable of either."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreResult:
+    """One scorer's verdict on one run, including how it got there.
+
+    ``steps`` holds each executed step's value by step name; ``prompts`` the
+    prompts judge steps sent. Timing is wall clock: ``started_at`` in Unix
+    seconds, durations in milliseconds. The judge fields sum over all steps.
+    """
+
+    scorer_id: str
+    scorer_version: str
+    status: Status
+    score: float | None = None
+    reason: str | None = None
+    error: str | None = None
+    failed_step: str | None = None
+    retryable: bool = False
+    missing_fields: tuple[str, ...] = ()
+    run_id: str = ""
+    steps: Mapping[str, Any] = field(default_factory=dict)
+    prompts: Mapping[str, str] = field(default_factory=dict)
+    started_at: float = 0.0
+    duration_ms: float = 0.0
+    step_durations_ms: Mapping[str, float] = field(default_factory=dict)
+    judge_model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (step values must themselves be JSON-serialisable)."""
+        return {
+            "scorer_id": self.scorer_id,
+            "scorer_version": self.scorer_version,
+            "status": self.status.value,
+            "score": self.score,
+            "reason": self.reason,
+            "error": self.error,
+            "failed_step": self.failed_step,
+            "retryable": self.retryable,
+            "missing_fields": list(self.missing_fields),
+            "run_id": self.run_id,
+            "steps": dict(self.steps),
+            "prompts": dict(self.prompts),
+            "started_at": self.started_at,
+            "duration_ms": self.duration_ms,
+            "step_durations_ms": dict(self.step_durations_ms),
+            "judge_model": self.judge_model,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+
+def is_async_step(step: Step | None) -> bool:
+    """True when ``step`` must be awaited (a coroutine function or an object with an async ``__call__``)."""
+    if step is None:
+        return False
+    if getattr(step, "is_async", False) is True:
+        return True
+    if inspect.iscoroutinefunction(step):
+        return True
+    return not inspect.isroutine(step) and inspect.iscoroutinefunction(type(step).__call__)
+
+
+class _Tally:
+    """Accumulates per-step values, prompts, timings and judge accounting during one run."""
+
+    __slots__ = ("values", "prompts", "durations", "judge_model", "input_tokens", "output_tokens", "cost_usd")
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self.prompts: dict[str, str] = {}
+        self.durations: dict[str, float] = {}
+        self.judge_model: str | None = None
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cost_usd = 0.0
+
+    def record(self, name: str, raw: Any, started: float) -> Any:
+        self.durations[name] = (time.perf_counter() - started) * 1000.0
+        if isinstance(raw, StepOutput):
+            if raw.prompt is not None:
+                self.prompts[name] = raw.prompt
+            self.judge_model = raw.judge_model or self.judge_model
+            self.input_tokens += raw.input_tokens
+            self.output_tokens += raw.output_tokens
+            self.cost_usd += raw.cost_usd
+            raw = raw.value
+        self.values[name] = raw
+        return raw
+
+
+class Scorer:
+    """A scorer: metadata, options and up to four steps.
+
+    Build one with :func:`spanscore.scorers.create_scorer` (chained like
+    Mastra's ``createScorer``) or get a built-in from
+    :func:`spanscore.scorers.build`. Chaining returns a new scorer; a scorer is
+    immutable and safe to share between tasks and threads.
+    """
+
+    __slots__ = ("info", "options", "_steps", "_is_async")
+
+    def __init__(
+        self,
+        info: ScorerInfo,
+        *,
+        options: Mapping[str, Any] | None = None,
+        preprocess: Step | None = None,
+        analyze: Step | None = None,
+        generate_score: Step | None = None,
+        generate_reason: Step | None = None,
+    ) -> None:
+        self.info = info
+        self.options: Mapping[str, Any] = dict(options or {})
+        self._steps: tuple[Step | None, ...] = (preprocess, analyze, generate_score, generate_reason)
+        self._is_async = any(is_async_step(s) for s in self._steps)
+
+    # -- metadata -------------------------------------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @property
+    def version(self) -> str:
+        return self.info.version
+
+    @property
+    def is_async(self) -> bool:
+        """True when at least one step is a coroutine (an LLM judge step); ``arun`` is then the natural call."""
+        return self._is_async
+
+    def __repr__(self) -> str:
+        return f"Scorer(id={self.info.id!r}, version={self.info.version!r}, kind={self.info.kind!r})"
+
+    # -- chaining -------------------------------------------------------------------------------------------
+
+    def _with(self, index: int, step: Step) -> Scorer:
+        steps = list(self._steps)
+        steps[index] = step
+        return Scorer(self.info, options=self.options, **dict(zip(STEP_NAMES, steps, strict=True)))
+
+    def preprocess(self, step: Step) -> Scorer:
+        """Return a copy whose first step is ``step`` (extract what later steps need)."""
+        return self._with(0, step)
+
+    def analyze(self, step: Step) -> Scorer:
+        """Return a copy with ``step`` as the analysis step."""
+        return self._with(1, step)
+
+    def generate_score(self, step: Step) -> Scorer:
+        """Return a copy with ``step`` producing the number (required before running)."""
+        return self._with(2, step)
+
+    def generate_reason(self, step: Step) -> Scorer:
+        """Return a copy with ``step`` explaining the score in words."""
+        return self._with(3, step)
+
+    def with_info(self, **changes: Any) -> Scorer:
+        """Return a copy with changed metadata (for example a new ``version``)."""
+        steps = dict(zip(STEP_NAMES, self._steps, strict=True))
+        return Scorer(replace(self.info, **changes), options=self.options, **steps)
+
+    # -- running --------------------------------------------------------------------------------------------
+
+    def run(self, run: Run) -> ScoreResult:
+        """Score ``run`` synchronously.
+
+        Scorers with only synchronous steps run inline without an event loop;
+        scorers with async steps get a private loop (so do not call this from
+        inside a running loop: use ``arun`` there).
+        """
+        if not self._is_async:
+            coroutine = self._execute(run)
+            try:
+                coroutine.send(None)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            # A "sync" step returned an awaitable that suspended: finish on a loop.
+            coroutine.close()
+        return asyncio.run(self.arun(run))
+
+    async def arun(self, run: Run) -> ScoreResult:
+        """Score ``run``; awaits judge steps, calls code steps inline."""
+        return await self._execute(run)
+
+    def _base_result(self, run: Run, status: Status, started_at: float, t0: float, **fields: Any) -> ScoreResult:
+        return ScoreResult(
+            scorer_id=self.info.id,
+            scorer_version=self.info.version,
+            status=status,
+            run_id=run.run_id,
+            started_at=started_at,
+            duration_ms=(time.perf_counter() - t0) * 1000.0,
+            **fields,
+        )
+
+    async def _execute(self, run: Run) -> ScoreResult:
+        started_at, t0 = time.time(), time.perf_counter()
+        missing = run.missing(self.info.required_fields)
+        if missing:
+            message = f"run lacks required field(s): {', '.join(missing)}"
+            return self._base_result(
+                run, Status.MISSING_INPUT, started_at, t0, reason=message, missing_fields=tuple(missing)
+            )
+        if self._steps[2] is None:
+            raise ConfigError(f"scorer {self.info.id!r} has no generate_score step")
+        tally = _Tally()
+        current = "preprocess"
+        try:
+            score: float | None = None
+            reason: str | None = None
+            for current, step in zip(STEP_NAMES, self._steps, strict=True):
+                if step is None:
+                    continue
+                context = StepContext(run, self.info, self.options, tally.values, score)
+                step_t0 = time.perf_counter()
+                raw = step(context)
+                if inspect.isawaitable(raw):
+                    raw = await raw
+                value = tally.record(current, raw, step_t0)
+                if current == "generate_score":
+                    score = _as_score(value, self.info.id)
+                elif current == "generate_reason":
+                    reason = None if value is None else str(value)
+        except NotApplicable as skip:
+            return self._finish(run, tally, Status.NOT_APPLICABLE, started_at, t0, reason=str(skip) or None)
+        except MissingInput as lack:
+            return self._finish(
+                run, tally, Status.MISSING_INPUT, started_at, t0, reason=str(lack), missing_fields=lack.fields
+            )
+        except Exception as exc:  # a failing step is a result, never a crash of the worker
+            return self._finish(
+                run,
+                tally,
+                Status.ERROR,
+                started_at,
+                t0,
+                error=f"{type(exc).__name__}: {exc}",
+                failed_step=current,
+                retryable=isinstance(exc, RetryableError),
+            )
+        return self._finish(run, tally, Status.OK, started_at, t0, score=score, reason=reason)
+
+    def _finish(
+        self, run: Run, tally: _Tally, status: Status, started_at: float, t0: float, **fields: Any
+    ) -> ScoreResult:
+        return self._base_result(
+            run,
+            status,
+            started_at,
+            t0,
+            steps=tally.values,
+            prompts=tally.prompts,
+            step_durations_ms=tally.durations,
+            judge_model=tally.judge_model,
+            input_tokens=tally.input_tokens,
+            output_tokens=tally.output_tokens,
+            cost_usd=tally.cost_usd,
+            **fields,
+        )
+
+
+def _as_score(value: Any, scorer_id: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"scorer {scorer_id!r}: generate_score returned {type(value).__name__}, expected a number")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"scorer {scorer_id!r}: generate_score returned {number}, expected a finite number")
+    return number
+
+
+AsyncStep = Callable[[StepContext], Awaitable[Any]]
+"""The shape of a judge step: ``await step(context)`` returns a value or a ``StepOutput``."""
+
+
+def create_scorer(
+    id: str,
+    *,
+    version: str = "1",
+    description: str = "",
+    requires: tuple[str, ...] | list[str] = (),
+    higher_is_better: bool = True,
+    kind: ScorerKind = "code",
+    name: str = "",
+    options: Mapping[str, Any] | None = None,
+) -> Scorer:
+    """Start a scorer; chain ``.preprocess()``, ``.analyze()``, ``.generate_score()``, ``.generate_reason()``.
+
+    ``requires`` names the run fields the scorer cannot do without (``"input"``,
+    ``"output"``, ``"context"``, ``"ground_truth"``, ``"tool_calls"``,
+    ``"system"``); a run lacking one is reported as ``missing_input``.
+    """
+    info = ScorerInfo(
+        id=id,
+        version=version,
+        description=description,
+        required_fields=tuple(requires),
+        higher_is_better=higher_is_better,
+        kind=kind,
+        name=name or id,
+    )
+    return Scorer(info, options=options)

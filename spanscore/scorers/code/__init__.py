@@ -1,0 +1,1 @@
+"""The built-in code scorers (no LLM); importing this package registers them."""
