@@ -1,0 +1,121 @@
+"""The service's API listener: read-only SQL, health and metrics.
+
+``spanscore query`` talks to this listener while ``serve`` owns the embedded
+store (only one process may open a chDB directory). Queries go through the
+storage guard; results come back in the engine's JSON, CSV or TSV output.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from spanscore.collector.auth import TokenCheck
+from spanscore.collector.http import _ssl
+from spanscore.collector.status import classify
+from spanscore.config import ApiConfig
+from spanscore.errors import PermanentError
+from spanscore.storage.clickhouse import QUERY_FORMATS, ClickHouseStore
+
+log = logging.getLogger(__name__)
+
+CONTENT_TYPES = {
+    "json": "application/json",
+    "jsoneachrow": "application/x-ndjson",
+    "csv": "text/csv",
+    "tsv": "text/tab-separated-values",
+}
+
+MetricsFn = Callable[[], dict[str, float]]
+
+
+class ApiServer:
+    def __init__(self, config: ApiConfig, store: ClickHouseStore, metrics: MetricsFn) -> None:
+        self._config = config
+        self._store = store
+        self._metrics = metrics
+        self._tokens = TokenCheck(config.auth_tokens)
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=1 << 20)
+        app.router.add_get("/healthz", self._health)
+        app.router.add_get("/metrics", self._prometheus)
+        app.router.add_get("/api/v1/status", self._status)
+        app.router.add_route("*", "/api/v1/query", self._query)
+        return app
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok", "database": self._store.database})
+
+    async def _status(self, request: web.Request) -> web.Response:
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+        except Exception as exc:
+            return _error_response(exc)
+        return web.json_response(self._metrics())
+
+    async def _prometheus(self, request: web.Request) -> web.Response:
+        lines = []
+        for name, value in sorted(self._metrics().items()):
+            metric = "spanscore_" + name.replace(".", "_")
+            lines.append(f"# TYPE {metric} gauge\n{metric} {value:g}")
+        return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+
+    async def _query(self, request: web.Request) -> web.Response:
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+            sql, fmt = await _query_arguments(request)
+            if fmt not in QUERY_FORMATS:
+                raise PermanentError(f"unknown format {fmt!r}; use one of {', '.join(QUERY_FORMATS)}")
+            result = await self._store.query(sql, fmt)
+        except Exception as exc:
+            return _error_response(exc)
+        return web.Response(body=result, content_type=CONTENT_TYPES[fmt])
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self._config.host, self._config.port, ssl_context=_ssl(self._config))
+        await site.start()
+        server: Any = site._server
+        self.port = server.sockets[0].getsockname()[1]
+        log.info("API listening address=%s:%d", self._config.host, self.port)
+
+    async def shutdown(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+
+async def _query_arguments(request: web.Request) -> tuple[str, str]:
+    fmt = request.query.get("format", "json").lower()
+    if request.method == "GET":
+        sql = request.query.get("sql", "")
+    elif request.method == "POST":
+        raw = await request.read()
+        if request.content_type == "application/json":
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError as exc:
+                raise PermanentError(f"request body is not valid JSON: {exc}") from None
+            if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
+                raise PermanentError('request body must be {"sql": "...", "format": "json|csv|tsv"}')
+            sql = body["sql"]
+            fmt = str(body.get("format", fmt)).lower()
+        else:
+            sql = raw.decode("utf-8", "replace")
+    else:
+        raise PermanentError("use GET ?sql=... or POST")
+    return sql, fmt
+
+
+def _error_response(exc: BaseException) -> web.Response:
+    error = classify(exc)
+    headers = {"Retry-After": "1"} if error.retry_after is not None else {}
+    return web.json_response({"error": error.message}, status=error.http_status, headers=headers)

@@ -1,0 +1,155 @@
+"""Command line: argument parsing only; the work happens in the service and the stores.
+
+``spanscore serve`` runs the service; ``spanscore query`` runs a read-only SQL
+query through the running service's API, or directly on the store when no
+service is running; ``spanscore score`` scores runs offline (see
+``spanscore.scorers.offline``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+
+from spanscore import __version__
+from spanscore.config import ServiceConfig, load_config
+from spanscore.errors import ConfigError, SpanscoreError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="spanscore", description="Live scoring service for AI agents.")
+    parser.add_argument("--version", action="version", version=f"spanscore {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the OTLP receivers, storage and the API")
+    serve.add_argument("-c", "--config", help="YAML configuration file")
+
+    query = commands.add_parser("query", help="run a read-only SQL query")
+    query.add_argument("-c", "--config", help="YAML configuration file")
+    query.add_argument("--format", choices=["table", "json", "csv", "tsv"], default="table")
+    query.add_argument("sql", help="one SELECT/SHOW/DESCRIBE/EXPLAIN statement")
+
+    commands.add_parser("score", help="score runs offline from JSONL or an OTLP JSON export", add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] == "score":
+        from spanscore.scorers.offline import main as score_main
+
+        return score_main(args_list[1:])
+    args = _parser().parse_args(args_list)
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"spanscore: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        level=config.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr
+    )
+    if args.command == "serve":
+        return asyncio.run(_serve(config))
+    if args.command == "query":
+        return _query(config, args.sql, args.format)
+    return 2
+
+
+async def _serve(config: ServiceConfig) -> int:
+    from spanscore.service import run_until_signal
+
+    try:
+        return await run_until_signal(config)
+    except OSError as exc:
+        print(f"spanscore: cannot start: {exc}", file=sys.stderr)
+        return 1
+
+
+def _query(config: ServiceConfig, sql: str, output: str) -> int:
+    fmt = "json" if output == "table" else output
+    try:
+        body = _query_service(config, sql, fmt)
+        if body is None:
+            body = _query_store(config, sql, fmt)
+    except SpanscoreError as exc:
+        print(f"spanscore: query failed: {exc}", file=sys.stderr)
+        return 1
+    if output == "table":
+        sys.stdout.write(format_table(json.loads(body)))
+    else:
+        sys.stdout.buffer.write(body)
+    sys.stdout.flush()
+    return 0
+
+
+def _query_service(config: ServiceConfig, sql: str, fmt: str) -> bytes | None:
+    """Ask the running service; None when nothing listens (then the store is opened directly)."""
+    if not config.api.enabled:
+        return None
+    host = "127.0.0.1" if config.api.host in ("0.0.0.0", "::", "") else config.api.host
+    scheme = "https" if config.api.tls else "http"
+    request = urllib.request.Request(
+        f"{scheme}://{host}:{config.api.port}/api/v1/query",
+        data=json.dumps({"sql": sql, "format": fmt}).encode("utf-8"),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    if config.api.auth_tokens:
+        request.add_header("Authorization", f"Bearer {config.api.auth_tokens[0]}")
+    try:
+        with urllib.request.urlopen(request, timeout=config.storage.query_max_execution_time_s + 5) as response:
+            result: bytes = response.read()
+            return result
+    except urllib.error.HTTPError as exc:
+        detail = exc.read().decode("utf-8", "replace")
+        try:
+            detail = json.loads(detail)["error"]
+        except (ValueError, KeyError, TypeError):
+            pass
+        raise SpanscoreError(detail) from None
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return None
+
+
+def _query_store(config: ServiceConfig, sql: str, fmt: str) -> bytes:
+    from spanscore.service import Service
+
+    store = Service(config).store
+    try:
+        store.open()
+    except Exception as exc:
+        raise SpanscoreError(f"cannot open storage {config.storage.dsn}: {exc}") from None
+    try:
+        return store.query_sync(sql, fmt)
+    finally:
+        store.close()
+
+
+def format_table(result: dict[str, object]) -> str:
+    """Render the engine's JSON output as an aligned text table."""
+    meta = result.get("meta") or []
+    names = [str(col["name"]) for col in meta] if isinstance(meta, list) else []
+    data = result.get("data") or []
+    rows = [[_cell(row.get(name)) for name in names] for row in data] if isinstance(data, list) else []
+    widths = [max([len(name)] + [len(r[i]) for r in rows]) for i, name in enumerate(names)]
+    line = "  ".join(name.ljust(widths[i]) for i, name in enumerate(names))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)) for row in rows]
+    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    return "\n".join(out) + "\n"
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

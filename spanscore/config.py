@@ -1,0 +1,177 @@
+"""Service configuration: one YAML file, validated once at start-up by pydantic.
+
+Every key has a default, so an empty file (or none) runs the embedded store on
+loopback. ``SPANSCORE_<SECTION>__<KEY>`` environment variables override the file
+(``__`` separates nesting levels; values are read as YAML scalars, so
+``SPANSCORE_COLLECTOR__GRPC__PORT=0`` is the integer 0). All problems are
+reported together, each naming its key and the file. Components receive these
+objects; nothing else reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from spanscore.errors import ConfigError
+
+ENV_PREFIX = "SPANSCORE_"
+DATA_DIR_NAME = "spanscore-data"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+class TlsConfig(_Section):
+    """Server TLS for a listener; both files are PEM."""
+
+    cert_file: Path
+    """Certificate chain presented to clients."""
+    key_file: Path
+    """Private key of the certificate."""
+
+
+class GrpcReceiverConfig(_Section):
+    """The OTLP/gRPC receiver (TraceService and LogsService)."""
+
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    """Interface to bind; loopback unless you mean to accept remote agents."""
+    port: int = Field(4317, ge=0, le=65535)
+    """0 picks a free port (tests)."""
+    max_message_bytes: int = Field(64 << 20, ge=1024)
+    """Largest accepted request; larger ones get RESOURCE_EXHAUSTED."""
+    tls: TlsConfig | None = None
+
+
+class HttpReceiverConfig(_Section):
+    """The OTLP/HTTP receiver: POST /v1/traces and /v1/logs, protobuf or JSON, optionally gzip."""
+
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = Field(4318, ge=0, le=65535)
+    max_body_bytes: int = Field(64 << 20, ge=1024)
+    """Largest accepted body, checked before and after gzip decompression; larger ones get 413."""
+    tls: TlsConfig | None = None
+
+
+class CollectorConfig(_Section):
+    grpc: GrpcReceiverConfig = GrpcReceiverConfig()
+    http: HttpReceiverConfig = HttpReceiverConfig()
+    auth_tokens: list[str] = []
+    """Bearer tokens accepted on the OTLP receivers; empty means no authentication."""
+
+
+class StorageConfig(_Section):
+    """Where spans and scores live, and how spans are batched into it."""
+
+    dsn: str = ""
+    """`chdb:///absolute/path` (embedded, default: a data directory next to the config file, or
+    ./spanscore-data without one), or `clickhouse://user:pass@host:8123/` / `https://...` for a server."""
+    database: str = Field("spanscore", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    batch_max_spans: int = Field(20_000, ge=1)
+    """A flush happens as soon as this many spans are waiting..."""
+    flush_interval_s: float = Field(0.05, ge=0.0, le=60.0)
+    """...or when the oldest waiting span is this old (group commit: exporters wait for it)."""
+    max_pending_spans: int = Field(200_000, ge=1)
+    """Spans waiting for storage beyond which receivers answer with backpressure (retry later)."""
+    query_max_execution_time_s: float = Field(10.0, gt=0)
+    query_max_memory_bytes: int = Field(1 << 30, ge=1 << 20)
+    query_max_result_rows: int = Field(100_000, ge=1)
+    query_max_bytes: int = Field(65_536, ge=64)
+
+    @model_validator(mode="after")
+    def _check_dsn(self) -> StorageConfig:
+        if self.dsn and not self.dsn.startswith(("chdb:", "clickhouse://", "clickhouses://", "http://", "https://")):
+            raise ValueError(f"dsn must start with chdb:, clickhouse://, http:// or https://, got {self.dsn!r}")
+        if self.dsn.startswith("chdb:") and self.dsn not in ("chdb://memory",) and not self.dsn.startswith("chdb:///"):
+            raise ValueError(f"an embedded dsn needs an absolute path (chdb:///abs/path), got {self.dsn!r}")
+        return self
+
+
+class ApiConfig(_Section):
+    """The service's API listener: the read-only query API, metrics and health."""
+
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = Field(4319, ge=0, le=65535)
+    auth_tokens: list[str] = []
+    """Bearer tokens for the query API (separate from ingestion tokens); empty means open on its bind address."""
+    tls: TlsConfig | None = None
+
+
+class ServiceConfig(_Section):
+    """The whole file."""
+
+    collector: CollectorConfig = CollectorConfig()
+    storage: StorageConfig = StorageConfig()
+    api: ApiConfig = ApiConfig()
+    log_level: str = Field("INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
+    shutdown_timeout_s: float = Field(30.0, gt=0)
+    """How long SIGTERM may take to drain buffered spans before the process gives up."""
+
+
+def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None) -> ServiceConfig:
+    """Read, overlay the environment, validate; raise ConfigError listing every problem."""
+    environ = os.environ if environ is None else environ
+    source = str(path) if path else "<defaults>"
+    document: dict[str, Any] = {}
+    if path is not None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"config {source}: cannot read: {exc.strerror or exc}") from None
+        try:
+            loaded = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config {source}: not valid YAML: {exc}") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"config {source}: the top level must be a mapping, got {type(loaded).__name__}")
+        document = loaded or {}
+    _overlay_environment(document, environ, source)
+    try:
+        config = ServiceConfig.model_validate(document)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, source)) from None
+    if not config.storage.dsn:
+        base = Path(path).resolve().parent if path else Path.cwd()
+        config.storage.dsn = f"chdb://{(base / DATA_DIR_NAME).as_posix()}"
+    return config
+
+
+def _overlay_environment(document: dict[str, Any], environ: Mapping[str, str], source: str) -> None:
+    for name, raw in sorted(environ.items()):
+        if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
+            continue
+        keys = [k.lower() for k in name[len(ENV_PREFIX) :].split("__")]
+        if not all(keys):
+            raise ConfigError(f"environment {name}: empty key segment")
+        node = document
+        for key in keys[:-1]:
+            child = node.setdefault(key, {})
+            if not isinstance(child, dict):
+                raise ConfigError(f"environment {name}: {key} is not a section in {source}")
+            node = child
+        try:
+            node[keys[-1]] = yaml.safe_load(raw) if raw else ""
+        except yaml.YAMLError:
+            node[keys[-1]] = raw
+
+
+def _describe(exc: ValidationError, source: str) -> str:
+    lines = [f"config {source}: {exc.error_count()} problem(s)"]
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"]) or "(top level)"
+        message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = "unknown key (check the spelling against the configuration reference in README)"
+        got = error.get("input")
+        suffix = f", got {got!r}" if error["type"] != "extra_forbidden" and not isinstance(got, dict) else ""
+        lines.append(f"  {where}: {message}{suffix}")
+    return "\n".join(lines)

@@ -1,0 +1,135 @@
+"""Wires the pipeline together and runs it until a signal arrives.
+
+Start order is sinks first, receivers last (storage, writers, API, then the
+OTLP receivers); shutdown is the reverse, draining as it goes: receivers stop
+accepting and let in-flight exports finish, then the writers flush every
+buffered span, then the store closes. A SIGTERM therefore loses nothing that
+was acknowledged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Sequence
+
+from spanscore.api import ApiServer
+from spanscore.collector.auth import TokenCheck
+from spanscore.collector.grpc import GrpcReceiver
+from spanscore.collector.http import HttpReceiver
+from spanscore.collector.ingest import Ingest
+from spanscore.collector.model import LogRecord, SpanRecord
+from spanscore.config import ServiceConfig
+from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.guard import QueryLimits
+from spanscore.storage.writer import BatchWriter
+
+log = logging.getLogger(__name__)
+
+
+class Service:
+    def __init__(self, config: ServiceConfig) -> None:
+        self.config = config
+        storage = config.storage
+        self.store = ClickHouseStore(
+            storage.dsn,
+            storage.database,
+            limits=QueryLimits(
+                max_query_bytes=storage.query_max_bytes,
+                max_execution_time_s=storage.query_max_execution_time_s,
+                max_memory_bytes=storage.query_max_memory_bytes,
+                max_result_rows=storage.query_max_result_rows,
+            ),
+        )
+        self.span_writer: BatchWriter[SpanRecord] = BatchWriter(
+            "spans",
+            self.store.insert_spans,
+            batch_max=storage.batch_max_spans,
+            flush_interval=storage.flush_interval_s,
+            max_pending=storage.max_pending_spans,
+        )
+        self.log_writer: BatchWriter[LogRecord] = BatchWriter(
+            "logs",
+            self.store.insert_logs,
+            batch_max=storage.batch_max_spans,
+            flush_interval=storage.flush_interval_s,
+            max_pending=storage.max_pending_spans,
+        )
+        self.ingest = Ingest(self.span_writer, self.log_writer)
+        tokens = TokenCheck(config.collector.auth_tokens)
+        self.grpc = GrpcReceiver(config.collector.grpc, self.ingest, tokens) if config.collector.grpc.enabled else None
+        self.http = HttpReceiver(config.collector.http, self.ingest, tokens) if config.collector.http.enabled else None
+        self.api = ApiServer(config.api, self.store, self.metrics) if config.api.enabled else None
+        self._stopped = asyncio.Event()
+
+    def metrics(self) -> dict[str, float]:
+        spans = self.span_writer.stats
+        return {
+            "spans_received": self.ingest.received_spans,
+            "spans_rejected": self.ingest.rejected_spans,
+            "spans_stored": spans.stored,
+            "spans_refused_backpressure": spans.refused,
+            "spans_pending": self.span_writer.pending,
+            "storage_inserts": spans.inserts,
+            "storage_insert_failures": spans.failed_inserts,
+            "logs_stored": self.log_writer.stats.stored,
+        }
+
+    async def start(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.store.open)
+        await self.span_writer.start()
+        await self.log_writer.start()
+        for component in self._listeners():
+            await component.start()
+
+    def _listeners(self) -> Sequence[ApiServer | HttpReceiver | GrpcReceiver]:
+        return [c for c in (self.api, self.http, self.grpc) if c is not None]
+
+    async def shutdown(self) -> None:
+        """Reverse of start, draining; idempotent and safe without start()."""
+        for component in reversed(self._listeners()):
+            try:
+                await component.shutdown()
+            except Exception:
+                log.exception("listener shutdown failed")
+        await self.span_writer.shutdown()
+        await self.log_writer.shutdown()
+        await asyncio.get_running_loop().run_in_executor(None, self.store.close)
+        self._stopped.set()
+
+    def addresses(self) -> dict[str, str]:
+        found = {}
+        if self.grpc is not None:
+            found["grpc"] = f"{self.config.collector.grpc.host}:{self.grpc.port}"
+        if self.http is not None:
+            found["http"] = f"http://{self.config.collector.http.host}:{self.http.port}"
+        if self.api is not None:
+            found["api"] = f"http://{self.config.api.host}:{self.api.port}"
+        return found
+
+
+async def run_until_signal(config: ServiceConfig) -> int:
+    """Serve until SIGTERM or SIGINT, then drain and return the exit code."""
+    service = Service(config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await service.start()
+    except Exception:
+        await service.shutdown()
+        raise
+    addresses = " ".join(f"{k}={v}" for k, v in service.addresses().items())
+    log.info("spanscore serving %s storage=%s", addresses, config.storage.database)
+    print(f"spanscore serving {addresses}", flush=True)
+    await stop.wait()
+    log.info("signal received: draining")
+    try:
+        await asyncio.wait_for(service.shutdown(), config.shutdown_timeout_s)
+    except TimeoutError:
+        log.error("shutdown did not finish within %.0fs", config.shutdown_timeout_s)
+        return 1
+    log.info("stopped cleanly spans_stored=%d", service.span_writer.stats.stored)
+    return 0

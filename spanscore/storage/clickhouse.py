@@ -1,0 +1,146 @@
+"""ClickHouse through clickhouse-connect: the embedded chDB engine or a server, one code path.
+
+``chdb:///abs/path`` opens the embedded engine in this process; ``clickhouse://``,
+``http://`` and ``https://`` DSNs reach a server or cluster. Only the DSN
+differs. All calls are blocking, so the service runs them on a dedicated thread
+(one writer thread, one reader thread) and never on its event loop; the chDB
+backend serialises engine calls itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import urlparse
+
+import clickhouse_connect
+from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError, OperationalError
+
+from spanscore.collector.model import LogRecord, SpanRecord
+from spanscore.errors import PermanentError, RetryableError
+from spanscore.storage.guard import QueryLimits, guard_query
+from spanscore.storage.migrations import migrate
+from spanscore.storage.rows import LOG_COLUMNS, SPAN_COLUMNS, log_columns, span_columns
+
+log = logging.getLogger(__name__)
+
+QUERY_FORMATS = {"json": "JSON", "jsoneachrow": "JSONEachRow", "csv": "CSVWithNames", "tsv": "TSVWithNames"}
+
+
+def is_embedded(dsn: str) -> bool:
+    return dsn.startswith("chdb:")
+
+
+def connect(dsn: str, database: str) -> Any:
+    """Open a clickhouse-connect client for ``dsn``; the embedded path is created if needed."""
+    if is_embedded(dsn):
+        path = urlparse(dsn).path
+        if path and path.startswith("/"):
+            os.makedirs(path, exist_ok=True)
+        return clickhouse_connect.get_client(dsn=dsn)
+    # Servers: the database may not exist before the first migration, so connect to default.
+    client = clickhouse_connect.get_client(dsn=dsn, database="default", autogenerate_session_id=False)
+    return client
+
+
+class ClickHouseStore:
+    """Owns one client; exposes async inserts and guarded reads that run off the event loop."""
+
+    def __init__(self, dsn: str, database: str, *, limits: QueryLimits | None = None) -> None:
+        self.dsn = dsn
+        self.database = database
+        self.limits = limits or QueryLimits()
+        self._client: Any = None
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spanscore-insert")
+        self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spanscore-query")
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Connect and bring the schema up to date (blocking; call before serving)."""
+        if self._client is None:
+            self._client = connect(self.dsn, self.database)
+            applied = migrate(self._client, self.database)
+            # Unqualified names in user queries resolve to spanscore's database.
+            self._client.database = self.database
+            if applied:
+                log.info("schema migrated versions=%s dsn=%s", applied, _redact(self.dsn))
+
+    def close(self) -> None:
+        self._writer.shutdown(wait=True)
+        self._reader.shutdown(wait=True)
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            raise RuntimeError("store is not open")
+        return self._client
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def insert_spans_sync(self, spans: Sequence[SpanRecord]) -> None:
+        self._insert("otel_traces", SPAN_COLUMNS, span_columns(spans))
+
+    def insert_logs_sync(self, logs: Sequence[LogRecord]) -> None:
+        self._insert("otel_logs", LOG_COLUMNS, log_columns(logs))
+
+    def _insert(self, table: str, columns: Sequence[str], data: list[list[Any]]) -> None:
+        if not data or not data[0]:
+            return
+        try:
+            self.client.insert(f"{self.database}.{table}", data, column_names=list(columns), column_oriented=True)
+        except OperationalError as exc:
+            raise RetryableError(f"storage unavailable: {exc}", retry_after=2.0) from exc
+        except ClickHouseError as exc:
+            raise RetryableError(f"storage rejected the insert into {table}: {exc}", retry_after=2.0) from exc
+
+    async def insert_spans(self, spans: Sequence[SpanRecord]) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_spans_sync, spans)
+
+    async def insert_logs(self, logs: Sequence[LogRecord]) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_logs_sync, logs)
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def query_sync(self, sql: str, fmt: str = "json") -> bytes:
+        """Run an untrusted read query under the guard; returns the engine's formatted output."""
+        engine_format = QUERY_FORMATS.get(fmt.lower())
+        if engine_format is None:
+            raise PermanentError(f"unknown format {fmt!r}; use one of {', '.join(QUERY_FORMATS)}")
+        guarded = guard_query(sql, self.limits)
+        try:
+            result: bytes = self.client.raw_query(guarded, fmt=engine_format)
+        except DatabaseError as exc:
+            raise PermanentError(_clean_engine_error(str(exc))) from None
+        except OperationalError as exc:
+            raise RetryableError(f"storage unavailable: {exc}") from exc
+        return result
+
+    async def query(self, sql: str, fmt: str = "json") -> bytes:
+        return await asyncio.get_running_loop().run_in_executor(self._reader, self.query_sync, sql, fmt)
+
+    def internal_query(self, sql: str, parameters: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        """Trusted SQL written by spanscore itself; values always travel as bound parameters."""
+        return list(self.client.query(sql, parameters=parameters).result_rows)
+
+
+def _clean_engine_error(message: str) -> str:
+    """Keep the engine's one-line reason, not the driver's stack of wrappers."""
+    for line in message.splitlines():
+        if "DB::Exception" in line or line.startswith("Code:"):
+            return line.strip()
+    return message.strip().splitlines()[0] if message.strip() else "query failed"
+
+
+def _redact(dsn: str) -> str:
+    parsed = urlparse(dsn)
+    if parsed.password:
+        return dsn.replace(f":{parsed.password}@", ":***@")
+    return dsn

@@ -1,0 +1,84 @@
+"""Versioned schema: numbered ``schema/NNNN_name.sql`` files applied once, in order.
+
+Each file may hold several statements separated by ``;`` at the end of a line.
+Applied versions are recorded in ``schema_migrations`` so a start on an existing
+store only runs what is new; statements are written to be idempotent
+(``IF NOT EXISTS``) so a crash between a statement and its record is harmless.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+
+_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class CommandRunner(Protocol):
+    def command(self, sql: str) -> object: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+def load_migrations(database: str) -> list[Migration]:
+    """Read the packaged migration files, with ``{database}`` filled in."""
+    if not _IDENTIFIER.match(database):
+        raise ValueError(f"storage.database must be a plain identifier, got {database!r}")
+    found: list[Migration] = []
+    for entry in resources.files("spanscore.storage.schema").iterdir():
+        match = _NAME.match(entry.name)
+        if not match:
+            continue
+        text = entry.read_text(encoding="utf-8").replace("{database}", database)
+        statements = tuple(s.strip() for s in re.split(r";\s*$", text, flags=re.MULTILINE) if _has_sql(s))
+        found.append(Migration(int(match.group(1)), match.group(2), statements))
+    found.sort(key=lambda m: m.version)
+    versions = [m.version for m in found]
+    if len(set(versions)) != len(versions):
+        raise RuntimeError(f"duplicate migration versions: {versions}")
+    return found
+
+
+def _has_sql(chunk: str) -> bool:
+    return any(line.strip() and not line.strip().startswith("--") for line in chunk.splitlines())
+
+
+def migrate(client: CommandRunner, database: str) -> list[int]:
+    """Create the database and apply every migration not yet recorded; return the versions applied."""
+    client.command(f"CREATE DATABASE IF NOT EXISTS {database}")
+    client.command(
+        f"CREATE TABLE IF NOT EXISTS {database}.schema_migrations "
+        "(Version UInt32, Name String, AppliedAt DateTime64(3) DEFAULT now64(3)) "
+        "ENGINE = ReplacingMergeTree ORDER BY Version"
+    )
+    applied_text = str(
+        client.command(f"SELECT arrayStringConcat(groupArray(Version), ',') FROM {database}.schema_migrations FINAL")
+    )
+    applied = {int(v) for v in re.findall(r"\d+", applied_text)}
+    done: list[int] = []
+    for migration in load_migrations(database):
+        if migration.version in applied:
+            continue
+        log.info("applying migration version=%d name=%s", migration.version, migration.name)
+        for statement in migration.statements:
+            client.command(statement)
+        client.command(
+            f"INSERT INTO {database}.schema_migrations (Version, Name) VALUES ({migration.version}, '{migration.name}')"
+        )
+        done.append(migration.version)
+    return done
+
+
+def current_version(client: CommandRunner, database: str) -> int:
+    return int(str(client.command(f"SELECT max(Version) FROM {database}.schema_migrations")))
