@@ -1,0 +1,145 @@
+"""Per-rule caps: a token bucket for bursts and a daily judge budget that lowers the rate.
+
+The sampling engine owns one ``TokenBucket`` per rule with ``max_per_minute``
+and one ``DailyBudget`` per rule with ``budget``. Both read time from an
+injected clock (Unix seconds) so tests can drive them. They are process-local:
+replicas agree on the consistent hash, but each one spends its own tokens and
+budget, so with N replicas give each one its share.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+Clock = Callable[[], float]
+"""Returns the current time in Unix seconds (``time.time`` in the service)."""
+
+SECONDS_PER_DAY = 86_400
+
+
+class TokenBucket:
+    """Allows ``per_minute`` takes a minute on average, in bursts of up to ``per_minute``.
+
+    The bucket starts full, so a quiet service can score the first burst at
+    once; afterwards tokens come back at ``per_minute / 60`` a second.
+    """
+
+    def __init__(self, per_minute: int, *, clock: Clock = time.time) -> None:
+        if per_minute <= 0:
+            raise ValueError(f"per_minute must be positive, got {per_minute}")
+        self._capacity = float(per_minute)
+        self._refill_per_second = per_minute / 60.0
+        self._clock = clock
+        self._tokens = self._capacity
+        self._updated = clock()
+
+    @property
+    def available(self) -> float:
+        """Tokens that could be taken now (fractional while refilling)."""
+        self._refill()
+        return self._tokens
+
+    def try_take(self) -> bool:
+        """Take one token if there is one; never blocks."""
+        self._refill()
+        if self._tokens < 1.0:
+            return False
+        self._tokens -= 1.0
+        return True
+
+    def _refill(self) -> None:
+        now = self._clock()
+        # A wall clock can step backwards; treat that as no time passing.
+        elapsed = max(0.0, now - self._updated)
+        self._updated = max(self._updated, now)
+        self._tokens = min(self._capacity, self._tokens + elapsed * self._refill_per_second)
+
+
+class DailyBudget:
+    """A daily judge budget (dollars or tokens) that scales the sampling rate down to fit.
+
+    The projection: spend so far gives the cost of a scored run, the candidates
+    seen since the start of the window give the arrival rate, and the rest of
+    the UTC day at that rate must fit in what is left. Forced candidates (the
+    rule's ``always`` overrides) are scored at probability 1, so they are
+    reserved for first and the sampled ones share the rest. Until some spend
+    has been recorded there is nothing to project from and the configured
+    rate stands. At midnight UTC everything resets.
+    """
+
+    def __init__(self, limit: float, *, clock: Clock = time.time, min_window_seconds: float = 300.0) -> None:
+        if limit <= 0:
+            raise ValueError(f"budget limit must be positive, got {limit}")
+        self.limit = limit
+        self._clock = clock
+        # Rates measured over a few seconds are noise; measure over at least this long.
+        self._min_window_seconds = min_window_seconds
+        self._day = -1
+        self._window_start = 0.0
+        self.spent = 0.0
+        self.scored_runs = 0
+        self._sampled_candidates = 0
+        self._forced_candidates = 0
+        self._roll_over(clock())
+
+    @property
+    def remaining(self) -> float:
+        """What is left of today's budget (never negative)."""
+        self._roll_over(self._clock())
+        return max(0.0, self.limit - self.spent)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.remaining <= 0.0
+
+    def note_candidate(self, *, forced: bool = False) -> None:
+        """Count a run that passed the rule's filter; ``forced`` when an override will score it."""
+        self._roll_over(self._clock())
+        if forced:
+            self._forced_candidates += 1
+        else:
+            self._sampled_candidates += 1
+
+    def record_spend(self, amount: float, *, scored_runs: int = 1) -> None:
+        """Add the judge cost of ``scored_runs`` scored runs (call once per scored run with its total)."""
+        if amount < 0 or scored_runs < 0:
+            raise ValueError(f"spend and run count must not be negative, got {amount} over {scored_runs} runs")
+        self._roll_over(self._clock())
+        self.spent += amount
+        self.scored_runs += scored_runs
+
+    def effective_probability(self, configured: float) -> float:
+        """The sampling probability to use now: the configured one, or lower so the day fits the budget."""
+        now = self._clock()
+        self._roll_over(now)
+        remaining = self.limit - self.spent
+        if remaining <= 0.0:
+            return 0.0
+        if self.scored_runs == 0 or self.spent == 0.0:
+            return configured
+        cost_per_run = self.spent / self.scored_runs
+        window = max(now - self._window_start, self._min_window_seconds)
+        seconds_left = self._day_end - now
+        forced_spend = cost_per_run * self._forced_candidates / window * seconds_left
+        expected_sampled_candidates = self._sampled_candidates / window * seconds_left
+        if expected_sampled_candidates <= 0.0:
+            return configured
+        affordable = (remaining - forced_spend) / cost_per_run
+        return max(0.0, min(configured, affordable / expected_sampled_candidates))
+
+    @property
+    def _day_end(self) -> float:
+        return float((self._day + 1) * SECONDS_PER_DAY)
+
+    def _roll_over(self, now: float) -> None:
+        day = int(now // SECONDS_PER_DAY)
+        if day <= self._day:
+            return
+        # A process started mid-day measures its rates from its own start, later days from midnight.
+        self._window_start = now if self._day < 0 else float(day * SECONDS_PER_DAY)
+        self._day = day
+        self.spent = 0.0
+        self.scored_runs = 0
+        self._sampled_candidates = 0
+        self._forced_candidates = 0

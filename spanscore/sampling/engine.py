@@ -1,0 +1,187 @@
+"""The sampling stage: one ``Decision`` per rule for every run that is ready to score.
+
+Per rule, in order: the ``where`` filter (else ``filtered_out``), the
+``always`` overrides (probability 1), the daily budget (which lowers the
+rate, or ``over_budget`` once spent), the consistent hash at that rate (else
+``sampled_out``), duplicate suppression, and the token bucket (else
+``over_budget``). ``preview_decisions`` is the same filter, override and hash
+without the stateful caps, for the preview and backfill paths; with no caps
+configured the live engine and the preview agree exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from spanscore.model import Run
+from spanscore.sampling.budget import Clock, DailyBudget, TokenBucket
+from spanscore.sampling.decisions import Decision, Outcome
+from spanscore.sampling.hashing import TraceIdError, probability_of, randomness_for, threshold_for
+from spanscore.sampling.rules import RuleConfig, SamplingConfig
+from spanscore.sampling.subject import FilterSubject, subject_from_mapping, subject_from_run
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RunKey:
+    """What a decision needs besides the filter view: the run's ids and the W3C tracestate."""
+
+    run_id: str
+    trace_id: str
+    trace_state: str = ""
+
+    @classmethod
+    def of_run(cls, run: Run, trace_state: str = "") -> RunKey:
+        return cls(run_id=run.run_id, trace_id=run.trace_id, trace_state=trace_state)
+
+    @classmethod
+    def of_mapping(cls, row: Mapping[str, Any]) -> RunKey:
+        """Ids from a stored row: ``run_id``/``trace_id``/``trace_state`` or the otel_traces columns."""
+        trace_id = str(row.get("trace_id") or row.get("TraceId") or "")
+        run_id = str(row.get("run_id") or row.get("span_id") or row.get("SpanId") or trace_id)
+        return cls(
+            run_id=run_id, trace_id=trace_id, trace_state=str(row.get("trace_state") or row.get("TraceState") or "")
+        )
+
+
+def override_reason(rule: RuleConfig, subject: FilterSubject) -> str | None:
+    """Why an ``always`` override forces this run in, or None when none applies."""
+    if rule.always.errors and subject.fields.get("error") is True:
+        return "always: the run ended in an error"
+    if rule.always.where is not None and rule.always.where.matches_subject(subject):
+        return "always: matched always.where"
+    return None
+
+
+def draw(rule: RuleConfig, key: RunKey, probability: float, override: str | None) -> Decision:
+    """The consistent-hash part of a decision: ``sampled``, ``sampled_out`` or ``failed`` (bad trace id)."""
+    if override is not None:
+        return _decision(rule, key, Outcome.SAMPLED, 1.0, override)
+    threshold = threshold_for(probability)
+    try:
+        randomness = randomness_for(key.trace_id, salt=rule.salt, trace_state=key.trace_state)
+    except TraceIdError as error:
+        return _decision(rule, key, Outcome.FAILED, probability, f"cannot sample: {error}")
+    quantized = probability_of(threshold)
+    if randomness >= threshold:
+        return _decision(rule, key, Outcome.SAMPLED, quantized, f"in the {quantized:.6g} sample")
+    return _decision(rule, key, Outcome.SAMPLED_OUT, quantized, f"outside the {quantized:.6g} sample")
+
+
+def preview_decisions(rules: Sequence[RuleConfig], subject: FilterSubject, key: RunKey) -> list[Decision]:
+    """Stateless decisions (no token bucket, no budget, no duplicate memory) for preview and backfill."""
+    decisions = []
+    for rule in rules:
+        if not rule.where.matches_subject(subject):
+            decisions.append(_decision(rule, key, Outcome.FILTERED_OUT, 0.0, "did not match where"))
+        else:
+            decisions.append(draw(rule, key, rule.sample, override_reason(rule, subject)))
+    return decisions
+
+
+def preview_run(rules: Sequence[RuleConfig], run: Run, *, trace_state: str = "") -> list[Decision]:
+    """``preview_decisions`` for a ``Run``."""
+    return preview_decisions(rules, subject_from_run(run), RunKey.of_run(run, trace_state))
+
+
+def preview_mapping(rules: Sequence[RuleConfig], row: Mapping[str, Any]) -> list[Decision]:
+    """``preview_decisions`` for a stored row (see ``subject_from_mapping`` for the accepted keys)."""
+    return preview_decisions(rules, subject_from_mapping(row), RunKey.of_mapping(row))
+
+
+class RuleEngine:
+    """The live sampler: deterministic per trace, plus per-rule caps that need memory and a clock.
+
+    Not thread-safe; the service calls it from its one event loop.
+    """
+
+    def __init__(self, config: SamplingConfig, *, clock: Clock = time.time) -> None:
+        self.config = config
+        self.rules: Mapping[str, RuleConfig] = {rule.name: rule for rule in config.rules}
+        self._buckets = {
+            rule.name: TokenBucket(rule.max_per_minute, clock=clock)
+            for rule in config.rules
+            if rule.max_per_minute is not None
+        }
+        self._budgets = {
+            rule.name: DailyBudget(rule.budget.limit, clock=clock) for rule in config.rules if rule.budget is not None
+        }
+        self._sampled: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    def decide(self, run: Run, *, trace_state: str = "") -> list[Decision]:
+        """One decision per rule, in rule order, for a live run."""
+        return self.decide_subject(subject_from_run(run), RunKey.of_run(run, trace_state))
+
+    def decide_mapping(self, row: Mapping[str, Any]) -> list[Decision]:
+        """One decision per rule for a plain mapping, through the same code as ``decide``."""
+        return self.decide_subject(subject_from_mapping(row), RunKey.of_mapping(row))
+
+    def decide_subject(self, subject: FilterSubject, key: RunKey) -> list[Decision]:
+        return [self._decide_rule(rule, subject, key) for rule in self.config.rules]
+
+    def record_spend(self, rule: str, amount: float, *, scored_runs: int = 1) -> None:
+        """Feed a rule's budget: the dollars or tokens (as the budget is set) one scored run cost."""
+        budget = self._budgets.get(rule)
+        if budget is not None:
+            budget.record_spend(amount, scored_runs=scored_runs)
+
+    def effective_probability(self, rule: str) -> float:
+        """The rate a rule samples at right now (its configured rate unless its budget lowered it)."""
+        configured = self.rules[rule].sample
+        budget = self._budgets.get(rule)
+        return configured if budget is None else budget.effective_probability(configured)
+
+    def _decide_rule(self, rule: RuleConfig, subject: FilterSubject, key: RunKey) -> Decision:
+        if not rule.where.matches_subject(subject):
+            return _decision(rule, key, Outcome.FILTERED_OUT, 0.0, "did not match where")
+        override = override_reason(rule, subject)
+        budget = self._budgets.get(rule.name)
+        probability = rule.sample
+        if budget is not None:
+            budget.note_candidate(forced=override is not None)
+            if budget.exhausted:
+                return _decision(rule, key, Outcome.OVER_BUDGET, 0.0, f"daily budget of {budget.limit:g} spent")
+            probability = budget.effective_probability(rule.sample)
+        decision = draw(rule, key, probability, override)
+        if override is None and probability < rule.sample:
+            decision = replace(decision, reason=f"{decision.reason} (budget lowered the rate from {rule.sample:g})")
+        if decision.outcome is not Outcome.SAMPLED:
+            return decision
+        return self._apply_caps(rule, key, decision)
+
+    def _apply_caps(self, rule: RuleConfig, key: RunKey, decision: Decision) -> Decision:
+        memory_key = (rule.name, key.run_id)
+        if memory_key in self._sampled:
+            self._sampled.move_to_end(memory_key)
+            return _decision(rule, key, Outcome.DUPLICATE, decision.probability, "already sampled by this rule")
+        bucket = self._buckets.get(rule.name)
+        if bucket is not None and not bucket.try_take():
+            return _decision(
+                rule, key, Outcome.OVER_BUDGET, decision.probability, f"over max_per_minute={rule.max_per_minute}"
+            )
+        self._remember(memory_key)
+        return decision
+
+    def _remember(self, memory_key: tuple[str, str]) -> None:
+        if self.config.remember_sampled == 0:
+            return
+        self._sampled[memory_key] = None
+        while len(self._sampled) > self.config.remember_sampled:
+            self._sampled.popitem(last=False)
+
+
+def _decision(rule: RuleConfig, key: RunKey, outcome: Outcome, probability: float, reason: str) -> Decision:
+    return Decision(
+        rule=rule.name,
+        run_id=key.run_id,
+        trace_id=key.trace_id,
+        outcome=outcome,
+        probability=probability,
+        reason=reason,
+    )
