@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import logging
 import sys
@@ -42,9 +43,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] == "score":
-        from spanscore.scorers.offline import main as score_main
-
-        return score_main(args_list[1:])
+        offline = importlib.import_module("spanscore.scorers.offline")
+        return int(offline.main(args_list[1:]))
     args = _parser().parse_args(args_list)
     try:
         config = load_config(args.config)

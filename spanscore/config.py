@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from spanscore.errors import ConfigError
 
@@ -86,13 +86,14 @@ class StorageConfig(_Section):
     query_max_result_rows: int = Field(100_000, ge=1)
     query_max_bytes: int = Field(65_536, ge=64)
 
-    @model_validator(mode="after")
-    def _check_dsn(self) -> StorageConfig:
-        if self.dsn and not self.dsn.startswith(("chdb:", "clickhouse://", "clickhouses://", "http://", "https://")):
-            raise ValueError(f"dsn must start with chdb:, clickhouse://, http:// or https://, got {self.dsn!r}")
-        if self.dsn.startswith("chdb:") and self.dsn not in ("chdb://memory",) and not self.dsn.startswith("chdb:///"):
-            raise ValueError(f"an embedded dsn needs an absolute path (chdb:///abs/path), got {self.dsn!r}")
-        return self
+    @field_validator("dsn")
+    @classmethod
+    def _check_dsn(cls, dsn: str) -> str:
+        if dsn and not dsn.startswith(("chdb:", "clickhouse://", "clickhouses://", "http://", "https://")):
+            raise ValueError("must start with chdb:///, clickhouse://, http:// or https://")
+        if dsn.startswith("chdb:") and dsn != "chdb://memory" and not dsn.startswith("chdb:///"):
+            raise ValueError("an embedded dsn needs an absolute path (chdb:///abs/path)")
+        return dsn
 
 
 class ApiConfig(_Section):

@@ -88,7 +88,7 @@ def coerce_messages(value: MessagesLike, default_role: str) -> tuple[Message, ..
     if value is None:
         return None
     if isinstance(value, str | Mapping | Message):
-        return (Message.coerce(value, default_role),)  # type: ignore[arg-type]
+        return (Message.coerce(value, default_role),)
     return tuple(Message.coerce(v, default_role) for v in value)
 
 

@@ -66,6 +66,8 @@ def any_value_to_str(value: AnyValue) -> str:
         return repr(value.double_value)
     if which is None:
         return ""
+    if which == "bytes_value":
+        return base64.b64encode(value.bytes_value).decode("ascii")
     return json.dumps(any_value_to_python(value), ensure_ascii=False, separators=(",", ":"))
 
 

@@ -40,8 +40,8 @@ class _UnsupportedMediaError(PermanentError):
 
 def _encode(message: Message, json_body: bool) -> bytes:
     if json_body:
-        return json_format.MessageToJson(message, indent=None).encode("utf-8")
-    return message.SerializeToString()
+        return str(json_format.MessageToJson(message, indent=None)).encode("utf-8")
+    return bytes(message.SerializeToString())
 
 
 async def read_body(request: web.Request, limit: int) -> bytes:
@@ -142,7 +142,8 @@ class HttpReceiver:
         return web.Response(status=200, body=_encode(message, json_body), content_type=JSON if json_body else PROTOBUF)
 
     async def start(self) -> None:
-        self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
+        # Decompression is ours (bounded); aiohttp's own would inflate without a limit.
+        self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False, auto_decompress=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._config.host, self._config.port, ssl_context=_ssl(self._config))
         await site.start()

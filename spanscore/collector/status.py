@@ -92,4 +92,5 @@ def http_status_body(error: WireError) -> Message:
         delay = Duration()
         delay.FromNanoseconds(int(error.retry_after * 1e9))
         status.details.add().Pack(error_details_pb2.RetryInfo(retry_delay=delay))
-    return status
+    result: Message = status
+    return result

@@ -80,6 +80,7 @@ class BatchWriter(Generic[T]):
 
     async def start(self) -> None:
         if self._task is None:
+            self._closing = False
             self._task = asyncio.create_task(self._run(), name=f"writer-{self.name}")
 
     async def consume(self, records: Sequence[T], /) -> None:

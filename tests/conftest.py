@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from spanscore.config import ServiceConfig, load_config
+from spanscore.service import Service
+
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def chdb_dsn(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One embedded store per test process; each test gets its own database in it."""
+    return f"chdb://{tmp_path_factory.mktemp('chdb').as_posix()}"
+
+
+@pytest.fixture
+def database_name() -> str:
+    return f"t{os.getpid()}_{next(_counter)}"
+
+
+@pytest.fixture
+def service_config(chdb_dsn: str, database_name: str) -> ServiceConfig:
+    config = load_config(None, environ={})
+    config.storage.dsn = chdb_dsn
+    config.storage.database = database_name
+    config.storage.flush_interval_s = 0.01
+    config.collector.grpc.port = 0
+    config.collector.http.port = 0
+    config.api.port = 0
+    return config
+
+
+@pytest.fixture
+async def service(service_config: ServiceConfig) -> AsyncIterator[Service]:
+    svc = Service(service_config)
+    await svc.start()
+    try:
+        yield svc
+    finally:
+        await svc.shutdown()
+
+
+def write_config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "spanscore.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,141 @@
+"""`spanscore serve` as a real process: SIGTERM drains, `spanscore query` works while it runs and after."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from opentelemetry.sdk.trace.export import SpanExportResult
+
+from tests.e2e.otlp_clients import grpc_exporter, record_agent_trace
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start(config: Path) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "spanscore.cli", "serve", "-c", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    assert process.stdout is not None
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if "spanscore serving" in line:
+            threading.Thread(target=process.stdout.read, daemon=True).start()  # keep the pipe drained
+            return process
+        if not line and process.poll() is not None:
+            break
+    process.kill()
+    raise AssertionError("service did not start")
+
+
+def _query(config: Path, sql: str, fmt: str = "csv") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "spanscore.cli", "query", "-c", str(config), "--format", fmt, sql],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def config_file(tmp_path: Path) -> Path:
+    path = tmp_path / "spanscore.yaml"
+    path.write_text(
+        f"collector:\n  grpc: {{port: {_free_port()}}}\n  http: {{port: {_free_port()}}}\n"
+        f"api: {{port: {_free_port()}}}\nstorage: {{flush_interval_s: 0.2}}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _grpc_port(config: Path) -> int:
+    import yaml
+
+    return int(yaml.safe_load(config.read_text())["collector"]["grpc"]["port"])
+
+
+@pytest.mark.slow
+def test_sigterm_during_stream_keeps_every_acknowledged_span(config_file: Path) -> None:
+    process = _start(config_file)
+    port = _grpc_port(config_file)
+    acknowledged: set[str] = set()
+    stop = threading.Event()
+
+    def stream() -> None:
+        exporter = grpc_exporter(port)
+        for _ in range(2000):  # bounded: at most 2000 exports of 2 spans
+            if stop.is_set():
+                break
+            spans = record_agent_trace("sigterm")
+            if exporter.export(spans) == SpanExportResult.SUCCESS:
+                acknowledged.update(f"{s.get_span_context().span_id:016x}" for s in spans)
+            else:
+                break
+
+    sender = threading.Thread(target=stream)
+    sender.start()
+    deadline = time.monotonic() + 30
+    while len(acknowledged) < 100 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 0
+    stop.set()
+    sender.join(timeout=60)
+    assert len(acknowledged) >= 100
+
+    # Nothing is running now: the query opens the store directly.
+    result = _query(config_file, "SELECT SpanId FROM otel_traces WHERE ServiceName = 'sigterm'")
+    assert result.returncode == 0, result.stderr
+    stored = set(result.stdout.replace('"', "").split()[1:])
+    assert acknowledged <= stored
+
+
+@pytest.mark.slow
+def test_query_cli_goes_through_the_running_service(config_file: Path) -> None:
+    process = _start(config_file)
+    try:
+        exporter = grpc_exporter(_grpc_port(config_file))
+        assert exporter.export(record_agent_trace("cli")) == SpanExportResult.SUCCESS
+        table = _query(config_file, "SELECT count() AS spans FROM otel_traces", fmt="table")
+        assert table.returncode == 0, table.stderr
+        assert "spans" in table.stdout and "2" in table.stdout and "(1 row)" in table.stdout
+        refused = _query(config_file, "DROP TABLE otel_traces")
+        assert refused.returncode == 1
+        assert "only read queries" in refused.stderr
+        still = _query(config_file, "SELECT count() FROM otel_traces", fmt="json")
+        assert '"2"' in still.stdout or ": 2" in still.stdout
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+
+
+def test_bad_config_fails_fast_naming_key_and_file(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("storage:\n  batch_max_spans: -3\n  dsn: mysql://x\ncollector:\n  grpcc: {}\n", encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "spanscore.cli", "serve", "-c", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ},
+    )
+    assert result.returncode == 2
+    assert str(path) in result.stderr
+    assert "storage.batch_max_spans" in result.stderr
+    assert "storage.dsn" in result.stderr
+    assert "collector.grpcc: unknown key" in result.stderr

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from google.protobuf import json_format
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+from spanscore.collector.decode import any_value_to_str, parse_traces, spans_from_request
+from spanscore.errors import PermanentError
+
+ids = st.binary(min_size=16, max_size=16).filter(lambda b: any(b))
+span_ids = st.binary(min_size=8, max_size=8).filter(lambda b: any(b))
+scalars = st.one_of(
+    st.text(max_size=20).map(lambda s: AnyValue(string_value=s)),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1).map(lambda i: AnyValue(int_value=i)),
+    st.booleans().map(lambda b: AnyValue(bool_value=b)),
+    st.floats(allow_nan=False).map(lambda f: AnyValue(double_value=f)),
+)
+
+
+def _request(trace_id: bytes, span_id: bytes, name: str, attributes: dict[str, AnyValue]) -> ExportTraceServiceRequest:
+    request = ExportTraceServiceRequest()
+    span = (
+        request.resource_spans.add()
+        .scope_spans.add()
+        .spans.add(trace_id=trace_id, span_id=span_id, name=name, kind=2, start_time_unix_nano=5, end_time_unix_nano=9)
+    )
+    for key, value in attributes.items():
+        kv = span.attributes.add(key=key)
+        kv.value.CopyFrom(value)
+    return request
+
+
+@settings(max_examples=150, deadline=None)
+@given(ids, span_ids, st.text(max_size=30), st.dictionaries(st.text(max_size=10), scalars, max_size=6))
+def test_protobuf_and_json_decode_to_the_same_rows(trace_id, span_id, name, attributes) -> None:
+    request = _request(trace_id, span_id, name, attributes)
+    from_protobuf = spans_from_request(parse_traces(request.SerializeToString(), json_body=False)).items
+    document = json_format.MessageToDict(request)
+    span = document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["traceId"], span["spanId"] = trace_id.hex(), span_id.hex()
+    from_json = spans_from_request(parse_traces(json.dumps(document).encode(), json_body=True)).items
+    assert from_protobuf == from_json
+    assert from_protobuf[0].trace_id == trace_id.hex() and from_protobuf[0].kind == "Server"
+    assert from_protobuf[0].attributes == {k: any_value_to_str(v) for k, v in attributes.items()}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=400))
+def test_arbitrary_bytes_never_crash_the_protobuf_decoder(body: bytes) -> None:
+    try:
+        spans_from_request(parse_traces(body, json_body=False))
+    except PermanentError as exc:
+        assert "protobuf" in str(exc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+        max_leaves=20,
+    )
+)
+def test_arbitrary_json_never_crashes_the_json_decoder(document: object) -> None:
+    try:
+        spans_from_request(parse_traces(json.dumps(document).encode(), json_body=True))
+    except PermanentError as exc:
+        assert str(exc)
+
+
+def test_wrong_id_lengths_are_rejected_per_span() -> None:
+    request = _request(b"\x01" * 16, b"\x02" * 8, "good", {})
+    bad = request.resource_spans[0].scope_spans[0].spans.add(trace_id=b"\x01" * 15, span_id=b"\x02" * 8, name="bad")
+    assert bad.name == "bad"
+    decoded = spans_from_request(request)
+    assert [s.name for s in decoded.items] == ["good"]
+    assert decoded.rejected == 1 and "trace_id" in decoded.error_message
+
+
+@pytest.mark.parametrize(("body", "message"), [(b"\xff\xfe", "JSON"), (b'"text"', "JSON object")])
+def test_json_errors_are_clear(body: bytes, message: str) -> None:
+    with pytest.raises(PermanentError, match=message):
+        parse_traces(body, json_body=True)

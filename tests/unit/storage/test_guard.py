@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spanscore.errors import PermanentError
+from spanscore.storage.guard import QueryLimits, guard_query
+
+LIMITS = QueryLimits(max_query_bytes=2000)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 1",
+        "select count() from otel_traces;",
+        "WITH x AS (SELECT 1) SELECT * FROM x",
+        "SHOW TABLES",
+        "DESCRIBE TABLE otel_traces",
+        "SELECT ';' AS semicolon, 'SETTINGS' AS word -- a comment; with a semicolon",
+        "SELECT name FROM system.settings",
+        "SELECT `format` FROM t",
+    ],
+)
+def test_read_queries_pass_with_readonly_appended(sql: str) -> None:
+    guarded = guard_query(sql, LIMITS)
+    assert guarded.endswith("result_overflow_mode='throw'")
+    assert "SETTINGS readonly=1" in guarded
+
+
+@pytest.mark.parametrize(
+    ("sql", "reason"),
+    [
+        ("INSERT INTO otel_traces VALUES (1)", "only read queries"),
+        ("DROP TABLE otel_traces", "only read queries"),
+        ("ALTER TABLE otel_traces DELETE WHERE 1", "only read queries"),
+        ("SELECT 1 SETTINGS readonly=0", "SETTINGS"),
+        ("SELECT * FROM (SELECT 1 SETTINGS readonly = 0)", "SETTINGS"),
+        ("SELECT 1; DROP TABLE otel_traces", "one statement"),
+        ("SELECT 1 FORMAT CSV", "FORMAT"),
+        ("SELECT * FROM url('http://127.0.0.1/')", "table function"),
+        ("SELECT * FROM file('/etc/passwd')", "table function"),
+        ("SELECT 1 INTO OUTFILE '/tmp/x'", "OUTFILE"),
+        ("", "empty"),
+        ("   ;  ", "empty"),
+        ("SELECT 'unterminated", "unterminated"),
+        ("SELECT 1 /* open", "unterminated"),
+        ("SELECT " + "1," * 2000 + "1", "longer than"),
+    ],
+)
+def test_refused_queries_say_why(sql: str, reason: str) -> None:
+    with pytest.raises(PermanentError, match=reason):
+        guard_query(sql, LIMITS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_guard_never_crashes_or_passes_a_second_statement(sql: str) -> None:
+    try:
+        guarded = guard_query(sql, LIMITS)
+    except PermanentError:
+        return
+    head = guarded.rsplit("\nSETTINGS readonly=1", 1)[0]
+    assert head.split()[0].upper() in {"SELECT", "WITH", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "EXISTS"}

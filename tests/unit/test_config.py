@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spanscore.config import load_config
+from spanscore.errors import ConfigError
+
+
+def test_defaults_are_loopback_and_embedded_next_to_config(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("", encoding="utf-8")
+    config = load_config(path, environ={})
+    assert config.collector.grpc.host == "127.0.0.1" and config.collector.grpc.port == 4317
+    assert config.collector.http.port == 4318
+    assert config.collector.grpc.max_message_bytes >= 64 << 20
+    assert config.storage.dsn == f"chdb://{(tmp_path / 'spanscore-data').as_posix()}"
+    assert config.storage.database == "spanscore"
+
+
+def test_without_a_file_the_data_dir_is_in_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert load_config(None, environ={}).storage.dsn == f"chdb://{(tmp_path / 'spanscore-data').as_posix()}"
+
+
+def test_environment_overrides_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("collector:\n  grpc:\n    port: 5000\n", encoding="utf-8")
+    config = load_config(
+        path,
+        environ={
+            "SPANSCORE_COLLECTOR__GRPC__PORT": "6000",
+            "SPANSCORE_STORAGE__DSN": "clickhouse://user:pw@db:8123/",
+            "SPANSCORE_COLLECTOR__AUTH_TOKENS": "[a, b]",
+            "OTHER": "ignored",
+        },
+    )
+    assert config.collector.grpc.port == 6000
+    assert config.storage.dsn == "clickhouse://user:pw@db:8123/"
+    assert config.collector.auth_tokens == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("collector: [1, 2]", "collector"),
+        ("storage: {database: 'bad-name;'}", "storage.database"),
+        ("api: {port: 70000}", "api.port"),
+        ("nonsense: 1", "nonsense: unknown key"),
+        ("storage: {dsn: 'chdb://relative'}", "storage.dsn"),
+        (": : :", "not valid YAML"),
+        ("- a list", "top level must be a mapping"),
+    ],
+)
+def test_invalid_files_name_the_key_and_the_file(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, environ={})
+    assert expected in str(caught.value)
+    assert str(path) in str(caught.value)
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "absent.yaml", environ={})
