@@ -1,0 +1,58 @@
+"""Configuration of run assembly: what a run is and when it is ready to score.
+
+The lead's service config can embed ``RunsConfig`` as ``collector.runs``; the
+run assembler and ``runs_from_spans`` receive it and read nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+NestedAgents = Literal["outermost", "all"]
+LateSpanPolicy = Literal["ignore", "rescore"]
+
+
+class RunsConfig(BaseModel):
+    """How spans become agent runs and when a run is ready."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True, frozen=True)
+
+    quiet_period_s: float = Field(2.0, ge=0)
+    """A run is ready once its root span has ended and no span of its trace arrived for this long."""
+    max_wait_s: float = Field(60.0, gt=0)
+    """A run is ready this long after the first span of its trace arrived, complete or not."""
+    late_span_window_s: float = Field(300.0, ge=0)
+    """How long a trace's spans stay in memory after its runs were ready, so late spans can be attributed."""
+    max_pending_traces: int = Field(10_000, ge=1)
+    """Traces held in memory at once; beyond it the oldest is evicted (counted, never scored from memory)."""
+    max_pending_spans: int = Field(500_000, ge=1)
+    """Spans held in memory at once, over all pending traces; beyond it the oldest trace is evicted."""
+    max_done_traces: int = Field(100_000, ge=1)
+    """Trace ids remembered (without their spans) as already handled, so a run is ready only once."""
+    agent_span_names: tuple[str, ...] = ()
+    """Span names that mark an agent run besides the conventions' agent markers (exact match)."""
+    nested_agents: NestedAgents = "outermost"
+    """``outermost``: an agent inside another agent is part of the outer run; ``all``: every agent span is a run."""
+    late_span_policy: LateSpanPolicy = "ignore"
+    """A span arriving after its run was ready: ``ignore`` it, or ``rescore`` the run when its content changed."""
+    ground_truth_keys: tuple[str, ...] = (
+        "spanscore.ground_truth",
+        "ground_truth",
+        "expected_output",
+        "gen_ai.evaluation.ground_truth",
+        "ai.telemetry.metadata.groundTruth",
+        "ai.telemetry.metadata.ground_truth",
+        "traceloop.association.properties.ground_truth",
+        "metadata.ground_truth",
+    )
+    """Attributes (span, then resource) whose value is the expected answer, first match wins."""
+
+    @model_validator(mode="after")
+    def _check_windows(self) -> RunsConfig:
+        if self.quiet_period_s > self.max_wait_s:
+            raise ValueError(
+                f"collector.runs.quiet_period_s ({self.quiet_period_s}) must not exceed max_wait_s ({self.max_wait_s})"
+            )
+        return self

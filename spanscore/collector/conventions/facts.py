@@ -1,0 +1,62 @@
+"""What one span says about an agent run, whatever dialect said it.
+
+Each dialect extractor turns the attributes it recognises into a ``SpanFacts``;
+the precedence module merges the facts of all dialects for one span field by
+field (first dialect that has a value wins) and the run assembler combines the
+facts of a run's spans. Every value carries the attribute it came from, so a
+run can say which convention supplied each field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from spanscore.model import Message, ToolCall
+
+SpanKind = str
+"""``agent``, ``llm``, ``tool``, ``retriever``, ``chain`` or ``embedding``."""
+
+
+@dataclass(slots=True)
+class SpanFacts:
+    """Optional facts about one span; ``None`` means the dialect did not say."""
+
+    kind: SpanKind | None = None
+    agent_name: str | None = None
+    input: tuple[Message, ...] | None = None
+    output: tuple[Message, ...] | None = None
+    system: str | None = None
+    tool: ToolCall | None = None
+    documents: tuple[str, ...] | None = None
+    model: str | None = None
+    provider: str | None = None
+    session_id: str | None = None
+    user_id: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    error: str | None = None
+    tool_results: dict[str, str] = field(default_factory=dict)
+    """Tool results the model was shown (tool-role messages), by tool call id."""
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def put(self, name: str, value: object, source: str) -> None:
+        """Set ``name`` to ``value`` unless it is already set or ``value`` is None."""
+        if value is None or getattr(self, name) is not None:
+            return
+        setattr(self, name, value)
+        self.sources[name] = source
+
+    def merge(self, other: SpanFacts) -> None:
+        """Fill this span's missing facts from ``other`` (a lower-precedence dialect)."""
+        for item in fields(self):
+            name = item.name
+            if name == "sources":
+                continue
+            if name == "tool_results":
+                for key, value in other.tool_results.items():
+                    self.tool_results.setdefault(key, value)
+                continue
+            self.put(name, getattr(other, name), other.sources.get(name, ""))
+
+    def is_empty(self) -> bool:
+        return not self.sources and not self.tool_results

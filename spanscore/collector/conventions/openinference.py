@@ -1,0 +1,133 @@
+"""OpenInference (Arize Phoenix) attributes.
+
+Span kind from ``openinference.span.kind``; chat messages flattened as
+``llm.input_messages.N.message.*`` / ``llm.output_messages.N.message.*``;
+``input.value`` / ``output.value`` for agents, chains and tools; tools as
+``tool.name`` with arguments in ``input.value``; retrieved documents as
+``retrieval.documents.N.document.content``; ``session.id`` and ``user.id``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from spanscore.collector.conventions.facts import SpanFacts
+from spanscore.collector.conventions.parsing import (
+    arguments_of,
+    as_int,
+    chat_messages,
+    indexed,
+    json_or_text,
+    non_empty,
+    role_of,
+    split_system,
+    text_of,
+)
+from spanscore.collector.model import SpanRecord
+from spanscore.model import Message, ToolCall
+
+DIALECT = "openinference"
+KIND = "openinference.span.kind"
+_KINDS = {"AGENT": "agent", "LLM": "llm", "TOOL": "tool", "RETRIEVER": "retriever", "CHAIN": "chain"}
+
+
+def extract(span: SpanRecord) -> SpanFacts:
+    attributes = span.attributes
+    get = attributes.get
+    facts = SpanFacts()
+    if not any(
+        key.startswith(("openinference.", "llm.", "input.value", "output.value", "retrieval.")) for key in attributes
+    ):
+        return facts
+    kind = _KINDS.get((get(KIND) or "").upper())
+    facts.put("kind", kind, f"{DIALECT}:{KIND}")
+    if kind == "agent":
+        facts.put("agent_name", non_empty(get("agent.name")) or span.name, f"{DIALECT}:agent.name")
+    _messages(facts, attributes)
+    if kind == "tool":
+        _tool(facts, attributes)
+    elif kind != "llm":
+        _values(facts, attributes)
+    documents = [group.get("document.content") for group in indexed(attributes, "retrieval.documents.")]
+    if documents:
+        facts.put("documents", tuple(d for d in documents if d is not None), f"{DIALECT}:retrieval.documents")
+    facts.put("model", non_empty(get("llm.model_name")), f"{DIALECT}:llm.model_name")
+    for key in ("llm.provider", "llm.system"):
+        facts.put("provider", non_empty(get(key)), f"{DIALECT}:{key}")
+    facts.put("session_id", non_empty(get("session.id")), f"{DIALECT}:session.id")
+    facts.put("user_id", non_empty(get("user.id")), f"{DIALECT}:user.id")
+    facts.put("input_tokens", as_int(get("llm.token_count.prompt")), f"{DIALECT}:llm.token_count.prompt")
+    facts.put("output_tokens", as_int(get("llm.token_count.completion")), f"{DIALECT}:llm.token_count.completion")
+    return facts
+
+
+def _messages(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
+    inputs = [_message(group, "user", facts.tool_results) for group in indexed(attributes, "llm.input_messages.")]
+    if inputs:
+        rest, system = split_system(tuple(inputs))
+        facts.put("input", rest, f"{DIALECT}:llm.input_messages")
+        facts.put("system", system, f"{DIALECT}:llm.input_messages")
+    outputs = [_message(group, "assistant", {}) for group in indexed(attributes, "llm.output_messages.")]
+    if outputs:
+        facts.put("output", tuple(outputs), f"{DIALECT}:llm.output_messages")
+
+
+def _message(group: dict[str, str], default_role: str, tool_results: dict[str, str]) -> Message:
+    role = role_of(group.get("message.role"), default_role)
+    content = group.get("message.content")
+    if content is None:
+        parts = indexed(group, "message.contents.")
+        content = "\n".join(p["message_content.text"] for p in parts if "message_content.text" in p)
+    calls = []
+    for index, call in enumerate(indexed(group, "message.tool_calls.")):
+        name = call.get("tool_call.function.name")
+        if name:
+            arguments = arguments_of(call.get("tool_call.function.arguments"))
+            calls.append(ToolCall(name, arguments, id=non_empty(call.get("tool_call.id")), order=index))
+    call_id = group.get("message.tool_call_id")
+    if role == "tool" and call_id:
+        tool_results[call_id] = content
+    return Message(role=role, content=content, tool_calls=tuple(calls))
+
+
+def _values(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
+    """``input.value`` / ``output.value`` of agent and chain spans: text, or JSON with messages."""
+    for name, key, role in (("input", "input.value", "user"), ("output", "output.value", "assistant")):
+        messages = _value_messages(attributes.get(key), attributes.get(key.replace("value", "mime_type")), role)
+        if messages is not None:
+            rest, system = split_system(messages)
+            facts.put(name, rest, f"{DIALECT}:{key}")
+            facts.put("system", system, f"{DIALECT}:{key}")
+
+
+def _value_messages(text: str | None, mime_type: str | None, role: str) -> tuple[Message, ...] | None:
+    if text is None:
+        return None
+    if mime_type != "application/json":
+        return (Message(role=role, content=text),)
+    value: Any = json_or_text(text)
+    if isinstance(value, Mapping):
+        for key in ("messages", "input", "output", "text", "content", "answer", "query", "question"):
+            if key in value:
+                value = value[key]
+                break
+    if isinstance(value, list):
+        parsed = chat_messages(value, role)
+        return parsed[0] if parsed is not None else None
+    if isinstance(value, str):
+        return (Message(role=role, content=value),)
+    return (Message(role=role, content=text_of(value) or text),)
+
+
+def _tool(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
+    name = attributes.get("tool.name")
+    if not name:
+        return
+    call = ToolCall(
+        name=name,
+        arguments=arguments_of(attributes.get("input.value")),
+        result=attributes.get("output.value"),
+        id=non_empty(attributes.get("tool_call.id")),
+    )
+    facts.put("tool", call, f"{DIALECT}:tool.name")

@@ -1,0 +1,240 @@
+"""OpenTelemetry GenAI semantic conventions: ``gen_ai.*`` attributes, events and log events.
+
+Reads the current JSON message attributes (``gen_ai.input.messages``,
+``gen_ai.output.messages``, ``gen_ai.system_instructions``) on the span or on a
+``gen_ai.client.inference.operation.details`` log record joined to it, the
+tool and retrieval attributes, agent spans (``gen_ai.operation.name`` =
+``invoke_agent``), and the older per-message events (``gen_ai.user.message``,
+``gen_ai.choice`` ...) whether they were sent as span events or as log records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from spanscore.collector.conventions.facts import SpanFacts
+from spanscore.collector.conventions.parsing import (
+    arguments_of,
+    as_int,
+    as_text,
+    chat_messages,
+    json_or_text,
+    load_json,
+    non_empty,
+    openai_tool_calls,
+    role_of,
+    split_system,
+    text_of,
+)
+from spanscore.collector.model import LogRecord, SpanRecord
+from spanscore.model import Message, ToolCall
+
+DIALECT = "otel_genai"
+_KINDS = {
+    "invoke_agent": "agent",
+    "create_agent": "agent",
+    "chat": "llm",
+    "text_completion": "llm",
+    "generate_content": "llm",
+    "execute_tool": "tool",
+    "retrieval": "retriever",
+    "embeddings": "embedding",
+    "invoke_workflow": "chain",
+}
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_MESSAGE_EVENTS = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
+
+
+def attribute_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts:
+    """Facts from ``gen_ai.*`` span attributes, then from the detail log records joined to the span."""
+    facts = _from_attributes(span.attributes, "")
+    for log in logs:
+        if log.event_name == DETAILS_EVENT:
+            facts.merge(_from_attributes(log.attributes, f"log {DETAILS_EVENT}:"))
+    return facts
+
+
+def event_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts:
+    """Facts from the older per-message events, as span events or as log records joined to the span."""
+    return _from_events(span, logs)
+
+
+def _from_attributes(attributes: Mapping[str, str], where: str) -> SpanFacts:
+    facts = SpanFacts()
+    source = f"{DIALECT}:{where}"
+    get = attributes.get
+    facts.put("kind", _KINDS.get(get("gen_ai.operation.name") or ""), source + "gen_ai.operation.name")
+    facts.put("agent_name", non_empty(get("gen_ai.agent.name")), source + "gen_ai.agent.name")
+    parsed = parts_messages(load_json(get("gen_ai.input.messages")), "user")
+    if parsed is not None:
+        messages, facts.tool_results = parsed
+        messages, system = split_system(messages)
+        facts.put("input", messages, source + "gen_ai.input.messages")
+        facts.put("system", system, source + "gen_ai.input.messages")
+    output = parts_messages(load_json(get("gen_ai.output.messages")), "assistant")
+    if output is not None:
+        facts.put("output", output[0], source + "gen_ai.output.messages")
+    facts.put("system", _instructions(get("gen_ai.system_instructions")), source + "gen_ai.system_instructions")
+    _tool(facts, attributes, source)
+    facts.put(
+        "documents", _documents(load_json(get("gen_ai.retrieval.documents"))), source + "gen_ai.retrieval.documents"
+    )
+    for key in ("gen_ai.request.model", "gen_ai.response.model"):
+        facts.put("model", non_empty(get(key)), source + key)
+    for key in ("gen_ai.provider.name", "gen_ai.system"):
+        facts.put("provider", non_empty(get(key)), source + key)
+    facts.put("session_id", non_empty(get("gen_ai.conversation.id")), source + "gen_ai.conversation.id")
+    for key in ("user.id", "enduser.id"):
+        facts.put("user_id", non_empty(get(key)), source + key)
+    for key in ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"):
+        facts.put("input_tokens", as_int(get(key)), source + key)
+    for key in ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"):
+        facts.put("output_tokens", as_int(get(key)), source + key)
+    facts.put("error", non_empty(get("error.type")), source + "error.type")
+    return facts
+
+
+def _tool(facts: SpanFacts, attributes: Mapping[str, str], source: str) -> None:
+    name = attributes.get("gen_ai.tool.name")
+    if not name or facts.kind not in (None, "tool"):
+        return
+    facts.put("kind", "tool", source + "gen_ai.tool.name")
+    result = attributes.get("gen_ai.tool.call.result")
+    call = ToolCall(
+        name=name,
+        arguments=arguments_of(attributes.get("gen_ai.tool.call.arguments")),
+        result=result,
+        id=non_empty(attributes.get("gen_ai.tool.call.id")),
+    )
+    facts.put("tool", call, source + "gen_ai.tool.name")
+
+
+def _instructions(text: str | None) -> str | None:
+    if not text:
+        return None
+    value = json_or_text(text)
+    if isinstance(value, str):
+        return value
+    joined = text_of(value)
+    return joined if joined else None
+
+
+def _documents(value: Any) -> tuple[str, ...] | None:
+    if not isinstance(value, list):
+        return None
+    documents = []
+    for item in value:
+        if isinstance(item, Mapping):
+            item = item.get("content", item.get("text"))
+        text = as_text(item)
+        if text is not None:
+            documents.append(text)
+    return tuple(documents)
+
+
+def parts_messages(value: Any, default_role: str) -> tuple[tuple[Message, ...], dict[str, str]] | None:
+    """Messages in the GenAI ``parts`` shape (also accepts plain chat messages) and the tool results among them."""
+    if not isinstance(value, list):
+        return None
+    if not any(isinstance(item, Mapping) and "parts" in item for item in value):
+        return chat_messages(value, default_role)
+    messages: list[Message] = []
+    results: dict[str, str] = {}
+    for item in value:
+        if not isinstance(item, Mapping):
+            continue
+        given = item.get("parts")
+        parts: list[Any] = given if isinstance(given, list) else []
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for part in parts:
+            if not isinstance(part, Mapping):
+                continue
+            kind = part.get("type")
+            if kind == "text" and isinstance(part.get("content"), str):
+                texts.append(part["content"])
+            elif kind == "tool_call" and isinstance(part.get("name"), str):
+                arguments = arguments_of(part.get("arguments"))
+                calls.append(ToolCall(part["name"], arguments, id=as_text(part.get("id")), order=len(calls)))
+            elif kind == "tool_call_response":
+                results[str(part.get("id"))] = as_text(part.get("response", part.get("result"))) or ""
+                texts.append(results[str(part.get("id"))])
+        messages.append(Message(role_of(item.get("role"), default_role), "\n".join(texts), tuple(calls)))
+    return tuple(messages), results
+
+
+# --- the older per-message events -------------------------------------------------------------
+
+
+def _event_bodies(span: SpanRecord, logs: Sequence[LogRecord]) -> list[tuple[str, Any]]:
+    bodies: list[tuple[int, str, Any]] = []
+    for event in span.events:
+        body: Any = load_json(event.attributes.get("gen_ai.event.content"))
+        if body is None:
+            body = {key: json_or_text(value) for key, value in event.attributes.items()}
+        bodies.append((event.time_ns, event.name, body))
+    for log in logs:
+        if log.event_name in _MESSAGE_EVENTS or log.event_name == "gen_ai.choice":
+            bodies.append((log.time_ns, log.event_name, json_or_text(log.body)))
+    bodies.sort(key=lambda item: item[0])
+    return [(name, body) for _, name, body in bodies]
+
+
+def _from_events(span: SpanRecord, logs: Sequence[LogRecord]) -> SpanFacts:
+    facts = SpanFacts()
+    inputs: list[Message] = []
+    outputs: list[Message] = []
+    source = f"{DIALECT}:events"
+    for name, body in _event_bodies(span, logs):
+        if name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
+            _legacy_content_event(facts, name, body)
+            continue
+        if not isinstance(body, Mapping):
+            continue
+        if name == "gen_ai.choice":
+            nested = body.get("message")
+            choice: Mapping[str, Any] = nested if isinstance(nested, Mapping) else body
+            outputs.append(_event_message(choice, "assistant"))
+        elif name in _MESSAGE_EVENTS:
+            message = _event_message(body, _MESSAGE_EVENTS[name])
+            if message.role == "tool" and body.get("id") is not None:
+                facts.tool_results[str(body["id"])] = message.content
+            inputs.append(message)
+    if inputs:
+        rest, system = split_system(tuple(inputs))
+        facts.put("input", rest, source + " gen_ai.*.message")
+        facts.put("system", system, source + " gen_ai.system.message")
+    if outputs:
+        facts.put("output", tuple(outputs), source + " gen_ai.choice")
+    return facts
+
+
+def _event_message(body: Mapping[str, Any], role: str) -> Message:
+    return Message(
+        role=role_of(body.get("role"), role),
+        content=text_of(body.get("content")),
+        tool_calls=openai_tool_calls(body.get("tool_calls")),
+    )
+
+
+def _legacy_content_event(facts: SpanFacts, name: str, body: Any) -> None:
+    """The first GenAI events: one ``gen_ai.content.prompt`` / ``.completion`` event with the whole JSON."""
+    if not isinstance(body, Mapping):
+        return
+    if name == "gen_ai.content.prompt":
+        parsed = chat_messages(json_or_text(as_text(body.get("gen_ai.prompt"))), "user")
+        if parsed is not None:
+            messages, system = split_system(parsed[0])
+            facts.put("input", messages, f"{DIALECT}:event gen_ai.content.prompt")
+            facts.put("system", system, f"{DIALECT}:event gen_ai.content.prompt")
+            facts.tool_results.update(parsed[1])
+    else:
+        parsed = chat_messages(json_or_text(as_text(body.get("gen_ai.completion"))), "assistant")
+        if parsed is not None:
+            facts.put("output", parsed[0], f"{DIALECT}:event gen_ai.content.completion")

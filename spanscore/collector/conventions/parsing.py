@@ -1,0 +1,157 @@
+"""Tolerant readers for the value shapes the dialects use.
+
+Attribute values arrive in their stored string form (JSON for arrays and maps),
+so everything here takes text or decoded JSON and never raises: a value that
+does not have the expected shape yields ``None``, and the field stays missing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from spanscore.model import Message, ToolCall
+
+_ROLE_ALIASES = {"human": "user", "ai": "assistant", "model": "assistant", "developer": "system", "function": "tool"}
+
+
+def load_json(text: str | None) -> Any:
+    """Decoded JSON, or None when ``text`` is missing or not JSON."""
+    if text is None or not text:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def json_or_text(text: str | None) -> Any:
+    """Decoded JSON when ``text`` is JSON, else the text itself."""
+    value = load_json(text)
+    return text if value is None else value
+
+
+def as_text(value: Any) -> str | None:
+    """A string for a scalar or structured value (structured values as JSON), None for None."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
+
+
+def as_int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return int(float(text))
+    except (ValueError, OverflowError):
+        return None
+
+
+def non_empty(text: str | None) -> str | None:
+    return text if text else None
+
+
+def arguments_of(value: Any) -> Mapping[str, Any] | str | None:
+    """Tool arguments as a mapping when they are a JSON object, else as text."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        decoded = load_json(value)
+        return decoded if isinstance(decoded, dict) else value
+    if isinstance(value, Mapping):
+        return dict(value)
+    return as_text(value)
+
+
+def role_of(value: Any, default: str) -> str:
+    role = value if isinstance(value, str) and value else default
+    return _ROLE_ALIASES.get(role, role)
+
+
+def text_of(content: Any) -> str:
+    """The text of a content value: a string, or the text parts of a part list."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Mapping):
+        content = [content]
+    if not isinstance(content, list):
+        return as_text(content) or ""
+    texts: list[str] = []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, Mapping) and part.get("type", "text") in ("text", "input_text", "output_text"):
+            text = part.get("text", part.get("content"))
+            if isinstance(text, str):
+                texts.append(text)
+    return "\n".join(texts)
+
+
+def openai_tool_calls(value: Any) -> tuple[ToolCall, ...]:
+    """Tool calls in the OpenAI chat shape (``function.name`` / ``function.arguments``) or flat."""
+    if not isinstance(value, list):
+        return ()
+    calls: list[ToolCall] = []
+    for index, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            continue
+        nested = item.get("function")
+        function: Mapping[str, Any] = nested if isinstance(nested, Mapping) else item
+        name = function.get("name") or item.get("toolName")
+        if not isinstance(name, str) or not name:
+            continue
+        arguments = function.get("arguments", item.get("args", item.get("input")))
+        call_id = item.get("id", item.get("toolCallId"))
+        calls.append(ToolCall(name=name, arguments=arguments_of(arguments), id=as_text(call_id), order=index))
+    return tuple(calls)
+
+
+def chat_messages(value: Any, default_role: str) -> tuple[tuple[Message, ...], dict[str, str]] | None:
+    """OpenAI-style chat messages (role, content, tool_calls, tool_call_id) and the tool results among them."""
+    if isinstance(value, Mapping):
+        value = [value]
+    if not isinstance(value, list):
+        return None
+    messages: list[Message] = []
+    results: dict[str, str] = {}
+    for item in value:
+        if isinstance(item, str):
+            messages.append(Message(role=default_role, content=item))
+            continue
+        if not isinstance(item, Mapping):
+            continue
+        role = role_of(item.get("role"), default_role)
+        content = text_of(item.get("content"))
+        call_id = item.get("tool_call_id", item.get("id") if role == "tool" else None)
+        if role == "tool" and call_id is not None:
+            results[str(call_id)] = content
+        messages.append(Message(role=role, content=content, tool_calls=openai_tool_calls(item.get("tool_calls"))))
+    return tuple(messages), results
+
+
+def split_system(messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], str | None]:
+    """Separate system messages (joined) from the rest."""
+    system = [m.content for m in messages if m.role == "system"]
+    rest = tuple(m for m in messages if m.role != "system")
+    return rest, ("\n".join(system) if system else None)
+
+
+def indexed(attributes: Mapping[str, str], prefix: str) -> list[dict[str, str]]:
+    """Group flattened ``prefix.N.rest`` attributes into one dict per N (keyed by ``rest``), in N order."""
+    groups: dict[int, dict[str, str]] = {}
+    for key, value in attributes.items():
+        if not key.startswith(prefix):
+            continue
+        index_text, _, rest = key[len(prefix) :].partition(".")
+        if not index_text.isdigit() or not rest:
+            continue
+        groups.setdefault(int(index_text), {})[rest] = value
+    return [groups[index] for index in sorted(groups)]

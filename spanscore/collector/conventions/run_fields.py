@@ -1,0 +1,214 @@
+"""Which span of a run speaks for each field of the canonical ``Run``.
+
+Span facts are already merged across dialects (``precedence``); here the
+run's spans are merged into one run. Per field, in order:
+
+- input and system prompt: the root span, then the run's other agent and chain
+  spans by start time, then its model calls by start time (the first call's
+  non-system messages are the input);
+- output: the root span, then agent and chain spans by end time (latest
+  first), then the last model call's output;
+- tool calls: every tool span (name, arguments, result, id) by start time,
+  plus tool calls the model requested that no tool span reports, with the
+  result the model was later shown (matched by tool call id);
+- context: the documents of every retrieval span, by start time;
+- model and provider: the first model call, then the root; agent name,
+  session and user: the root, then the other spans by start time;
+- usage: the sum over spans that report tokens and have no descendant that
+  does (so an agent's total and its calls' counts are not added twice).
+
+A field no span supplies stays ``None`` (missing), never an empty string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from spanscore.collector.config import RunsConfig
+from spanscore.collector.conventions.facts import SpanFacts
+from spanscore.collector.model import SpanRecord
+from spanscore.model import Run, ToolCall, Usage
+
+_SPEAKERS = ("agent", "chain", None)
+
+
+class RunFields:
+    """Builds one ``Run`` from the facts of its member spans."""
+
+    def __init__(
+        self,
+        by_id: dict[str, SpanRecord],
+        facts: dict[str, SpanFacts],
+        children: dict[str, list[str]],
+        members: list[str],
+        root_id: str,
+        config: RunsConfig,
+    ) -> None:
+        self._by_id = by_id
+        self._facts = facts
+        self._children = children
+        self._root = root_id
+        self._config = config
+        self._members = sorted(members, key=lambda span_id: (by_id[span_id].start_time_ns, span_id))
+        self._sources: dict[str, str] = {}
+        others = [m for m in self._members if m != root_id]
+        self._speakers = [m for m in others if facts[m].kind in _SPEAKERS]
+        self._calls = [m for m in self._members if facts[m].kind == "llm"]
+
+    def build(self) -> Run:
+        root = self._by_id[self._root]
+        by_end = sorted(self._speakers, key=lambda m: -self._by_id[m].end_time_ns)
+        calls_by_end = sorted(self._calls, key=lambda m: -self._by_id[m].end_time_ns)
+        first = [self._root, *self._speakers, *self._calls]
+        everyone = [self._root, *[m for m in self._members if m != self._root]]
+        return Run(
+            self._pick("input", first),
+            self._pick("output", [self._root, *by_end, *calls_by_end]),
+            system=self._pick("system", first),
+            context=self._documents(),
+            ground_truth=self._ground_truth(root),
+            tool_calls=self._tool_calls(),
+            run_id=root.span_id,
+            trace_id=root.trace_id,
+            span_id=root.span_id,
+            model=self._pick("model", [*self._calls, *everyone]),
+            provider=self._pick("provider", [*self._calls, *everyone]),
+            agent_name=self._pick("agent_name", everyone),
+            service_name=root.service_name or root.resource_attributes.get("service.name") or None,
+            session_id=self._pick("session_id", everyone),
+            user_id=self._pick("user_id", everyone),
+            usage=self._usage(),
+            error=self._error(root),
+            start_time_ns=root.start_time_ns,
+            end_time_ns=root.end_time_ns,
+            attributes={**root.resource_attributes, **root.attributes},
+            sources=self._sources,
+        )
+
+    def _source(self, span_id: str, source: str) -> str:
+        return source if span_id == self._root else f"{source} (span {self._by_id[span_id].name!r})"
+
+    def _pick(self, name: str, candidates: Iterable[str]) -> Any:
+        for span_id in candidates:
+            value = getattr(self._facts[span_id], name)
+            if value is not None:
+                self._sources[name] = self._source(span_id, self._facts[span_id].sources.get(name, ""))
+                return value
+        return None
+
+    def _documents(self) -> tuple[str, ...] | None:
+        holders = [m for m in self._members if self._facts[m].documents is not None]
+        if not holders:
+            return None
+        self._sources["context"] = self._source(holders[0], self._facts[holders[0]].sources["documents"])
+        return tuple(doc for m in holders for doc in self._facts[m].documents or ())
+
+    def _ground_truth(self, root: SpanRecord) -> str | None:
+        spans = [root, *(self._by_id[m] for m in self._members if m != self._root)]
+        for key in self._config.ground_truth_keys:
+            for span in spans:
+                for attributes, where in ((span.attributes, "span"), (span.resource_attributes, "resource")):
+                    if attributes.get(key):
+                        self._sources["ground_truth"] = f"{where} attribute {key}"
+                        return attributes[key]
+        return None
+
+    def _tool_calls(self) -> tuple[ToolCall, ...] | None:
+        results: dict[str, str] = {}
+        for m in self._members:
+            results.update(self._facts[m].tool_results)
+        timed: list[tuple[int, ToolCall]] = []
+        for m in self._members:
+            call = self._facts[m].tool
+            if call is not None:
+                timed.append((self._by_id[m].start_time_ns, call))
+        requested = [
+            (self._by_id[m].end_time_ns, call)
+            for m in self._calls
+            for message in self._facts[m].output or ()
+            for call in message.tool_calls
+        ]
+        spoke = any(self._facts[m].output is not None for m in [self._root, *self._calls])
+        if not timed and not requested and not spoke:
+            return None
+        timed = _merge_requested(timed, requested)
+        timed.sort(key=lambda item: item[0])
+        calls = []
+        for order, (_, call) in enumerate(timed):
+            if call.result is None and call.id is not None and call.id in results:
+                call = replace(call, result=results[call.id])
+            calls.append(replace(call, order=order))
+        self._sources["tool_calls"] = (
+            "tool spans" if any(self._facts[m].tool for m in self._members) else "model output"
+        )
+        return tuple(calls)
+
+    def _usage(self) -> Usage:
+        counted = [m for m in self._members if _has_tokens(self._facts[m])]
+        covered: set[str] = set()
+        for span_id in counted:
+            parent = self._by_id[span_id].parent_span_id
+            while parent in self._by_id and parent not in covered:
+                covered.add(parent)
+                parent = self._by_id[parent].parent_span_id
+        leaves = [m for m in counted if m not in covered]
+        if leaves:
+            self._sources["usage"] = self._facts[leaves[0]].sources.get("input_tokens") or self._facts[
+                leaves[0]
+            ].sources.get("output_tokens", "")
+        return Usage(
+            input_tokens=sum(self._facts[m].input_tokens or 0 for m in leaves),
+            output_tokens=sum(self._facts[m].output_tokens or 0 for m in leaves),
+        )
+
+    def _error(self, root: SpanRecord) -> str | None:
+        facts = self._facts[self._root]
+        if root.status_code == "Error":
+            self._sources["error"] = "span status"
+            return root.status_message or facts.error or "error"
+        if facts.error is not None:
+            self._sources["error"] = facts.sources.get("error", "")
+        return facts.error
+
+
+def _has_tokens(facts: SpanFacts) -> bool:
+    return facts.input_tokens is not None or facts.output_tokens is not None
+
+
+def _merge_requested(
+    timed: list[tuple[int, ToolCall]], requested: list[tuple[int, ToolCall]]
+) -> list[tuple[int, ToolCall]]:
+    """Add requested calls that no tool span reports; fill a tool span's missing id or arguments from its request."""
+    merged = list(timed)
+    taken: set[int] = set()
+    for time_ns, call in requested:
+        index = _matching_span_call(merged, call, taken)
+        if index is None:
+            merged.append((time_ns, call))
+            taken.add(len(merged) - 1)
+            continue
+        taken.add(index)
+        span_time, span_call = merged[index]
+        merged[index] = (
+            span_time,
+            replace(
+                span_call,
+                id=span_call.id or call.id,
+                arguments=span_call.arguments if span_call.arguments is not None else call.arguments,
+            ),
+        )
+    return merged
+
+
+def _matching_span_call(merged: list[tuple[int, ToolCall]], call: ToolCall, taken: set[int]) -> int | None:
+    for index, (_, candidate) in enumerate(merged):
+        if index in taken:
+            continue
+        if call.id is not None and candidate.id is not None:
+            if candidate.id == call.id:
+                return index
+        elif candidate.name == call.name:
+            return index
+    return None

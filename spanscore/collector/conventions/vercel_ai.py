@@ -1,0 +1,147 @@
+"""Vercel AI SDK telemetry (``experimental_telemetry``): the ``ai.*`` attributes.
+
+``ai.generateText`` / ``ai.streamText`` spans carry ``ai.prompt`` (JSON with
+``system`` and ``prompt`` or ``messages``), ``ai.response.text``,
+``ai.response.toolCalls`` and the summed ``ai.usage.*``; the per-step
+``.doGenerate`` / ``.doStream`` spans carry ``ai.prompt.messages``; tool runs
+are ``ai.toolCall`` spans with ``ai.toolCall.name`` / ``.id`` / ``.args`` (or
+``.input``) / ``.result`` (or ``.output``). Token counts are named
+``promptTokens`` / ``completionTokens`` before AI SDK 5 and ``inputTokens`` /
+``outputTokens`` after; both are read. Metadata set by the caller arrives as
+``ai.telemetry.metadata.*``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from spanscore.collector.conventions.facts import SpanFacts
+from spanscore.collector.conventions.parsing import (
+    arguments_of,
+    as_int,
+    as_text,
+    load_json,
+    non_empty,
+    openai_tool_calls,
+    role_of,
+    split_system,
+    text_of,
+)
+from spanscore.collector.model import SpanRecord
+from spanscore.model import Message, ToolCall
+
+DIALECT = "vercel_ai"
+_METADATA = "ai.telemetry.metadata."
+
+
+def extract(span: SpanRecord) -> SpanFacts:
+    attributes = span.attributes
+    facts = SpanFacts()
+    if not any(key.startswith("ai.") for key in attributes):
+        return facts
+    get = attributes.get
+    operation = get("ai.operationId") or span.name
+    if get("ai.toolCall.name"):
+        _tool(facts, attributes)
+    elif operation.endswith((".doGenerate", ".doStream")) or "ai.prompt.messages" in attributes:
+        facts.put("kind", "llm", f"{DIALECT}:ai.operationId")
+    elif operation.startswith("ai."):
+        facts.put("kind", "chain", f"{DIALECT}:ai.operationId")
+    _prompt(facts, attributes)
+    _response(facts, attributes)
+    facts.put("model", non_empty(get("ai.model.id")), f"{DIALECT}:ai.model.id")
+    facts.put("provider", _provider(get("ai.model.provider")), f"{DIALECT}:ai.model.provider")
+    for key in ("ai.usage.inputTokens", "ai.usage.promptTokens"):
+        facts.put("input_tokens", as_int(get(key)), f"{DIALECT}:{key}")
+    for key in ("ai.usage.outputTokens", "ai.usage.completionTokens"):
+        facts.put("output_tokens", as_int(get(key)), f"{DIALECT}:{key}")
+    for field, keys in (("session_id", ("sessionId", "session_id", "threadId")), ("user_id", ("userId", "user_id"))):
+        for key in keys:
+            facts.put(field, non_empty(get(_METADATA + key)), f"{DIALECT}:{_METADATA}{key}")
+    facts.put("agent_name", non_empty(get(_METADATA + "agentName")), f"{DIALECT}:{_METADATA}agentName")
+    return facts
+
+
+def _provider(value: str | None) -> str | None:
+    """``openai.chat`` / ``openai.responses`` name the provider before the dot."""
+    return value.split(".", 1)[0] if value else None
+
+
+def _prompt(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
+    messages_value = load_json(attributes.get("ai.prompt.messages"))
+    prompt = load_json(attributes.get("ai.prompt"))
+    if isinstance(prompt, Mapping):
+        if messages_value is None:
+            messages_value = prompt.get("messages")
+        if messages_value is None and isinstance(prompt.get("prompt"), str | list):
+            messages_value = [{"role": "user", "content": prompt["prompt"]}]
+        if isinstance(prompt.get("system"), str):
+            facts.put("system", prompt["system"], f"{DIALECT}:ai.prompt")
+    source = "ai.prompt.messages" if "ai.prompt.messages" in attributes else "ai.prompt"
+    parsed = model_messages(messages_value, "user", facts.tool_results)
+    if parsed is not None:
+        rest, system = split_system(parsed)
+        facts.put("input", rest, f"{DIALECT}:{source}")
+        facts.put("system", system, f"{DIALECT}:{source}")
+
+
+def _response(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
+    text = attributes.get("ai.response.text")
+    calls = openai_tool_calls(load_json(attributes.get("ai.response.toolCalls")))
+    if text is None and not calls:
+        return
+    source = "ai.response.text" if text is not None else "ai.response.toolCalls"
+    facts.put("output", (Message("assistant", text or "", calls),), f"{DIALECT}:{source}")
+
+
+def _tool(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
+    facts.put("kind", "tool", f"{DIALECT}:ai.toolCall.name")
+    arguments = attributes.get("ai.toolCall.args", attributes.get("ai.toolCall.input"))
+    result = attributes.get("ai.toolCall.result", attributes.get("ai.toolCall.output"))
+    decoded = load_json(result)
+    call = ToolCall(
+        name=attributes["ai.toolCall.name"],
+        arguments=arguments_of(arguments),
+        result=decoded if isinstance(decoded, str) else result,
+        id=non_empty(attributes.get("ai.toolCall.id")),
+    )
+    facts.put("tool", call, f"{DIALECT}:ai.toolCall.name")
+
+
+def model_messages(value: Any, default_role: str, tool_results: dict[str, str]) -> tuple[Message, ...] | None:
+    """AI SDK messages: content is text or parts (``text``, ``tool-call``, ``tool-result``)."""
+    if not isinstance(value, list):
+        return None
+    messages: list[Message] = []
+    for item in value:
+        if not isinstance(item, Mapping):
+            continue
+        content = item.get("content")
+        parts = content if isinstance(content, list) else []
+        calls: list[ToolCall] = []
+        texts = [content] if isinstance(content, str) else []
+        for part in parts:
+            if not isinstance(part, Mapping):
+                continue
+            kind = part.get("type")
+            if kind == "tool-call" and isinstance(part.get("toolName"), str):
+                arguments = arguments_of(part.get("args", part.get("input")))
+                calls.append(
+                    ToolCall(part["toolName"], arguments, id=as_text(part.get("toolCallId")), order=len(calls))
+                )
+            elif kind == "tool-result":
+                result = _tool_output(part.get("result", part.get("output")))
+                tool_results[str(part.get("toolCallId"))] = result
+                texts.append(result)
+            elif kind == "text":
+                texts.append(text_of(part))
+        messages.append(Message(role_of(item.get("role"), default_role), "\n".join(texts), tuple(calls)))
+    return tuple(messages)
+
+
+def _tool_output(value: Any) -> str:
+    """AI SDK 5 wraps tool outputs as ``{"type": "text" | "json", "value": ...}``."""
+    if isinstance(value, Mapping) and value.get("type") in ("text", "json", "error-text", "error-json"):
+        value = value.get("value")
+    return as_text(value) or ""
