@@ -25,6 +25,7 @@ from spanscore.errors import PermanentError, RetryableError
 from spanscore.storage.guard import QueryLimits, guard_query
 from spanscore.storage.migrations import migrate
 from spanscore.storage.rows import LOG_COLUMNS, SPAN_COLUMNS, log_columns, span_columns
+from spanscore.storage.scores import DECISION_COLUMNS, SCORE_COLUMNS, DecisionRow, ScoreRow, to_columns
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,18 @@ class ClickHouseStore:
             raise RetryableError(f"storage unavailable: {exc}", retry_after=2.0) from exc
         except ClickHouseError as exc:
             raise RetryableError(f"storage rejected the insert into {table}: {exc}", retry_after=2.0) from exc
+
+    def insert_scores_sync(self, rows: Sequence[ScoreRow]) -> None:
+        self._insert("scores", SCORE_COLUMNS, to_columns(rows))
+
+    def insert_decisions_sync(self, rows: Sequence[DecisionRow]) -> None:
+        self._insert("score_decisions", DECISION_COLUMNS, to_columns(rows))
+
+    async def insert_scores(self, rows: Sequence[ScoreRow]) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_scores_sync, rows)
+
+    async def insert_decisions(self, rows: Sequence[DecisionRow]) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_decisions_sync, rows)
 
     async def insert_spans(self, spans: Sequence[SpanRecord]) -> None:
         await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_spans_sync, spans)

@@ -1,0 +1,107 @@
+"""Score and decision rows: the hot-path records behind ``scores`` and ``score_decisions``.
+
+The score id is a hash of what identifies a score (rule, scorer, scorer version,
+trace id, scored span id) and nothing else, so a retried job, a replayed trace
+or a second replica produces the same id and ReplacingMergeTree keeps one row.
+``Version`` is the write time in nanoseconds: the newest attempt wins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+SCORE_COLUMNS = (
+    "ScoreId", "Timestamp", "RunTimestamp", "TraceId", "SpanId", "RunId", "ServiceName", "AgentName", "Model",
+    "SessionId", "UserId", "Rule", "Scorer", "ScorerVersion", "Score", "Label", "Reason", "Status", "Error",
+    "SampleRate", "HigherIsBetter", "JudgeModel", "InputTokens", "OutputTokens", "CostUsd", "DurationMs",
+    "ReadyReason", "RunDurationMs", "RunError", "Attributes", "Version",
+)  # fmt: skip
+
+DECISION_COLUMNS = (
+    "Timestamp", "RunTimestamp", "TraceId", "SpanId", "RunId", "ServiceName", "AgentName", "Rule", "Decision",
+    "Probability", "Reason", "ReadyReason", "Version",
+)  # fmt: skip
+
+
+def score_id(rule: str, scorer: str, scorer_version: str, trace_id: str, span_id: str) -> str:
+    """Deterministic id of one score: the same inputs always give the same 32 hex characters."""
+    key = "\x1f".join((rule, scorer, scorer_version, trace_id, span_id)).encode("utf-8")
+    return hashlib.sha256(key).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreRow:
+    score_id: str
+    run_timestamp_ns: int
+    trace_id: str
+    span_id: str
+    run_id: str
+    service_name: str
+    agent_name: str
+    model: str
+    session_id: str
+    user_id: str
+    rule: str
+    scorer: str
+    scorer_version: str
+    score: float | None
+    label: str
+    reason: str
+    status: str
+    error: str
+    sample_rate: float
+    higher_is_better: bool
+    judge_model: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    duration_ms: float
+    ready_reason: str
+    run_duration_ms: float
+    run_error: str
+    attributes: dict[str, str] = field(default_factory=dict)
+    timestamp_ns: int = field(default_factory=time.time_ns)
+
+    def columns(self) -> tuple[Any, ...]:
+        return (
+            self.score_id, self.timestamp_ns, self.run_timestamp_ns, self.trace_id, self.span_id, self.run_id,
+            self.service_name, self.agent_name, self.model, self.session_id, self.user_id, self.rule, self.scorer,
+            self.scorer_version, self.score, self.label, self.reason, self.status, self.error, self.sample_rate,
+            self.higher_is_better, self.judge_model, self.input_tokens, self.output_tokens, self.cost_usd,
+            self.duration_ms, self.ready_reason, self.run_duration_ms, self.run_error, self.attributes,
+            self.timestamp_ns,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRow:
+    run_timestamp_ns: int
+    trace_id: str
+    span_id: str
+    run_id: str
+    service_name: str
+    agent_name: str
+    rule: str
+    decision: str
+    probability: float
+    reason: str
+    ready_reason: str
+    timestamp_ns: int = field(default_factory=time.time_ns)
+
+    def columns(self) -> tuple[Any, ...]:
+        return (
+            self.timestamp_ns, self.run_timestamp_ns, self.trace_id, self.span_id, self.run_id, self.service_name,
+            self.agent_name, self.rule, self.decision, self.probability, self.reason, self.ready_reason,
+            self.timestamp_ns,
+        )  # fmt: skip
+
+
+def to_columns(rows: Sequence[ScoreRow] | Sequence[DecisionRow]) -> list[list[Any]]:
+    """Transpose rows into the column lists an insert takes."""
+    if not rows:
+        return []
+    return [list(column) for column in zip(*(row.columns() for row in rows), strict=True)]
