@@ -122,8 +122,8 @@ def _confirmed(root_id: str, by_id: dict[str, SpanRecord], is_agent: bool, confi
     if is_agent and config.nested_agents == "all":
         return True
     top = root_id
-    for top in _ancestors(root_id, by_id):
-        pass
+    for ancestor in _ancestors(root_id, by_id):
+        top = ancestor
     return not by_id[top].parent_span_id
 
 
