@@ -214,6 +214,15 @@ class _Tally:
         self.output_tokens = 0
         self.cost_usd = 0.0
 
+    def charge(self, name: str, spent: StepOutput) -> None:
+        """Account for a step that failed after spending (a judge that answered, but never validly)."""
+        if spent.prompt is not None:
+            self.prompts[name] = spent.prompt
+        self.judge_model = spent.judge_model or self.judge_model
+        self.input_tokens += spent.input_tokens
+        self.output_tokens += spent.output_tokens
+        self.cost_usd += spent.cost_usd
+
     def record(self, name: str, raw: Any, started: float) -> Any:
         self.durations[name] = (time.perf_counter() - started) * 1000.0
         if isinstance(raw, StepOutput):
@@ -369,6 +378,9 @@ class Scorer:
                 run, tally, Status.MISSING_INPUT, started_at, t0, reason=str(lack), missing_fields=lack.fields
             )
         except Exception as exc:  # a failing step is a result, never a crash of the worker
+            spent = getattr(exc, "spent", None)  # set by judge steps: tokens and cost of the failed attempt
+            if isinstance(spent, StepOutput):
+                tally.charge(current, spent)
             return self._finish(
                 run,
                 tally,

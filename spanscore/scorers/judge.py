@@ -448,6 +448,7 @@ def _short(error: BaseException) -> str:
 
 
 _shared: JudgeClient | None = None
+_default_config = JudgeConfig()
 
 
 def shared_client() -> JudgeClient:
@@ -462,3 +463,14 @@ def set_shared_client(client: JudgeClient | None) -> None:
     """Replace the process-wide client (the service installs one with its tracer; tests reset it)."""
     global _shared
     _shared = client
+
+
+def default_judge_config() -> JudgeConfig:
+    """The ``judge:`` section of the service config, which built-in scorers start from."""
+    return _default_config
+
+
+def set_default_judge_config(config: JudgeConfig) -> None:
+    """Install the configured ``judge:`` section (done once at start-up, before scorers are built)."""
+    global _default_config
+    _default_config = config

@@ -12,9 +12,8 @@ _TESTS = str(Path(__file__).resolve().parents[3])
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
-from fakes.fake_openai import FakeJudgeServer  # noqa: E402
-
 from spanscore.scorers.judge import JudgeClient, JudgeConfig  # noqa: E402
+from tests.fakes.fake_openai import FakeJudgeServer  # noqa: E402
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from fakes.fake_openai import ModelProfile, Reply
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -20,6 +19,7 @@ from spanscore.scorers.judge import (
 )
 from spanscore.scorers.judge_litellm import litellm
 from spanscore.scorers.judge_tracing import JUDGE_SPAN_ATTRIBUTE
+from tests.fakes.fake_openai import ModelProfile, Reply
 
 
 class Verdict(BaseModel):

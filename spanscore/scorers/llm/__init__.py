@@ -1,0 +1,12 @@
+"""The built-in LLM-judge scorers; importing this package registers them with ``registry``.
+
+Each module holds one scorer or a small family: its answer schemas, its
+prompts (written for spanscore), and its score formula as a plain function so
+the arithmetic can be tested without a judge. Formulas follow the seed
+documents and, where those are silent, @mastra/evals 1.10.2; docs/judge.md
+lists every deliberate difference.
+"""
+
+from spanscore.scorers.llm import grounding, opinions
+
+__all__ = ["grounding", "opinions"]

@@ -1,0 +1,215 @@
+"""``faithfulness`` and ``hallucination``: are the answer's claims backed by the run's context?
+
+Both split the final answer into claims (preprocess), then have the judge
+check each claim against the context (analyze). Context is the ``context``
+option, else the run's retrieved documents, else its tool results; a run with
+none of these is ``missing_input``, never scored.
+
+* faithfulness = claims the context supports / claims, x scale (higher is
+  better); "unsure" and "no" count zero; no claims -> 0.
+* hallucination = claims that contradict or are not backed by the context /
+  claims, x scale (lower is better); an empty answer -> 0.
+
+Both round to two decimals, like the reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from spanscore.scorers.base import MissingInput, Scorer, StepContext, create_scorer
+from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.llm.steps import (
+    JudgeOverride,
+    JudgeStep,
+    context_option,
+    delimit,
+    fraction,
+    judge_settings,
+    listed_reasons,
+    numbered,
+    round2,
+    run_context,
+    scale_option,
+)
+from spanscore.scorers.llm.verdicts import Claims, ClaimVerdicts
+from spanscore.scorers.registry import register
+
+CLAIMS_INSTRUCTIONS = (
+    "You split an assistant's answer into claims. A claim is one self-contained statement of fact or "
+    "opinion that can be checked on its own: resolve pronouns, keep numbers, dates and hedges "
+    "('about', 'might') exactly as written. Skip greetings, questions and filler. Keep the original language."
+)
+
+FAITHFULNESS_INSTRUCTIONS = (
+    "You check claims against reference context. For each claim, in order, answer 'yes' when the context "
+    "supports it, 'no' when the context contradicts it, and 'unsure' when the context neither supports nor "
+    "contradicts it. Use only the context, not your own knowledge. Give a one-sentence reason per claim."
+)
+
+HALLUCINATION_INSTRUCTIONS = (
+    "You look for hallucinations: claims not grounded in the reference context. For each claim, in order, "
+    "answer 'yes' (hallucinated) when the context contradicts it or does not contain what it asserts, and "
+    "'no' when the context backs it. Speculative wording about facts that are in the context is fine; "
+    "speculation or opinion about things absent from the context counts as hallucinated. Approximate numbers "
+    "are fine when the context's precision allows them. Use only the context. Give a one-sentence reason."
+)
+
+
+NO_CONTEXT = "no context: set the context option, or score runs with retrieved documents or tool results"
+
+
+def faithfulness_score(verdicts: Sequence[Mapping[str, Any]], scale: float = 1.0) -> float:
+    """Supported claims / claims x scale, rounded to 2 decimals; 0 without verdicts."""
+    return round2(fraction(list(verdicts), "verdict", "yes") * scale)
+
+
+def hallucination_score(verdicts: Sequence[Mapping[str, Any]], scale: float = 1.0) -> float:
+    """Hallucinated claims ('yes') / claims x scale, rounded to 2 decimals; 0 without verdicts."""
+    return round2(fraction(list(verdicts), "verdict", "yes") * scale)
+
+
+def _claims_prompt(context: StepContext) -> str | None:
+    text = context.run.output_text or ""
+    if not text.strip():
+        return None
+    return f"List the claims made in this answer.\n\n{delimit('answer', text)}"
+
+
+def _check_prompt(configured: tuple[str, ...] | None, verb: str) -> Any:
+    def build(context: StepContext) -> str | None:
+        claims = (context.preprocess_result or {}).get("claims") or []
+        if not claims:
+            return None
+        documents = run_context(context.run, configured) or []
+        return (
+            f"{verb} each claim against the context. Return one verdict per claim, in the same order.\n\n"
+            f"{numbered('context', documents)}\n\n{numbered('claims', claims)}"
+        )
+
+    return build
+
+
+def _require_context(configured: tuple[str, ...] | None) -> Any:
+    def preprocess_prompt(context: StepContext) -> str | None:
+        prompt = _claims_prompt(context)
+        if prompt is not None and not run_context(context.run, configured):
+            raise MissingInput(["context"], NO_CONTEXT)
+        return prompt
+
+    return preprocess_prompt
+
+
+def _grounding_scorer(
+    scorer_id: str,
+    *,
+    description: str,
+    instructions: str,
+    verb: str,
+    higher_is_better: bool,
+    options: Mapping[str, Any],
+) -> Scorer:
+    settings = judge_settings(
+        model=options["model"], judge=options["judge"], step_judges=options["step_judges"], client=options["client"]
+    )
+    configured = context_option(options["context"])
+    scale = scale_option(options["scale"])
+    is_faithfulness = scorer_id == "faithfulness"
+    score_of = faithfulness_score if is_faithfulness else hallucination_score
+
+    def generate_score(context: StepContext) -> float:
+        return score_of((context.analyze_result or {}).get("verdicts") or [], scale)
+
+    def generate_reason(context: StepContext) -> str:
+        verdicts = (context.analyze_result or {}).get("verdicts") or []
+        if not verdicts:
+            return f"The score is {context.score} because the answer makes no checkable claims."
+        flagged = sum(1 for v in verdicts if v.get("verdict") == "yes")
+        if is_faithfulness:
+            worst = listed_reasons(verdicts, "verdict", "no") or listed_reasons(verdicts, "verdict", "unsure")
+            summary = f"{flagged} of {len(verdicts)} claims are supported by the context"
+        else:
+            worst = listed_reasons(verdicts, "verdict", "yes")
+            summary = f"{flagged} of {len(verdicts)} claims are not backed by the context"
+        return f"The score is {context.score} because {summary}." + (f" {worst}." if worst else "")
+
+    public = {"context": list(configured) if configured else None, "scale": scale, "model": settings.config.model}
+    scorer = create_scorer(
+        scorer_id,
+        description=description,
+        requires=("output",),
+        higher_is_better=higher_is_better,
+        kind="llm",
+        options=public,
+    )
+    return (
+        scorer.preprocess(
+            JudgeStep(
+                scorer_id=scorer_id,
+                step="preprocess",
+                settings=settings,
+                instructions=CLAIMS_INSTRUCTIONS,
+                schema=Claims,
+                prompt=_require_context(configured),
+                when_empty=lambda _: {"claims": []},
+            )
+        )
+        .analyze(
+            JudgeStep(
+                scorer_id=scorer_id,
+                step="analyze",
+                settings=settings,
+                instructions=instructions,
+                schema=ClaimVerdicts,
+                prompt=_check_prompt(configured, verb),
+                when_empty=lambda _: {"verdicts": []},
+            )
+        )
+        .generate_score(generate_score)
+        .generate_reason(generate_reason)
+    )
+
+
+@register("faithfulness")
+def faithfulness(
+    *,
+    model: str | None = None,
+    judge: JudgeOverride = None,
+    step_judges: Mapping[str, JudgeOverride] | None = None,
+    client: JudgeClient | None = None,
+    context: Sequence[str] | None = None,
+    scale: float = 1,
+) -> Scorer:
+    """Share of the answer's claims that the context supports (higher is better)."""
+    options = {"model": model, "judge": judge, "step_judges": step_judges, "client": client, "context": context}
+    return _grounding_scorer(
+        "faithfulness",
+        description="Share of the answer's claims supported by the run's context.",
+        instructions=FAITHFULNESS_INSTRUCTIONS,
+        verb="Check",
+        higher_is_better=True,
+        options={**options, "scale": scale},
+    )
+
+
+@register("hallucination")
+def hallucination(
+    *,
+    model: str | None = None,
+    judge: JudgeOverride = None,
+    step_judges: Mapping[str, JudgeOverride] | None = None,
+    client: JudgeClient | None = None,
+    context: Sequence[str] | None = None,
+    scale: float = 1,
+) -> Scorer:
+    """Share of the answer's claims that contradict or go beyond the context (lower is better)."""
+    options = {"model": model, "judge": judge, "step_judges": step_judges, "client": client, "context": context}
+    return _grounding_scorer(
+        "hallucination",
+        description="Share of the answer's claims not grounded in the run's context (lower is better).",
+        instructions=HALLUCINATION_INSTRUCTIONS,
+        verb="Check for hallucination",
+        higher_is_better=False,
+        options={**options, "scale": scale},
+    )

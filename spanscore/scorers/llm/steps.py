@@ -1,0 +1,194 @@
+"""Building blocks of the LLM scorers: judge steps, judge settings, and the shared text helpers.
+
+A :class:`JudgeStep` is a scorer step (see ``scorers.base``) that renders a
+prompt from the run, asks the judge for an answer of a given pydantic schema,
+and returns the validated answer as plain JSON-ready data wrapped in a
+``StepOutput`` carrying the prompt, model, tokens and cost. When the prompt
+builder decides there is nothing to judge (no claims, no statements) it
+returns ``None`` and the step yields its ``when_empty`` value without a call.
+A failing judge raises; the exception carries what was spent so the result
+still records tokens and cost, and the scorer never turns the failure into a
+score.
+
+Judged text always goes through :func:`delimit`, and the judge's system
+prompt (``judge.DATA_RULE``) says delimited text is data, not instructions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from spanscore.model import Run
+from spanscore.scorers.base import StepContext, StepOutput
+from spanscore.scorers.judge import JudgeClient, JudgeConfig, JudgeError, default_judge_config, shared_client
+
+JudgeOverride = JudgeConfig | Mapping[str, Any] | str | None
+PromptBuilder = Callable[[StepContext], str | None]
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """The judge a scorer uses, with per-step overrides, and the client that talks to it."""
+
+    config: JudgeConfig
+    step_overrides: Mapping[str, JudgeOverride] = field(default_factory=dict)
+    client: JudgeClient | None = None
+
+    def for_step(self, step: str) -> JudgeConfig:
+        return self.config.with_overrides(self.step_overrides.get(step))
+
+    @property
+    def active_client(self) -> JudgeClient:
+        return self.client or shared_client()
+
+
+def judge_settings(
+    *,
+    model: str | None = None,
+    judge: JudgeOverride = None,
+    step_judges: Mapping[str, JudgeOverride] | None = None,
+    client: JudgeClient | None = None,
+) -> JudgeSettings:
+    """Merge the configured default judge, a scorer's ``judge`` override and its ``model`` shortcut."""
+    config = default_judge_config().with_overrides(judge)
+    if model is not None:
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"option model must be a litellm model string, got {model!r}")
+        config = config.with_overrides(model)
+    overrides = dict(step_judges or {})
+    for step, override in overrides.items():
+        config.with_overrides(override)  # validate now, not on the first run
+        if step not in ("preprocess", "analyze", "generate_reason"):
+            raise ValueError(f"option step_judges: unknown step {step!r}; use preprocess, analyze or generate_reason")
+    return JudgeSettings(config=config, step_overrides=overrides, client=client)
+
+
+class JudgeStep:
+    """A scorer step answered by the judge; ``await step(context)`` gives a ``StepOutput``."""
+
+    is_async = True
+
+    def __init__(
+        self,
+        *,
+        scorer_id: str,
+        step: str,
+        settings: JudgeSettings,
+        instructions: str,
+        schema: type[BaseModel],
+        prompt: PromptBuilder,
+        when_empty: Callable[[StepContext], Any] | None = None,
+    ) -> None:
+        self.scorer_id = scorer_id
+        self.step = step
+        self.settings = settings
+        self.instructions = instructions
+        self.schema = schema
+        self.prompt = prompt
+        self.when_empty = when_empty
+
+    async def __call__(self, context: StepContext) -> Any:
+        prompt = self.prompt(context)
+        if prompt is None:
+            return self.when_empty(context) if self.when_empty is not None else None
+        config = self.settings.for_step(self.step)
+        try:
+            answer = await self.settings.active_client.ask(
+                config,
+                instructions=self.instructions,
+                prompt=prompt,
+                schema=self.schema,
+                name=f"{self.scorer_id}_{self.step}",
+                scorer=self.scorer_id,
+            )
+        except JudgeError as exc:
+            spend = exc.spend
+            exc.spent = StepOutput(  # type: ignore[attr-defined]
+                value=None,
+                prompt=prompt,
+                judge_model=config.model,
+                input_tokens=spend.input_tokens,
+                output_tokens=spend.output_tokens,
+                cost_usd=spend.cost_usd,
+            )
+            raise
+        return StepOutput(
+            value=answer.value.model_dump(mode="json"),
+            prompt=prompt,
+            judge_model=answer.model,
+            input_tokens=answer.spend.input_tokens,
+            output_tokens=answer.spend.output_tokens,
+            cost_usd=answer.spend.cost_usd,
+        )
+
+
+def delimit(name: str, text: str) -> str:
+    """Wrap judged text in the markers the judge is told to treat as data."""
+    # A text that contains our end marker must not be able to close its own block early.
+    safe = text.replace(f"<<<END {name}>>>", f"<<<END {name} (quoted)>>>")
+    return f"<<<BEGIN {name}>>>\n{safe}\n<<<END {name}>>>"
+
+
+def numbered(name: str, items: Iterable[str]) -> str:
+    """Delimit a list, one ``[index] item`` per entry, indices from 0."""
+    return delimit(name, "\n".join(f"[{index}] {item}" for index, item in enumerate(items)))
+
+
+def round2(value: float) -> float:
+    """Round half up to two decimals, as the reference does (``Math.round((n + EPSILON) * 100) / 100``)."""
+    return math.floor((value + 2.220446049250313e-16) * 100 + 0.5) / 100
+
+
+def scale_option(scale: Any) -> float:
+    if isinstance(scale, bool) or not isinstance(scale, int | float) or not math.isfinite(scale) or scale <= 0:
+        raise ValueError(f"option scale must be a positive number, got {scale!r}")
+    return float(scale)
+
+
+def context_option(context: Any) -> tuple[str, ...] | None:
+    if context is None:
+        return None
+    if isinstance(context, str) or not all(isinstance(c, str) for c in context):
+        raise ValueError(f"option context must be a list of strings, got {context!r}")
+    return tuple(context)
+
+
+def run_context(run: Run, configured: tuple[str, ...] | None) -> list[str] | None:
+    """The context to judge against; ``None`` when there is none at all.
+
+    The ``context`` option wins, then the run's retrieved documents, then its tool results (each as text).
+    """
+    if configured is not None:
+        return list(configured)
+    if run.context is not None:
+        return list(run.context)
+    results = [_tool_result_text(call.name, call.result) for call in run.all_tool_calls if call.result is not None]
+    return results or None
+
+
+def _tool_result_text(name: str, result: str) -> str:
+    return f"{name} returned: {result}"
+
+
+def fraction(items: list[Mapping[str, Any]], key: str, value: str) -> float:
+    """Share of ``items`` whose ``key`` equals ``value``; 0 for an empty list."""
+    if not items:
+        return 0.0
+    return sum(1 for item in items if item.get(key) == value) / len(items)
+
+
+def listed_reasons(items: list[Mapping[str, Any]], key: str, value: str, limit: int = 3) -> str:
+    """Up to ``limit`` reasons of the items whose ``key`` is ``value``, for a short human reason."""
+    reasons = [str(item.get("reason", "")).strip() for item in items if item.get(key) == value]
+    reasons = [r for r in reasons if r][:limit]
+    return "; ".join(reasons)
+
+
+def as_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
