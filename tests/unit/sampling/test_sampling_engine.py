@@ -1,0 +1,216 @@
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sampling_doubles import FakeClock, random_trace_ids
+
+from spanscore.model import Run
+from spanscore.sampling.decisions import Outcome
+from spanscore.sampling.engine import RuleEngine, preview_mapping, preview_run
+from spanscore.sampling.rules import SamplingConfig, load_sampling_config
+
+
+def _config(*rules: dict[str, Any], remember_sampled: int = 100_000) -> SamplingConfig:
+    completed = [{"scorers": ["faithfulness"], **rule} for rule in rules]
+    return load_sampling_config({"rules": completed, "remember_sampled": remember_sampled})
+
+
+UNCAPPED = _config(
+    {"name": "support", "where": {"service.name": "support-bot"}, "sample": 0.1},
+    {"name": "support-wide", "where": {"service.name": "support-bot"}, "sample": 0.3},
+    {"name": "slow", "where": {"duration_ms": {"gte": 2000}}, "sample": 0.5, "always": {"errors": True}},
+    {"name": "salted", "sample": 0.2, "salt": "pilot"},
+    {"name": "gold", "where": {"tier": "gold"}, "sample": 0.0, "always": {"where": {"http.status": {"regex": "^5"}}}},
+)
+
+
+def _runs(count: int, seed: int) -> list[Run]:
+    runs = []
+    for index, trace_id in enumerate(random_trace_ids(count, seed)):
+        runs.append(
+            Run(
+                trace_id=trace_id,
+                span_id=trace_id[:16],
+                service_name="support-bot" if index % 3 else "billing",
+                error="boom" if index % 7 == 0 else None,
+                start_time_ns=0,
+                end_time_ns=(index % 5) * 1_000_000_000,
+                attributes={"tier": "gold" if index % 2 else "silver", "http.status": "503" if index % 4 else "200"},
+            )
+        )
+    return runs
+
+
+def _outcomes(engine: RuleEngine, runs: list[Run]) -> list[tuple[str, str, Outcome, float]]:
+    return [(d.rule, d.run_id, d.outcome, d.probability) for run in runs for d in engine.decide(run)]
+
+
+def test_two_engines_given_the_same_traces_decide_the_same() -> None:
+    config = _config(
+        {"name": "capped", "sample": 0.5, "max_per_minute": 20},
+        {"name": "support", "where": {"service.name": "support-bot"}, "sample": 0.1},
+    )
+    runs = _runs(500, seed=3)
+    first = _outcomes(RuleEngine(config, clock=FakeClock()), runs)
+    second = _outcomes(RuleEngine(config, clock=FakeClock()), runs)
+    assert first == second
+    assert {outcome for _, _, outcome, _ in first} == {
+        Outcome.SAMPLED,
+        Outcome.SAMPLED_OUT,
+        Outcome.OVER_BUDGET,
+        Outcome.FILTERED_OUT,
+    }
+
+
+def test_every_rule_answers_for_every_run() -> None:
+    runs = _runs(50, seed=4)
+    decisions = [engine_decision for run in runs for engine_decision in RuleEngine(UNCAPPED).decide(run)]
+    assert len(decisions) == len(runs) * len(UNCAPPED.rules)
+
+
+def test_rules_with_the_same_randomness_nest() -> None:
+    engine = RuleEngine(UNCAPPED)
+    narrow, wide = set(), set()
+    for run in _runs(5_000, seed=5):
+        by_rule = {d.rule: d for d in engine.decide(run)}
+        if by_rule["support"].sampled:
+            narrow.add(run.run_id)
+        if by_rule["support-wide"].sampled:
+            wide.add(run.run_id)
+    assert narrow and narrow < wide
+
+
+def test_live_decisions_match_preview_for_runs_and_stored_rows() -> None:
+    engine = RuleEngine(UNCAPPED, clock=FakeClock())
+    for run in _runs(2_000, seed=6):
+        row = {
+            "TraceId": run.trace_id,
+            "SpanId": run.span_id,
+            "ServiceName": run.service_name,
+            "StatusCode": "Error" if run.error is not None else "Ok",
+            "Duration": run.end_time_ns - run.start_time_ns,
+            "SpanAttributes": dict(run.attributes),
+        }
+        live = engine.decide(run)
+        assert live == preview_run(UNCAPPED.rules, run)
+        assert live == preview_mapping(UNCAPPED.rules, row)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    trace_id=st.integers(1, (1 << 128) - 1).map(lambda value: f"{value:032x}"),
+    service=st.sampled_from(["support-bot", "billing", None]),
+    errored=st.booleans(),
+    duration_ms=st.integers(0, 5_000),
+    tier=st.sampled_from(["gold", "silver"]),
+    status=st.sampled_from(["200", "503"]),
+)
+def test_live_and_preview_agree_for_any_run(
+    trace_id: str, service: str | None, errored: bool, duration_ms: int, tier: str, status: str
+) -> None:
+    run = Run(
+        trace_id=trace_id,
+        service_name=service,
+        error="boom" if errored else None,
+        end_time_ns=duration_ms * 1_000_000,
+        attributes={"tier": tier, "http.status": status},
+    )
+    assert RuleEngine(UNCAPPED).decide(run) == preview_run(UNCAPPED.rules, run)
+
+
+def test_filtered_out_runs_are_recorded_with_probability_zero() -> None:
+    run = Run(trace_id="0af7651916cd43dd8448eb211c80319c", service_name="billing")
+    decision = RuleEngine(UNCAPPED).decide(run)[0]
+    assert (decision.outcome, decision.probability) == (Outcome.FILTERED_OUT, 0.0)
+
+
+def test_overrides_score_errors_and_matches_at_probability_one() -> None:
+    config = _config(
+        {"name": "errors", "sample": 0.0, "always": {"errors": True}},
+        {"name": "slow", "sample": 0.0, "always": {"where": {"duration_ms": {"gt": 1000}}}},
+    )
+    engine = RuleEngine(config)
+    errored = Run(trace_id="0af7651916cd43dd8448eb211c80319c", error="TimeoutError")
+    slow = Run(trace_id="1af7651916cd43dd8448eb211c80319c", end_time_ns=2_000_000_000)
+    plain = Run(trace_id="2af7651916cd43dd8448eb211c80319c")
+    assert [(d.outcome, d.probability) for d in engine.decide(errored)] == [
+        (Outcome.SAMPLED, 1.0),
+        (Outcome.SAMPLED_OUT, 0.0),
+    ]
+    assert [d.outcome for d in engine.decide(slow)] == [Outcome.SAMPLED_OUT, Outcome.SAMPLED]
+    assert [d.outcome for d in engine.decide(plain)] == [Outcome.SAMPLED_OUT, Outcome.SAMPLED_OUT]
+    assert "error" in engine.decide(Run(trace_id="3af7651916cd43dd8448eb211c80319c", error=""))[0].reason
+
+
+def test_token_bucket_rejections_are_recorded_as_over_budget() -> None:
+    clock = FakeClock()
+    engine = RuleEngine(_config({"name": "capped", "sample": 1.0, "max_per_minute": 5}), clock=clock)
+    runs = _runs(12, seed=8)
+    outcomes = [engine.decide(run)[0] for run in runs[:10]]
+    assert [d.outcome for d in outcomes] == [Outcome.SAMPLED] * 5 + [Outcome.OVER_BUDGET] * 5
+    assert all(d.probability == 1.0 and "max_per_minute=5" in d.reason for d in outcomes[5:])
+    clock.advance(12)  # one token back at 5 a minute
+    assert [engine.decide(run)[0].outcome for run in runs[10:]] == [Outcome.SAMPLED, Outcome.OVER_BUDGET]
+
+
+def test_a_run_seen_again_is_a_duplicate_and_takes_no_token() -> None:
+    engine = RuleEngine(_config({"name": "capped", "sample": 1.0, "max_per_minute": 2}), clock=FakeClock())
+    first, second = _runs(2, seed=9)
+    assert engine.decide(first)[0].outcome is Outcome.SAMPLED
+    assert engine.decide(first)[0].outcome is Outcome.DUPLICATE
+    assert engine.decide(second)[0].outcome is Outcome.SAMPLED
+
+
+def test_duplicate_memory_is_bounded() -> None:
+    engine = RuleEngine(_config({"name": "all", "sample": 1.0}, remember_sampled=2))
+    first, second, third = _runs(3, seed=10)
+    for run in (first, second, third):
+        engine.decide(run)
+    assert engine.decide(third)[0].outcome is Outcome.DUPLICATE
+    assert engine.decide(first)[0].outcome is Outcome.SAMPLED  # forgotten: oldest of three
+
+
+def test_a_run_without_a_usable_trace_id_is_recorded_as_failed() -> None:
+    decision = RuleEngine(_config({"name": "all", "sample": 0.5})).decide(Run("question", "answer"))[0]
+    assert decision.outcome is Outcome.FAILED
+    assert "32 hexadecimal digits" in decision.reason
+
+
+def test_budget_lowers_the_stored_probability_and_keeps_decisions_nested() -> None:
+    clock = FakeClock()
+    config = _config({"name": "judged", "sample": 0.5, "budget": {"daily_usd": 5.0}})
+    engine = RuleEngine(config, clock=clock)
+    warmup, later = _runs(1_000, seed=11), _runs(4_000, seed=12)
+    for run in warmup:
+        engine.decide(run)
+    clock.advance(600)
+    engine.record_spend("judged", 0.02 * 100, scored_runs=100)
+    lowered = engine.effective_probability("judged")
+    assert 0.0 < lowered < 0.5
+
+    decisions = [engine.decide(run)[0] for run in later]
+    sampled = {d.run_id for d in decisions if d.sampled}
+    unlowered = {d.run_id for d in preview_decisions_at_configured_rate(config, later) if d.sampled}
+    assert sampled < unlowered
+    assert all(d.probability < 0.5 for d in decisions)
+    assert any("budget lowered the rate from 0.5" in d.reason for d in decisions)
+    assert abs(len(sampled) / len(later) - decisions[0].probability) < 0.02
+
+
+def preview_decisions_at_configured_rate(config: SamplingConfig, runs: list[Run]) -> list[Any]:
+    return [preview_run(config.rules, run)[0] for run in runs]
+
+
+def test_spent_budget_is_over_budget_for_everyone_until_midnight() -> None:
+    clock = FakeClock()
+    engine = RuleEngine(_config({"name": "judged", "sample": 1.0, "budget": {"daily_tokens": 1000}}), clock=clock)
+    first, second = _runs(2, seed=13)
+    assert engine.decide(first)[0].outcome is Outcome.SAMPLED
+    engine.record_spend("judged", 1000)
+    decision = engine.decide(second)[0]
+    assert (decision.outcome, decision.probability) == (Outcome.OVER_BUDGET, 0.0)
+    assert "daily budget of 1000 spent" in decision.reason
+    clock.advance(12 * 3600)
+    assert engine.decide(second)[0].outcome is Outcome.SAMPLED
