@@ -73,6 +73,10 @@ def _trace_runs(
     config: RunsConfig,
 ) -> list[AssembledRun]:
     facts = {span_id: span_facts(span, logs_by_span.get((trace_id, span_id), ())) for span_id, span in by_id.items()}
+    placeholders = _placeholders(by_id) if not any(f.kind == "agent" for f in facts.values()) else {}
+    for span_id, placeholder in placeholders.items():
+        by_id[span_id] = placeholder
+        facts[span_id] = span_facts(placeholder)
     children: dict[str, list[str]] = defaultdict(list)
     for span in sorted(by_id.values(), key=_start_key):
         if span.parent_span_id in by_id:
@@ -87,9 +91,37 @@ def _trace_runs(
     for root_id in sorted(roots, key=lambda span_id: _start_key(by_id[span_id])):
         members = _descendants(root_id, children)
         fields = RunFields(by_id, facts, children, members, root_id, config)
-        confirmed = _confirmed(root_id, by_id, root_id in agents, config)
+        confirmed = root_id not in placeholders and _confirmed(root_id, by_id, root_id in agents, config)
         runs.append(AssembledRun(fields.build(), confirmed, frozenset(members)))
     return runs
+
+
+def _placeholders(by_id: dict[str, SpanRecord]) -> dict[str, SpanRecord]:
+    """Stand-ins for missing parents when the trace root has not arrived.
+
+    Orphans that share a missing parent form one run rooted at that parent's id, so the run keeps
+    its identity when the real span arrives later (a late span of the same run, not a new run).
+    """
+    if any(not span.parent_span_id for span in by_id.values()):
+        return {}
+    orphans: dict[str, list[SpanRecord]] = defaultdict(list)
+    for span in by_id.values():
+        if span.parent_span_id not in by_id:
+            orphans[span.parent_span_id].append(span)
+    return {
+        parent_id: SpanRecord(
+            trace_id=group[0].trace_id,
+            span_id=parent_id,
+            parent_span_id="",
+            name="",
+            kind="Unspecified",
+            start_time_ns=min(span.start_time_ns for span in group),
+            end_time_ns=max(span.end_time_ns for span in group),
+            service_name=group[0].service_name,
+            resource_attributes=group[0].resource_attributes,
+        )
+        for parent_id, group in orphans.items()
+    }
 
 
 def _run_roots(by_id: dict[str, SpanRecord], agents: set[str], config: RunsConfig) -> list[str]:

@@ -1,0 +1,201 @@
+"""Readiness: a run is ready exactly once, at the documented moment, whatever the arrival order."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+import pytest
+from traces import load
+
+from spanscore.collector.config import RunsConfig
+from spanscore.collector.model import SpanRecord
+from spanscore.collector.readiness import RecoveredTrace, RunAssembler
+
+S = 1_000_000_000
+T0 = 1_767_225_600 * S
+
+
+def openinference_spans() -> list[SpanRecord]:
+    return load("openinference")[0]
+
+
+def root_of(spans: list[SpanRecord]) -> SpanRecord:
+    return next(span for span in spans if not span.parent_span_id)
+
+
+def test_ready_once_after_the_quiet_period() -> None:
+    assembler = RunAssembler()
+    spans = openinference_spans()
+    assembler.add_spans(spans, T0)
+    assert assembler.poll_ready(T0 + 2 * S - 1) == []
+    ready = assembler.poll_ready(T0 + 2 * S)
+    assert [(item.run.span_id, item.reason) for item in ready] == [(root_of(spans).span_id, "quiet_period")]
+    assert ready[0].run.output_text == "It is sunny and 22 C in Paris."
+    assert assembler.poll_ready(T0 + 3 * S) == []
+    assert assembler.poll_ready(T0 + 100 * S) == []
+    assert assembler.stats.runs_ready == 1
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_children_before_parents_over_many_requests(seed: int) -> None:
+    spans = openinference_spans()
+    root = root_of(spans)
+    children = [span for span in spans if span is not root]
+    random.Random(seed).shuffle(children)
+    assembler = RunAssembler()
+    now = T0
+    for span in children:  # one export request per span, a second apart: never quiet for 2 s
+        assembler.add_spans([span], now)
+        assert assembler.poll_ready(now) == []
+        now += S
+    assembler.add_spans([root], now)
+    assert assembler.poll_ready(now + 2 * S - 1) == []
+    ready = assembler.poll_ready(now + 2 * S)
+    assert [item.reason for item in ready] == ["quiet_period"]
+    batch_run = RunAssembler()
+    batch_run.add_spans(spans, T0)
+    assert ready[0].fingerprint == batch_run.poll_ready(T0 + 2 * S)[0].fingerprint
+
+
+def test_a_quiet_trace_without_its_root_waits_for_max_wait() -> None:
+    spans = openinference_spans()
+    root = root_of(spans)
+    assembler = RunAssembler(RunsConfig(max_wait_s=10))
+    assembler.add_spans([span for span in spans if span is not root], T0)
+    assert assembler.poll_ready(T0 + 5 * S) == []
+    ready = assembler.poll_ready(T0 + 10 * S)
+    assert [item.reason for item in ready] == ["max_wait"]
+    run = ready[0].run
+    assert run.span_id == root.span_id  # rooted at the missing parent, so it keeps its identity
+    assert run.input_text == "What is the weather in Paris?"  # from the first model call
+    assert run.agent_name is None  # only the agent span knew it: missing, not ""
+    assert assembler.poll_ready(T0 + 11 * S) == []
+
+
+def test_missing_root_arriving_after_max_wait_is_the_same_run() -> None:
+    spans = openinference_spans()
+    root = root_of(spans)
+    assembler = RunAssembler(RunsConfig(max_wait_s=10, late_span_policy="rescore"))
+    assembler.add_spans([span for span in spans if span is not root], T0)
+    (early,) = assembler.poll_ready(T0 + 10 * S)
+    assert early.run.run_id == root.span_id
+    assembler.add_spans([root], T0 + 11 * S)
+    # Same run id, and what scorers read (input, output, tools, context) did not change: not ready again.
+    assert assembler.poll_ready(T0 + 13 * S) == []
+    assert assembler.stats.runs_ready == 1
+
+
+def test_late_span_that_changes_nothing_is_not_rescored() -> None:
+    """The tool span adds nothing the model messages had not said (call, arguments, result by id)."""
+    spans = openinference_spans()
+    tool = next(span for span in spans if span.attributes.get("openinference.span.kind") == "TOOL")
+    assembler = RunAssembler(RunsConfig(late_span_policy="rescore"))
+    assembler.add_spans([span for span in spans if span is not tool], T0)
+    assert len(assembler.poll_ready(T0 + 2 * S)) == 1
+    assembler.add_spans([tool], T0 + 3 * S)
+    assert assembler.poll_ready(T0 + 10 * S) == []
+
+
+def test_late_span_is_ignored_by_default() -> None:
+    spans = openinference_spans()
+    tool = next(span for span in spans if span.attributes.get("openinference.span.kind") == "TOOL")
+    assembler = RunAssembler()
+    assembler.add_spans([span for span in spans if span is not tool], T0)
+    first = assembler.poll_ready(T0 + 2 * S)
+    assert len(first) == 1
+    assembler.add_spans([tool], T0 + 3 * S)
+    assert assembler.poll_ready(T0 + 10 * S) == []
+    assert assembler.stats.late_spans_ignored == 1
+
+
+def test_late_span_that_changes_the_run_is_rescored_once() -> None:
+    spans = openinference_spans()
+    retriever = next(span for span in spans if span.attributes.get("openinference.span.kind") == "RETRIEVER")
+    assembler = RunAssembler(RunsConfig(late_span_policy="rescore"))
+    assembler.add_spans([span for span in spans if span is not retriever], T0)
+    (first,) = assembler.poll_ready(T0 + 2 * S)
+    assert first.run.context is None
+    assembler.add_spans([retriever], T0 + 3 * S)
+    assert assembler.poll_ready(T0 + 4 * S) == []  # quiet period restarts with the late span
+    (second,) = assembler.poll_ready(T0 + 5 * S)
+    assert second.reason == "late_span_rescore" and second.run.run_id == first.run.run_id
+    assert second.fingerprint != first.fingerprint
+    assert second.run.context == ("Paris weather service: forecasts are updated hourly.",)
+    assembler.add_spans([retriever], T0 + 6 * S)  # the same span again changes nothing
+    assert assembler.poll_ready(T0 + 9 * S) == []
+    assert assembler.stats.runs_rescored == 1
+
+
+def test_oldest_trace_is_evicted_and_counted() -> None:
+    spans = openinference_spans()
+    assembler = RunAssembler(RunsConfig(max_pending_traces=2))
+    for index in range(3):
+        trace_id = f"{index + 1:032x}"
+        assembler.add_spans([replace(span, trace_id=trace_id) for span in spans], T0 + index)
+    assert assembler.pending_trace_ids() == [f"{2:032x}", f"{3:032x}"]
+    assert (assembler.stats.evicted_traces, assembler.stats.evicted_spans) == (1, len(spans))
+    assert assembler.stats.pending_spans == 2 * len(spans)
+    assert sorted(item.run.trace_id for item in assembler.poll_ready(T0 + 3 * S)) == [f"{2:032x}", f"{3:032x}"]
+
+
+def test_span_bound_evicts_too() -> None:
+    spans = openinference_spans()
+    assembler = RunAssembler(RunsConfig(max_pending_spans=len(spans) + 1))
+    assembler.add_spans(spans, T0)
+    assembler.add_spans([replace(span, trace_id="f" * 32) for span in spans[:2]], T0 + 1)
+    assert assembler.stats.evicted_traces == 1 and assembler.pending_trace_ids() == ["f" * 32]
+
+
+def test_handled_traces_leave_memory_after_the_late_window() -> None:
+    assembler = RunAssembler(RunsConfig(late_span_window_s=30))
+    assembler.add_spans(openinference_spans(), T0)
+    assert len(assembler.poll_ready(T0 + 2 * S)) == 1
+    assert assembler.pending_trace_ids() != []
+    assembler.poll_ready(T0 + 30 * S)
+    assert assembler.pending_trace_ids() == [] and assembler.stats.pending_spans == 0
+    assembler.add_spans(openinference_spans(), T0 + 31 * S)  # replayed by a client: not ready again
+    assert assembler.poll_ready(T0 + 100 * S) == []
+
+
+def test_logs_join_their_spans() -> None:
+    spans, logs = load("otel_genai_logs")
+    assembler = RunAssembler()
+    assembler.add_logs(logs, T0)
+    assembler.add_spans(spans, T0 + 1)
+    (ready,) = assembler.poll_ready(T0 + 3 * S)
+    assert ready.run.input_text == "What is the weather in Paris?"
+    assert ready.run.system == "You are a weather assistant. Use the tools you have."
+
+
+class FakeStorage:
+    def __init__(self, traces: list[RecoveredTrace], handled: Mapping[str, Mapping[str, str]]) -> None:
+        self.traces, self.handled, self.asked_since = traces, handled, 0
+
+    def recent_traces(self, since_ns: int) -> Iterable[RecoveredTrace]:
+        self.asked_since = since_ns
+        return self.traces
+
+    def handled_runs(self, trace_ids: Iterable[str]) -> Mapping[str, Mapping[str, str]]:
+        return {trace_id: self.handled[trace_id] for trace_id in trace_ids if trace_id in self.handled}
+
+
+def test_restart_recovers_pending_runs_and_skips_handled_ones() -> None:
+    before = RunAssembler()
+    done = openinference_spans()
+    pending = [replace(span, trace_id="e" * 32) for span in done]
+    before.add_spans(done, T0)
+    (handled,) = before.poll_ready(T0 + 2 * S)
+    before.add_spans(pending, T0 + 2 * S)  # acknowledged, then the process dies before it is ready
+    storage = FakeStorage(
+        [RecoveredTrace(done[0].trace_id, done), RecoveredTrace("e" * 32, pending)],
+        {done[0].trace_id: {handled.run.run_id: handled.fingerprint}},
+    )
+    after = RunAssembler()
+    assert after.recover(storage, T0 + 10 * S) == 2
+    assert storage.asked_since == T0 + 10 * S - int((60 + 300) * S)
+    assert after.poll_ready(T0 + 11 * S) == []
+    ready = after.poll_ready(T0 + 12 * S)
+    assert [(item.run.trace_id, item.reason) for item in ready] == [("e" * 32, "quiet_period")]
+    assert after.poll_ready(T0 + 100 * S) == []
