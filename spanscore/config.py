@@ -18,7 +18,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from spanscore.collector.config import RunsConfig
 from spanscore.errors import ConfigError
+from spanscore.live import ScoringConfig
+from spanscore.sampling.rules import RuleConfig
 
 ENV_PREFIX = "SPANSCORE_"
 DATA_DIR_NAME = "spanscore-data"
@@ -64,6 +67,8 @@ class HttpReceiverConfig(_Section):
 class CollectorConfig(_Section):
     grpc: GrpcReceiverConfig = GrpcReceiverConfig()
     http: HttpReceiverConfig = HttpReceiverConfig()
+    runs: RunsConfig = RunsConfig()
+    """What an agent run is and when it is ready to score (see docs/conventions.md)."""
     auth_tokens: list[str] = []
     """Bearer tokens accepted on the OTLP receivers; empty means no authentication."""
 
@@ -113,6 +118,11 @@ class ServiceConfig(_Section):
     collector: CollectorConfig = CollectorConfig()
     storage: StorageConfig = StorageConfig()
     api: ApiConfig = ApiConfig()
+    rules: list[RuleConfig] = []
+    """Sampling rules: which runs get which scorers at which rate (see docs/sampling.md)."""
+    scoring: ScoringConfig = ScoringConfig()
+    judge: dict[str, Any] = {}
+    """The default LLM judge (model, api_base, api_key_env, limits); validated by JudgeConfig."""
     log_level: str = Field("INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
     shutdown_timeout_s: float = Field(30.0, gt=0)
     """How long SIGTERM may take to drain buffered spans before the process gives up."""
@@ -140,10 +150,24 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str] 
         config = ServiceConfig.model_validate(document)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, source)) from None
+    if config.judge:
+        _check_judge(config.judge, source)
     if not config.storage.dsn:
         base = Path(path).resolve().parent if path else Path.cwd()
         config.storage.dsn = f"chdb://{(base / DATA_DIR_NAME).as_posix()}"
     return config
+
+
+def _check_judge(judge: dict[str, Any], source: str) -> None:
+    # Imported here: the judge pulls in litellm, which costs seconds that `spanscore query` should not pay.
+    from spanscore.scorers.judge import JudgeConfig
+
+    try:
+        JudgeConfig.model_validate(judge)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, source, prefix=("judge",))) from None
+    except ValueError as exc:
+        raise ConfigError(f"config {source}: {exc}") from None
 
 
 def _overlay_environment(document: dict[str, Any], environ: Mapping[str, str], source: str) -> None:
@@ -165,14 +189,22 @@ def _overlay_environment(document: dict[str, Any], environ: Mapping[str, str], s
             node[keys[-1]] = raw
 
 
-def _describe(exc: ValidationError, source: str) -> str:
+def _location(parts: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def _describe(exc: ValidationError, source: str, prefix: tuple[str, ...] = ()) -> str:
     lines = [f"config {source}: {exc.error_count()} problem(s)"]
     for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"]) or "(top level)"
+        where = _location(prefix + tuple(error["loc"]))
         message = error["msg"].removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
             message = "unknown key (check the spelling against the configuration reference in README)"
         got = error.get("input")
-        suffix = f", got {got!r}" if error["type"] != "extra_forbidden" and not isinstance(got, dict) else ""
+        quiet = error["type"] == "extra_forbidden" or isinstance(got, dict | list) or "got" in message
+        suffix = "" if quiet else f", got {got!r}"
         lines.append(f"  {where}: {message}{suffix}")
     return "\n".join(lines)

@@ -21,6 +21,7 @@ from spanscore.collector.http import HttpReceiver
 from spanscore.collector.ingest import Ingest
 from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.config import ServiceConfig
+from spanscore.live import LiveScoring
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.guard import QueryLimits
 from spanscore.storage.writer import BatchWriter
@@ -56,6 +57,7 @@ class Service:
             flush_interval=storage.flush_interval_s,
             max_pending=storage.max_pending_spans,
         )
+        self.live = self._live_scoring(config)
         self.ingest = Ingest(self.span_writer, self.log_writer)
         tokens = TokenCheck(config.collector.auth_tokens)
         self.grpc = GrpcReceiver(config.collector.grpc, self.ingest, tokens) if config.collector.grpc.enabled else None
@@ -63,9 +65,28 @@ class Service:
         self.api = ApiServer(config.api, self.store, self.metrics) if config.api.enabled else None
         self._stopped = asyncio.Event()
 
+    def _live_scoring(self, config: ServiceConfig) -> LiveScoring | None:
+        if not config.rules:
+            return None
+        if config.judge:
+            from spanscore.scorers.judge import JudgeConfig, set_default_judge_config
+
+            set_default_judge_config(JudgeConfig.model_validate(config.judge))
+        live = LiveScoring(
+            self.store,
+            config.rules,
+            runs=config.collector.runs,
+            scoring=config.scoring,
+            flush_interval=config.storage.flush_interval_s,
+        )
+        self.span_writer.on_stored = live.on_spans_stored
+        self.log_writer.on_stored = live.on_logs_stored
+        return live
+
     def metrics(self) -> dict[str, float]:
         spans = self.span_writer.stats
-        return {
+        live = self.live.metrics() if self.live is not None else {}
+        return live | {
             "spans_received": self.ingest.received_spans,
             "spans_rejected": self.ingest.rejected_spans,
             "spans_stored": spans.stored,
@@ -78,6 +99,8 @@ class Service:
 
     async def start(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.store.open)
+        if self.live is not None:
+            await self.live.start()
         await self.span_writer.start()
         await self.log_writer.start()
         for component in self._listeners():
@@ -95,6 +118,8 @@ class Service:
                 log.exception("listener shutdown failed")
         await self.span_writer.shutdown()
         await self.log_writer.shutdown()
+        if self.live is not None:
+            await self.live.shutdown()
         await asyncio.get_running_loop().run_in_executor(None, self.store.close)
         self._stopped.set()
 

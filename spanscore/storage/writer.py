@@ -65,7 +65,7 @@ class BatchWriter(Generic[T]):
         self._batch_max = batch_max
         self._flush_interval = flush_interval
         self._max_pending = max_pending
-        self._on_stored = on_stored
+        self.on_stored = on_stored
         self._queue: list[_Pending[T]] = []
         self._pending_count = 0
         self._oldest: float = 0.0
@@ -160,9 +160,9 @@ class BatchWriter(Generic[T]):
             for item in batch:
                 if not item.done.done():
                     item.done.set_result(None)
-            if self._on_stored is not None:
+            if self.on_stored is not None:
                 try:
-                    self._on_stored(records)
+                    self.on_stored(records)
                 except Exception:
                     log.exception("on_stored hook failed writer=%s", self.name)
         finally:

@@ -1,0 +1,317 @@
+"""Live scoring: ready runs -> sampling rules -> scoring jobs -> scores and decisions in storage.
+
+Spans reach the run assembler only after they are stored (the span writer's
+``on_stored`` hook), so a run that is scored is always a run that can be read
+back. A poll loop asks the assembler for ready runs, asks the rule engine for
+one decision per rule, writes every decision (the coverage denominator), and
+queues one job per scorer of each sampled rule. When all of a rule's jobs for
+a run have ended, a decision that was ``sampled`` is refined to
+``missing_input`` / ``not_applicable`` / ``failed`` if no scorer produced a
+score. Scores are written with their deterministic id and the inclusion
+probability they were drawn with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from spanscore.collector.config import RunsConfig
+from spanscore.collector.model import LogRecord, SpanRecord
+from spanscore.collector.readiness import ReadyRun, RunAssembler
+from spanscore.errors import ConfigError, RetryableError
+from spanscore.model import Run
+from spanscore.sampling.decisions import Decision, Outcome
+from spanscore.sampling.engine import RuleEngine
+from spanscore.sampling.rules import RuleConfig, SamplingConfig
+from spanscore.scorers.base import Scorer, ScoreResult, Status
+from spanscore.scorers.registry import build
+from spanscore.scorers.workers import ScoringJob, ScoringWorkers
+from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.recovery import StoredSpanSource
+from spanscore.storage.scores import DecisionRow, ScoreRow, score_id
+from spanscore.storage.writer import BatchWriter
+
+log = logging.getLogger(__name__)
+
+
+class ScoringConfig(BaseModel):
+    """The scoring stage: worker pool, retries and how scores are labelled."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+    workers: int = Field(8, ge=1)
+    """Concurrent scoring jobs (LLM judges are limited further by judge.max_concurrency)."""
+    queue_size: int = Field(1000, ge=1)
+    """Jobs waiting for a worker; when full, ready runs wait in the assembler (bounded there)."""
+    max_attempts: int = Field(4, ge=1)
+    """Attempts per job for retryable failures (judge timeouts, 429/5xx)."""
+    code_threads: int = Field(2, ge=1)
+    """Threads that run code scorers off the event loop."""
+    poll_interval_s: float = Field(0.2, gt=0, le=10)
+    """How often the assembler is asked for ready runs."""
+    pass_threshold: float = Field(0.5, ge=0)
+    """Label a score `pass` when at least this (or at most this, for lower-is-better scorers), else `fail`."""
+    recover_window_s: float = Field(3600.0, ge=0)
+    """On start, traces stored this recently are re-read so runs pending at a crash are still scored."""
+
+
+@dataclass(slots=True)
+class _RuleRun:
+    """Bookkeeping for one rule on one run: how many jobs are out and how they ended."""
+
+    decision: Decision
+    ready: ReadyRun
+    outstanding: int
+    statuses: Counter[str] = field(default_factory=Counter)
+
+
+def build_rule_scorers(rules: Sequence[RuleConfig]) -> dict[str, list[Scorer]]:
+    """Build every configured scorer once, at start-up; an unknown scorer or option names its rule."""
+    built: dict[str, list[Scorer]] = {}
+    problems: list[str] = []
+    for index, rule in enumerate(rules):
+        built[rule.name] = []
+        for position, spec in enumerate(rule.scorers):
+            try:
+                built[rule.name].append(build(spec.name, **spec.options))
+            except ConfigError as exc:
+                problems.append(f"rules[{index}].scorers[{position}] ({spec.name}): {exc}")
+    if problems:
+        raise ConfigError("config: " + "; ".join(problems))
+    return built
+
+
+class LiveScoring:
+    def __init__(
+        self,
+        store: ClickHouseStore,
+        rules: Sequence[RuleConfig],
+        *,
+        runs: RunsConfig | None = None,
+        scoring: ScoringConfig | None = None,
+        batch_max: int = 5000,
+        flush_interval: float = 0.05,
+    ) -> None:
+        self.config = scoring or ScoringConfig()
+        self._store = store
+        self.engine = RuleEngine(SamplingConfig(rules=list(rules)))
+        self.assembler = RunAssembler(runs)
+        self.scorers = build_rule_scorers(rules)
+        self.score_writer: BatchWriter[ScoreRow] = BatchWriter(
+            "scores", store.insert_scores, batch_max=batch_max, flush_interval=flush_interval, max_pending=100_000
+        )
+        self.decision_writer: BatchWriter[DecisionRow] = BatchWriter(
+            "decisions", store.insert_decisions, batch_max=batch_max, flush_interval=flush_interval, max_pending=100_000
+        )
+        self.workers = ScoringWorkers(
+            self._on_result,
+            workers=self.config.workers,
+            queue_size=self.config.queue_size,
+            max_attempts=self.config.max_attempts,
+            code_threads=self.config.code_threads,
+        )
+        self._poller: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
+        self.scores_written: Counter[str] = Counter()
+        self.decisions_written: Counter[str] = Counter()
+        self.lost_writes = 0
+
+    # -- intake (called by the span and log writers after a successful insert) -------------------
+
+    def on_spans_stored(self, spans: Sequence[SpanRecord]) -> None:
+        self.assembler.add_spans(spans, time.time_ns())
+
+    def on_logs_stored(self, logs: Sequence[LogRecord]) -> None:
+        self.assembler.add_logs(logs, time.time_ns())
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self.score_writer.start()
+        await self.decision_writer.start()
+        await self.workers.start()
+        if self.config.recover_window_s > 0:
+            since = time.time_ns() - int(self.config.recover_window_s * 1e9)
+            source = StoredSpanSource(self._store)
+            recovered = await asyncio.to_thread(self.assembler.recover, source, since)
+            if recovered:
+                log.info("recovered pending traces from storage count=%d", recovered)
+        self._stopping.clear()
+        self._poller = asyncio.create_task(self._poll_loop(), name="live-scoring-poll")
+
+    async def shutdown(self) -> None:
+        """Stop polling, finish queued jobs, flush scores and decisions; idempotent."""
+        self._stopping.set()
+        if self._poller is not None:
+            await self._poller
+            self._poller = None
+        await self.workers.shutdown()
+        await self.score_writer.shutdown()
+        await self.decision_writer.shutdown()
+
+    async def flush_ready(self) -> int:
+        """Dispatch everything ready now and wait for its scores (tests and backfill use this)."""
+        count = await self._dispatch_ready()
+        await self.workers.drain()
+        return count
+
+    async def _poll_loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                await self._dispatch_ready()
+            except Exception:
+                log.exception("live scoring poll failed")
+            try:
+                await asyncio.wait_for(self._stopping.wait(), self.config.poll_interval_s)
+            except TimeoutError:
+                pass
+
+    async def _dispatch_ready(self) -> int:
+        ready = self.assembler.poll_ready(time.time_ns())
+        for item in ready:
+            await self._dispatch(item)
+        return len(ready)
+
+    async def _dispatch(self, ready: ReadyRun) -> None:
+        decisions = self.engine.decide(ready.run)
+        await self._write_decisions([_decision_row(d, ready) for d in decisions])
+        for decision in decisions:
+            if not decision.sampled:
+                continue
+            scorers = self.scorers.get(decision.rule, [])
+            book = _RuleRun(decision, ready, outstanding=len(scorers))
+            for scorer in scorers:
+                await self.workers.submit(ScoringJob(decision.rule, scorer, ready.run, context=book))
+
+    # -- results ----------------------------------------------------------------------------------
+
+    async def _on_result(self, job: ScoringJob, result: ScoreResult) -> None:
+        book: _RuleRun = job.context
+        row = self._score_row(job.scorer, job.run, book, result)
+        await self._write(self.score_writer, [row])
+        self.scores_written[f"{book.decision.rule}/{result.status.value}"] += 1
+        if result.cost_usd:
+            self.engine.record_spend(book.decision.rule, result.cost_usd)
+        book.statuses[result.status.value] += 1
+        book.outstanding -= 1
+        if book.outstanding == 0:
+            refined = _refine(book)
+            if refined is not None:
+                await self._write_decisions([_decision_row(book.decision, book.ready, refined)])
+
+    def _score_row(self, scorer: Scorer, run: Run, book: _RuleRun, result: ScoreResult) -> ScoreRow:
+        info = scorer.info
+        return ScoreRow(
+            score_id=score_id(book.decision.rule, info.id, info.version, run.trace_id, run.span_id),
+            run_timestamp_ns=run.start_time_ns,
+            trace_id=run.trace_id,
+            span_id=run.span_id,
+            run_id=run.run_id,
+            service_name=run.service_name or "",
+            agent_name=run.agent_name or "",
+            model=run.model or "",
+            session_id=run.session_id or "",
+            user_id=run.user_id or "",
+            rule=book.decision.rule,
+            scorer=info.id,
+            scorer_version=info.version,
+            score=result.score if result.status is Status.OK else None,
+            label=self._label(result, info.higher_is_better),
+            reason=result.reason or "",
+            status=result.status.value,
+            error=result.error or ", ".join(result.missing_fields),
+            sample_rate=book.decision.probability,
+            higher_is_better=info.higher_is_better,
+            judge_model=result.judge_model or "",
+            input_tokens=result.input_tokens,
+            output_tokens=result.output_tokens,
+            cost_usd=result.cost_usd,
+            duration_ms=result.duration_ms,
+            ready_reason=book.ready.reason,
+            run_duration_ms=max(0, run.end_time_ns - run.start_time_ns) / 1e6,
+            run_error=run.error or "",
+            attributes={"run.fingerprint": book.ready.fingerprint},
+        )
+
+    def _label(self, result: ScoreResult, higher_is_better: bool) -> str:
+        if result.status is not Status.OK or result.score is None:
+            return result.status.value
+        threshold = self.config.pass_threshold
+        passed = result.score >= threshold if higher_is_better else result.score <= threshold
+        return "pass" if passed else "fail"
+
+    async def _write_decisions(self, rows: list[DecisionRow]) -> None:
+        await self._write(self.decision_writer, rows)
+        for row in rows:
+            self.decisions_written[row.decision] += 1
+
+    async def _write(self, writer: BatchWriter[ScoreRow] | BatchWriter[DecisionRow], rows: list) -> None:  # type: ignore[type-arg]
+        """Storage hiccups are retried with backoff; a write is given up only after a minute (and counted)."""
+        delay = 0.2
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                await writer.consume(rows)
+                return
+            except RetryableError as exc:
+                if time.monotonic() > deadline:
+                    self.lost_writes += len(rows)
+                    log.error("giving up writing %s rows=%d error=%s", writer.name, len(rows), exc)
+                    return
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    def metrics(self) -> dict[str, float]:
+        out: dict[str, float] = {
+            "scoring_queue_depth": self.workers.depth,
+            "scoring_lost_writes": self.lost_writes,
+            "runs_pending_traces": self.assembler.stats.pending_traces,
+            "runs_evicted_traces": self.assembler.stats.evicted_traces,
+            "runs_ready": self.assembler.stats.runs_ready,
+        }
+        for state, count in self.workers.states.items():
+            out[f"scoring_jobs_{state}"] = count
+        for key, count in self.scores_written.items():
+            rule, status = key.split("/", 1)
+            out[f'scores_written{{rule="{rule}",status="{status}"}}'] = count
+        for decision, count in self.decisions_written.items():
+            out[f'decisions_written{{decision="{decision}"}}'] = count
+        return out
+
+
+def _refine(book: _RuleRun) -> Outcome | None:
+    """A sampled rule-run that produced no score at all is recorded with why."""
+    if book.statuses[Status.OK.value]:
+        return None
+    for status, outcome in (
+        (Status.ERROR.value, Outcome.FAILED),
+        (Status.MISSING_INPUT.value, Outcome.MISSING_INPUT),
+        (Status.NOT_APPLICABLE.value, Outcome.NOT_APPLICABLE),
+    ):
+        if book.statuses[status]:
+            return outcome
+    return None
+
+
+def _decision_row(decision: Decision, ready: ReadyRun, outcome: Outcome | None = None) -> DecisionRow:
+    run = ready.run
+    return DecisionRow(
+        run_timestamp_ns=run.start_time_ns,
+        trace_id=run.trace_id,
+        span_id=run.span_id,
+        run_id=run.run_id,
+        service_name=run.service_name or "",
+        agent_name=run.agent_name or "",
+        rule=decision.rule,
+        decision=(outcome or decision.outcome).value,
+        probability=decision.probability,
+        reason=decision.reason,
+        ready_reason=ready.reason,
+    )

@@ -1,0 +1,135 @@
+"""The live loop end to end: SDK spans in, code-scorer scores out, as rows and as span events."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from spanscore.config import ServiceConfig
+from spanscore.sampling.rules import RuleConfig
+from spanscore.service import Service
+from tests.e2e.otlp_clients import export, grpc_exporter
+
+
+def _messages(role: str, text: str) -> str:
+    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+
+
+def agent_traces(count: int) -> list:  # type: ignore[type-arg]
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "support-bot"}))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("agent")
+    for index in range(count):
+        with tracer.start_as_current_span("invoke_agent triage") as root:
+            root.set_attributes(
+                {
+                    "gen_ai.operation.name": "invoke_agent",
+                    "gen_ai.agent.name": "triage",
+                    "gen_ai.input.messages": _messages("user", f"What is the capital of France? ({index})"),
+                    "gen_ai.output.messages": _messages("assistant", "The capital of France is Paris."),
+                }
+            )
+            with tracer.start_as_current_span("execute_tool search") as tool:
+                tool.set_attributes(
+                    {
+                        "gen_ai.operation.name": "execute_tool",
+                        "gen_ai.tool.name": "search",
+                        "gen_ai.tool.call.arguments": json.dumps({"q": "capital of France"}),
+                        "gen_ai.tool.call.result": "Paris",
+                    }
+                )
+    provider.shutdown()
+    return list(memory.get_finished_spans())
+
+
+async def _wait_for(service: Service, sql: str, expected: int, timeout: float = 30.0) -> int:
+    deadline = time.monotonic() + timeout
+    while True:
+        count = int((await asyncio.to_thread(service.store.internal_query, sql))[0][0])
+        if count >= expected or time.monotonic() > deadline:
+            return count
+        await asyncio.sleep(0.2)
+
+
+async def test_scores_arrive_as_rows_and_events(service_config: ServiceConfig) -> None:
+    service_config.collector.runs = service_config.collector.runs.model_copy(update={"quiet_period_s": 0.3})
+    service_config.scoring.poll_interval_s = 0.05
+    service_config.rules = [
+        RuleConfig.model_validate(
+            {
+                "name": "cheap-checks",
+                "where": {"service.name": "support-bot"},
+                "sample": 1.0,
+                "scorers": ["completeness", {"name": "tool_call_accuracy", "expected_tool": "search"}],
+            }
+        ),
+        RuleConfig.model_validate(
+            {"name": "other-service", "where": {"service.name": "someone-else"}, "scorers": ["completeness"]}
+        ),
+    ]
+    service = Service(service_config)
+    await service.start()
+    try:
+        spans = agent_traces(3)
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+        found = await _wait_for(service, "SELECT count() FROM scores FINAL WHERE Status = 'ok'", 6)
+        assert found == 6
+        rows = await asyncio.to_thread(
+            service.store.internal_query,
+            "SELECT Scorer, Score, SampleRate, TraceId, SpanId, ServiceName, AgentName, Label FROM scores FINAL",
+        )
+        roots = {
+            (f"{s.get_span_context().trace_id:032x}", f"{s.get_span_context().span_id:016x}")
+            for s in spans
+            if s.name.startswith("invoke_agent")
+        }
+        assert {(r[3], r[4]) for r in rows} == roots
+        tool_scores = [r[1] for r in rows if r[0] == "tool_call_accuracy"]
+        assert tool_scores == [1.0, 1.0, 1.0]
+        assert all(r[2] == 1.0 and r[5] == "support-bot" and r[6] == "triage" for r in rows)
+
+        decisions = await asyncio.to_thread(
+            service.store.internal_query,
+            "SELECT Rule, Decision, count() FROM score_decisions FINAL GROUP BY Rule, Decision ORDER BY Rule",
+        )
+        assert decisions == [("cheap-checks", "sampled", 3), ("other-service", "filtered_out", 3)]
+
+        events = await asyncio.to_thread(
+            service.store.internal_query,
+            "SELECT SpanId, Attributes['gen_ai.evaluation.name'], Attributes['gen_ai.evaluation.score.value']"
+            " FROM span_events WHERE EventName = 'gen_ai.evaluation.result'",
+        )
+        assert len(events) == 6
+        assert {e[0] for e in events} == {span_id for _, span_id in roots}
+        assert {e[1] for e in events} == {"completeness", "tool_call_accuracy"}
+    finally:
+        await service.shutdown()
+
+
+async def test_replaying_the_same_traces_never_duplicates_scores(service_config: ServiceConfig) -> None:
+    service_config.collector.runs = service_config.collector.runs.model_copy(update={"quiet_period_s": 0.2})
+    service_config.scoring.poll_interval_s = 0.05
+    service_config.rules = [RuleConfig.model_validate({"name": "r", "scorers": ["completeness"]})]
+    spans = agent_traces(2)
+    for _ in range(2):  # the second service instance replays the same traces into the same database
+        service = Service(service_config)
+        await service.start()
+        try:
+            assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+            assert await _wait_for(service, "SELECT count() FROM scores", 2) >= 2
+        finally:
+            await service.shutdown()
+    service = Service(service_config)
+    await service.start()
+    try:
+        distinct = await asyncio.to_thread(service.store.internal_query, "SELECT count() FROM scores FINAL")
+        assert distinct[0][0] == 2
+    finally:
+        await service.shutdown()
