@@ -49,8 +49,8 @@ def agent_traces(count: int) -> list:  # type: ignore[type-arg]
     return list(memory.get_finished_spans())
 
 
-async def _wait_for(service: Service, sql: str, expected: int, timeout: float = 30.0) -> int:
-    deadline = time.monotonic() + timeout
+async def _wait_for(service: Service, sql: str, expected: int, wait_s: float = 30.0) -> int:
+    deadline = time.monotonic() + wait_s
     while True:
         count = int((await asyncio.to_thread(service.store.internal_query, sql))[0][0])
         if count >= expected or time.monotonic() > deadline:
