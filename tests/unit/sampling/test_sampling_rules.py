@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -96,3 +98,20 @@ def test_every_problem_is_reported_together_including_duplicate_names() -> None:
 def test_prefix_places_the_section_in_a_larger_file() -> None:
     lines = _problems({"rules": [_rule(sample=3)]}, prefix="sampling.")
     assert lines == ["config: sampling.rules[0].sample must be between 0 and 1, got 3.0"]
+
+
+def _yaml_blocks_of_the_docs() -> list[str]:
+    text = (Path(__file__).parents[3] / "docs" / "sampling.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", text, flags=re.DOTALL)
+    return [part for block in blocks for part in block.split("\n\n") if part.strip()]
+
+
+def test_the_yaml_in_the_docs_loads() -> None:
+    blocks = _yaml_blocks_of_the_docs()
+    assert len(blocks) >= 4
+    for block in blocks:
+        raw = yaml.safe_load(block)
+        if "rules" in raw:
+            load_sampling_config(raw)
+        else:
+            load_sampling_config({"rules": [{"name": "docs", "scorers": ["x"], **raw}]})
