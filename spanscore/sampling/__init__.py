@@ -9,7 +9,7 @@ consistent-probability arithmetic; ``budget`` the token bucket and daily budget.
 
 from spanscore.sampling.budget import Clock, DailyBudget, TokenBucket
 from spanscore.sampling.decisions import Decision, Outcome
-from spanscore.sampling.engine import RuleEngine, RunKey, preview_decisions, preview_mapping, preview_run
+from spanscore.sampling.engine import RuleEngine, RunKey, Sampler, preview_decisions, preview_mapping, preview_run
 from spanscore.sampling.filters import MATCH_ALL, Filter, FilterError, parse_filter
 from spanscore.sampling.hashing import TraceIdError, is_sampled, parse_ot_tracestate, threshold_for
 from spanscore.sampling.rules import (
@@ -37,6 +37,7 @@ __all__ = [
     "RuleConfig",
     "RuleEngine",
     "RunKey",
+    "Sampler",
     "SamplingConfig",
     "ScorerSpec",
     "TokenBucket",

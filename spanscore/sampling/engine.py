@@ -16,7 +16,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from spanscore.model import Run
 from spanscore.sampling.budget import Clock, DailyBudget, TokenBucket
@@ -26,6 +26,12 @@ from spanscore.sampling.rules import RuleConfig, SamplingConfig
 from spanscore.sampling.subject import FilterSubject, subject_from_mapping, subject_from_run
 
 logger = logging.getLogger(__name__)
+
+
+class Sampler(Protocol):
+    """The seam the service calls: one decision per configured rule for each ready run."""
+
+    def decide(self, run: Run, *, trace_state: str = "") -> list[Decision]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +152,7 @@ class RuleEngine:
         if budget is not None:
             budget.note_candidate(forced=override is not None)
             if budget.exhausted:
+                logger.debug("sampling budget spent rule=%s run_id=%s", rule.name, key.run_id)
                 return _decision(rule, key, Outcome.OVER_BUDGET, 0.0, f"daily budget of {budget.limit:g} spent")
             probability = budget.effective_probability(rule.sample)
         decision = draw(rule, key, probability, override)
@@ -162,6 +169,7 @@ class RuleEngine:
             return _decision(rule, key, Outcome.DUPLICATE, decision.probability, "already sampled by this rule")
         bucket = self._buckets.get(rule.name)
         if bucket is not None and not bucket.try_take():
+            logger.debug("sampling cap reached rule=%s run_id=%s", rule.name, key.run_id)
             return _decision(
                 rule, key, Outcome.OVER_BUDGET, decision.probability, f"over max_per_minute={rule.max_per_minute}"
             )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from spanscore.errors import ConfigError
@@ -54,7 +54,7 @@ class Filter:
     """A compiled filter; ``source`` is the configured form, kept for display and previews."""
 
     source: Any
-    predicate: Predicate
+    predicate: Predicate = field(compare=False, repr=False)
 
     def matches(self, run: Run) -> bool:
         """Whether a live run passes the filter."""

@@ -8,7 +8,7 @@ from sampling_doubles import FakeClock, random_trace_ids
 
 from spanscore.model import Run
 from spanscore.sampling.decisions import Outcome
-from spanscore.sampling.engine import RuleEngine, preview_mapping, preview_run
+from spanscore.sampling.engine import RuleEngine, Sampler, preview_mapping, preview_run
 from spanscore.sampling.rules import SamplingConfig, load_sampling_config
 
 
@@ -214,3 +214,10 @@ def test_spent_budget_is_over_budget_for_everyone_until_midnight() -> None:
     assert "daily budget of 1000 spent" in decision.reason
     clock.advance(12 * 3600)
     assert engine.decide(second)[0].outcome is Outcome.SAMPLED
+
+
+def test_engine_satisfies_the_sampler_seam_and_configs_compare_by_content() -> None:
+    sampler: Sampler = RuleEngine(UNCAPPED)
+    assert sampler.decide(Run(trace_id="0af7651916cd43dd8448eb211c80319c"))
+    assert _config({"name": "a", "where": {"x": 1}}) == _config({"name": "a", "where": {"x": 1}})
+    assert _config({"name": "a", "where": {"x": 1}}) != _config({"name": "a", "where": {"x": 2}})
