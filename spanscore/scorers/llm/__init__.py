@@ -7,6 +7,6 @@ documents and, where those are silent, @mastra/evals 1.10.2; docs/judge.md
 lists every deliberate difference.
 """
 
-from spanscore.scorers.llm import grounding, opinions
+from spanscore.scorers.llm import alignment, answers, context, grounding, opinions, summarization, tools
 
-__all__ = ["grounding", "opinions"]
+__all__ = ["alignment", "answers", "context", "grounding", "opinions", "summarization", "tools"]

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterator
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
 
-_TESTS = str(Path(__file__).resolve().parents[3])
-if _TESTS not in sys.path:
-    sys.path.insert(0, _TESTS)
-
-from spanscore.scorers.judge import JudgeClient, JudgeConfig  # noqa: E402
-from tests.fakes.fake_openai import FakeJudgeServer  # noqa: E402
+from spanscore.scorers.judge import JudgeClient, JudgeConfig
+from tests.fakes.fake_openai import FakeJudgeServer
 
 
 @pytest.fixture
@@ -36,3 +31,13 @@ def judge_client() -> JudgeClient:
 def judge_config(judge_server: FakeJudgeServer) -> JudgeConfig:
     """A config pointing at the fake server; tests pick the model name to select a script."""
     return JudgeConfig(model="openai/judge", api_base=judge_server.base_url, timeout_s=5.0, backoff_initial_s=0.0)
+
+
+@pytest.fixture
+def judge_options(judge_server: FakeJudgeServer, judge_client: JudgeClient) -> Callable[[str], dict[str, Any]]:
+    """Scorer options that send every judge call of the scorer to ``openai/<model>`` on the fake server."""
+
+    def options(model: str) -> dict[str, Any]:
+        return {"model": f"openai/{model}", "judge": {"api_base": judge_server.base_url}, "client": judge_client}
+
+    return options

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from spanscore.model import Run
 from spanscore.scorers import Status, build
 from spanscore.scorers.llm.grounding import faithfulness_score, hallucination_score
@@ -26,14 +24,6 @@ def test_hallucination_formula_counts_yes_as_hallucinated():
     assert hallucination_score(verdicts("yes", "no", "no", "no")) == 0.25
     assert hallucination_score(verdicts("no", "no")) == 0.0
     assert hallucination_score([]) == 0.0
-
-
-@pytest.fixture
-def judge_options(judge_server, judge_client):
-    def options(model: str) -> dict[str, object]:
-        return {"model": f"openai/{model}", "judge": {"api_base": judge_server.base_url}, "client": judge_client}
-
-    return options
 
 
 COMPANY = Run(

@@ -1,0 +1,292 @@
+"""``answer_relevancy`` and ``answer_similarity``: does the answer address the question / match the expected one?
+
+* answer_relevancy: the judge splits the final answer into statements
+  (preprocess) and rates each against the user's question as "yes" (relevant),
+  "unsure" (partly) or "no"; score = (yes + uncertainty_weight x unsure) /
+  statements x scale, rounded to 2 decimals; no statements -> 0.
+* answer_similarity (a CI scorer: needs ``ground_truth``): the judge splits
+  answer and ground truth into semantic units, then matches every ground-truth
+  unit (exact / semantic / partial / missing) and lists contradictions and
+  extra units. Per match: exact = 1 + exact_match_bonus, semantic =
+  semantic_threshold, partial = semantic_threshold / 2, missing =
+  -missing_penalty; the sum is divided by matches x (1 + bonus), then
+  contradictions x contradiction_penalty and min(extras x extra_info_penalty,
+  0.2) are subtracted; clamped to [0, 1], x scale, rounded. No matches -> 0.
+  Without ground truth the run is ``missing_input`` (``require_ground_truth``,
+  the default) or scores 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from spanscore.scorers.base import Scorer, StepContext, create_scorer
+from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.llm.steps import (
+    JudgeOverride,
+    JudgeStep,
+    delimit,
+    judge_settings,
+    numbered,
+    round2,
+    scale_option,
+)
+from spanscore.scorers.llm.verdicts import Statements, YesNoUnsure
+from spanscore.scorers.registry import register
+
+STATEMENT_INSTRUCTIONS = (
+    "You split an assistant's answer into short statements, each carrying one point, keeping enough wording "
+    "that each stands on its own. Do not judge them."
+)
+RELEVANCY_INSTRUCTIONS = (
+    "You rate how relevant each statement of an answer is to the user's question. 'yes': it directly helps "
+    "answer the question. 'unsure': it is loosely related or only partly helpful. 'no': it is off-topic. "
+    "Relevance only, not correctness. One result per statement, in order, with a one-sentence reason."
+)
+UNITS_INSTRUCTIONS = (
+    "You split two texts, an answer and an expected answer, into semantic units: the smallest self-contained "
+    "facts or points. Keep each unit close to the original wording."
+)
+MATCH_INSTRUCTIONS = (
+    "You compare an answer with the expected answer unit by unit. For every expected unit give the best answer "
+    "unit and a match_type: 'exact' (same content), 'semantic' (same meaning, different words), 'partial' "
+    "(some of it), or 'missing' (absent; output_unit null). List answer units that contradict an expected unit "
+    "under contradictions, and answer units with information the expected answer lacks under extra_in_output."
+)
+
+
+class RelevancyResult(BaseModel):
+    result: YesNoUnsure
+    reason: str = ""
+
+
+class RelevancyResults(BaseModel):
+    results: list[RelevancyResult]
+
+
+class Units(BaseModel):
+    output_units: list[str]
+    ground_truth_units: list[str]
+
+
+class UnitMatch(BaseModel):
+    ground_truth_unit: str
+    output_unit: str | None = None
+    match_type: Literal["exact", "semantic", "partial", "missing"]
+    explanation: str = ""
+
+
+class Contradiction(BaseModel):
+    output_unit: str
+    ground_truth_unit: str
+    explanation: str = ""
+
+
+class SimilarityAnalysis(BaseModel):
+    matches: list[UnitMatch]
+    extra_in_output: list[str] = Field(default_factory=list)
+    contradictions: list[Contradiction] = Field(default_factory=list)
+
+
+def answer_relevancy_score(
+    results: Sequence[Mapping[str, Any]], uncertainty_weight: float = 0.3, scale: float = 1.0
+) -> float:
+    """(yes + uncertainty_weight x unsure) / results x scale, rounded to 2 decimals; 0 without results."""
+    if not results:
+        return 0.0
+    credit = sum(
+        1.0 if r["result"] == "yes" else uncertainty_weight if r["result"] == "unsure" else 0.0 for r in results
+    )
+    return round2(credit / len(results) * scale)
+
+
+def answer_similarity_score(
+    analysis: Mapping[str, Any],
+    *,
+    semantic_threshold: float = 0.8,
+    exact_match_bonus: float = 0.2,
+    missing_penalty: float = 0.15,
+    contradiction_penalty: float = 1.0,
+    extra_info_penalty: float = 0.05,
+    scale: float = 1.0,
+) -> float:
+    """The unit-matching formula of @mastra/evals 1.10.2 (see the module docstring), rounded to 2 decimals."""
+    matches = analysis.get("matches") or []
+    if not matches:
+        return 0.0
+    credit = {
+        "exact": 1.0 + exact_match_bonus,
+        "semantic": semantic_threshold,
+        "partial": semantic_threshold * 0.5,
+        "missing": -missing_penalty,
+    }
+    total = sum(credit[m["match_type"]] for m in matches) / (len(matches) * (1.0 + exact_match_bonus))
+    total -= len(analysis.get("contradictions") or []) * contradiction_penalty
+    total -= min(len(analysis.get("extra_in_output") or []) * extra_info_penalty, 0.2)
+    return round2(min(1.0, max(0.0, total)) * scale)
+
+
+def _unit(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ValueError(f"option {name} must be a non-negative number, got {value!r}")
+    return float(value)
+
+
+@register("answer_relevancy")
+def answer_relevancy(
+    *,
+    model: str | None = None,
+    judge: JudgeOverride = None,
+    step_judges: Mapping[str, JudgeOverride] | None = None,
+    client: JudgeClient | None = None,
+    uncertainty_weight: float = 0.3,
+    scale: float = 1,
+) -> Scorer:
+    """How much of the answer addresses the user's question."""
+    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
+    weight, scale = _unit("uncertainty_weight", uncertainty_weight), scale_option(scale)
+
+    def statements_prompt(step: StepContext) -> str | None:
+        text = step.run.output_text or ""
+        return f"Split this answer into statements.\n\n{delimit('answer', text)}" if text.strip() else None
+
+    def results_prompt(step: StepContext) -> str | None:
+        statements = (step.preprocess_result or {}).get("statements") or []
+        if not statements:
+            return None
+        question = step.run.input_text or ""
+        return f"Rate each statement.\n\n{delimit('question', question)}\n\n{numbered('statements', statements)}"
+
+    def generate_score(step: StepContext) -> float:
+        return answer_relevancy_score((step.analyze_result or {}).get("results") or [], weight, scale)
+
+    def generate_reason(step: StepContext) -> str:
+        results = (step.analyze_result or {}).get("results") or []
+        counts = {label: sum(1 for r in results if r["result"] == label) for label in ("yes", "unsure", "no")}
+        return (
+            f"The score is {step.score}: of {len(results)} statements, {counts['yes']} address the question, "
+            f"{counts['unsure']} partly, {counts['no']} not at all."
+        )
+
+    scorer = create_scorer(
+        "answer_relevancy",
+        description="How much of the answer addresses the user's question.",
+        requires=("input", "output"),
+        kind="llm",
+        options={"uncertainty_weight": weight, "scale": scale, "model": settings.config.model},
+    )
+    preprocess = JudgeStep(
+        scorer_id="answer_relevancy",
+        step="preprocess",
+        settings=settings,
+        instructions=STATEMENT_INSTRUCTIONS,
+        schema=Statements,
+        prompt=statements_prompt,
+        when_empty=lambda _: {"statements": []},
+    )
+    analyze = JudgeStep(
+        scorer_id="answer_relevancy",
+        step="analyze",
+        settings=settings,
+        instructions=RELEVANCY_INSTRUCTIONS,
+        schema=RelevancyResults,
+        prompt=results_prompt,
+        when_empty=lambda _: {"results": []},
+    )
+    return (
+        scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
+    )
+
+
+@register("answer_similarity")
+def answer_similarity(
+    *,
+    model: str | None = None,
+    judge: JudgeOverride = None,
+    step_judges: Mapping[str, JudgeOverride] | None = None,
+    client: JudgeClient | None = None,
+    require_ground_truth: bool = True,
+    semantic_threshold: float = 0.8,
+    exact_match_bonus: float = 0.2,
+    missing_penalty: float = 0.15,
+    contradiction_penalty: float = 1.0,
+    extra_info_penalty: float = 0.05,
+    scale: float = 1,
+) -> Scorer:
+    """How closely the answer matches the expected answer (``ground_truth``), unit by unit."""
+    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
+    weights = {
+        "semantic_threshold": _unit("semantic_threshold", semantic_threshold),
+        "exact_match_bonus": _unit("exact_match_bonus", exact_match_bonus),
+        "missing_penalty": _unit("missing_penalty", missing_penalty),
+        "contradiction_penalty": _unit("contradiction_penalty", contradiction_penalty),
+        "extra_info_penalty": _unit("extra_info_penalty", extra_info_penalty),
+    }
+    scale = scale_option(scale)
+
+    def units_prompt(step: StepContext) -> str | None:
+        truth = step.run.ground_truth
+        if not truth:
+            return None
+        answer = step.run.output_text or ""
+        return f"Split both texts into units.\n\n{delimit('answer', answer)}\n\n{delimit('expected', truth)}"
+
+    def match_prompt(step: StepContext) -> str | None:
+        units = step.preprocess_result or {}
+        if not units.get("ground_truth_units"):
+            return None
+        return (
+            "Match every expected unit.\n\n"
+            f"{numbered('answer_units', units.get('output_units') or [])}\n\n"
+            f"{numbered('expected_units', units['ground_truth_units'])}"
+        )
+
+    def generate_score(step: StepContext) -> float:
+        return answer_similarity_score(step.analyze_result or {}, scale=scale, **weights)
+
+    def generate_reason(step: StepContext) -> str:
+        analysis = step.analyze_result or {}
+        matches = analysis.get("matches") or []
+        kinds = {
+            k: sum(1 for m in matches if m["match_type"] == k) for k in ("exact", "semantic", "partial", "missing")
+        }
+        summary = ", ".join(f"{n} {k}" for k, n in kinds.items() if n) or "no expected units"
+        contradictions = len(analysis.get("contradictions") or [])
+        return f"The score is {step.score}: {summary}; {contradictions} contradiction(s)."
+
+    scorer = create_scorer(
+        "answer_similarity",
+        description="How closely the answer matches the expected answer (ground_truth), unit by unit.",
+        requires=("output", "ground_truth") if require_ground_truth else ("output",),
+        kind="llm",
+        options={
+            **weights,
+            "scale": scale,
+            "require_ground_truth": bool(require_ground_truth),
+            "model": settings.config.model,
+        },
+    )
+    preprocess = JudgeStep(
+        scorer_id="answer_similarity",
+        step="preprocess",
+        settings=settings,
+        instructions=UNITS_INSTRUCTIONS,
+        schema=Units,
+        prompt=units_prompt,
+        when_empty=lambda _: {"output_units": [], "ground_truth_units": []},
+    )
+    analyze = JudgeStep(
+        scorer_id="answer_similarity",
+        step="analyze",
+        settings=settings,
+        instructions=MATCH_INSTRUCTIONS,
+        schema=SimilarityAnalysis,
+        prompt=match_prompt,
+        when_empty=lambda _: {"matches": [], "extra_in_output": [], "contradictions": []},
+    )
+    return (
+        scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
+    )

@@ -1,0 +1,369 @@
+"""The retrieval scorers: ``context_precision``, ``context_relevance`` and ``context_recall``.
+
+Context is the ``context`` option, else the run's retrieved documents, else
+its tool results. A run with no context at all is ``missing_input``.
+
+* context_precision: the judge marks each piece relevant or not for producing
+  the answer; score = mean average precision over the pieces in their
+  retrieved order (precision at each relevant position, averaged over the
+  relevant pieces), x scale; no relevant piece -> 0. [relevant, irrelevant,
+  relevant, irrelevant] gives (1 + 2/3) / 2 = 0.83.
+* context_relevance: the judge grades each piece high / medium / low / none
+  and says whether the answer used it, and lists missing information;
+  score = max(0, mean weight - unused-high penalty - capped missing penalty)
+  x scale. An empty context list scores 1 x scale; no evaluations score 0
+  when something was missing, else 1 (the reference's rules).
+* context_recall: by default (the seed's metric) the judge decides for each
+  piece whether the answer carries its information: recalled / pieces x
+  scale. With ``against="ground_truth"`` (the 1.10.2 scorer) the ground
+  truth is split into claims and each is checked for support in the context:
+  min(1, attributed / claims) x scale. No items -> 0.
+
+All three round to two decimals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from spanscore.scorers.base import MissingInput, Scorer, StepContext, create_scorer
+from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.llm.steps import (
+    JudgeOverride,
+    JudgeSettings,
+    JudgeStep,
+    context_option,
+    delimit,
+    judge_settings,
+    numbered,
+    round2,
+    run_context,
+    scale_option,
+)
+from spanscore.scorers.llm.verdicts import Claims, YesNo
+from spanscore.scorers.registry import register
+
+RELEVANCE_WEIGHTS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
+NO_CONTEXT = "no context: set the context option, or score runs with retrieved documents or tool results"
+
+PRECISION_INSTRUCTIONS = (
+    "You grade retrieved context pieces. For every piece, by its index, answer 'yes' when the piece was useful "
+    "for arriving at the given answer to the question, and 'no' when it was not. One verdict per piece, with a "
+    "one-sentence reason."
+)
+RELEVANCE_INSTRUCTIONS = (
+    "You grade how relevant each retrieved context piece is to the question and whether the answer used it. "
+    "relevance_level: 'high' = directly addresses the question, 'medium' = useful supporting information, "
+    "'low' = only tangentially related, 'none' = unrelated. was_used: true when the answer relies on the "
+    "piece's information. Also list information that was missing from the context but needed for a complete "
+    "answer (missing_context; empty when nothing was missing). One evaluation per piece, by index."
+)
+RECALL_INSTRUCTIONS = (
+    "You check recall: for every context piece, by its index, answer 'yes' when the answer conveys the "
+    "information of that piece (paraphrase counts) and 'no' when it leaves it out. One verdict per piece."
+)
+ATTRIBUTION_INSTRUCTIONS = (
+    "You check attribution: for every claim of the reference answer, in order, answer 'yes' when the context "
+    "pieces contain the information needed to state it and 'no' otherwise."
+)
+GROUND_TRUTH_CLAIMS = (
+    "You split a reference answer into self-contained factual claims, one fact each, with pronouns resolved."
+)
+
+
+class IndexedVerdict(BaseModel):
+    context_index: int = Field(ge=0)
+    verdict: YesNo
+    reason: str = ""
+
+
+class IndexedVerdicts(BaseModel):
+    verdicts: list[IndexedVerdict]
+
+
+class ContextEvaluation(BaseModel):
+    context_index: int = Field(ge=0)
+    relevance_level: Literal["high", "medium", "low", "none"]
+    was_used: bool
+    reasoning: str = ""
+
+
+class RelevanceAnalysis(BaseModel):
+    evaluations: list[ContextEvaluation]
+    missing_context: list[str] = Field(default_factory=list)
+    overall_assessment: str = ""
+
+
+class AttributionVerdict(BaseModel):
+    claim: str = ""
+    verdict: YesNo
+    reason: str = ""
+
+
+class AttributionVerdicts(BaseModel):
+    verdicts: list[AttributionVerdict]
+
+
+def mean_average_precision(relevant: Sequence[bool]) -> float:
+    """MAP of a ranked list of relevance flags: mean of precision@k at each relevant position; 0 if none."""
+    hits, total = 0, 0.0
+    for position, is_relevant in enumerate(relevant, start=1):
+        if is_relevant:
+            hits += 1
+            total += hits / position
+    return total / hits if hits else 0.0
+
+
+def context_precision_score(verdicts: Sequence[Mapping[str, Any]], scale: float = 1.0) -> float:
+    """MAP over the verdicts sorted by ``context_index`` x scale, rounded to 2 decimals."""
+    ordered = sorted(verdicts, key=lambda v: int(v.get("context_index", 0)))
+    return round2(mean_average_precision([v.get("verdict") == "yes" for v in ordered]) * scale)
+
+
+def context_relevance_score(
+    evaluations: Sequence[Mapping[str, Any]],
+    missing_context: Sequence[str] = (),
+    *,
+    unused_high_relevance_penalty: float = 0.1,
+    missing_context_per_item: float = 0.15,
+    max_missing_context_penalty: float = 0.5,
+    scale: float = 1.0,
+) -> float:
+    """The weighted relevance formula of the spec (section 1.7), rounded to 2 decimals."""
+    if not evaluations:
+        return round2((0.0 if missing_context else 1.0) * scale)
+    base = sum(RELEVANCE_WEIGHTS[e["relevance_level"]] for e in evaluations) / len(evaluations)
+    unused_high = sum(1 for e in evaluations if e["relevance_level"] == "high" and not e["was_used"])
+    usage_penalty = unused_high * unused_high_relevance_penalty
+    missing_penalty = min(len(missing_context) * missing_context_per_item, max_missing_context_penalty)
+    return round2(max(0.0, base - usage_penalty - missing_penalty) * scale)
+
+
+def recall_score(verdicts: Sequence[Mapping[str, Any]], scale: float = 1.0) -> float:
+    """Recalled (or attributed) items / items, capped at 1, x scale, rounded to 2 decimals; 0 without items."""
+    if not verdicts:
+        return 0.0
+    return round2(min(1.0, sum(1 for v in verdicts if v.get("verdict") == "yes") / len(verdicts)) * scale)
+
+
+def _documents(context: StepContext, configured: tuple[str, ...] | None) -> list[str]:
+    documents = run_context(context.run, configured)
+    if documents is None:
+        raise MissingInput(["context"], NO_CONTEXT)
+    return documents
+
+
+def _question_answer(context: StepContext) -> str:
+    run = context.run
+    return f"{delimit('question', run.input_text or '')}\n\n{delimit('answer', run.output_text or '')}"
+
+
+def _scorer(scorer_id: str, description: str, requires: tuple[str, ...], options: Mapping[str, Any]) -> Scorer:
+    return create_scorer(scorer_id, description=description, requires=requires, kind="llm", options=options)
+
+
+def _step(
+    scorer_id: str,
+    step: str,
+    settings: JudgeSettings,
+    instructions: str,
+    schema: type[BaseModel],
+    prompt: Any,
+    empty: Any,
+) -> JudgeStep:
+    return JudgeStep(
+        scorer_id=scorer_id,
+        step=step,
+        settings=settings,
+        instructions=instructions,
+        schema=schema,
+        prompt=prompt,
+        when_empty=(lambda _: empty) if empty is not None else None,
+    )
+
+
+@register("context_precision")
+def context_precision(
+    *,
+    model: str | None = None,
+    judge: JudgeOverride = None,
+    step_judges: Mapping[str, JudgeOverride] | None = None,
+    client: JudgeClient | None = None,
+    context: Sequence[str] | None = None,
+    scale: float = 1,
+) -> Scorer:
+    """Mean average precision of the retrieved context for the answer (rewards relevant pieces ranked early)."""
+    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
+    configured, scale = context_option(context), scale_option(scale)
+
+    def prompt(step: StepContext) -> str | None:
+        documents = _documents(step, configured)
+        if not documents:
+            raise MissingInput(["context"], "the context list is empty")
+        return f"Grade every context piece.\n\n{_question_answer(step)}\n\n{numbered('context', documents)}"
+
+    def generate_score(step: StepContext) -> float:
+        return context_precision_score(step.analyze_result["verdicts"], scale)
+
+    def generate_reason(step: StepContext) -> str:
+        verdicts = sorted(step.analyze_result["verdicts"], key=lambda v: v["context_index"])
+        useful = [str(v["context_index"]) for v in verdicts if v["verdict"] == "yes"]
+        where = f"pieces {', '.join(useful)} were useful" if useful else "no piece was useful"
+        return f"The score is {step.score} because {where} out of {len(verdicts)} graded (earlier is better)."
+
+    scorer = _scorer(
+        "context_precision",
+        "Mean average precision of the retrieved context (rewards relevant pieces ranked early).",
+        ("input", "output"),
+        {"scale": scale, "context": list(configured) if configured else None, "model": settings.config.model},
+    )
+    analyze = _step("context_precision", "analyze", settings, PRECISION_INSTRUCTIONS, IndexedVerdicts, prompt, None)
+    return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
+
+
+@register("context_relevance")
+def context_relevance(
+    *,
+    model: str | None = None,
+    judge: JudgeOverride = None,
+    step_judges: Mapping[str, JudgeOverride] | None = None,
+    client: JudgeClient | None = None,
+    context: Sequence[str] | None = None,
+    unused_high_relevance_context: float = 0.1,
+    missing_context_per_item: float = 0.15,
+    max_missing_context_penalty: float = 0.5,
+    scale: float = 1,
+) -> Scorer:
+    """Graded relevance of the retrieved context, penalising unused relevant pieces and missing information."""
+    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
+    configured, scale = context_option(context), scale_option(scale)
+    penalties = {
+        "unused_high_relevance_penalty": _penalty("unused_high_relevance_context", unused_high_relevance_context),
+        "missing_context_per_item": _penalty("missing_context_per_item", missing_context_per_item),
+        "max_missing_context_penalty": _penalty("max_missing_context_penalty", max_missing_context_penalty),
+    }
+
+    def prompt(step: StepContext) -> str | None:
+        documents = _documents(step, configured)
+        if not documents:
+            return None
+        return f"Evaluate every context piece.\n\n{_question_answer(step)}\n\n{numbered('context', documents)}"
+
+    def generate_score(step: StepContext) -> float:
+        result = step.analyze_result
+        if result is None:  # an empty context list: nothing irrelevant was retrieved
+            return round2(1.0 * scale)
+        return context_relevance_score(result["evaluations"], result["missing_context"], scale=scale, **penalties)
+
+    def generate_reason(step: StepContext) -> str:
+        result = step.analyze_result or {"evaluations": [], "missing_context": []}
+        levels = ", ".join(f"{e['context_index']}: {e['relevance_level']}" for e in result["evaluations"])
+        unused = [
+            str(e["context_index"])
+            for e in result["evaluations"]
+            if e["relevance_level"] == "high" and not e["was_used"]
+        ]
+        parts = [f"relevance by piece ({levels or 'none graded'})"]
+        if unused:
+            parts.append(f"highly relevant but unused: {', '.join(unused)}")
+        if result["missing_context"]:
+            parts.append(f"missing: {'; '.join(result['missing_context'][:3])}")
+        return f"The score is {step.score}: " + "; ".join(parts) + "."
+
+    scorer = _scorer(
+        "context_relevance",
+        "Graded relevance and use of the retrieved context, with penalties for unused and missing context.",
+        ("input", "output"),
+        {"scale": scale, **penalties, "model": settings.config.model},
+    )
+    analyze = _step("context_relevance", "analyze", settings, RELEVANCE_INSTRUCTIONS, RelevanceAnalysis, prompt, None)
+    return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
+
+
+def _penalty(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValueError(f"option {name} must be a number between 0 and 1, got {value!r}")
+    return float(value)
+
+
+@register("context_recall")
+def context_recall(
+    *,
+    model: str | None = None,
+    judge: JudgeOverride = None,
+    step_judges: Mapping[str, JudgeOverride] | None = None,
+    client: JudgeClient | None = None,
+    context: Sequence[str] | None = None,
+    against: Literal["output", "ground_truth"] = "output",
+    scale: float = 1,
+) -> Scorer:
+    """Share of the context the answer recalls (or, against the ground truth, of its claims the context backs)."""
+    if against not in ("output", "ground_truth"):
+        raise ValueError(f"option against must be 'output' or 'ground_truth', got {against!r}")
+    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
+    configured, scale = context_option(context), scale_option(scale)
+
+    def generate_score(step: StepContext) -> float:
+        return recall_score((step.analyze_result or {}).get("verdicts") or [], scale)
+
+    def generate_reason(step: StepContext) -> str:
+        verdicts = (step.analyze_result or {}).get("verdicts") or []
+        hits = sum(1 for v in verdicts if v.get("verdict") == "yes")
+        noun = (
+            "context pieces are recalled by the answer"
+            if against == "output"
+            else "ground-truth claims are backed by the context"
+        )
+        return f"The score is {step.score} because {hits} of {len(verdicts)} {noun}."
+
+    options = {"scale": scale, "against": against, "model": settings.config.model}
+    if against == "output":
+
+        def recall_prompt(step: StepContext) -> str | None:
+            documents = _documents(step, configured)
+            if not documents:
+                return None
+            listing = numbered("context", documents)
+            return f"Check which context pieces the answer conveys.\n\n{_question_answer(step)}\n\n{listing}"
+
+        scorer = _scorer("context_recall", "Share of the retrieved context the answer conveys.", ("output",), options)
+        analyze = _step(
+            "context_recall", "analyze", settings, RECALL_INSTRUCTIONS, IndexedVerdicts, recall_prompt, {"verdicts": []}
+        )
+        return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
+
+    def claims_prompt(step: StepContext) -> str | None:
+        _documents(step, configured)
+        truth = step.run.ground_truth or ""
+        return f"List the claims of this reference answer.\n\n{delimit('reference', truth)}" if truth.strip() else None
+
+    def attribution_prompt(step: StepContext) -> str | None:
+        claims = (step.preprocess_result or {}).get("claims") or []
+        if not claims:
+            return None
+        documents = _documents(step, configured)
+        return (
+            f"Check each claim against the context.\n\n{numbered('context', documents)}\n\n{numbered('claims', claims)}"
+        )
+
+    scorer = _scorer(
+        "context_recall", "Share of the ground truth's claims the retrieved context backs.", ("ground_truth",), options
+    )
+    preprocess = _step(
+        "context_recall", "preprocess", settings, GROUND_TRUTH_CLAIMS, Claims, claims_prompt, {"claims": []}
+    )
+    analyze = _step(
+        "context_recall",
+        "analyze",
+        settings,
+        ATTRIBUTION_INSTRUCTIONS,
+        AttributionVerdicts,
+        attribution_prompt,
+        {"verdicts": []},
+    )
+    return (
+        scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
+    )

@@ -1,0 +1,129 @@
+"""``tool_call_accuracy_llm``: were the agent's tool calls the right ones for the request?
+
+Preprocess is code: the tool calls of the run (``Run.all_tool_calls``) with
+their arguments. The judge then rates each call appropriate or not given the
+user's request and the tools that were available, and lists tools that should
+have been called but were not. Score = appropriate calls / evaluated calls,
+rounded to 2 decimals (no scale, like the reference). Without evaluations the
+score is 1 (asking for clarification instead of calling a tool can be right)
+unless the judge names missing tools, then 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from spanscore.scorers.base import Scorer, StepContext, create_scorer
+from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.llm.steps import JudgeOverride, JudgeStep, as_json, delimit, judge_settings, round2
+from spanscore.scorers.registry import register
+
+TOOL_INSTRUCTIONS = (
+    "You audit an agent's tool use. For each tool call, in order, decide whether calling that tool (with those "
+    "arguments) was appropriate for the user's request given the tools available: a tool that merely could help "
+    "but is not what the request needs is not appropriate. If the agent called no tool, that is right when the "
+    "request was unclear and it asked for clarification, or when no tool was needed. List in missing_tools the "
+    "available tools that the request clearly needed but were not called."
+)
+
+
+class ToolEvaluation(BaseModel):
+    tool_called: str
+    was_appropriate: bool
+    reasoning: str = ""
+
+
+class ToolAnalysis(BaseModel):
+    evaluations: list[ToolEvaluation]
+    missing_tools: list[str] = Field(default_factory=list)
+
+
+def tool_call_accuracy_llm_score(evaluations: Sequence[Mapping[str, Any]], missing_tools: Sequence[str] = ()) -> float:
+    """Appropriate / evaluated, rounded to 2 decimals; no evaluations -> 0 if tools were missing, else 1."""
+    if not evaluations:
+        return 0.0 if missing_tools else 1.0
+    return round2(sum(1 for e in evaluations if e["was_appropriate"]) / len(evaluations))
+
+
+def _available(tools: Any) -> tuple[tuple[str, str], ...]:
+    if not tools:
+        raise ValueError("tool_call_accuracy_llm needs the option available_tools: a list of {name, description}")
+    parsed = []
+    for index, tool in enumerate(tools):
+        name = tool.get("name") or tool.get("id") if isinstance(tool, Mapping) else None
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"option available_tools[{index}] needs a name, got {tool!r}")
+        parsed.append((name, str(tool.get("description", ""))))
+    return tuple(parsed)
+
+
+@register("tool_call_accuracy_llm")
+def tool_call_accuracy_llm(
+    *,
+    available_tools: Sequence[Mapping[str, str]],
+    model: str | None = None,
+    judge: JudgeOverride = None,
+    step_judges: Mapping[str, JudgeOverride] | None = None,
+    client: JudgeClient | None = None,
+) -> Scorer:
+    """Share of the agent's tool calls a judge finds appropriate for the request."""
+    tools = _available(available_tools)
+    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
+
+    def preprocess(step: StepContext) -> dict[str, Any]:
+        calls = step.run.all_tool_calls
+        return {
+            "actual_tools": [call.name for call in calls],
+            "has_tool_calls": bool(calls),
+            "tool_call_infos": [
+                {"tool_name": call.name, "tool_call_id": call.id or str(index), "arguments": call.arguments}
+                for index, call in enumerate(calls)
+            ],
+        }
+
+    def prompt(step: StepContext) -> str:
+        infos = step.preprocess_result["tool_call_infos"]
+        listing = "\n".join(f"- {name}: {description}" for name, description in tools)
+        calls = "\n".join(f"[{i}] {info['tool_name']}({as_json(info['arguments'])})" for i, info in enumerate(infos))
+        return (
+            "Evaluate the agent's tool calls.\n\n"
+            f"{delimit('request', step.run.input_text or '')}\n\n{delimit('available_tools', listing)}\n\n"
+            f"{delimit('tool_calls', calls or '(no tool was called)')}\n\n"
+            f"{delimit('answer', step.run.output_text or '')}"
+        )
+
+    def generate_score(step: StepContext) -> float:
+        result = step.analyze_result
+        return tool_call_accuracy_llm_score(result["evaluations"], result["missing_tools"])
+
+    def generate_reason(step: StepContext) -> str:
+        result = step.analyze_result
+        wrong = [e["tool_called"] for e in result["evaluations"] if not e["was_appropriate"]]
+        parts = [f"{len(result['evaluations']) - len(wrong)} of {len(result['evaluations'])} calls appropriate"]
+        if wrong:
+            parts.append(f"inappropriate: {', '.join(wrong)}")
+        if result["missing_tools"]:
+            parts.append(f"missing: {', '.join(result['missing_tools'])}")
+        return f"The score is {step.score}: " + "; ".join(parts) + "."
+
+    scorer = create_scorer(
+        "tool_call_accuracy_llm",
+        description="Share of the agent's tool calls a judge finds appropriate for the request.",
+        requires=("input",),
+        kind="llm",
+        options={"available_tools": [{"name": n, "description": d} for n, d in tools], "model": settings.config.model},
+    )
+    analyze = JudgeStep(
+        scorer_id="tool_call_accuracy_llm",
+        step="analyze",
+        settings=settings,
+        instructions=TOOL_INSTRUCTIONS,
+        schema=ToolAnalysis,
+        prompt=prompt,
+    )
+    return (
+        scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
+    )
