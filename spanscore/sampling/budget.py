@@ -59,7 +59,9 @@ class TokenBucket:
 class DailyBudget:
     """A daily judge budget (dollars or tokens) that scales the sampling rate down to fit.
 
-    The projection: spend so far gives the cost of a scored run, the candidates
+    The projection: spend so far over the runs sampled so far gives the cost
+    of a scored run (runs still being scored make it a slight underestimate
+    for a moment, never an overestimate that would starve the rule), the candidates
     seen since the start of the window give the arrival rate, and the rest of
     the UTC day at that rate must fit in what is left. Forced candidates (the
     rule's ``always`` overrides) are scored at probability 1, so they are
@@ -101,13 +103,17 @@ class DailyBudget:
         else:
             self._sampled_candidates += 1
 
-    def record_spend(self, amount: float, *, scored_runs: int = 1) -> None:
-        """Add the judge cost of ``scored_runs`` scored runs (call once per scored run with its total)."""
-        if amount < 0 or scored_runs < 0:
-            raise ValueError(f"spend and run count must not be negative, got {amount} over {scored_runs} runs")
+    def note_sampled(self) -> None:
+        """Count a run the rule sent to its scorers; spend divided by these is the cost of a run."""
+        self._roll_over(self._clock())
+        self.scored_runs += 1
+
+    def record_spend(self, amount: float) -> None:
+        """Add judge cost as it is reported, in any pieces (per scorer, per call, per run)."""
+        if amount < 0:
+            raise ValueError(f"spend must not be negative, got {amount}")
         self._roll_over(self._clock())
         self.spent += amount
-        self.scored_runs += scored_runs
 
     def effective_probability(self, configured: float) -> float:
         """The sampling probability to use now: the configured one, or lower so the day fits the budget."""

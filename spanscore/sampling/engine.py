@@ -131,11 +131,15 @@ class RuleEngine:
     def decide_subject(self, subject: FilterSubject, key: RunKey) -> list[Decision]:
         return [self._decide_rule(rule, subject, key) for rule in self.config.rules]
 
-    def record_spend(self, rule: str, amount: float, *, scored_runs: int = 1) -> None:
-        """Feed a rule's budget: the dollars or tokens (as the budget is set) one scored run cost."""
-        budget = self._budgets.get(rule)
-        if budget is not None:
-            budget.record_spend(amount, scored_runs=scored_runs)
+    def record_spend(self, rule: str, usd: float = 0.0, *, tokens: int = 0) -> None:
+        """Feed a rule's budget with judge cost, in whatever pieces it is reported (per scorer is fine).
+
+        Both units may be given; the budget takes the one it is set in. Runs
+        are counted by the engine itself when it samples them.
+        """
+        budget, settings = self._budgets.get(rule), self.rules[rule].budget
+        if budget is not None and settings is not None:
+            budget.record_spend(usd if settings.unit == "usd" else float(tokens))
 
     def effective_probability(self, rule: str) -> float:
         """The rate a rule samples at right now (its configured rate unless its budget lowered it)."""
@@ -174,6 +178,9 @@ class RuleEngine:
                 rule, key, Outcome.OVER_BUDGET, decision.probability, f"over max_per_minute={rule.max_per_minute}"
             )
         self._remember(memory_key)
+        budget = self._budgets.get(rule.name)
+        if budget is not None:
+            budget.note_sampled()
         return decision
 
     def _remember(self, memory_key: tuple[str, str]) -> None:

@@ -53,7 +53,12 @@ def _compile_filter(value: Any) -> Filter:
     try:
         return parse_filter(value, path="")
     except FilterError as error:
-        raise PydanticCustomError("filter", "{detail}", {"detail": str(error), "problems": error.problems}) from None
+        # The message reads on from the field's path for formatters that only print ``msg``;
+        # ``describe_validation_error`` uses ``problems`` to give each one its full path.
+        detail = "; ".join(
+            f"{sub_path.lstrip('.')}: {message}" if sub_path else message for sub_path, message in error.problems
+        )
+        raise PydanticCustomError("filter", "{detail}", {"detail": detail, "problems": error.problems}) from None
 
 
 class AlwaysConfig(BaseModel):
@@ -87,6 +92,11 @@ class BudgetConfig(BaseModel):
     @property
     def limit(self) -> float:
         return float(self.daily_usd if self.daily_usd is not None else self.daily_tokens or 0)
+
+    @property
+    def unit(self) -> str:
+        """``usd`` or ``tokens``: what spend reported to this budget is counted in."""
+        return "usd" if self.daily_usd is not None else "tokens"
 
 
 class RuleConfig(BaseModel):

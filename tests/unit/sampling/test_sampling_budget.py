@@ -50,8 +50,10 @@ def _busy_budget(
     budget = DailyBudget(limit, clock=clock)
     for _ in range(candidates):
         budget.note_candidate()
+    for _ in range(scored):
+        budget.note_sampled()
     clock.advance(seconds)
-    budget.record_spend(cost * scored, scored_runs=scored)
+    budget.record_spend(cost * scored)
     return budget
 
 
@@ -60,6 +62,8 @@ def test_budget_keeps_the_configured_rate_until_there_is_spend_to_project_from()
     budget = DailyBudget(10.0, clock=clock)
     for _ in range(10_000):
         budget.note_candidate()
+    for _ in range(100):
+        budget.note_sampled()
     assert budget.effective_probability(0.5) == 0.5
 
 
@@ -88,8 +92,10 @@ def test_forced_candidates_are_paid_for_first() -> None:
     with_forced = DailyBudget(10.0, clock=other_clock)
     for index in range(1_000):
         with_forced.note_candidate(forced=index % 10 == 0)
+    for _ in range(50):
+        with_forced.note_sampled()
     other_clock.advance(600)
-    with_forced.record_spend(2.5, scored_runs=50)
+    with_forced.record_spend(2.5)
     assert with_forced.effective_probability(0.5) < plain.effective_probability(0.5)
 
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sampling_doubles import FakeClock, random_trace_ids
@@ -186,8 +187,15 @@ def test_budget_lowers_the_stored_probability_and_keeps_decisions_nested() -> No
     for run in warmup:
         engine.decide(run)
     clock.advance(600)
-    engine.record_spend("judged", 0.02 * 100, scored_runs=100)
+    sampled_so_far = sum(d.sampled for run in warmup for d in preview_run(config.rules, run))
+    for _ in range(2):  # spend arrives per scorer, in pieces
+        engine.record_spend("judged", 0.001 * sampled_so_far, tokens=10**9)
     lowered = engine.effective_probability("judged")
+    # The engine counted the sampled runs itself: cost per run is 0.002, the day's remainder must fit in 5 - spent.
+    seconds_left = 12 * 3600 - 600
+    expected_rate = (5.0 - 0.002 * sampled_so_far) / 0.002 / (len(warmup) / 600 * seconds_left)
+    assert 0.0 < expected_rate < 0.5
+    assert lowered == pytest.approx(expected_rate, rel=1e-9)
     assert 0.0 < lowered < 0.5
 
     decisions = [engine.decide(run)[0] for run in later]
@@ -208,12 +216,14 @@ def test_spent_budget_is_over_budget_for_everyone_until_midnight() -> None:
     engine = RuleEngine(_config({"name": "judged", "sample": 1.0, "budget": {"daily_tokens": 1000}}), clock=clock)
     first, second = _runs(2, seed=13)
     assert engine.decide(first)[0].outcome is Outcome.SAMPLED
-    engine.record_spend("judged", 1000)
-    decision = engine.decide(second)[0]
+    engine.record_spend("judged", 5.0)  # dollars do not count against a token budget
+    assert engine.decide(second)[0].outcome is Outcome.SAMPLED
+    engine.record_spend("judged", tokens=1000)
+    decision = engine.decide(_runs(3, seed=14)[2])[0]
     assert (decision.outcome, decision.probability) == (Outcome.OVER_BUDGET, 0.0)
     assert "daily budget of 1000 spent" in decision.reason
     clock.advance(12 * 3600)
-    assert engine.decide(second)[0].outcome is Outcome.SAMPLED
+    assert engine.decide(_runs(4, seed=15)[3])[0].outcome is Outcome.SAMPLED
 
 
 def test_engine_satisfies_the_sampler_seam_and_configs_compare_by_content() -> None:
