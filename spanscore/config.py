@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from spanscore.collector.config import RunsConfig
 from spanscore.errors import ConfigError
+from spanscore.forward import ForwardConfig
 from spanscore.live import ScoringConfig
 from spanscore.sampling.rules import RuleConfig
 
@@ -121,6 +122,8 @@ class ServiceConfig(_Section):
     rules: list[RuleConfig] = []
     """Sampling rules: which runs get which scorers at which rate (see docs/sampling.md)."""
     scoring: ScoringConfig = ScoringConfig()
+    forward: ForwardConfig | None = None
+    """Send scores (and optionally the received spans) to another OTLP backend; unset = keep them here only."""
     judge: dict[str, Any] = {}
     """The default LLM judge (model, api_base, api_key_env, limits); validated by JudgeConfig."""
     log_level: str = Field("INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")

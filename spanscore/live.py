@@ -26,11 +26,13 @@ from spanscore.collector.config import RunsConfig
 from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.collector.readiness import ReadyRun, RunAssembler
 from spanscore.errors import ConfigError, RetryableError
+from spanscore.forward import INTERNAL_ATTRIBUTE, ScoreExporter
 from spanscore.model import Run
 from spanscore.sampling.decisions import Decision, Outcome
 from spanscore.sampling.engine import RuleEngine
 from spanscore.sampling.rules import RuleConfig, SamplingConfig
 from spanscore.scorers.base import Scorer, ScoreResult, Status
+from spanscore.scorers.judge_tracing import JUDGE_SPAN_ATTRIBUTE
 from spanscore.scorers.registry import build
 from spanscore.scorers.workers import ScoringJob, ScoringWorkers
 from spanscore.storage.clickhouse import ClickHouseStore
@@ -98,7 +100,9 @@ class LiveScoring:
         scoring: ScoringConfig | None = None,
         batch_max: int = 5000,
         flush_interval: float = 0.05,
+        exporter: ScoreExporter | None = None,
     ) -> None:
+        self._exporter = exporter
         self.config = scoring or ScoringConfig()
         self._store = store
         self.engine = RuleEngine(SamplingConfig(rules=list(rules)))
@@ -122,6 +126,7 @@ class LiveScoring:
         self.scores_written: Counter[str] = Counter()
         self.decisions_written: Counter[str] = Counter()
         self.lost_writes = 0
+        self.internal_runs_skipped = 0
 
     # -- intake (called by the span and log writers after a successful insert) -------------------
 
@@ -155,6 +160,8 @@ class LiveScoring:
         await self.workers.shutdown()
         await self.score_writer.shutdown()
         await self.decision_writer.shutdown()
+        if self._exporter is not None:
+            await asyncio.to_thread(self._exporter.shutdown)
 
     async def flush_ready(self) -> int:
         """Dispatch everything ready now and wait for its scores (tests and backfill use this)."""
@@ -180,6 +187,9 @@ class LiveScoring:
         return len(ready)
 
     async def _dispatch(self, ready: ReadyRun) -> None:
+        if _is_internal(ready.run):
+            self.internal_runs_skipped += 1
+            return
         decisions = self.engine.decide(ready.run)
         await self._write_decisions([_decision_row(d, ready) for d in decisions])
         for decision in decisions:
@@ -197,6 +207,8 @@ class LiveScoring:
         row = self._score_row(job.scorer, job.run, book, result)
         await self._write(self.score_writer, [row])
         self.scores_written[f"{book.decision.rule}/{result.status.value}"] += 1
+        if self._exporter is not None and result.status is Status.OK:
+            self._exporter.export(row)
         if result.cost_usd:
             self.engine.record_spend(book.decision.rule, result.cost_usd)
         book.statuses[result.status.value] += 1
@@ -284,6 +296,12 @@ class LiveScoring:
         for decision, count in self.decisions_written.items():
             out[f'decisions_written{{decision="{decision}"}}'] = count
         return out
+
+
+def _is_internal(run: Run) -> bool:
+    """Runs made of spanscore's own evaluation spans and judge calls are never scored (no loops)."""
+    attributes = run.attributes
+    return attributes.get(INTERNAL_ATTRIBUTE) == "true" or attributes.get(JUDGE_SPAN_ATTRIBUTE) == "true"
 
 
 def _refine(book: _RuleRun) -> Outcome | None:

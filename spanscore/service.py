@@ -21,6 +21,7 @@ from spanscore.collector.http import HttpReceiver
 from spanscore.collector.ingest import Ingest
 from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.config import ServiceConfig
+from spanscore.forward import ScoreExporter, SpanPassThrough
 from spanscore.live import LiveScoring
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.guard import QueryLimits
@@ -58,7 +59,10 @@ class Service:
             max_pending=storage.max_pending_spans,
         )
         self.live = self._live_scoring(config)
-        self.ingest = Ingest(self.span_writer, self.log_writer)
+        self.passthrough = (
+            SpanPassThrough(config.forward) if config.forward is not None and config.forward.spans else None
+        )
+        self.ingest = Ingest(self.span_writer, self.log_writer, self.passthrough)
         tokens = TokenCheck(config.collector.auth_tokens)
         self.grpc = GrpcReceiver(config.collector.grpc, self.ingest, tokens) if config.collector.grpc.enabled else None
         self.http = HttpReceiver(config.collector.http, self.ingest, tokens) if config.collector.http.enabled else None
@@ -72,12 +76,16 @@ class Service:
             from spanscore.scorers.judge import JudgeConfig, set_default_judge_config
 
             set_default_judge_config(JudgeConfig.model_validate(config.judge))
+        exporter = None
+        if config.forward is not None and config.forward.scores != "none":
+            exporter = ScoreExporter(config.forward)
         live = LiveScoring(
             self.store,
             config.rules,
             runs=config.collector.runs,
             scoring=config.scoring,
             flush_interval=config.storage.flush_interval_s,
+            exporter=exporter,
         )
         self.span_writer.on_stored = live.on_spans_stored
         self.log_writer.on_stored = live.on_logs_stored
@@ -103,6 +111,8 @@ class Service:
             await self.live.start()
         await self.span_writer.start()
         await self.log_writer.start()
+        if self.passthrough is not None:
+            await self.passthrough.start()
         for component in self._listeners():
             await component.start()
 
@@ -118,6 +128,8 @@ class Service:
                 log.exception("listener shutdown failed")
         await self.span_writer.shutdown()
         await self.log_writer.shutdown()
+        if self.passthrough is not None:
+            await self.passthrough.shutdown()
         if self.live is not None:
             await self.live.shutdown()
         await asyncio.get_running_loop().run_in_executor(None, self.store.close)

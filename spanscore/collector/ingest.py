@@ -27,7 +27,13 @@ class ExportOutcome:
 
 
 class Ingest:
-    def __init__(self, spans: Consumer[Sequence[SpanRecord]], logs: Consumer[Sequence[LogRecord]]) -> None:
+    def __init__(
+        self,
+        spans: Consumer[Sequence[SpanRecord]],
+        logs: Consumer[Sequence[LogRecord]],
+        passthrough: Consumer[ExportTraceServiceRequest] | None = None,
+    ) -> None:
+        self._passthrough = passthrough
         self._spans = spans
         self._logs = logs
         self.received_spans = 0
@@ -38,6 +44,8 @@ class Ingest:
         self.rejected_spans += decoded.rejected
         await self._spans.consume(decoded.items)
         self.received_spans += len(decoded.items)
+        if self._passthrough is not None:
+            await self._passthrough.consume(request)
         return ExportOutcome(len(decoded.items), decoded.rejected, decoded.error_message)
 
     async def export_logs(self, request: ExportLogsServiceRequest) -> ExportOutcome:
