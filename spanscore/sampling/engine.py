@@ -31,7 +31,7 @@ logger = logging.getLogger(__name__)
 class Sampler(Protocol):
     """The seam the service calls: one decision per configured rule for each ready run."""
 
-    def decide(self, run: Run, *, trace_state: str = "") -> list[Decision]: ...
+    def decide(self, run: Run, *, trace_state: str = "", rescore: bool = False) -> list[Decision]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,16 +120,21 @@ class RuleEngine:
         }
         self._sampled: OrderedDict[tuple[str, str], None] = OrderedDict()
 
-    def decide(self, run: Run, *, trace_state: str = "") -> list[Decision]:
-        """One decision per rule, in rule order, for a live run."""
-        return self.decide_subject(subject_from_run(run), RunKey.of_run(run, trace_state))
+    def decide(self, run: Run, *, trace_state: str = "", rescore: bool = False) -> list[Decision]:
+        """One decision per rule, in rule order, for a live run.
 
-    def decide_mapping(self, row: Mapping[str, Any]) -> list[Decision]:
+        A run already sampled by a rule comes back as ``duplicate``, unless
+        ``rescore`` says the caller hands it in again on purpose (its content
+        changed after a late span); the caps still apply then.
+        """
+        return self.decide_subject(subject_from_run(run), RunKey.of_run(run, trace_state), rescore=rescore)
+
+    def decide_mapping(self, row: Mapping[str, Any], *, rescore: bool = False) -> list[Decision]:
         """One decision per rule for a plain mapping, through the same code as ``decide``."""
-        return self.decide_subject(subject_from_mapping(row), RunKey.of_mapping(row))
+        return self.decide_subject(subject_from_mapping(row), RunKey.of_mapping(row), rescore=rescore)
 
-    def decide_subject(self, subject: FilterSubject, key: RunKey) -> list[Decision]:
-        return [self._decide_rule(rule, subject, key) for rule in self.config.rules]
+    def decide_subject(self, subject: FilterSubject, key: RunKey, *, rescore: bool = False) -> list[Decision]:
+        return [self._decide_rule(rule, subject, key, rescore) for rule in self.config.rules]
 
     def record_spend(self, rule: str, usd: float = 0.0, *, tokens: int = 0) -> None:
         """Feed a rule's budget with judge cost, in whatever pieces it is reported (per scorer is fine).
@@ -147,7 +152,7 @@ class RuleEngine:
         budget = self._budgets.get(rule)
         return configured if budget is None else budget.effective_probability(configured)
 
-    def _decide_rule(self, rule: RuleConfig, subject: FilterSubject, key: RunKey) -> Decision:
+    def _decide_rule(self, rule: RuleConfig, subject: FilterSubject, key: RunKey, rescore: bool) -> Decision:
         if not rule.where.matches_subject(subject):
             return _decision(rule, key, Outcome.FILTERED_OUT, 0.0, "did not match where")
         override = override_reason(rule, subject)
@@ -164,11 +169,11 @@ class RuleEngine:
             decision = replace(decision, reason=f"{decision.reason} (budget lowered the rate from {rule.sample:g})")
         if decision.outcome is not Outcome.SAMPLED:
             return decision
-        return self._apply_caps(rule, key, decision)
+        return self._apply_caps(rule, key, decision, rescore)
 
-    def _apply_caps(self, rule: RuleConfig, key: RunKey, decision: Decision) -> Decision:
+    def _apply_caps(self, rule: RuleConfig, key: RunKey, decision: Decision, rescore: bool) -> Decision:
         memory_key = (rule.name, key.run_id)
-        if memory_key in self._sampled:
+        if memory_key in self._sampled and not rescore:
             self._sampled.move_to_end(memory_key)
             return _decision(rule, key, Outcome.DUPLICATE, decision.probability, "already sampled by this rule")
         bucket = self._buckets.get(rule.name)

@@ -162,6 +162,16 @@ def test_a_run_seen_again_is_a_duplicate_and_takes_no_token() -> None:
     assert engine.decide(first)[0].outcome is Outcome.SAMPLED
     assert engine.decide(first)[0].outcome is Outcome.DUPLICATE
     assert engine.decide(second)[0].outcome is Outcome.SAMPLED
+    # A deliberate rescore is let through, but the bucket (two a minute, both taken) still applies.
+    assert engine.decide(first, rescore=True)[0].outcome is Outcome.OVER_BUDGET
+
+
+def test_a_rescore_after_a_late_span_is_sampled_again() -> None:
+    engine = RuleEngine(_config({"name": "all", "sample": 1.0}))
+    run = _runs(1, seed=16)[0]
+    assert engine.decide(run)[0].outcome is Outcome.SAMPLED
+    assert engine.decide(run, rescore=True)[0].outcome is Outcome.SAMPLED
+    assert engine.decide(run)[0].outcome is Outcome.DUPLICATE
 
 
 def test_duplicate_memory_is_bounded() -> None:
