@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from spanscore.model import Run
 from spanscore.sampling.budget import Clock, DailyBudget, TokenBucket
 from spanscore.sampling.decisions import Decision, Outcome
-from spanscore.sampling.hashing import TraceIdError, probability_of, randomness_for, threshold_for
+from spanscore.sampling.hashing import TraceIdError, randomness_for, threshold_for
 from spanscore.sampling.rules import RuleConfig, SamplingConfig
 from spanscore.sampling.subject import FilterSubject, subject_from_mapping, subject_from_run
 
@@ -66,18 +66,21 @@ def override_reason(rule: RuleConfig, subject: FilterSubject) -> str | None:
 
 
 def draw(rule: RuleConfig, key: RunKey, probability: float, override: str | None) -> Decision:
-    """The consistent-hash part of a decision: ``sampled``, ``sampled_out`` or ``failed`` (bad trace id)."""
+    """The consistent-hash part of a decision: ``sampled``, ``sampled_out`` or ``failed`` (bad trace id).
+
+    The decision carries ``probability`` as configured (or as the budget
+    lowered it), not its 56-bit quantized form: they differ by less than
+    2**-56, and ``0.01`` reads better in SQL than ``0.009999999999999995``.
+    """
     if override is not None:
         return _decision(rule, key, Outcome.SAMPLED, 1.0, override)
-    threshold = threshold_for(probability)
     try:
         randomness = randomness_for(key.trace_id, salt=rule.salt, trace_state=key.trace_state)
     except TraceIdError as error:
         return _decision(rule, key, Outcome.FAILED, probability, f"cannot sample: {error}")
-    quantized = probability_of(threshold)
-    if randomness >= threshold:
-        return _decision(rule, key, Outcome.SAMPLED, quantized, f"in the {quantized:.6g} sample")
-    return _decision(rule, key, Outcome.SAMPLED_OUT, quantized, f"outside the {quantized:.6g} sample")
+    if randomness >= threshold_for(probability):
+        return _decision(rule, key, Outcome.SAMPLED, probability, f"in the {probability:.6g} sample")
+    return _decision(rule, key, Outcome.SAMPLED_OUT, probability, f"outside the {probability:.6g} sample")
 
 
 def preview_decisions(rules: Sequence[RuleConfig], subject: FilterSubject, key: RunKey) -> list[Decision]:

@@ -178,11 +178,11 @@ def _compile_operator(
     if isinstance(bound, bool) or not isinstance(bound, int | float):
         problems.append((path, f"expected a number, got {_describe(bound)}"))
         return None
-    compare = _COMPARISONS[operator]
+    compare, limit = _COMPARISONS[operator], float(bound)
 
     def numeric(actual: FieldValue) -> bool:
         number = as_number(actual)
-        return number is not None and compare(number, float(bound))
+        return number is not None and compare(number, limit)
 
     return numeric
 

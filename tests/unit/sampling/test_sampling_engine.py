@@ -241,3 +241,10 @@ def test_engine_satisfies_the_sampler_seam_and_configs_compare_by_content() -> N
     assert sampler.decide(Run(trace_id="0af7651916cd43dd8448eb211c80319c"))
     assert _config({"name": "a", "where": {"x": 1}}) == _config({"name": "a", "where": {"x": 1}})
     assert _config({"name": "a", "where": {"x": 1}}) != _config({"name": "a", "where": {"x": 2}})
+
+
+def test_the_stored_probability_is_the_configured_one() -> None:
+    engine = RuleEngine(_config({"name": "one-percent", "sample": 0.01}))
+    decisions = [engine.decide(run)[0] for run in _runs(200, seed=17)]
+    assert {d.probability for d in decisions} == {0.01}
+    assert {d.outcome for d in decisions} == {Outcome.SAMPLED, Outcome.SAMPLED_OUT}
