@@ -60,8 +60,8 @@ class ScoringConfig(BaseModel):
     """How often the assembler is asked for ready runs."""
     pass_threshold: float = Field(0.5, ge=0)
     """Label a score `pass` when at least this (or at most this, for lower-is-better scorers), else `fail`."""
-    recover_window_s: float = Field(3600.0, ge=0)
-    """On start, traces stored this recently are re-read so runs pending at a crash are still scored."""
+    recover_on_start: bool = True
+    """Re-read recent traces on start (max_wait + late_span_window) so runs pending at a crash are still scored."""
 
 
 @dataclass(slots=True)
@@ -142,10 +142,9 @@ class LiveScoring:
         await self.score_writer.start()
         await self.decision_writer.start()
         await self.workers.start()
-        if self.config.recover_window_s > 0:
-            since = time.time_ns() - int(self.config.recover_window_s * 1e9)
+        if self.config.recover_on_start:
             source = StoredSpanSource(self._store)
-            recovered = await asyncio.to_thread(self.assembler.recover, source, since)
+            recovered = await asyncio.to_thread(self.assembler.recover, source, time.time_ns())
             if recovered:
                 log.info("recovered pending traces from storage count=%d", recovered)
         self._stopping.clear()

@@ -133,3 +133,24 @@ async def test_replaying_the_same_traces_never_duplicates_scores(service_config:
         assert distinct[0][0] == 2
     finally:
         await service.shutdown()
+
+
+async def test_runs_pending_at_shutdown_are_scored_after_restart(service_config: ServiceConfig) -> None:
+    service_config.collector.runs = service_config.collector.runs.model_copy(update={"quiet_period_s": 0.5})
+    service_config.scoring.poll_interval_s = 0.05
+    service_config.rules = [RuleConfig.model_validate({"name": "r", "scorers": ["completeness"]})]
+    first = Service(service_config)
+    await first.start()
+    try:
+        assert await asyncio.to_thread(export, grpc_exporter(first.grpc.port), agent_traces(2)) == "SUCCESS"
+        # well inside the quiet period: nothing is ready yet when the service stops
+        assert int((await asyncio.to_thread(first.store.internal_query, "SELECT count() FROM scores"))[0][0]) == 0
+    finally:
+        await first.shutdown()
+
+    second = Service(service_config)
+    await second.start()
+    try:
+        assert await _wait_for(second, "SELECT count() FROM scores FINAL", 2) == 2
+    finally:
+        await second.shutdown()
