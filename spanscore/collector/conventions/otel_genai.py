@@ -23,6 +23,7 @@ from spanscore.collector.conventions.parsing import (
     load_json,
     non_empty,
     openai_tool_calls,
+    provider_name,
     role_of,
     split_system,
     text_of,
@@ -88,7 +89,7 @@ def _from_attributes(attributes: Mapping[str, str], where: str) -> SpanFacts:
     for key in ("gen_ai.request.model", "gen_ai.response.model"):
         facts.put("model", non_empty(get(key)), source + key)
     for key in ("gen_ai.provider.name", "gen_ai.system"):
-        facts.put("provider", non_empty(get(key)), source + key)
+        facts.put("provider", provider_name(get(key)), source + key)
     facts.put("session_id", non_empty(get("gen_ai.conversation.id")), source + "gen_ai.conversation.id")
     for key in ("user.id", "enduser.id"):
         facts.put("user_id", non_empty(get(key)), source + key)

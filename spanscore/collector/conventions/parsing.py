@@ -57,6 +57,19 @@ def non_empty(text: str | None) -> str | None:
     return text if text else None
 
 
+_API_SUFFIXES = (".chat", ".responses", ".completion", ".embedding", ".image")
+
+
+def provider_name(value: str | None) -> str | None:
+    """A provider name without the API suffix the AI SDK appends (``openai.chat`` -> ``openai``)."""
+    if not value:
+        return None
+    for suffix in _API_SUFFIXES:
+        if value.endswith(suffix):
+            return value[: -len(suffix)]
+    return value
+
+
 def arguments_of(value: Any) -> Mapping[str, Any] | str | None:
     """Tool arguments as a mapping when they are a JSON object, else as text."""
     if value is None:

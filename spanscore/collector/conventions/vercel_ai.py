@@ -24,6 +24,7 @@ from spanscore.collector.conventions.parsing import (
     load_json,
     non_empty,
     openai_tool_calls,
+    provider_name,
     role_of,
     split_system,
     text_of,
@@ -51,7 +52,7 @@ def extract(span: SpanRecord) -> SpanFacts:
     _prompt(facts, attributes)
     _response(facts, attributes)
     facts.put("model", non_empty(get("ai.model.id")), f"{DIALECT}:ai.model.id")
-    facts.put("provider", _provider(get("ai.model.provider")), f"{DIALECT}:ai.model.provider")
+    facts.put("provider", provider_name(get("ai.model.provider")), f"{DIALECT}:ai.model.provider")
     for key in ("ai.usage.inputTokens", "ai.usage.promptTokens"):
         facts.put("input_tokens", as_int(get(key)), f"{DIALECT}:{key}")
     for key in ("ai.usage.outputTokens", "ai.usage.completionTokens"):
@@ -60,12 +61,8 @@ def extract(span: SpanRecord) -> SpanFacts:
         for key in keys:
             facts.put(field, non_empty(get(_METADATA + key)), f"{DIALECT}:{_METADATA}{key}")
     facts.put("agent_name", non_empty(get(_METADATA + "agentName")), f"{DIALECT}:{_METADATA}agentName")
+    facts.put("agent_name", non_empty(get("ai.telemetry.functionId")), f"{DIALECT}:ai.telemetry.functionId")
     return facts
-
-
-def _provider(value: str | None) -> str | None:
-    """``openai.chat`` / ``openai.responses`` name the provider before the dot."""
-    return value.split(".", 1)[0] if value else None
 
 
 def _prompt(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
