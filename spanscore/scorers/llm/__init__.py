@@ -7,6 +7,18 @@ documents and, where those are silent, @mastra/evals 1.10.2; docs/judge.md
 lists every deliberate difference.
 """
 
-from spanscore.scorers.llm import alignment, answers, context, grounding, opinions, summarization, tools
+from spanscore.scorers.llm import alignment, answers, context, custom, grounding, opinions, summarization, tools
+from spanscore.scorers.llm.custom import LLMStep, create_llm_scorer
 
-__all__ = ["alignment", "answers", "context", "grounding", "opinions", "summarization", "tools"]
+__all__ = [
+    "LLMStep",
+    "alignment",
+    "answers",
+    "context",
+    "create_llm_scorer",
+    "custom",
+    "grounding",
+    "opinions",
+    "summarization",
+    "tools",
+]

@@ -84,6 +84,7 @@ class JudgeStep:
         schema: type[BaseModel],
         prompt: PromptBuilder,
         when_empty: Callable[[StepContext], Any] | None = None,
+        transform: Callable[[Any], Any] | None = None,
     ) -> None:
         self.scorer_id = scorer_id
         self.step = step
@@ -92,6 +93,7 @@ class JudgeStep:
         self.schema = schema
         self.prompt = prompt
         self.when_empty = when_empty
+        self.transform = transform
 
     async def __call__(self, context: StepContext) -> Any:
         prompt = self.prompt(context)
@@ -118,8 +120,9 @@ class JudgeStep:
                 cost_usd=spend.cost_usd,
             )
             raise
+        value = answer.value.model_dump(mode="json")
         return StepOutput(
-            value=answer.value.model_dump(mode="json"),
+            value=self.transform(value) if self.transform is not None else value,
             prompt=prompt,
             judge_model=answer.model,
             input_tokens=answer.spend.input_tokens,

@@ -1,0 +1,170 @@
+"""Custom judge scorers from Python and from config-style options."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+
+from spanscore.errors import ConfigError
+from spanscore.model import Run
+from spanscore.scorers import Status, build
+from spanscore.scorers.llm import LLMStep, create_llm_scorer
+from spanscore.scorers.llm.custom import schema_model
+from tests.fakes.fake_openai import Reply
+
+
+class Politeness(BaseModel):
+    polite: bool
+    reason: str
+
+
+RUN = Run(input="Where is my order?", output="Sorry for the wait! It ships tomorrow.")
+
+
+async def test_python_scorer_with_function_prompt_and_score(judge_server, judge_options):
+    judge_server.script("custom", Reply.json({"polite": True, "reason": "apologises"}))
+    options = judge_options("custom")
+    scorer = create_llm_scorer(
+        "politeness",
+        instructions="You rate customer-service answers.",
+        analyze=LLMStep(prompt=lambda step: f"Is this polite? {step.run.output_text}", schema=Politeness),
+        score=lambda step: 1.0 if step.analyze_result["polite"] else 0.0,
+        model=options["model"],
+        judge=options["judge"],
+        client=options["client"],
+    )
+    result = await scorer.arun(RUN)
+    assert result.status is Status.OK and result.score == 1.0
+    assert judge_server.requests[0]["messages"][0]["content"].startswith("You rate customer-service answers.")
+
+
+CONFIG = {
+    "id": "helpfulness",
+    "instructions": "You judge helpfulness of support answers.",
+    "extract": {
+        "prompt": "List the promises made in {output}",
+        "schema": {
+            "type": "object",
+            "properties": {"promises": {"type": "array", "items": {"type": "string"}}},
+            "required": ["promises"],
+        },
+    },
+    "analyze": {
+        "prompt": 'Question: {input}\nPromises: {extract}\nRate each promise. Keep JSON like {"a": 1} intact.',
+        "schema": {
+            "type": "object",
+            "properties": {
+                "ratings": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"promise": {"type": "string"}, "verdict": {"enum": ["kept", "vague"]}},
+                        "required": ["promise", "verdict"],
+                    },
+                }
+            },
+            "required": ["ratings"],
+        },
+    },
+    "reason": {"prompt": "Explain a score of {score} given {analysis}."},
+    "score": {"fraction": {"items": "ratings", "field": "verdict", "equals": "kept"}, "scale": 10},
+}
+
+
+async def test_config_scorer_runs_all_three_judge_steps(judge_server, judge_options):
+    judge_server.script(
+        "custom",
+        Reply.json({"promises": ["ships tomorrow", "sorry"]}),
+        Reply.json(
+            {"ratings": [{"promise": "ships tomorrow", "verdict": "kept"}, {"promise": "sorry", "verdict": "vague"}]}
+        ),
+        Reply.json({"reason": "Half the promises are concrete."}),
+    )
+    scorer = build("llm_judge", **CONFIG, **judge_options("custom"))
+    assert scorer.id == "helpfulness"
+    result = await scorer.arun(RUN)
+    assert result.status is Status.OK, result.error
+    assert result.score == 5.0
+    assert result.reason == "Half the promises are concrete."
+    analyze_prompt = judge_server.requests[1]["messages"][1]["content"]
+    assert '"ships tomorrow"' in analyze_prompt and '{"a": 1}' in analyze_prompt
+    assert "<<<BEGIN input>>>" in analyze_prompt
+    assert "5.0" in judge_server.requests[2]["messages"][1]["content"]
+    assert result.input_tokens == 150
+
+
+async def test_config_scorer_answer_outside_the_enum_is_an_error(judge_server, judge_options):
+    judge_server.script(
+        "custom",
+        Reply.json({"promises": []}),
+        Reply.json({"ratings": [{"promise": "x", "verdict": "great"}]}),
+        Reply.json({"ratings": [{"promise": "x", "verdict": "great"}]}),
+    )
+    result = await build("llm_judge", **CONFIG, **judge_options("custom")).arun(RUN)
+    assert result.status is Status.ERROR and result.failed_step == "analyze"
+
+
+async def test_step_judge_override_and_field_rule(judge_server, judge_options):
+    config = {
+        "id": "rating",
+        "instructions": "Rate.",
+        "analyze": {
+            "prompt": "Rate {output}",
+            "schema": {"type": "object", "properties": {"score": {"type": "number"}}, "required": ["score"]},
+            "judge": {"model": "openai/other"},
+        },
+        "score": {"field": "score", "scale": 0.2},
+    }
+    judge_server.script("other", Reply.json({"score": 4}))
+    result = await build("llm_judge", **config, **judge_options("custom")).arun(RUN)
+    assert result.score == pytest.approx(0.8)
+    assert judge_server.requests[0]["model"] == "other"
+
+
+def test_score_function_by_import_path():
+    scorer = build(
+        "llm_judge",
+        id="p",
+        instructions="i",
+        analyze={"prompt": "{output}", "schema": {"type": "object", "properties": {}}},
+        score="math:fabs",
+    )
+    assert scorer.id == "p" and scorer.info.kind == "llm"
+
+
+def test_bad_custom_definitions_are_named():
+    base = {"id": "c", "instructions": "i", "score": {"field": "x"}}
+    with pytest.raises(ConfigError, match="schema"):
+        build("llm_judge", **base, analyze={"prompt": "p"})
+    with pytest.raises(ConfigError, match="exactly one"):
+        build(
+            "llm_judge",
+            **{**base, "score": {"mean": {}, "field": "x"}},
+            analyze={"prompt": "p", "schema": {"type": "object"}},
+        )
+    with pytest.raises(ConfigError, match="cannot load"):
+        build(
+            "llm_judge", **{**base, "score": "nowhere:nothing"}, analyze={"prompt": "p", "schema": {"type": "object"}}
+        )
+    with pytest.raises(ConfigError, match="instructions"):
+        build("llm_judge", **{**base, "instructions": " "}, analyze={"prompt": "p", "schema": {"type": "object"}})
+
+
+def test_schema_model_validates_like_the_json_schema():
+    model = schema_model(
+        "m",
+        {
+            "type": "object",
+            "properties": {
+                "label": {"enum": ["a", "b"]},
+                "note": {"type": ["string", "null"]},
+                "n": {"type": "integer"},
+            },
+            "required": ["label", "n"],
+        },
+    )
+    assert model.model_validate({"label": "a", "n": 1}).model_dump() == {"label": "a", "note": None, "n": 1}
+    with pytest.raises(ValueError):
+        model.model_validate({"label": "c", "n": 1})
+    with pytest.raises(ValueError):
+        model.model_validate({"label": "a"})
