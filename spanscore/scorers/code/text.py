@@ -1,0 +1,59 @@
+"""Text helpers shared by the code scorers, matching JavaScript string semantics.
+
+The reference scorers (@mastra/evals) run on JavaScript strings: lengths and
+indices count UTF-16 code units and the regex whitespace class is ECMAScript's.
+To reproduce their numbers on emoji and other astral characters, text is
+turned into its UTF-16 form (surrogate pairs as two characters) before any
+length-sensitive comparison, and whitespace uses the ECMAScript class.
+"""
+
+from __future__ import annotations
+
+import re
+
+from spanscore.model import Message, Run
+
+JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+"""The characters ECMAScript's whitespace escape matches (a regex character-class body)."""
+
+WHITESPACE_RUN = re.compile(f"[{JS_WHITESPACE}]+")
+_TRIM = re.compile(f"^[{JS_WHITESPACE}]+|[{JS_WHITESPACE}]+$")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def js_trim(text: str) -> str:
+    """``String.prototype.trim``: strip ECMAScript whitespace only."""
+    return _TRIM.sub("", text)
+
+
+def collapse_whitespace(text: str) -> str:
+    """Every whitespace run becomes one space and the ends are trimmed, as the reference does."""
+    return js_trim(WHITESPACE_RUN.sub(" ", text))
+
+
+def utf16(text: str) -> str:
+    """``text`` with astral characters split into surrogate pairs, so ``len`` counts UTF-16 units."""
+    if not _ASTRAL.search(text):
+        return text
+    return _ASTRAL.sub(_surrogates, text)
+
+
+def _surrogates(match: re.Match[str]) -> str:
+    code = ord(match.group()) - 0x10000
+    return chr(0xD800 + (code >> 10)) + chr(0xDC00 + (code & 0x3FF))
+
+
+def _joined(messages: tuple[Message, ...] | None) -> str:
+    if not messages:
+        return ""
+    return ", ".join(m.content for m in messages if m.role not in ("system", "tool"))
+
+
+def input_text(run: Run) -> str:
+    """The input side as the reference scorers read it: every input message's text joined with ``", "``."""
+    return _joined(run.input)
+
+
+def output_text(run: Run) -> str:
+    """The output side likewise: every output message's text joined with ``", "`` (tool messages excluded)."""
+    return _joined(run.output)
