@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
@@ -18,7 +18,7 @@ from spanscore.collector.auth import TokenCheck
 from spanscore.collector.http import _ssl
 from spanscore.collector.status import classify
 from spanscore.config import ApiConfig
-from spanscore.errors import PermanentError
+from spanscore.errors import ConfigError, PermanentError
 from spanscore.storage.clickhouse import QUERY_FORMATS, ClickHouseStore
 
 log = logging.getLogger(__name__)
@@ -33,8 +33,17 @@ CONTENT_TYPES = {
 MetricsFn = Callable[[], dict[str, float]]
 
 
+class Operations(Protocol):
+    async def preview(self, rule_name: str, since: str) -> dict[str, Any]: ...
+
+    async def backfill(self, rule_name: str, since: str) -> dict[str, Any]: ...
+
+
 class ApiServer:
-    def __init__(self, config: ApiConfig, store: ClickHouseStore, metrics: MetricsFn) -> None:
+    def __init__(
+        self, config: ApiConfig, store: ClickHouseStore, metrics: MetricsFn, operations: Operations | None = None
+    ) -> None:
+        self._operations = operations
         self._config = config
         self._store = store
         self._metrics = metrics
@@ -48,7 +57,35 @@ class ApiServer:
         app.router.add_get("/metrics", self._prometheus)
         app.router.add_get("/api/v1/status", self._status)
         app.router.add_route("*", "/api/v1/query", self._query)
+        app.router.add_post("/api/v1/rules/preview", self._preview)
+        app.router.add_post("/api/v1/backfill", self._backfill)
         return app
+
+    async def _preview(self, request: web.Request) -> web.Response:
+        return await self._operation(request, "preview")
+
+    async def _backfill(self, request: web.Request) -> web.Response:
+        return await self._operation(request, "backfill")
+
+    async def _operation(self, request: web.Request, name: str) -> web.Response:
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+            if self._operations is None:
+                raise PermanentError("this service has no operations configured")
+            try:
+                body = json.loads(await request.read() or b"{}")
+            except json.JSONDecodeError as exc:
+                raise PermanentError(f"request body is not valid JSON: {exc}") from None
+            if not isinstance(body, dict) or not isinstance(body.get("rule"), str):
+                raise PermanentError('request body must be {"rule": "NAME", "since": "24h"}')
+            since = str(body.get("since", "24h"))
+            method = self._operations.preview if name == "preview" else self._operations.backfill
+            result = await method(body["rule"], since)
+        except ConfigError as exc:
+            return web.json_response({"error": str(exc)}, status=400)
+        except Exception as exc:
+            return _error_response(exc)
+        return web.json_response(result)
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok", "database": self._store.database})

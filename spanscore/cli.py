@@ -37,6 +37,26 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("sql", help="one SELECT/SHOW/DESCRIBE/EXPLAIN statement")
 
     commands.add_parser("score", help="score runs offline from JSONL or an OTLP JSON export", add_help=False)
+
+    status = commands.add_parser("status", help="queue depth, jobs by state, scores and decisions so far")
+    status.add_argument("-c", "--config", help="YAML configuration file")
+    status.add_argument("--format", choices=["table", "json"], default="table")
+
+    rules = commands.add_parser("rules", help="inspect sampling rules")
+    rules_commands = rules.add_subparsers(dest="rules_command", required=True)
+    rules_preview = rules_commands.add_parser("preview", help="how many stored runs a rule matches and samples")
+    rules_preview.add_argument("rule")
+    rules_preview.add_argument("--since", default="24h", help="look-back window: 30m, 24h, 7d")
+    rules_preview.add_argument("-c", "--config", help="YAML configuration file")
+
+    backfill = commands.add_parser("backfill", help="score stored runs with a rule (idempotent, resumable)")
+    backfill.add_argument("rule")
+    backfill.add_argument("--since", default="24h", help="look-back window: 30m, 24h, 7d")
+    backfill.add_argument("-c", "--config", help="YAML configuration file")
+
+    demo = commands.add_parser("demo", help="send synthetic agent traces to a running service")
+    demo.add_argument("-c", "--config", help="YAML configuration file (for the gRPC address and token)")
+    demo.add_argument("--traces", type=int, default=30, help="how many agent traces to send")
     return parser
 
 
@@ -56,8 +76,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.command == "serve":
         return asyncio.run(_serve(config))
-    if args.command == "query":
-        return _query(config, args.sql, args.format)
+    try:
+        if args.command == "query":
+            return _query(config, args.sql, args.format)
+        if args.command == "status":
+            return _status(config, args.format)
+        if args.command == "rules":
+            return _operation(config, "rules/preview", args.rule, args.since)
+        if args.command == "backfill":
+            return _operation(config, "backfill", args.rule, args.since)
+        if args.command == "demo":
+            return _demo(config, args.traces)
+    except SpanscoreError as exc:
+        print(f"spanscore: {exc}", file=sys.stderr)
+        return 1
     return 2
 
 
@@ -66,6 +98,9 @@ async def _serve(config: ServiceConfig) -> int:
 
     try:
         return await run_until_signal(config)
+    except ConfigError as exc:
+        print(f"spanscore: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"spanscore: cannot start: {exc}", file=sys.stderr)
         return 1
@@ -90,20 +125,24 @@ def _query(config: ServiceConfig, sql: str, output: str) -> int:
 
 def _query_service(config: ServiceConfig, sql: str, fmt: str) -> bytes | None:
     """Ask the running service; None when nothing listens (then the store is opened directly)."""
+    return _call_api(config, "query", {"sql": sql, "format": fmt}, config.storage.query_max_execution_time_s + 5)
+
+
+def _call_api(config: ServiceConfig, path: str, payload: dict[str, object] | None, timeout: float) -> bytes | None:
     if not config.api.enabled:
         return None
     host = "127.0.0.1" if config.api.host in ("0.0.0.0", "::", "") else config.api.host
     scheme = "https" if config.api.tls else "http"
     request = urllib.request.Request(
-        f"{scheme}://{host}:{config.api.port}/api/v1/query",
-        data=json.dumps({"sql": sql, "format": fmt}).encode("utf-8"),
+        f"{scheme}://{host}:{config.api.port}/api/v1/{path}",
+        data=None if payload is None else json.dumps(payload).encode("utf-8"),
         headers={"Content-Type": "application/json"},
-        method="POST",
+        method="GET" if payload is None else "POST",
     )
     if config.api.auth_tokens:
         request.add_header("Authorization", f"Bearer {config.api.auth_tokens[0]}")
     try:
-        with urllib.request.urlopen(request, timeout=config.storage.query_max_execution_time_s + 5) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             result: bytes = response.read()
             return result
     except urllib.error.HTTPError as exc:
@@ -129,6 +168,57 @@ def _query_store(config: ServiceConfig, sql: str, fmt: str) -> bytes:
         return store.query_sync(sql, fmt)
     finally:
         store.close()
+
+
+def _status(config: ServiceConfig, output: str) -> int:
+    body = _call_api(config, "status", None, 10)
+    if body is None:
+        raise SpanscoreError(f"no service answers on the API listener {config.api.host}:{config.api.port}")
+    metrics = json.loads(body)
+    if output == "json":
+        print(json.dumps(metrics, indent=2, sort_keys=True))
+    else:
+        width = max((len(k) for k in metrics), default=0)
+        for key in sorted(metrics):
+            print(f"{key.ljust(width)}  {metrics[key]:g}")
+    return 0
+
+
+def _operation(config: ServiceConfig, path: str, rule: str, since: str) -> int:
+    """Preview or backfill through the running service, or on the store directly when none runs."""
+    body = _call_api(config, path, {"rule": rule, "since": since}, 3600)
+    if body is not None:
+        result = json.loads(body)
+    else:
+        result = asyncio.run(_operation_locally(config, path, rule, since))
+    print(json.dumps(result, indent=2, sort_keys=True))
+    return 0
+
+
+async def _operation_locally(config: ServiceConfig, path: str, rule: str, since: str) -> dict[str, object]:
+    from spanscore.service import Service
+
+    service = Service(config)
+    await asyncio.to_thread(service.store.open)
+    try:
+        if path == "backfill":
+            return await service.backfill(rule, since)
+        return await service.preview(rule, since)
+    finally:
+        await asyncio.to_thread(service.store.close)
+
+
+def _demo(config: ServiceConfig, traces: int) -> int:
+    from spanscore.demo import send_demo
+
+    host = "127.0.0.1" if config.collector.grpc.host in ("0.0.0.0", "::", "") else config.collector.grpc.host
+    endpoint = f"{host}:{config.collector.grpc.port}"
+    tokens = config.collector.auth_tokens
+    headers = {"authorization": f"Bearer {tokens[0]}"} if tokens else None
+    sent = send_demo(endpoint, traces, headers=headers)
+    print(f"sent {sent} agent traces to {endpoint}; scores appear after the quiet period:")
+    print('  spanscore query "SELECT Rule, Scorer, count(), avg(Score) FROM scores FINAL GROUP BY ALL"')
+    return 0
 
 
 def format_table(result: dict[str, object]) -> str:

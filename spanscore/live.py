@@ -182,14 +182,14 @@ class LiveScoring:
     async def _dispatch_ready(self) -> int:
         ready = self.assembler.poll_ready(time.time_ns())
         for item in ready:
-            await self._dispatch(item)
+            await self.dispatch(item)
         return len(ready)
 
-    async def _dispatch(self, ready: ReadyRun) -> None:
+    async def dispatch(self, ready: ReadyRun) -> None:
         if _is_internal(ready.run):
             self.internal_runs_skipped += 1
             return
-        decisions = self.engine.decide(ready.run)
+        decisions = self.engine.decide(ready.run, rescore=ready.reason == "late_span_rescore")
         await self._write_decisions([_decision_row(d, ready) for d in decisions])
         for decision in decisions:
             if not decision.sampled:

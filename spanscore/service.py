@@ -13,8 +13,10 @@ import asyncio
 import logging
 import signal
 from collections.abc import Sequence
+from typing import Any
 
 from spanscore.api import ApiServer
+from spanscore.backfill import backfill, find_rule, parse_since, preview
 from spanscore.collector.auth import TokenCheck
 from spanscore.collector.grpc import GrpcReceiver
 from spanscore.collector.http import HttpReceiver
@@ -66,7 +68,7 @@ class Service:
         tokens = TokenCheck(config.collector.auth_tokens)
         self.grpc = GrpcReceiver(config.collector.grpc, self.ingest, tokens) if config.collector.grpc.enabled else None
         self.http = HttpReceiver(config.collector.http, self.ingest, tokens) if config.collector.http.enabled else None
-        self.api = ApiServer(config.api, self.store, self.metrics) if config.api.enabled else None
+        self.api = ApiServer(config.api, self.store, self.metrics, self) if config.api.enabled else None
         self._stopped = asyncio.Event()
 
     def _live_scoring(self, config: ServiceConfig) -> LiveScoring | None:
@@ -90,6 +92,15 @@ class Service:
         self.span_writer.on_stored = live.on_spans_stored
         self.log_writer.on_stored = live.on_logs_stored
         return live
+
+    async def preview(self, rule_name: str, since: str) -> dict[str, Any]:
+        rule = find_rule(self.config.rules, rule_name)
+        result = await asyncio.to_thread(preview, self.store, rule, parse_since(since), self.config.collector.runs)
+        return result.as_dict()
+
+    async def backfill(self, rule_name: str, since: str) -> dict[str, Any]:
+        rule = find_rule(self.config.rules, rule_name)
+        return await backfill(self.store, rule, parse_since(since), self.config.collector.runs, self.config.scoring)
 
     def metrics(self) -> dict[str, float]:
         spans = self.span_writer.stats

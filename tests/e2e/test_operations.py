@@ -1,0 +1,122 @@
+"""Preview, backfill, status and demo, through the API and the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from spanscore.backfill import backfill, stored_runs
+from spanscore.config import ServiceConfig
+from spanscore.sampling.engine import preview_run
+from spanscore.sampling.rules import RuleConfig
+from spanscore.service import Service
+from tests.e2e.otlp_clients import export, grpc_exporter
+from tests.e2e.test_live_scoring import agent_traces
+from tests.e2e.test_process import _free_port, _start
+
+
+async def _post(port: int, path: str, payload: dict) -> tuple[int, dict]:  # type: ignore[type-arg]
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"http://127.0.0.1:{port}/api/v1/{path}", json=payload) as response:
+            return response.status, await response.json()
+
+
+async def test_preview_matches_live_and_backfill_is_idempotent(service_config: ServiceConfig) -> None:
+    service_config.collector.runs = service_config.collector.runs.model_copy(update={"quiet_period_s": 0.2})
+    service_config.scoring.poll_interval_s = 0.05
+    live_rule = RuleConfig.model_validate({"name": "live", "sample": 0.5, "scorers": ["completeness"]})
+    later_rule = RuleConfig.model_validate({"name": "later", "sample": 0.5, "scorers": ["completeness"]})
+    service_config.rules = [live_rule, later_rule]
+    service = Service(service_config)
+    await service.start()
+    try:
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), agent_traces(40)) == "SUCCESS"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            rows = await asyncio.to_thread(
+                service.store.internal_query, "SELECT count() FROM score_decisions FINAL WHERE Rule = 'live'"
+            )
+            if rows[0][0] >= 40:
+                break
+            await asyncio.sleep(0.2)
+        live_sampled = await asyncio.to_thread(
+            service.store.internal_query,
+            "SELECT count() FROM score_decisions FINAL WHERE Rule = 'live' AND Decision = 'sampled'",
+        )
+        status, preview = await _post(service.api.port, "rules/preview", {"rule": "live", "since": "1h"})
+        assert status == 200
+        assert preview["candidates"] == 40 and preview["matched"] == 40
+        assert preview["sampled"] == live_sampled[0][0]  # one decision rule everywhere: preview == live
+        assert 0 < preview["sampled"] < 40
+
+        # Backfill a rule the live loop never ran, twice: the second pass skips every scored run and
+        # no score is duplicated.
+        offline = RuleConfig.model_validate({"name": "offline", "sample": 0.5, "scorers": ["completeness"]})
+        runs = service_config.collector.runs
+        first = await backfill(service.store, offline, 3600, runs)
+        expected = sum(preview_run([offline], run)[0].sampled for run in stored_runs(service.store, 3600, runs))
+        assert first["candidates"] == 40 and first["scores_written"] == expected > 0
+        second = await backfill(service.store, offline, 3600, runs)
+        assert second["scores_written"] == 0 and second["skipped_already_scored"] == expected
+        counts = await asyncio.to_thread(
+            service.store.internal_query, "SELECT count(), uniqExact(ScoreId) FROM scores WHERE Rule = 'offline'"
+        )
+        assert counts[0] == (expected, expected)
+        status, via_api = await _post(service.api.port, "backfill", {"rule": "later", "since": "1h"})
+        assert status == 200 and via_api["candidates"] == 40
+
+        status, problem = await _post(service.api.port, "rules/preview", {"rule": "nope"})
+        assert status == 400 and "unknown rule 'nope'" in problem["error"]
+    finally:
+        await service.shutdown()
+
+
+@pytest.mark.slow
+def test_demo_status_and_preview_from_the_cli(tmp_path: Path) -> None:
+    config = tmp_path / "spanscore.yaml"
+    config.write_text(
+        f"collector:\n  grpc: {{port: {_free_port()}}}\n  http: {{port: {_free_port()}}}\n"
+        "  runs: {quiet_period_s: 0.5}\n"
+        f"api: {{port: {_free_port()}}}\n"
+        "scoring: {poll_interval_s: 0.1}\n"
+        "rules:\n  - name: cheap-checks\n    scorers: [completeness, keyword_coverage]\n",
+        encoding="utf-8",
+    )
+    process = _start(config)
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "spanscore.cli", *args, "-c", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    try:
+        sent = cli("demo", "--traces", "9")
+        assert sent.returncode == 0, sent.stderr
+        deadline = time.monotonic() + 60
+        scored = 0
+        while time.monotonic() < deadline and scored < 9:
+            result = cli("query", "--format", "csv", "SELECT uniqExact(RunId) FROM scores WHERE Rule = 'cheap-checks'")
+            scored = int(result.stdout.splitlines()[-1]) if result.returncode == 0 else 0
+            time.sleep(0.5)
+        assert scored == 9  # three dialects, three conversations each, every one became a scored run
+        status = cli("status", "--format", "json")
+        assert status.returncode == 0, status.stderr
+        assert json.loads(status.stdout)["spans_stored"] > 0
+        preview = cli("rules", "preview", "cheap-checks", "--since", "1h")
+        assert preview.returncode == 0, preview.stderr
+        assert json.loads(preview.stdout)["sampled"] == 9
+        unknown = cli("backfill", "nope")
+        assert unknown.returncode == 1 and "unknown rule" in unknown.stderr
+    finally:
+        process.terminate()
+        assert process.wait(timeout=60) == 0
