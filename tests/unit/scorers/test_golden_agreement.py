@@ -34,5 +34,6 @@ def test_corpus_is_varied_enough(cases: list[GoldenCase]) -> None:
 def test_agreement_meets_target(cases: list[GoldenCase], scorer_name: str) -> None:
     agreement = measure([c for c in cases if c.scorer_name == scorer_name])[scorer_name]
     assert agreement.rate >= TARGETS[scorer_name], (
-        f"{scorer_name}: {agreement.agreed}/{agreement.total} agree; first disagreeing cases {agreement.disagreements[:10]}"
+        f"{scorer_name}: {agreement.agreed}/{agreement.total} agree; "
+        f"first disagreeing cases {agreement.disagreements[:10]}"
     )
