@@ -126,6 +126,16 @@ class ServiceConfig(_Section):
     """Send scores (and optionally the received spans) to another OTLP backend; unset = keep them here only."""
     judge: dict[str, Any] = {}
     """The default LLM judge (model, api_base, api_key_env, limits); validated by JudgeConfig."""
+    @field_validator("rules")
+    @classmethod
+    def _unique_rule_names(cls, rules: list[RuleConfig]) -> list[RuleConfig]:
+        seen: dict[str, int] = {}
+        for index, rule in enumerate(rules):
+            if rule.name in seen:
+                raise ValueError(f"rule name {rule.name!r} is used by rules[{seen[rule.name]}] and rules[{index}]")
+            seen[rule.name] = index
+        return rules
+
     log_level: str = Field("INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
     shutdown_timeout_s: float = Field(30.0, gt=0)
     """How long SIGTERM may take to drain buffered spans before the process gives up."""
@@ -203,6 +213,9 @@ def _describe(exc: ValidationError, source: str, prefix: tuple[str, ...] = ()) -
     lines = [f"config {source}: {exc.error_count()} problem(s)"]
     for error in exc.errors():
         where = _location(prefix + tuple(error["loc"]))
+        if error["type"] == "filter":
+            lines.extend(f"  {where}{sub_path}: {problem}" for sub_path, problem in error["ctx"]["problems"])
+            continue
         message = error["msg"].removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
             message = "unknown key (check the spelling against the configuration reference in README)"

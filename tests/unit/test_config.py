@@ -67,3 +67,21 @@ def test_invalid_files_name_the_key_and_the_file(tmp_path: Path, text: str, expe
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "absent.yaml", environ={})
+
+
+def test_rule_problems_are_named_by_path(tmp_path: Path) -> None:
+    path = tmp_path / "rules.yaml"
+    path.write_text(
+        "rules:\n"
+        "  - name: a\n    sample: 1.5\n    where: {latency: {gtt: 3}}\n    scorers: [completeness]\n"
+        "  - name: a\n    scorers: [completeness]\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, environ={})
+    message = str(caught.value)
+    assert "rules[0].where.latency: unknown operator 'gtt'" in message
+    assert "rules[0].sample: must be between 0 and 1, got 1.5" in message
+    path.write_text("rules:\n  - {name: a, scorers: [completeness]}\n  - {name: a, scorers: [x]}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"'a' is used by rules\[0\] and rules\[1\]"):
+        load_config(path, environ={})
