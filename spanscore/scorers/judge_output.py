@@ -12,6 +12,7 @@ against the step's pydantic schema wins. Validation itself stays strict.
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import re
 from typing import Any, TypeVar
@@ -48,8 +49,13 @@ class AnswerFormatError(ValueError):
     """The judge's reply held no JSON object at all (as opposed to a JSON object of the wrong shape)."""
 
 
+@functools.lru_cache(maxsize=512)
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema sent to the judge; pydantic's, without titles (they only cost tokens)."""
+    """The JSON schema sent to the judge; pydantic's, without titles (they only cost tokens).
+
+    Cached per schema class: generating it costs more than the rest of a judge call's own work. Callers
+    must not mutate the returned dict.
+    """
     stripped: dict[str, Any] = _strip_titles(model.model_json_schema())
     return stripped
 
@@ -104,6 +110,12 @@ def parse_verdict(text: str, schema: type[VerdictT]) -> VerdictT:
     pydantic's ``ValidationError`` (of the first object) when objects were
     found but none fits.
     """
+    whole = _loads(text)
+    if isinstance(whole, dict):
+        try:
+            return schema.model_validate(whole)
+        except ValidationError:
+            pass  # maybe a better candidate is nested or follows; the scan below reports the first error
     first_error: ValidationError | None = None
     for candidate in _json_candidates(text):
         try:
