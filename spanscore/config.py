@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from spanscore.collector.config import RunsConfig
+from spanscore.collector.limits import LimitsConfig
 from spanscore.errors import ConfigError
 from spanscore.forward import ForwardConfig
 from spanscore.live import ScoringConfig
@@ -69,6 +70,8 @@ class CollectorConfig(_Section):
     grpc: GrpcReceiverConfig = GrpcReceiverConfig()
     http: HttpReceiverConfig = HttpReceiverConfig()
     runs: RunsConfig = RunsConfig()
+    limits: LimitsConfig = LimitsConfig()
+    """Per-request span count, attribute value length and attributes per span."""
     """What an agent run is and when it is ready to score (see docs/conventions.md)."""
     auth_tokens: list[str] = []
     """Bearer tokens accepted on the OTLP receivers; empty means no authentication."""
@@ -126,6 +129,7 @@ class ServiceConfig(_Section):
     """Send scores (and optionally the received spans) to another OTLP backend; unset = keep them here only."""
     judge: dict[str, Any] = {}
     """The default LLM judge (model, api_base, api_key_env, limits); validated by JudgeConfig."""
+
     @field_validator("rules")
     @classmethod
     def _unique_rule_names(cls, rules: list[RuleConfig]) -> list[RuleConfig]:

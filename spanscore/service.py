@@ -64,7 +64,7 @@ class Service:
         self.passthrough = (
             SpanPassThrough(config.forward) if config.forward is not None and config.forward.spans else None
         )
-        self.ingest = Ingest(self.span_writer, self.log_writer, self.passthrough)
+        self.ingest = Ingest(self.span_writer, self.log_writer, self.passthrough, config.collector.limits)
         tokens = TokenCheck(config.collector.auth_tokens)
         self.grpc = GrpcReceiver(config.collector.grpc, self.ingest, tokens) if config.collector.grpc.enabled else None
         self.http = HttpReceiver(config.collector.http, self.ingest, tokens) if config.collector.http.enabled else None
@@ -114,6 +114,9 @@ class Service:
             "storage_inserts": spans.inserts,
             "storage_insert_failures": spans.failed_inserts,
             "logs_stored": self.log_writer.stats.stored,
+            "attribute_values_truncated": self.ingest.limit_counters.truncated_values,
+            "attributes_dropped": self.ingest.limit_counters.dropped_attributes,
+            "requests_refused_too_many_spans": self.ingest.limit_counters.refused_requests,
         }
 
     async def start(self) -> None:

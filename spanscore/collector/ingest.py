@@ -15,6 +15,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from spanscore.collector.decode import logs_from_request, spans_from_request
+from spanscore.collector.limits import LimitCounters, LimitsConfig, apply_limits
 from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.pipeline import Consumer
 
@@ -32,7 +33,10 @@ class Ingest:
         spans: Consumer[Sequence[SpanRecord]],
         logs: Consumer[Sequence[LogRecord]],
         passthrough: Consumer[ExportTraceServiceRequest] | None = None,
+        limits: LimitsConfig | None = None,
     ) -> None:
+        self._limits = limits or LimitsConfig()
+        self.limit_counters = LimitCounters()
         self._passthrough = passthrough
         self._spans = spans
         self._logs = logs
@@ -41,8 +45,9 @@ class Ingest:
 
     async def export_traces(self, request: ExportTraceServiceRequest) -> ExportOutcome:
         decoded = spans_from_request(request)
+        spans = apply_limits(decoded.items, self._limits, self.limit_counters)
         self.rejected_spans += decoded.rejected
-        await self._spans.consume(decoded.items)
+        await self._spans.consume(spans)
         self.received_spans += len(decoded.items)
         if self._passthrough is not None:
             await self._passthrough.consume(request)
