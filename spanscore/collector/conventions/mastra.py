@@ -39,6 +39,8 @@ _KINDS = {
     "tool_call": "tool",
     "mcp_tool_call": "tool",
     "workflow_run": "chain",
+    "model_step": "step",
+    "model_chunk": "chunk",
 }
 
 
@@ -65,7 +67,8 @@ def extract(span: SpanRecord) -> SpanFacts:
             _put_messages(facts, "output", get(key), "assistant", f"{DIALECT}:{key}")
     facts.put("provider", non_empty(get("gen_ai.system")), f"{DIALECT}:gen_ai.system")
     facts.put("session_id", non_empty(get("threadId")), f"{DIALECT}:threadId")
-    facts.put("user_id", non_empty(get("resourceId")), f"{DIALECT}:resourceId")
+    for key in ("mastra.metadata.userId", "mastra.metadata.resourceId", "resourceId"):
+        facts.put("user_id", non_empty(get(key)), f"{DIALECT}:{key}")
     facts.put("input_tokens", as_int(get("gen_ai.usage.input_tokens")), f"{DIALECT}:gen_ai.usage.input_tokens")
     facts.put("output_tokens", as_int(get("gen_ai.usage.output_tokens")), f"{DIALECT}:gen_ai.usage.output_tokens")
     facts.put("error", non_empty(get("error.message")), f"{DIALECT}:error.message")

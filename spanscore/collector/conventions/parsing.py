@@ -44,6 +44,18 @@ def as_text(value: Any) -> str | None:
         return str(value)
 
 
+def canonical_json(text: str | None) -> str | None:
+    """JSON object or array text in one spelling (``json.dumps`` defaults); other text unchanged.
+
+    Tool results reach spans re-serialised by each framework (``{"a":1}`` vs ``{"a": 1}``); one
+    spelling lets the same result compare equal whatever dialect carried it.
+    """
+    value = load_json(text) if text and text[:1] in "[{" else None
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return text
+
+
 def as_int(text: str | None) -> int | None:
     if text is None:
         return None

@@ -10,7 +10,8 @@ run's spans are merged into one run. Per field, in order:
   first), then the last model call's output;
 - tool calls: every tool span (name, arguments, result, id) by start time,
   plus tool calls the model requested that no tool span reports, with the
-  result the model was later shown (matched by tool call id);
+  result the model was later shown (matched by tool call id); a result that is a JSON
+  object or array is re-serialised in one spelling (frameworks differ in whitespace);
 - context: the documents of every retrieval span, by start time;
 - model and provider: the first model call, then the root; agent name,
   session and user: the root, then the other spans by start time;
@@ -28,6 +29,7 @@ from typing import Any
 
 from spanscore.collector.config import RunsConfig
 from spanscore.collector.conventions.facts import SpanFacts
+from spanscore.collector.conventions.parsing import canonical_json
 from spanscore.collector.model import SpanRecord
 from spanscore.model import Run, ToolCall, Usage
 
@@ -137,9 +139,10 @@ class RunFields:
         timed.sort(key=lambda item: item[0])
         calls = []
         for order, (_, call) in enumerate(timed):
-            if call.result is None and call.id is not None and call.id in results:
-                call = replace(call, result=results[call.id])
-            calls.append(replace(call, order=order))
+            result = call.result
+            if result is None and call.id is not None:
+                result = results.get(call.id)
+            calls.append(replace(call, result=canonical_json(result), order=order))
         self._sources["tool_calls"] = (
             "tool spans" if any(self._facts[m].tool for m in self._members) else "model output"
         )

@@ -95,6 +95,9 @@ def test_every_dialect_gives_the_same_conversation() -> None:
         ("vercel_ai", "input", "vercel_ai:ai.prompt"),
         ("vercel_ai", "output", "vercel_ai:ai.response.text"),
         ("vercel_ai", "agent_name", "vercel_ai:ai.telemetry.functionId"),
+        ("mastra", "input", "mastra:mastra.agent_run.input"),
+        ("mastra", "output", "mastra:mastra.agent_run.output"),
+        ("mastra", "user_id", "mastra:mastra.metadata.userId"),
     ],
 )
 def test_sources_name_the_attribute_used(name: str, field: str, source: str) -> None:
@@ -122,8 +125,9 @@ def without_times(node: object) -> object:
 @pytest.mark.parametrize("name", RECORDED)
 def test_recording_is_reproducible(name: str, tmp_path: Path) -> None:
     """Re-record live against the fake server: the committed fixture is exactly what the library emits today."""
-    if name == "vercel_ai" and not (NODE / "node_modules").exists():
-        pytest.skip("the Vercel AI SDK recorder needs `npm ci` in tests/fixtures/traces/node")
+    folder = {"vercel_ai": NODE, "mastra": NODE.with_name("node-mastra")}.get(name)
+    if folder is not None and not (folder / "node_modules").exists():
+        pytest.skip(f"the JavaScript recorder needs `npm ci` in {folder.relative_to(FIXTURES.parents[1])}")
     env = {**os.environ, "SPANSCORE_FIXTURES_OUT": str(tmp_path), "TRACELOOP_TELEMETRY": "false"}
     subprocess.run([sys.executable, str(RECORDER), name], check=True, env=env, capture_output=True, timeout=120)
     for produced in tmp_path.iterdir():
