@@ -1,0 +1,193 @@
+"""Render the suite's raw results as ``docs/benchmarks.md``: figures, conditions, targets, ratios."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+TARGET_SMALL_GRPC = 30_000
+TARGET_LLM = 10_000
+TARGET_ACK_P99_MS = 50.0
+TARGET_FRESHNESS_S = 2.0
+PEER_1CPU = 12_000
+PEER_2CPU = 24_000
+
+
+def _median(runs: list[dict[str, Any]], key: str) -> float:
+    return statistics.median(run[key] for run in runs) if runs else 0.0
+
+
+def _spread(runs: list[dict[str, Any]], key: str, fmt: str = "{:,.0f}") -> str:
+    if len(runs) < 2:
+        return ""
+    values = [run[key] for run in runs]
+    return f" ({fmt.format(min(values))}-{fmt.format(max(values))})"
+
+
+def _size(llm: bool) -> str:
+    return "LLM (~5.4 KB)" if llm else "small (~140 B)"
+
+
+def _decode_limit(results: dict[str, Any], llm: bool, batch: int) -> float:
+    for entry in results["limits"]["decode"]:
+        if entry["llm"] == llm and entry["batch"] == batch:
+            return _median(entry["runs"], "spans_per_s")
+    return 0.0
+
+
+def _ingest_rows(results: dict[str, Any]) -> list[str]:
+    rows = [
+        "| transport | spans | batch | spans/s, median (min-max) | target | vs target | vs OTel Collector 2 CPU "
+        "(quoted 24,000) | vs decode limit | ack p50 ms | ack p99 ms | peak RSS MB | service CPU | stored / acked |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for case in results["ingest"]:
+        runs = case["runs"]
+        rate = _median(runs, "spans_per_s")
+        target = 0 if case["transport"] != "grpc" else TARGET_LLM if case["llm"] else TARGET_SMALL_GRPC
+        versus = f"{rate / target:.2f}x" if target else "-"
+        peer = f"{rate / PEER_2CPU:.2f}x" if case["transport"] == "grpc" and not case["llm"] else "-"
+        limit = _decode_limit(results, case["llm"], case["batch"])
+        stored_ok = "ok" if case["stored_spans"] == case["acked_spans"] else "**MISMATCH**"
+        rows.append(
+            f"| {case['transport']} | {_size(case['llm'])} | {case['batch']}"
+            f" | {rate:,.0f}{_spread(runs, 'spans_per_s')}"
+            f" | {f'>= {target:,}' if target else '-'} | {versus} | {peer}"
+            f" | {f'{rate / limit:.2f}x' if limit else '-'}"
+            f" | {_median(runs, 'ack_p50_ms'):.1f} | {_median(runs, 'ack_p99_ms'):.1f}"
+            f" | {case['peak_rss_bytes'] / 1e6:,.0f} | {case['service_cpu_share']:.2f} cores"
+            f" | {case['stored_spans']:,} / {case['acked_spans']:,} {stored_ok} |"
+        )
+    return rows
+
+
+def _half_rate_rows(results: dict[str, Any]) -> list[str]:
+    rows = [
+        "| transport | spans | batch | offered spans/s (half of sustained) | achieved spans/s | ack p50 ms "
+        "| ack p99 ms | target p99 | verdict |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for case in results["ingest"]:
+        half = case["half_rate_runs"]
+        if not half:
+            continue
+        offered = _median(case["runs"], "spans_per_s") / 2
+        p99 = _median(half, "ack_p99_ms")
+        rows.append(
+            f"| {case['transport']} | {_size(case['llm'])} | {case['batch']} | {offered:,.0f}"
+            f" | {_median(half, 'spans_per_s'):,.0f} | {_median(half, 'ack_p50_ms'):.1f}"
+            f" | {p99:.1f}{_spread(half, 'ack_p99_ms', '{:.1f}')} | <= {TARGET_ACK_P99_MS:.0f}"
+            f" | {'meets' if p99 <= TARGET_ACK_P99_MS else 'misses'} |"
+        )
+    return rows if len(rows) > 2 else []
+
+
+def _limit_rows(results: dict[str, Any]) -> list[str]:
+    rows = ["| stage | spans | rows per call | spans/s, median (min-max) |", "|---|---|---|---|"]
+    for entry in results["limits"]["decode"]:
+        rows.append(f"| decode (`parse_traces` + `spans_from_request`) | {_size(entry['llm'])} | {entry['batch']}"
+                    f" | {_median(entry['runs'], 'spans_per_s'):,.0f}{_spread(entry['runs'], 'spans_per_s')} |")
+    for entry in results["limits"]["insert"]:
+        rows.append(f"| storage insert (`insert_spans_sync`, embedded chDB) | {_size(entry['llm'])} | {entry['batch']}"
+                    f" | {_median(entry['runs'], 'spans_per_s'):,.0f}{_spread(entry['runs'], 'spans_per_s')} |")
+    return rows
+
+
+def _freshness_rows(results: dict[str, Any]) -> list[str]:
+    fresh = results["freshness"]
+    count = len(fresh["latencies_s"])
+    verdict = "meets" if fresh["p95_s"] <= TARGET_FRESHNESS_S else "misses"
+    warmup = ", ".join(f"{value * 1000:.0f} ms" for value in fresh["warmup_s"]) or "-"
+    return [
+        "| samples | p50 | p95 | timeouts (> 10 s) | first sample after start (not counted) | target | verdict |",
+        "|---|---|---|---|---|---|---|",
+        f"| {count} | {fresh['p50_s'] * 1000:.0f} ms | {fresh['p95_s'] * 1000:.0f} ms | {fresh['timeouts']}"
+        f" | {warmup} | <= {TARGET_FRESHNESS_S:.0f} s | {verdict} |",
+    ]
+
+
+def render(results: dict[str, Any], bounds_text: str) -> str:
+    conditions = results["conditions"]
+    plan = results["plan"]
+    lines = [
+        "# Benchmarks",
+        "",
+        "Generated by `python -m bench.run" + (" --quick" if results["mode"] == "quick" else "")
+        + (" --quick --smoke" if results["mode"] == "smoke" else "") + "`; do not edit by hand, re-run it.",
+        "Benchmarks are not tests: nothing here is asserted, and the figures move with the machine.",
+        "",
+        "## Conditions",
+        "",
+        *[f"- {key}: {value}" for key, value in conditions.items()],
+        f"- each figure: median of {plan['runs']} run(s) of {plan['seconds']:g} s (count-bounded too, at most "
+        f"{plan['max_spans']:,} spans per run); (min-max) over the runs where there are several",
+        f"- load: a separate process, {plan['concurrency']} threads each keeping one request in flight, sending "
+        "pre-encoded ExportTraceServiceRequest bytes (trace ids patched per request, so every row is distinct); "
+        "gRPC over one channel with a raw unary call, HTTP/protobuf over one keep-alive connection per thread",
+        "- service: `spanscore serve -c <temp config>` in its own process, default settings (embedded chDB store "
+        "in a temp dir, group commit up to 20,000 spans or 50 ms), loopback ports, a fresh service per case",
+        "- the load generator and the service share the same cores, so the load generator's CPU is "
+        "taken from the service",
+        "",
+        "**Noise.** Other engineers run tests on this machine at the same time; the load average above was "
+        "taken at the start. Treat differences under about 20% between runs as noise.",
+        "",
+        "## Design targets (docs DESIGN.md) and peer anchor",
+        "",
+        "| what | target | anchor |",
+        "|---|---|---|",
+        f"| OTLP gRPC ingest, small spans | >= {TARGET_SMALL_GRPC:,} spans/s | OpenTelemetry Collector (Go): about "
+        f"{PEER_1CPU:,}/s on 1 CPU, {PEER_2CPU:,}/s on 2; a quoted figure, **not measured here** |",
+        f"| same, LLM-sized spans (~5 KB) | >= {TARGET_LLM:,} spans/s | |",
+        f"| export acknowledgement | p99 <= {TARGET_ACK_P99_MS:.0f} ms at half the sustained rate | |",
+        f"| span received -> queryable | <= {TARGET_FRESHNESS_S:.0f} s | |",
+        "",
+        "## 1. OTLP ingest into the embedded store (sustained, as fast as acknowledgements allow)",
+        "",
+        "Ack latency here is at saturation (closed loop, all threads busy), so it mostly measures queueing;",
+        "the target latency is measured in the next table. \"service CPU\" is the service's CPU time divided by",
+        "the wall time of the runs (2 = both cores). \"stored / acked\" compares",
+        "`spanscore query -c cfg --format csv \"SELECT count() FROM otel_traces\"` after the case with every",
+        "acknowledged span (warm-up and half-rate runs included).",
+        "",
+        *_ingest_rows(results),
+        "",
+    ]
+    half = _half_rate_rows(results)
+    if half:
+        lines += [
+            "### Acknowledgement latency at half the sustained rate (gRPC, open-loop pacing)",
+            "",
+            "Requests are released on a fixed schedule at half the median sustained request rate of the same case;",
+            "latency runs from send to acknowledgement (an OK means stored).",
+            "",
+            *half,
+            "",
+        ]
+    lines += [
+        "## 2. Physical limits on this machine (no sockets, one thread, own process)",
+        "",
+        *_limit_rows(results),
+        "",
+        "## 3. Span received -> queryable",
+        "",
+        "One span over gRPC, then `SELECT count() FROM otel_traces WHERE SpanId = ...` through",
+        "`POST /api/v1/query` every 50 ms until it counts; the clock starts before the send.",
+        "",
+        *_freshness_rows(results),
+        "",
+        "## What bounds each figure",
+        "",
+        bounds_text.strip(),
+        "",
+        "## How to run",
+        "",
+        "```sh",
+        "python -m bench.run            # full: 3 runs x 10 s per figure, about 10 minutes",
+        "python -m bench.run --quick    # 1 run x 3 s per figure, about 2 minutes",
+        "python -m bench.run --quick --smoke --out /tmp/b.md   # seconds; what CI runs (tests/bench)",
+        "python -m bench.run --profile  # also samples the service with py-spy (pip install py-spy; not a dependency)",
+        "```",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,166 @@
+"""Start ``spanscore serve`` as a separate process on free loopback ports, watch it, stop it.
+
+Each benchmark case gets a fresh service with its own temporary config and
+embedded store, so peak RSS and row counts belong to that case alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+
+import yaml
+
+START_TIMEOUT_S = 90.0
+STOP_TIMEOUT_S = 40.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def spanscore_executable() -> str:
+    candidate = Path(sys.executable).parent / "spanscore"
+    return str(candidate) if candidate.exists() else "spanscore"
+
+
+class ServiceProcess:
+    """A running ``spanscore serve -c <tmp config>``; use as a context manager."""
+
+    def __init__(self, workdir: Path, extra: dict[str, object] | None = None) -> None:
+        self.workdir = workdir
+        self.grpc_port = free_port()
+        self.http_port = free_port()
+        self.api_port = free_port()
+        self.config_path = workdir / "spanscore.yaml"
+        config: dict[str, object] = {
+            "collector": {"grpc": {"port": self.grpc_port}, "http": {"port": self.http_port}},
+            "api": {"port": self.api_port},
+            "storage": {"dsn": f"chdb:///{(workdir / 'data').resolve().as_posix().lstrip('/')}"},
+            "log_level": "WARNING",
+        }
+        config.update(extra or {})
+        self.config_path.write_text(yaml.safe_dump(config))
+        self.log_path = workdir / "service.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.start_seconds = 0.0
+
+    def __enter__(self) -> ServiceProcess:
+        self.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        started = time.perf_counter()
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                [spanscore_executable(), "serve", "-c", str(self.config_path)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.workdir,
+            )
+        deadline = started + START_TIMEOUT_S
+        while time.perf_counter() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"spanscore serve exited with {self.process.returncode}: {self.log_tail()}")
+            if self._healthy() and self._listening(self.grpc_port) and self._listening(self.http_port):
+                self.start_seconds = time.perf_counter() - started
+                return
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"spanscore serve did not become healthy in {START_TIMEOUT_S:.0f} s: {self.log_tail()}")
+
+    def _healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.api_port}/healthz", timeout=1) as response:
+                return bool(response.status == 200)
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+            return False
+
+    @staticmethod
+    def _listening(port: int) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return True
+        except OSError:
+            return False
+
+    def log_tail(self, limit: int = 2000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-limit:]
+        except OSError:
+            return ""
+
+    def peak_rss_bytes(self) -> int:
+        """VmHWM of the service process (Linux); 0 when unavailable."""
+        if self.process is None:
+            return 0
+        try:
+            for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+        except OSError:
+            return 0
+        return 0
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the service so far (Linux); 0 when unavailable."""
+        if self.process is None:
+            return 0.0
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return 0.0
+
+    def query(self, sql: str) -> list[dict[str, object]]:
+        """Run a read query through the API (JSON) and return its rows."""
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.api_port}/api/v1/query",
+            data=json.dumps({"sql": sql, "format": "json"}).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            rows: list[dict[str, object]] = json.loads(response.read())["data"]
+            return rows
+
+    def stored_spans_cli(self) -> int:
+        """``spanscore query -c cfg --format csv "SELECT count() FROM otel_traces"``, as a user would run it."""
+        result = subprocess.run(
+            [spanscore_executable(), "query", "-c", str(self.config_path), "--format", "csv",
+             "SELECT count() FROM otel_traces"],
+            capture_output=True,
+            timeout=60,
+            check=True,
+        )
+        lines = [line for line in result.stdout.decode().splitlines() if line.strip()]
+        return int(lines[-1].strip().strip('"'))
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+def temp_workdir(prefix: str) -> tempfile.TemporaryDirectory[str]:
+    return tempfile.TemporaryDirectory(prefix=f"spanscore-bench-{prefix}-")

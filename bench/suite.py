@@ -1,0 +1,132 @@
+"""The benchmark matrix: which cases run, for how long, how often, and their raw results.
+
+``Plan`` holds the sizes for a full, ``--quick`` or ``--smoke`` run. Every case
+starts a fresh ``spanscore serve`` and drives it from a separate load process.
+Results are plain dicts so the report and the smoke test can read them.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import statistics
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.freshness import received_to_queryable
+from bench.limits import decode_rate, insert_rate
+from bench.load import LoadSpec, run_load
+from bench.service import ServiceProcess, temp_workdir
+
+
+@dataclass(slots=True)
+class Plan:
+    seconds: float
+    runs: int
+    max_spans: int
+    cases: list[tuple[str, bool, int]]  # (transport, llm, spans per request)
+    insert_sizes: list[int]
+    freshness_samples: int
+    concurrency: int = 8
+    half_rate: bool = True
+
+    @classmethod
+    def make(cls, quick: bool, smoke: bool) -> Plan:
+        if smoke:
+            return cls(seconds=1.0, runs=1, max_spans=20_000, cases=[("grpc", False, 100), ("http", False, 100)],
+                       insert_sizes=[1000], freshness_samples=3, concurrency=4, half_rate=False)
+        cases = [(t, llm, n) for t in ("grpc", "http") for llm in (False, True) for n in (100, 1000)]
+        if quick:
+            return cls(seconds=3.0, runs=1, max_spans=500_000, cases=cases, insert_sizes=[1000, 10_000],
+                       freshness_samples=10)
+        return cls(seconds=10.0, runs=3, max_spans=2_000_000, cases=cases, insert_sizes=[1000, 10_000],
+                   freshness_samples=30)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def _pool() -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _load_summary(raw: dict[str, Any]) -> dict[str, Any]:
+    latencies = raw.pop("latencies_ms")
+    raw["spans_per_s"] = raw["acked_spans"] / raw["elapsed_s"] if raw["elapsed_s"] else 0.0
+    raw["requests_per_s"] = raw["acked_requests"] / raw["elapsed_s"] if raw["elapsed_s"] else 0.0
+    raw["ack_p50_ms"] = percentile(latencies, 0.50)
+    raw["ack_p99_ms"] = percentile(latencies, 0.99)
+    return raw
+
+
+def run_ingest_case(plan: Plan, transport: str, llm: bool, batch: int, log: Callable[[str], None]) -> dict[str, Any]:
+    """Sustained runs (then paced half-rate runs over gRPC) against one fresh service."""
+    case: dict[str, Any] = {"transport": transport, "llm": llm, "batch": batch, "runs": [], "half_rate_runs": []}
+    with temp_workdir(f"{transport}-{batch}") as workdir, ServiceProcess(Path(workdir)) as service, _pool() as pool:
+        case["service_start_s"] = service.start_seconds
+        port = service.grpc_port if transport == "grpc" else service.http_port
+        sequence = 0
+        total_acked = 0
+        cpu_before = service.cpu_seconds()
+        for _ in range(plan.runs):
+            spec = LoadSpec(transport, port, batch, llm, plan.seconds, max(1, plan.max_spans // batch),
+                            concurrency=plan.concurrency, sequence_base=sequence)
+            result = _load_summary(pool.submit(run_load, asdict(spec)).result())
+            sequence = result["next_sequence"]
+            total_acked += result["total_acked_spans"]
+            case["runs"].append(result)
+            log(f"  {transport} {'llm' if llm else 'small'} x{batch}: {result['spans_per_s']:,.0f} spans/s "
+                f"p50 {result['ack_p50_ms']:.1f} ms p99 {result['ack_p99_ms']:.1f} ms "
+                f"failed {result['failed_requests']}")
+        busy_s = sum(run["elapsed_s"] for run in case["runs"])
+        case["service_cpu_share"] = (service.cpu_seconds() - cpu_before) / busy_s if busy_s else 0.0
+        sustained = statistics.median(run["requests_per_s"] for run in case["runs"])
+        if plan.half_rate and transport == "grpc" and sustained > 0:
+            for _ in range(plan.runs):
+                spec = LoadSpec(transport, port, batch, llm, plan.seconds, max(1, plan.max_spans // batch),
+                                concurrency=plan.concurrency, rate=sustained / 2, sequence_base=sequence)
+                result = _load_summary(pool.submit(run_load, asdict(spec)).result())
+                sequence = result["next_sequence"]
+                total_acked += result["total_acked_spans"]
+                case["half_rate_runs"].append(result)
+                log(f"  half rate {result['spans_per_s']:,.0f} spans/s: p50 {result['ack_p50_ms']:.1f} ms "
+                    f"p99 {result['ack_p99_ms']:.1f} ms")
+        case["peak_rss_bytes"] = service.peak_rss_bytes()
+        case["acked_spans"] = total_acked
+        case["stored_spans"] = service.stored_spans_cli()
+    return case
+
+
+def run_limits(plan: Plan, log: Callable[[str], None]) -> dict[str, Any]:
+    seconds = min(plan.seconds, 5.0)
+    out: dict[str, Any] = {"decode": [], "insert": []}
+    with _pool() as pool:
+        for llm in (False, True):
+            for batch in sorted({n for _, _, n in plan.cases}):
+                runs = [pool.submit(decode_rate, batch, llm, seconds, 1_000_000).result() for _ in range(plan.runs)]
+                out["decode"].append({"llm": llm, "batch": batch, "runs": runs})
+                log(f"  decode {'llm' if llm else 'small'} x{batch}: "
+                    f"{statistics.median(r['spans_per_s'] for r in runs):,.0f} spans/s")
+            for size in plan.insert_sizes:
+                runs = [pool.submit(insert_rate, size, llm, seconds, 10_000).result() for _ in range(plan.runs)]
+                out["insert"].append({"llm": llm, "batch": size, "runs": runs})
+                log(f"  insert {'llm' if llm else 'small'} x{size}: "
+                    f"{statistics.median(r['spans_per_s'] for r in runs):,.0f} spans/s")
+    return out
+
+
+def run_freshness(plan: Plan, log: Callable[[str], None]) -> dict[str, Any]:
+    with temp_workdir("freshness") as workdir, ServiceProcess(Path(workdir)) as service:
+        warmup = received_to_queryable(service, 1, 20.0)
+        result = received_to_queryable(service, plan.freshness_samples, plan.freshness_samples * 2.0 + 10)
+    result["warmup_s"] = warmup["latencies_s"]
+    result["p50_s"] = percentile(result["latencies_s"], 0.50)
+    result["p95_s"] = percentile(result["latencies_s"], 0.95)
+    log(f"  received->queryable p50 {result['p50_s'] * 1000:.0f} ms p95 {result['p95_s'] * 1000:.0f} ms")
+    return result

@@ -1,0 +1,40 @@
+"""The benchmark suite in its smallest form runs end to end and produces numbers.
+
+Only that: benchmarks are not tests, so no timing is asserted. It writes to a
+temp file, never to docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_smoke_run_produces_positive_figures(tmp_path: Path) -> None:
+    out = tmp_path / "benchmarks.md"
+    raw = tmp_path / "benchmarks.json"
+    subprocess.run(
+        [sys.executable, "-m", "bench.run", "--quick", "--smoke", "--out", str(out), "--json", str(raw)],
+        cwd=REPO,
+        check=True,
+        timeout=240,
+    )
+    results = json.loads(raw.read_text())
+    assert out.read_text().startswith("# Benchmarks")
+    assert results["ingest"], "no ingest case ran"
+    for case in results["ingest"]:
+        for run in case["runs"]:
+            assert run["spans_per_s"] > 0, case["transport"]
+            assert run["ack_p99_ms"] > 0, case["transport"]
+        assert case["peak_rss_bytes"] > 0
+        assert case["stored_spans"] > 0
+    for stage in ("decode", "insert"):
+        assert all(run["spans_per_s"] > 0 for entry in results["limits"][stage] for run in entry["runs"]), stage
+    assert results["freshness"]["latencies_s"] and all(value > 0 for value in results["freshness"]["latencies_s"])
