@@ -54,8 +54,11 @@ def _has_sql(chunk: str) -> bool:
     return any(line.strip() and not line.strip().startswith("--") for line in chunk.splitlines())
 
 
-def migrate(client: CommandRunner, database: str) -> list[int]:
-    """Create the database and apply every migration not yet recorded; return the versions applied."""
+def migrate(client: CommandRunner, database: str, upto: int | None = None) -> list[int]:
+    """Create the database and apply every migration not yet recorded; return the versions applied.
+
+    ``upto`` stops after that version (to build an older schema, e.g. in upgrade tests); None applies all.
+    """
     client.command(f"CREATE DATABASE IF NOT EXISTS {database}")
     client.command(
         f"CREATE TABLE IF NOT EXISTS {database}.schema_migrations "
@@ -68,7 +71,7 @@ def migrate(client: CommandRunner, database: str) -> list[int]:
     applied = {int(v) for v in re.findall(r"\d+", applied_text)}
     done: list[int] = []
     for migration in load_migrations(database):
-        if migration.version in applied:
+        if migration.version in applied or (upto is not None and migration.version > upto):
             continue
         log.info("applying migration version=%d name=%s", migration.version, migration.name)
         for statement in migration.statements:
