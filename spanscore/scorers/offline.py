@@ -57,8 +57,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--min", action="append", default=[], metavar="NAME=THRESHOLD", help="fail if mean < THRESHOLD")
     parser.add_argument("--max", action="append", default=[], metavar="NAME=THRESHOLD", help="fail if mean > THRESHOLD")
+    parser.add_argument("--judge-model", metavar="MODEL", help="litellm model string for LLM scorers' judge")
+    parser.add_argument("--judge-api-base", metavar="URL", help="base URL of an OpenAI-compatible judge server")
+    parser.add_argument("--judge-api-key-env", metavar="VAR", help="environment variable holding the judge's API key")
     parser.add_argument("file", metavar="FILE", help="runs file (JSONL or OTLP/JSON); '-' reads stdin")
     return parser
+
+
+def _configure_judge(args: argparse.Namespace) -> None:
+    """Apply the --judge-* flags to the default judge that LLM scorers start from."""
+    flags = {"model": args.judge_model, "api_base": args.judge_api_base, "api_key_env": args.judge_api_key_env}
+    overrides = {key: value for key, value in flags.items() if value is not None}
+    if not overrides:
+        return
+    from pydantic import ValidationError
+
+    from spanscore.scorers.judge import default_judge_config, set_default_judge_config
+
+    try:
+        set_default_judge_config(default_judge_config().with_overrides(overrides))
+    except ValidationError as exc:
+        raise ConfigError(f"--judge-*: {exc.errors()[0]['msg']}") from None
 
 
 def _parse_value(text: str) -> Any:
@@ -229,6 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     names: list[str] = args.scorer
     try:
+        _configure_judge(args)
         options = _options_for(names, args.option)
         scorers = {name: build(name, **options[name]) for name in names}
         minimums = _thresholds(args.min, "--min", names)
