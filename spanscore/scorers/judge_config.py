@@ -23,7 +23,9 @@ class JudgeConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    model: str = Field("openai/gpt-4o-mini", description="Any litellm model string, provider prefix included.")
+    model: str = Field(
+        "openai/gpt-4o-mini", min_length=1, description="Any litellm model string, provider prefix included."
+    )
     api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server or proxy.")
     api_key_env: str | None = Field(None, description="Name of the environment variable holding the API key.")
     api_key_file: Path | None = Field(None, description="File holding the API key (a mounted secret).")
