@@ -13,6 +13,7 @@ port: docs/scorers.md reports how often the element sets agree.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from lemminflect import getAllLemmas  # type: ignore[import-untyped]
@@ -23,6 +24,8 @@ DO = frozenset({"do", "does", "did"})
 MODALS = frozenset({"will", "would", "shall", "should", "can", "could", "may", "might", "must"})
 AUXILIARIES = BE | HAVE | DO | MODALS
 NEGATIONS = frozenset({"not", "never"})
+INTENSIFIERS = frozenset({"very", "so", "really", "too", "quite", "just", "also", "still", "already"})
+CONJUNCTIONS = frozenset({"and", "but", "or", "then"})
 SUBJECTS = frozenset({"i", "you", "he", "she", "it", "we", "they", "who", "which", "that", "everyone", "nothing"})
 NOUN_MARKERS = frozenset(
     {
@@ -61,29 +64,50 @@ def _expand(token: str) -> list[tuple[str, bool]]:
         return [(word[:-3], False), ("not", ends_clause)]
     for suffix, auxiliary in SUBJECT_CONTRACTIONS.items():
         if word.endswith(suffix) and word[: -len(suffix)] in SUBJECTS:
-            return [(word[: -len(suffix)], False), (auxiliary, ends_clause)]
+            # The reference keeps the contracted pronoun as a noun phrase, so its fragment ("s", "re") stays too.
+            return [(word[: -len(suffix)], False), (suffix[1:], False), (auxiliary, ends_clause)]
     return [(word, ends_clause)]
 
 
-def _is_main_verb(word: str, previous: str | None, following: str | None, clause_start: bool) -> bool:
+def _is_main_verb(word: str, previous: str | None, context: _Context) -> bool:
     """Decide whether a non-auxiliary word acts as a verb here."""
     lemmas = _lemmas(word)
     if "VERB" not in lemmas:
         return False
-    ambiguous = "NOUN" in lemmas or "ADJ" in lemmas or "ADV" in lemmas
-    if previous in NOUN_MARKERS:
+    base = lemmas["VERB"][0] == word
+    if previous in NOUN_MARKERS or context.previous_was_verb:
         return False
+    if previous in BE:
+        # After a form of "be" only a participle is a verb ("was delayed", "are investigating the outage");
+        # "is fast" is an adjective, and so is a clause-final "-ing" ("was annoying.").
+        return not base and not word.endswith("s") and not (word.endswith("ing") and context.ends_clause)
+    ambiguous = "NOUN" in lemmas or "ADJ" in lemmas or "ADV" in lemmas
     if not ambiguous:
         return True
-    if previous is None or clause_start:
-        return word.endswith("ing") or lemmas["VERB"][0] == word
+    if previous is None or context.clause_start:
+        return word.endswith("ing") or base
     if previous in SUBJECTS or previous in AUXILIARIES or previous in NEGATIONS or previous == "to":
         return True
     if previous.endswith("ly"):
         return True
-    follows_noun = "NOUN" in _lemmas(previous) or previous.endswith("s")
+    inflected_s = word.endswith("s") and not base
+    if previous in CONJUNCTIONS:
+        return inflected_s
+    previous_lemmas = _lemmas(previous)
+    if "ADJ" in previous_lemmas and "NOUN" not in previous_lemmas:
+        return False
+    follows_noun = "NOUN" in previous_lemmas or previous.endswith("s")
+    following = context.following
     next_is_verb = following is not None and "VERB" in _lemmas(following) and "NOUN" not in _lemmas(following)
-    return follows_noun and word.endswith("s") and not next_is_verb
+    return follows_noun and inflected_s and not next_is_verb
+
+
+@dataclass(slots=True)
+class _Context:
+    following: str | None = None
+    clause_start: bool = True
+    ends_clause: bool = False
+    previous_was_verb: bool = False
 
 
 def infinitive_words(text: str) -> list[str]:
@@ -92,24 +116,30 @@ def infinitive_words(text: str) -> list[str]:
     result: list[str] = []
     pending: list[str] = []  # auxiliaries waiting to see whether a main verb follows
     previous: str | None = None
-    clause_start = True
+    context = _Context()
     for index, (word, ends_clause) in enumerate(words):
-        following = words[index + 1][0] if index + 1 < len(words) else None
+        context.following = words[index + 1][0] if index + 1 < len(words) else None
+        context.ends_clause = ends_clause
+        is_verb = False
         if word in AUXILIARIES:
+            if word == "do" and context.clause_start and context.following == "not":
+                word = "does"  # the reference reads a clause-initial "don't" as "does not"
             pending.append(word)
-        elif pending and (word in NEGATIONS or word.endswith("ly")):
+        elif pending and (word in NEGATIONS or word in INTENSIFIERS or word.endswith("ly")):
             result.append(word)
-        elif _is_main_verb(word, previous, following, clause_start):
+            word = pending[-1]  # an adverb inside a verb phrase does not end it
+        elif _is_main_verb(word, pending[-1] if pending else previous, context):
             if pending and pending[0] in DO and "not" in result[-2:]:
-                result.insert(len(result) - 1, "do")
+                result.insert(len(result) - 1, pending[0])
             pending.clear()
             result.append(_verb_lemma(word) or word)
+            is_verb = True
         else:
             _flush(pending, result)
             result.append(word)
         if ends_clause:
             _flush(pending, result)
-        previous, clause_start = word, ends_clause
+        previous, context.clause_start, context.previous_was_verb = word, ends_clause, is_verb
     _flush(pending, result)
     return result
 
