@@ -5,13 +5,18 @@ format) and tests/fixtures/golden/cases.jsonl (which scorer with which options
 scores which run). ``reference.mjs`` then runs @mastra/evals on every case and
 writes reference.jsonl. All texts are written for this corpus.
 
-Usage: python bench/scorers/make_corpus.py
+Usage: python bench/scorers/make_corpus.py [--held-out]
+
+``--held-out`` writes a second corpus to tests/fixtures/golden/held_out from a
+sentence pool that was not used while tuning the scorers, to check that the
+agreement figures are not an artefact of the main corpus.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +107,40 @@ SPECIAL_TEXTS = [
     "I can't say I love it, but it isn't terrible.",
 ]
 
+# A second pool, never looked at while writing the completeness rules: the held-out corpus uses only these.
+HELD_OUT_SENTENCES = [
+    "The engineers deployed a fix after the alarms went off at midnight.",
+    "Our hotel room was spotless and the view was stunning.",
+    "The invoice lists three items that we never ordered.",
+    "Students who practise daily usually remember more vocabulary.",
+    "The river flooded the village twice during the winter.",
+    "I would like to change my flight to an earlier departure.",
+    "Nobody answered the phone, so I sent an email instead.",
+    "The recipe needs two eggs, a cup of flour and some sugar.",
+    "Her presentation impressed the investors and secured the funding.",
+    "The printer keeps jamming whenever someone prints double-sided pages.",
+    "Volcanoes release gases that can change the climate for years.",
+    "The library extended its opening hours for the exam period.",
+    "We were told the package had been delivered, but it never arrived.",
+    "Mix the paint slowly so that bubbles do not form.",
+    "The striker scored twice and the crowd cheered loudly.",
+    "This update breaks the login page on older browsers.",
+    "The garden looks lovely now that the roses are blooming.",
+    "He forgot his keys again and waited outside for an hour.",
+    "The contract expires next month unless both parties renew it.",
+    "Bees pollinate flowers while they collect nectar.",
+    "I'm thrilled with the results; you've done amazing work!",
+    "The server rejects requests that exceed the size limit.",
+    "Rain is expected tomorrow, so bring an umbrella.",
+    "The committee postponed the vote because members were missing.",
+    "Sorting a large array quickly requires a good pivot strategy.",
+    "The chef tasted the soup and added more salt.",
+    "Our neighbours are building a fence between the gardens.",
+    "The lecture covered entropy, enthalpy and free energy.",
+    "They've cancelled the concert, which is really disappointing.",
+    "Check the logs before you restart the service.",
+]
+
 LONG_WORDS = (
     "system data user request response model agent tool search weather report error value result process "
     "analysis feature performance network server client query index cache memory thread queue worker "
@@ -137,7 +176,7 @@ def _mutate(rng: random.Random, text: str) -> str:
     return " ".join(words)
 
 
-def _text_pairs(rng: random.Random) -> list[tuple[Any, Any]]:
+def _text_pairs(rng: random.Random, sentences: list[str]) -> list[tuple[Any, Any]]:
     pairs: list[tuple[Any, Any]] = []
     for a in SPECIAL_TEXTS:
         pairs.append((a, rng.choice(SPECIAL_TEXTS)))
@@ -206,11 +245,16 @@ def _tool_runs(rng: random.Random) -> list[tuple[dict[str, Any], list[dict[str, 
 
 
 def main() -> None:
-    rng = random.Random(20261121)
-    OUT.mkdir(parents=True, exist_ok=True)
+    global SENTENCES
+    held_out = "--held-out" in sys.argv
+    target = OUT / "held_out" if held_out else OUT
+    if held_out:
+        SENTENCES = HELD_OUT_SENTENCES
+    rng = random.Random(20261122 if held_out else 20261121)
+    target.mkdir(parents=True, exist_ok=True)
     runs: list[dict[str, Any]] = []
     cases: list[dict[str, Any]] = []
-    for n, (inp, out) in enumerate(_text_pairs(rng)):
+    for n, (inp, out) in enumerate(_text_pairs(rng, SENTENCES)):
         run_id = f"text-{n:04d}"
         runs.append({"id": run_id, "input": inp, "output": out})
         for scorer in ("completeness", "keyword_coverage", "textual_difference"):
@@ -249,13 +293,13 @@ def main() -> None:
             cases.append({"run": run_id, "scorer": "tool_call_accuracy", "options": options})
     for n, case in enumerate(cases):
         case["case"] = n
-    with (OUT / "corpus.jsonl").open("w", encoding="utf-8") as f:
+    with (target / "corpus.jsonl").open("w", encoding="utf-8") as f:
         for run in runs:
             f.write(json.dumps(run, ensure_ascii=False) + "\n")
-    with (OUT / "cases.jsonl").open("w", encoding="utf-8") as f:
+    with (target / "cases.jsonl").open("w", encoding="utf-8") as f:
         for case in cases:
             f.write(json.dumps(case, ensure_ascii=False) + "\n")
-    print(f"{len(runs)} runs, {len(cases)} cases -> {OUT}")
+    print(f"{len(runs)} runs, {len(cases)} cases -> {target}")
 
 
 if __name__ == "__main__":

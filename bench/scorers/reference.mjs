@@ -20,7 +20,8 @@ import {
 import { createTestMessage } from "@mastra/evals/scorers/utils";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const golden = path.resolve(here, "../../tests/fixtures/golden");
+// GOLDEN_DIR selects another corpus directory (for example tests/fixtures/golden/held_out).
+const golden = path.resolve(process.env.GOLDEN_DIR || path.resolve(here, "../../tests/fixtures/golden"));
 
 function readJsonl(file) {
   return fs.readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
