@@ -73,9 +73,13 @@ _API_SUFFIXES = (".chat", ".responses", ".completion", ".embedding", ".image")
 
 
 def provider_name(value: str | None) -> str | None:
-    """A provider name without the API suffix the AI SDK appends (``openai.chat`` -> ``openai``)."""
+    """A provider name in the convention's lowercase, without the API suffix the AI SDK appends.
+
+    ``OpenAI`` (early OpenLLMetry) and ``openai.chat`` (AI SDK) both become ``openai``.
+    """
     if not value:
         return None
+    value = value.lower()
     for suffix in _API_SUFFIXES:
         if value.endswith(suffix):
             return value[: -len(suffix)]

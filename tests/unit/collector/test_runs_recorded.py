@@ -92,6 +92,8 @@ def test_every_dialect_gives_the_same_conversation() -> None:
         ("openinference", "context", "openinference:retrieval.documents"),
         ("openllmetry", "input", "openllmetry:traceloop.entity.input"),
         ("openllmetry", "agent_name", "openllmetry:traceloop.entity.name"),
+        ("openllmetry_legacy", "system", "openllmetry:gen_ai.prompt (span 'openai.chat')"),
+        ("openllmetry_legacy", "usage", "otel_genai:gen_ai.usage.prompt_tokens"),
         ("vercel_ai", "input", "vercel_ai:ai.prompt"),
         ("vercel_ai", "output", "vercel_ai:ai.response.text"),
         ("vercel_ai", "agent_name", "vercel_ai:ai.telemetry.functionId"),
@@ -125,6 +127,8 @@ def without_times(node: object) -> object:
 @pytest.mark.parametrize("name", RECORDED)
 def test_recording_is_reproducible(name: str, tmp_path: Path) -> None:
     """Re-record live against the fake server: the committed fixture is exactly what the library emits today."""
+    if name == "openllmetry_legacy" and not os.environ.get("SPANSCORE_LEGACY_PYTHON"):
+        pytest.skip("needs SPANSCORE_LEGACY_PYTHON: a virtualenv with opentelemetry-instrumentation-openai==0.40.14")
     folder = {"vercel_ai": NODE, "mastra": NODE.with_name("node-mastra")}.get(name)
     if folder is not None and not (folder / "node_modules").exists():
         pytest.skip(f"the JavaScript recorder needs `npm ci` in {folder.relative_to(FIXTURES.parents[1])}")

@@ -8,7 +8,16 @@ from spanscore.collector.decode import logs_from_request, parse_logs, parse_trac
 from spanscore.collector.model import LogRecord, SpanRecord
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "traces"
-RECORDED = ("otel_genai", "otel_genai_logs", "otel_genai_events", "openinference", "openllmetry", "vercel_ai", "mastra")
+RECORDED = (
+    "otel_genai",
+    "otel_genai_logs",
+    "otel_genai_events",
+    "openinference",
+    "openllmetry",
+    "openllmetry_legacy",
+    "vercel_ai",
+    "mastra",
+)
 NODE = FIXTURES / "node"
 """The JavaScript recorders; ``npm ci`` there to re-record them."""
 
