@@ -174,3 +174,54 @@ def test_bad_options_are_refused_at_build_time():
         build("context_recall", against="input")
     with pytest.raises(ConfigError, match="scale"):
         build("context_precision", scale=0)
+
+
+ECLIPSE = Run(
+    input="What causes solar eclipses?",
+    output="Solar eclipses happen when the Moon moves between Earth and the Sun, blocking sunlight.",
+    context=[
+        "Solar eclipses occur when the Moon blocks the Sun.",
+        "The Moon moves between the Earth and Sun during eclipses.",
+        "The Moon is visible at night.",
+        "Stars twinkle due to atmospheric interference.",
+        "Total eclipses can last up to 7.5 minutes.",
+    ],
+)
+AUSTRALIA = Run(
+    input="What is the capital of Australia?",
+    output="The capital of Australia is Canberra.",
+    context=[
+        "The Great Barrier Reef is off the coast of Queensland.",
+        "Coral reefs host a quarter of marine species.",
+        "Many fish live among corals.",
+        "Australia has six states and two territories.",
+        "The capital of Australia is Canberra.",
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    ("run", "evaluations", "options", "expected"),
+    [
+        (ECLIPSE, graded("high", "high", "medium", "none", "high", unused=(4,)), {}, 0.64),
+        (
+            ECLIPSE,
+            graded("high", "high", "medium", "none", "high", unused=(4,)),
+            {
+                "unused_high_relevance_context": 0.05,
+                "missing_context_per_item": 0.1,
+                "max_missing_context_penalty": 0.3,
+            },
+            0.69,
+        ),
+        (AUSTRALIA, graded("none", "none", "none", "low", "high"), {}, 0.26),
+    ],
+    ids=["mixed-default-penalties", "mixed-custom-penalties", "low-relevance"],
+)
+async def test_relevance_worked_examples_through_the_judge(
+    judge_server, judge_options, run, evaluations, options, expected
+):
+    judge_server.script("cr", Reply.json({"evaluations": evaluations, "missing_context": []}))
+    result = await build("context_relevance", **options, **judge_options("cr")).arun(run)
+    assert result.status is Status.OK
+    assert result.score == expected
