@@ -306,8 +306,7 @@ class JudgeClient:
                     logger.info(
                         "judge refused output mode model=%s mode=%s next=%s", config.model, mode.label, lower.label
                     )
-                    state.mode = max(state.mode, lower)
-                    attempt.mode = lower
+                    attempt.mode = lower  # remembered for the model only once the lower rung works
                     continue
                 if failure is Failure.PERMANENT:
                     state.breaker.release()
@@ -334,6 +333,9 @@ class JudgeClient:
                 await self._sleep(delay)
                 continue
             state.breaker.record_success()
+            if attempt.mode > state.mode:
+                logger.info("judge output mode remembered model=%s mode=%s", config.model, attempt.mode.label)
+                state.mode = attempt.mode
             spend.add(response)
             return response
 

@@ -233,3 +233,12 @@ async def test_a_server_that_never_listens_is_unavailable(judge_client):
     config = JudgeConfig(model="openai/judge", api_base="http://127.0.0.1:9/v1", retries=1, backoff_initial_s=0)
     with pytest.raises(JudgeUnavailableError):
         await judge_client.ask(config, instructions="J", prompt="p", schema=Verdict)
+
+
+async def test_a_400_that_no_mode_fixes_does_not_degrade_the_model(judge_server, judge_client, judge_config):
+    judge_server.script("judge", *[Reply.error(400)] * 4, Reply.json(GOOD))
+    with pytest.raises(JudgeAnswerError, match="refused"):
+        await ask(judge_client, judge_config)
+    assert len(judge_server.requests) == 4  # json_schema, json_mode, tool_call, text
+    await ask(judge_client, judge_config)
+    assert judge_server.requests[-1]["response_format"]["type"] == "json_schema"
