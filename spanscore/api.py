@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from aiohttp import web
 
 from spanscore.collector.auth import TokenCheck
-from spanscore.collector.http import _ssl
+from spanscore.collector.http import serve_app
 from spanscore.collector.status import classify
 from spanscore.config import ApiConfig
 from spanscore.errors import ConfigError, PermanentError
@@ -116,12 +116,7 @@ class ApiServer:
         return web.Response(body=result, content_type=CONTENT_TYPES[fmt])
 
     async def start(self) -> None:
-        self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self._config.host, self._config.port, ssl_context=_ssl(self._config))
-        await site.start()
-        server: Any = site._server
-        self.port = server.sockets[0].getsockname()[1]
+        self._runner, self.port = await serve_app(self.app(), self._config)
         log.info("API listening address=%s:%d", self._config.host, self.port)
 
     async def shutdown(self) -> None:

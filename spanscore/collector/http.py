@@ -143,18 +143,23 @@ class HttpReceiver:
 
     async def start(self) -> None:
         # Decompression is ours (bounded); aiohttp's own would inflate without a limit.
-        self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False, auto_decompress=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self._config.host, self._config.port, ssl_context=_ssl(self._config))
-        await site.start()
-        server: Any = site._server  # aiohttp exposes the bound sockets only here
-        self.port = server.sockets[0].getsockname()[1]
+        self._runner, self.port = await serve_app(self.app(), self._config, auto_decompress=False)
         log.info("OTLP/HTTP receiver listening address=%s:%d", self._config.host, self.port)
 
     async def shutdown(self) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+
+async def serve_app(app: web.Application, config: Any, **server_options: Any) -> tuple[web.AppRunner, int]:
+    """Start ``app`` on ``config.host:config.port`` (TLS when ``config.tls`` is set); return the runner and port."""
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, **server_options)
+    await runner.setup()
+    site = web.TCPSite(runner, config.host, config.port, ssl_context=_ssl(config))
+    await site.start()
+    server: Any = site._server  # aiohttp exposes the bound sockets only here
+    return runner, int(server.sockets[0].getsockname()[1])
 
 
 def _ssl(config: Any) -> ssl.SSLContext | None:
