@@ -9,7 +9,7 @@ run can say which convention supplied each field.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 from spanscore.model import Message, ToolCall
 
@@ -56,7 +56,22 @@ class SpanFacts:
                 for key, value in other.tool_results.items():
                     self.tool_results.setdefault(key, value)
                 continue
+            if name == "tool" and self.tool is not None and other.tool is not None:
+                self.tool = _fill_tool(self.tool, other.tool)
+                continue
             self.put(name, getattr(other, name), other.sources.get(name, ""))
 
     def is_empty(self) -> bool:
         return not self.sources and not self.tool_results
+
+
+def _fill_tool(mine: ToolCall, theirs: ToolCall) -> ToolCall:
+    """One tool call described by two dialects: keep ours, fill what we lack from theirs."""
+    if mine.name != theirs.name:
+        return mine
+    return replace(
+        mine,
+        arguments=mine.arguments if mine.arguments is not None else theirs.arguments,
+        result=mine.result if mine.result is not None else theirs.result,
+        id=mine.id if mine.id is not None else theirs.id,
+    )
