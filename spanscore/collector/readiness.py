@@ -96,6 +96,9 @@ class _Trace:
     handled_spans: set[str] = field(default_factory=set)
     ready_since_ns: int | None = None
     dirty: bool = True
+    """Spans or logs arrived since the trace was last assembled."""
+    waiting: bool = False
+    """A run had an unconfirmed root at the last assembly: look again at max_wait even without new spans."""
 
 
 class RunAssembler:
@@ -181,7 +184,7 @@ class RunAssembler:
             trace = self._pending[trace_id]
             quiet = now_ns - trace.last_arrival_ns >= quiet_ns
             waited = now_ns - trace.first_arrival_ns >= max_wait_ns
-            if trace.dirty and (quiet or waited):
+            if (trace.dirty and (quiet or waited)) or (trace.waiting and waited):
                 ready.extend(self._ready_runs(trace, quiet, waited))
             if self._expired(trace, now_ns):
                 del self._pending[trace_id]
@@ -202,8 +205,9 @@ class RunAssembler:
                 settled = False
             elif isinstance(result, ReadyRun):
                 out.append(result)
+        trace.dirty = False
+        trace.waiting = not settled
         if settled and assembled:
-            trace.dirty = False
             trace.ready_since_ns = trace.ready_since_ns or trace.last_arrival_ns
         return out
 
@@ -226,7 +230,7 @@ class RunAssembler:
         return ReadyRun(item.run, "quiet_period" if quiet and item.root_confirmed else "max_wait", fingerprint)
 
     def _expired(self, trace: _Trace, now_ns: int) -> bool:
-        if trace.ready_since_ns is None or trace.dirty:
+        if trace.ready_since_ns is None or trace.dirty or trace.waiting:
             return now_ns - trace.first_arrival_ns >= int(self.config.max_wait_s * _NS) + int(
                 self.config.late_span_window_s * _NS
             )

@@ -199,3 +199,69 @@ def test_restart_recovers_pending_runs_and_skips_handled_ones() -> None:
     ready = after.poll_ready(T0 + 12 * S)
     assert [(item.run.trace_id, item.reason) for item in ready] == [("e" * 32, "quiet_period")]
     assert after.poll_ready(T0 + 100 * S) == []
+
+
+def agent_span(span_id: str, parent: str, start: int, name: str) -> SpanRecord:
+    return SpanRecord(
+        trace_id="d" * 32,
+        span_id=span_id,
+        parent_span_id=parent,
+        name=f"invoke_agent {name}",
+        kind="Internal",
+        start_time_ns=start,
+        end_time_ns=start + 5,
+        attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name},
+    )
+
+
+def test_two_agent_runs_in_one_trace_are_ready_separately_once() -> None:
+    root = replace(agent_span("01", "", 0, "x"), name="POST /chat", attributes={})
+    spans = [agent_span("02", "01", 1, "a"), agent_span("03", "01", 10, "b"), root]
+    assembler = RunAssembler()
+    assembler.add_spans(spans, T0)
+    ready = assembler.poll_ready(T0 + 2 * S)
+    assert sorted((item.run.agent_name, item.reason) for item in ready) == [
+        ("a", "quiet_period"),
+        ("b", "quiet_period"),
+    ]
+    assert assembler.poll_ready(T0 + 60 * S) == []
+
+
+def test_agent_under_a_root_still_open_waits_unless_every_agent_is_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    import spanscore.collector.readiness as readiness
+
+    calls = []
+    original = readiness.assemble_runs
+    monkeypatch.setattr(readiness, "assemble_runs", lambda *a, **k: calls.append(1) or original(*a, **k))
+    spans = [agent_span("02", "01", 1, "a")]  # the session span "01" is still open
+    waiting = RunAssembler(RunsConfig(max_wait_s=30))
+    waiting.add_spans(spans, T0)
+    for second in range(2, 30):
+        assert waiting.poll_ready(T0 + second * S) == []
+    assert len(calls) == 1  # assembled once at the quiet period, not on every poll
+    assert [item.reason for item in waiting.poll_ready(T0 + 30 * S)] == ["max_wait"]
+    eager = RunAssembler(RunsConfig(max_wait_s=30, nested_agents="all"))
+    eager.add_spans(spans, T0)
+    assert [item.reason for item in eager.poll_ready(T0 + 2 * S)] == ["quiet_period"]
+
+
+def test_logs_without_spans_are_dropped_after_the_windows() -> None:
+    _, logs = load("otel_genai_logs")
+    assembler = RunAssembler(RunsConfig(max_wait_s=10, late_span_window_s=5))
+    assembler.add_logs(logs, T0)
+    assert assembler.poll_ready(T0 + 10 * S) == [] and assembler.pending_trace_ids() != []
+    assert assembler.poll_ready(T0 + 15 * S) == [] and assembler.pending_trace_ids() == []
+
+
+def test_a_trace_that_never_goes_quiet_is_ready_at_max_wait() -> None:
+    spans = openinference_spans()
+    assembler = RunAssembler(RunsConfig(max_wait_s=10))
+    for second, span in enumerate(spans * 3):  # the same spans again and again, one per second
+        assembler.add_spans([span], T0 + second * S)
+        ready = assembler.poll_ready(T0 + second * S)
+        if second < 10:
+            assert ready == []
+        elif second == 10:
+            assert [item.reason for item in ready] == ["max_wait"]
+        else:
+            assert ready == []

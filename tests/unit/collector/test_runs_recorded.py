@@ -124,6 +124,7 @@ def without_times(node: object) -> object:
     return node
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", RECORDED)
 def test_recording_is_reproducible(name: str, tmp_path: Path) -> None:
     """Re-record live against the fake server: the committed fixture is exactly what the library emits today."""
