@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from spanscore.scorers.base import MissingInput, Scorer, StepContext, create_scorer
+from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
 from spanscore.scorers.llm.steps import JudgeOverride, JudgeStep, delimit, judge_settings, round2, scale_option
 from spanscore.scorers.llm.verdicts import Unit

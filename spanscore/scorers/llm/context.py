@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from spanscore.scorers.base import MissingInput, Scorer, StepContext, create_scorer
+from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
 from spanscore.scorers.llm.steps import (
     JudgeOverride,

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, create_model
 
-from spanscore.scorers.base import Scorer, StepContext, create_scorer
+from spanscore.scorers import Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
 from spanscore.scorers.llm.steps import JudgeOverride, JudgeSettings, JudgeStep, delimit, judge_settings, numbered
 from spanscore.scorers.registry import register

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from spanscore.scorers.base import MissingInput, Scorer, StepContext, create_scorer
+from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
 from spanscore.scorers.llm.steps import (
     JudgeOverride,

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from spanscore.scorers.base import Scorer, StepContext, create_scorer
+from spanscore.scorers import Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
 from spanscore.scorers.llm.steps import (
     JudgeOverride,

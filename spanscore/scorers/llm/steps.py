@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from spanscore.model import Run
-from spanscore.scorers.base import StepContext, StepOutput
+from spanscore.scorers import StepContext, StepOutput
 from spanscore.scorers.judge import JudgeClient, JudgeConfig, JudgeError, default_judge_config, shared_client
 
 JudgeOverride = JudgeConfig | Mapping[str, Any] | str | None
