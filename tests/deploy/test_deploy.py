@@ -1,0 +1,263 @@
+"""Deployment files: they parse, they fit together, and the dashboard's SQL runs on the schema.
+
+No container runtime or cluster is available to the tests, and no Kubernetes or compose
+JSON schema is at hand offline, so these are structural checks: documents parse, names and
+ports line up across files, secrets are referenced rather than written, and the config files
+load with spanscore's own loader. The Grafana panels' SQL is executed on the embedded engine.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from spanscore.config import load_config
+from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.scores import DecisionRow
+from tests.unit.storage.test_rollups import BASE_NS, make_scores
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+K8S = DEPLOY / "k8s"
+DASHBOARD = DEPLOY / "grafana" / "dashboards" / "spanscore.json"
+DATASOURCE_UID = "spanscore-clickhouse"
+
+
+def load_yaml(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def k8s_documents() -> list[dict[str, Any]]:
+    docs = []
+    for path in sorted(K8S.glob("*.yaml")):
+        docs.extend(doc for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")) if doc is not None)
+    return docs
+
+
+def find(kind: str, name: str) -> dict[str, Any]:
+    matches = [d for d in k8s_documents() if d["kind"] == kind and d["metadata"]["name"] == name]
+    assert len(matches) == 1, (kind, name)
+    return matches[0]
+
+
+# -- image -------------------------------------------------------------------------------------
+
+
+def test_dockerfile_builds_a_non_root_service_image() -> None:
+    text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
+    assert re.search(r"^FROM python:3\.11-slim$", text, re.MULTILINE)
+    assert re.search(r"^RUN pip install \.", text, re.MULTILINE)
+    user = re.findall(r"^USER (\S+)$", text, re.MULTILINE)
+    assert user and user[-1] not in ("root", "0")
+    assert re.search(r"^EXPOSE 4317 4318 4319$", text, re.MULTILINE)
+    assert 'CMD ["serve", "-c", "/etc/spanscore/spanscore.yaml"]' in text
+    assert 'ENTRYPOINT ["spanscore"]' in text
+
+
+def test_image_config_loads_and_listens_on_all_interfaces() -> None:
+    config = load_config(DEPLOY / "spanscore.yaml", environ={})
+    assert config.collector.grpc.host == config.collector.http.host == config.api.host == "0.0.0.0"
+    assert (config.collector.grpc.port, config.collector.http.port, config.api.port) == (4317, 4318, 4319)
+
+
+# -- compose -----------------------------------------------------------------------------------
+
+
+def compose_environment(service: dict[str, Any], values: dict[str, str]) -> dict[str, str]:
+    """The service's environment with ${VAR}, ${VAR:?msg} and ${VAR:-default} filled in."""
+
+    def fill(text: str) -> str:
+        return re.sub(r"\$\{(\w+)(?::[?-][^}]*)?\}", lambda m: values.get(m.group(1), ""), text)
+
+    return {key: fill(str(value)) for key, value in service["environment"].items()}
+
+
+def test_compose_runs_clickhouse_spanscore_and_grafana() -> None:
+    compose = load_yaml(DEPLOY / "compose.yaml")
+    services = compose["services"]
+    assert set(services) == {"clickhouse", "spanscore", "grafana"}
+    assert services["clickhouse"]["image"].startswith("clickhouse/clickhouse-server:")
+    assert services["grafana"]["image"].startswith("grafana/grafana:")
+    published = {str(p).split(":")[-2]: str(p).split(":")[-1] for p in services["spanscore"]["ports"]}
+    assert published == {"4317": "4317", "4318": "4318", "4319": "4319"}
+    assert any(str(p).endswith(":3000") for p in services["grafana"]["ports"])
+    assert services["spanscore"]["depends_on"]["clickhouse"]["condition"] == "service_healthy"
+    assert services["spanscore"]["build"]["dockerfile"] == "deploy/Dockerfile"
+
+
+def test_compose_spanscore_reaches_the_server_with_tokens_from_the_environment() -> None:
+    compose = load_yaml(DEPLOY / "compose.yaml")
+    service = compose["services"]["spanscore"]
+    secrets = {"CLICKHOUSE_PASSWORD": "pw", "SPANSCORE_INGEST_TOKEN": "in-tok", "SPANSCORE_API_TOKEN": "api-tok"}
+    environ = compose_environment(service, secrets)
+    # No secret is written into the file itself.
+    raw = (DEPLOY / "compose.yaml").read_text(encoding="utf-8")
+    assert "in-tok" not in raw and "pw@" not in raw
+    mount = next(v for v in service["volumes"] if v.endswith(":/etc/spanscore/spanscore.yaml:ro"))
+    config = load_config(DEPLOY / mount.split(":")[0].removeprefix("./"), environ=environ)
+    assert config.storage.dsn == "clickhouse://spanscore:pw@clickhouse:8123/"
+    assert config.collector.auth_tokens == ["in-tok"]
+    assert config.api.auth_tokens == ["api-tok"]
+    assert config.collector.grpc.host == "0.0.0.0"
+    user = compose["services"]["clickhouse"]["environment"]["CLICKHOUSE_USER"]
+    assert config.storage.dsn.startswith(f"clickhouse://{user}:")
+
+
+def test_compose_grafana_provisions_the_clickhouse_datasource_and_dashboards() -> None:
+    compose = load_yaml(DEPLOY / "compose.yaml")
+    grafana = compose["services"]["grafana"]
+    assert "grafana-clickhouse-datasource" in grafana["environment"]["GF_INSTALL_PLUGINS"]
+    mounts = dict(v.removesuffix(":ro").split(":", 1) for v in grafana["volumes"] if v.startswith("./"))
+    for source in mounts:
+        assert (DEPLOY / source).is_dir(), source
+    datasources = load_yaml(DEPLOY / "grafana/provisioning/datasources/clickhouse.yaml")["datasources"]
+    assert [d["type"] for d in datasources] == ["grafana-clickhouse-datasource"]
+    source = datasources[0]
+    assert source["uid"] == DATASOURCE_UID
+    assert source["jsonData"]["host"] == "clickhouse"
+    assert source["jsonData"]["defaultDatabase"] == load_config(DEPLOY / "spanscore.yaml", environ={}).storage.database
+    assert source["secureJsonData"]["password"] == "$CLICKHOUSE_PASSWORD"
+    assert "CLICKHOUSE_PASSWORD" in grafana["environment"]
+    providers = [load_yaml(p) for p in (DEPLOY / "grafana/provisioning/dashboards").glob("*.yaml")]
+    paths = {p["options"]["path"] for doc in providers for p in doc["providers"]}
+    assert paths == {mounts["./grafana/dashboards"]}
+
+
+# -- kubernetes --------------------------------------------------------------------------------
+
+
+def test_every_k8s_document_has_api_version_kind_and_metadata() -> None:
+    docs = k8s_documents()
+    assert len(docs) >= 8
+    for doc in docs:
+        assert isinstance(doc.get("apiVersion"), str) and doc["apiVersion"], doc
+        assert isinstance(doc.get("kind"), str) and doc["kind"], doc
+        assert doc["metadata"]["name"], doc
+        if doc["kind"] != "Namespace":
+            assert doc["metadata"]["namespace"] == "spanscore", doc["metadata"]["name"]
+
+
+def test_deployments_select_their_own_pods_and_services_find_them() -> None:
+    docs = k8s_documents()
+    for deployment in (d for d in docs if d["kind"] == "Deployment"):
+        labels = deployment["spec"]["template"]["metadata"]["labels"]
+        assert deployment["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    pods = {d["metadata"]["name"]: d["spec"]["template"] for d in docs if d["kind"] == "Deployment"}
+    for service in (d for d in docs if d["kind"] == "Service"):
+        matching = [
+            name
+            for name, pod in pods.items()
+            if service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
+        ]
+        assert len(matching) == 1, service["metadata"]["name"]
+        container_ports = {p["name"] for c in pods[matching[0]]["spec"]["containers"] for p in c["ports"]}
+        for port in service["spec"]["ports"]:
+            assert port["targetPort"] in container_ports, (service["metadata"]["name"], port)
+
+
+def test_spanscore_runs_several_replicas_with_config_and_secret_references(tmp_path: Path) -> None:
+    deployment = find("Deployment", "spanscore")
+    assert deployment["spec"]["replicas"] >= 2
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert container["args"] == ["serve", "-c", "/etc/spanscore/spanscore.yaml"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    config_map = find("ConfigMap", pod["volumes"][0]["configMap"]["name"])
+    secret = find("Secret", "spanscore-secrets")
+    environ = {}
+    for variable in container["env"]:
+        ref = variable["valueFrom"]["secretKeyRef"]
+        assert ref["name"] == secret["metadata"]["name"] and ref["key"] in secret["stringData"]
+        environ[variable["name"]] = secret["stringData"][ref["key"]]
+    assert all("value" not in variable for variable in container["env"])  # values only by reference
+    config_path = Path(container["volumeMounts"][0]["mountPath"]) / "spanscore.yaml"
+    assert str(config_path) == container["args"][-1]
+    local = tmp_path / "spanscore.yaml"
+    local.write_text(config_map["data"]["spanscore.yaml"], encoding="utf-8")
+    config = load_config(local, environ=environ)
+    assert config.storage.dsn.startswith("clickhouse://")
+    assert config.collector.grpc.host == "0.0.0.0" and config.collector.grpc.port == 4317
+
+
+def test_collector_routes_each_trace_to_one_replica_through_the_headless_service() -> None:
+    config = yaml.safe_load(find("ConfigMap", "otel-collector-config")["data"]["config.yaml"])
+    exporter = config["exporters"]["loadbalancing"]
+    assert exporter["routing_key"] == "traceID"
+    headless = find("Service", "spanscore-headless")
+    assert headless["spec"]["clusterIP"] == "None"
+    hostname = exporter["resolver"]["dns"]["hostname"]
+    assert hostname.split(".")[:2] == [headless["metadata"]["name"], headless["metadata"]["namespace"]]
+    assert exporter["resolver"]["dns"]["port"] in {p["port"] for p in headless["spec"]["ports"]}
+    for pipeline in ("traces", "logs"):
+        assert config["service"]["pipelines"][pipeline]["exporters"] == ["loadbalancing"]
+    assert "${env:SPANSCORE_INGEST_TOKEN}" in exporter["protocol"]["otlp"]["headers"]["authorization"]
+    collector = find("Deployment", "otel-collector")["spec"]["template"]["spec"]["containers"][0]
+    assert "contrib" in collector["image"]  # the loadbalancing exporter ships in the contrib build
+    assert {e["name"] for e in collector["env"]} >= {"SPANSCORE_INGEST_TOKEN"}
+
+
+# -- dashboard ---------------------------------------------------------------------------------
+
+
+def dashboard_panels() -> list[dict[str, Any]]:
+    return list(json.loads(DASHBOARD.read_text(encoding="utf-8"))["panels"])
+
+
+def grafana_to_sql(sql: str) -> str:
+    """Expand the Grafana macros and variables the panels use into plain ClickHouse SQL."""
+    sql = re.sub(
+        r"\$__timeFilter\((\w+)\)",
+        r"\1 >= toDateTime('2020-01-01 00:00:00') AND \1 <= toDateTime('2100-01-01 00:00:00')",
+        sql,
+    )
+    sql = sql.replace("${rule:singlequote}", "'prod', 'beta'")
+    assert "$" not in sql, sql
+    return sql
+
+
+def test_dashboard_panels_query_the_views() -> None:
+    panels = dashboard_panels()
+    assert len({p["id"] for p in panels}) == len(panels) >= 6
+    titles = " ".join(p["title"].lower() for p in panels)
+    for topic in ("score", "coverage", "worst runs", "judge cost"):
+        assert topic in titles
+    used = set()
+    for panel in panels:
+        assert panel["datasource"]["uid"] == DATASOURCE_UID
+        for target in panel["targets"]:
+            assert target["datasource"]["uid"] == DATASOURCE_UID
+            used.update(re.findall(r"\bFROM\s+(\w+)", target["rawSql"]))
+    assert used >= {"score_trend_hourly", "coverage_daily", "worst_runs", "judge_cost_daily"}
+
+
+@pytest.fixture
+def seeded(chdb_dsn: str, database_name: str) -> Iterator[ClickHouseStore]:
+    store = ClickHouseStore(chdb_dsn, database_name)
+    store.open()
+    store.insert_scores_sync(make_scores(600))
+    store.insert_decisions_sync(
+        [DecisionRow(BASE_NS + i, f"{i:032x}", "a1", f"run-{i}", "svc", "agent", "prod", "sampled", 1.0, "", "")
+         for i in range(40)]
+    )  # fmt: skip
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def test_every_panel_query_runs_on_the_schema_and_returns_rows(seeded: ClickHouseStore) -> None:
+    tables = {row[0] for row in seeded.internal_query(f"SHOW TABLES FROM {seeded.database}")}
+    for panel in dashboard_panels():
+        for target in panel["targets"]:
+            for name in re.findall(r"\bFROM\s+(\w+)", target["rawSql"]):
+                assert name in tables, (panel["title"], name)
+            rows = seeded.internal_query(grafana_to_sql(target["rawSql"]))
+            assert rows, panel["title"]
+    variables = json.loads(DASHBOARD.read_text(encoding="utf-8"))["templating"]["list"]
+    for variable in variables:
+        assert {r[0] for r in seeded.internal_query(variable["query"])} == {"prod", "beta"}
