@@ -28,7 +28,8 @@ class RunsConfig(BaseModel):
     max_pending_traces: int = Field(10_000, ge=1)
     """Traces held in memory at once; beyond it the oldest is evicted (counted, never scored from memory)."""
     max_pending_spans: int = Field(500_000, ge=1)
-    """Spans held in memory at once, over all pending traces; beyond it the oldest trace is evicted."""
+    """Spans and GenAI log records held in memory at once, over all pending traces; beyond it the oldest
+    trace is evicted."""
     max_done_traces: int = Field(100_000, ge=1)
     """Trace ids remembered (without their spans) as already handled, so a run is ready only once."""
     agent_span_names: tuple[str, ...] = ()

@@ -77,6 +77,7 @@ class AssemblerStats:
 
     pending_traces: int = 0
     pending_spans: int = 0
+    """Spans and log records held (both count against ``max_pending_spans``)."""
     evicted_traces: int = 0
     evicted_spans: int = 0
     late_spans_ignored: int = 0
@@ -138,6 +139,7 @@ class RunAssembler:
             trace = self._trace_for(log.trace_id, now)
             trace.logs.append(log)
             trace.dirty = True
+            self.stats.pending_spans += 1
         self._enforce_bounds()
 
     def _trace_for(self, trace_id: str, now_ns: int) -> _Trace:
@@ -161,7 +163,7 @@ class RunAssembler:
             trace_id, trace = self._pending.popitem(last=False)
             self.stats.evicted_traces += 1
             self.stats.evicted_spans += len(trace.spans)
-            self.stats.pending_spans -= len(trace.spans)
+            self.stats.pending_spans -= len(trace.spans) + len(trace.logs)
             self._remember(trace_id, trace.handled)
             logger.warning("run assembler over capacity: evicted trace_id=%s spans=%d", trace_id, len(trace.spans))
         self.stats.pending_traces = len(self._pending)
@@ -188,7 +190,7 @@ class RunAssembler:
                 ready.extend(self._ready_runs(trace, quiet, waited))
             if self._expired(trace, now_ns):
                 del self._pending[trace_id]
-                self.stats.pending_spans -= len(trace.spans)
+                self.stats.pending_spans -= len(trace.spans) + len(trace.logs)
                 self._remember(trace_id, trace.handled)
         self.stats.pending_traces = len(self._pending)
         self.stats.runs_ready += sum(1 for item in ready if item.reason != "late_span_rescore")

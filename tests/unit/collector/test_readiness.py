@@ -265,3 +265,13 @@ def test_a_trace_that_never_goes_quiet_is_ready_at_max_wait() -> None:
             assert [item.reason for item in ready] == ["max_wait"]
         else:
             assert ready == []
+
+
+def test_log_records_count_against_the_memory_bound() -> None:
+    spans, logs = load("otel_genai_logs")
+    assembler = RunAssembler(RunsConfig(max_pending_spans=len(spans) + len(logs)))
+    assembler.add_spans(spans, T0)
+    assembler.add_logs(logs, T0)
+    assert assembler.stats.pending_spans == len(spans) + len(logs) and assembler.stats.evicted_traces == 0
+    assembler.add_logs([replace(logs[0], trace_id="9" * 32)], T0 + 1)
+    assert assembler.stats.evicted_traces == 1 and assembler.stats.pending_spans == 1
