@@ -229,7 +229,13 @@ class Scorer:
                 return done.value  # type: ignore[no-any-return]
             # A "sync" step returned an awaitable that suspended: finish on a loop.
             coroutine.close()
-        return asyncio.run(self.arun(run))
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.arun(run))
+        raise RuntimeError(
+            f"scorer {self.info.id!r} has async (judge) steps: inside an event loop use 'await scorer.arun(run)'"
+        )
 
     async def arun(self, run: Run) -> ScoreResult:
         """Score ``run``; awaits judge steps, calls code steps inline."""

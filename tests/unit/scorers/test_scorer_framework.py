@@ -157,3 +157,15 @@ def test_build_by_import_path() -> None:
         build(f"{__name__}:nothing_here")
     with pytest.raises(ConfigError, match="unknown scorer"):
         build("no_such_scorer")
+
+
+async def test_sync_run_inside_a_loop_points_to_arun() -> None:
+    async def judge(ctx: StepContext) -> float:
+        return 1.0
+
+    scorer = create_scorer("async_only", kind="llm").generate_score(judge)
+    with pytest.raises(RuntimeError, match="arun"):
+        scorer.run(Run(output="x"))
+    assert (await scorer.arun(Run(output="x"))).score == 1.0
+    # code scorers stay callable synchronously even inside a loop
+    assert create_scorer("sync").generate_score(lambda ctx: 0.5).run(Run(output="x")).score == 0.5
