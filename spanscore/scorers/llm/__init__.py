@@ -7,7 +7,7 @@ documents and, where those are silent, @mastra/evals 1.10.2; docs/judge.md
 lists every deliberate difference.
 """
 
-from spanscore.scorers.llm import alignment, answers, context, custom, grounding, opinions, summarization, tools
+from spanscore.scorers.llm import alignment, answers, context, custom, grounding, opinions, recall, summarization, tools
 from spanscore.scorers.llm.custom import LLMStep, create_llm_scorer
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "custom",
     "grounding",
     "opinions",
+    "recall",
     "summarization",
     "tools",
 ]

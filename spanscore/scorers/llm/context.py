@@ -1,4 +1,4 @@
-"""The retrieval scorers: ``context_precision``, ``context_relevance`` and ``context_recall``.
+"""The retrieval scorers ``context_precision`` and ``context_relevance``, and their shared helpers.
 
 Context is the ``context`` option, else the run's retrieved documents, else
 its tool results. A run with no context at all is ``missing_input``.
@@ -13,13 +13,9 @@ its tool results. A run with no context at all is ``missing_input``.
   score = max(0, mean weight - unused-high penalty - capped missing penalty)
   x scale. An empty context list scores 1 x scale; no evaluations score 0
   when something was missing, else 1 (the reference's rules).
-* context_recall: by default (the seed's metric) the judge decides for each
-  piece whether the answer carries its information: recalled / pieces x
-  scale. With ``against="ground_truth"`` (the 1.10.2 scorer) the ground
-  truth is split into claims and each is checked for support in the context:
-  min(1, attributed / claims) x scale. No items -> 0.
+* context_recall lives in ``recall.py`` and reuses the helpers here.
 
-All three round to two decimals.
+Both round to two decimals.
 """
 
 from __future__ import annotations
@@ -43,7 +39,7 @@ from spanscore.scorers.llm.steps import (
     run_context,
     scale_option,
 )
-from spanscore.scorers.llm.verdicts import Claims, YesNo
+from spanscore.scorers.llm.verdicts import YesNo
 from spanscore.scorers.registry import register
 
 RELEVANCE_WEIGHTS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
@@ -60,17 +56,6 @@ RELEVANCE_INSTRUCTIONS = (
     "'low' = only tangentially related, 'none' = unrelated. was_used: true when the answer relies on the "
     "piece's information. Also list information that was missing from the context but needed for a complete "
     "answer (missing_context; empty when nothing was missing). One evaluation per piece, by index."
-)
-RECALL_INSTRUCTIONS = (
-    "You check recall: for every context piece, by its index, answer 'yes' when the answer conveys the "
-    "information of that piece (paraphrase counts) and 'no' when it leaves it out. One verdict per piece."
-)
-ATTRIBUTION_INSTRUCTIONS = (
-    "You check attribution: for every claim of the reference answer, in order, answer 'yes' when the context "
-    "pieces contain the information needed to state it and 'no' otherwise."
-)
-GROUND_TRUTH_CLAIMS = (
-    "You split a reference answer into self-contained factual claims, one fact each, with pronouns resolved."
 )
 
 
@@ -95,16 +80,6 @@ class RelevanceAnalysis(BaseModel):
     evaluations: list[ContextEvaluation]
     missing_context: list[str] = Field(default_factory=list)
     overall_assessment: str = ""
-
-
-class AttributionVerdict(BaseModel):
-    claim: str = ""
-    verdict: YesNo
-    reason: str = ""
-
-
-class AttributionVerdicts(BaseModel):
-    verdicts: list[AttributionVerdict]
 
 
 def mean_average_precision(relevant: Sequence[bool]) -> float:
@@ -142,30 +117,23 @@ def context_relevance_score(
     return round2(max(0.0, base - usage_penalty - missing_penalty) * scale)
 
 
-def recall_score(verdicts: Sequence[Mapping[str, Any]], scale: float = 1.0) -> float:
-    """Recalled (or attributed) items / items, capped at 1, x scale, rounded to 2 decimals; 0 without items."""
-    if not verdicts:
-        return 0.0
-    return round2(min(1.0, sum(1 for v in verdicts if v.get("verdict") == "yes") / len(verdicts)) * scale)
-
-
-def _documents(context: StepContext, configured: tuple[str, ...] | None) -> list[str]:
+def documents_of(context: StepContext, configured: tuple[str, ...] | None) -> list[str]:
     documents = run_context(context.run, configured)
     if documents is None:
         raise MissingInput(["context"], NO_CONTEXT)
     return documents
 
 
-def _question_answer(context: StepContext) -> str:
+def question_answer(context: StepContext) -> str:
     run = context.run
     return f"{delimit('question', run.input_text or '')}\n\n{delimit('answer', run.output_text or '')}"
 
 
-def _scorer(scorer_id: str, description: str, requires: tuple[str, ...], options: Mapping[str, Any]) -> Scorer:
+def llm_scorer(scorer_id: str, description: str, requires: tuple[str, ...], options: Mapping[str, Any]) -> Scorer:
     return create_scorer(scorer_id, description=description, requires=requires, kind="llm", options=options)
 
 
-def _step(
+def judge_step(
     scorer_id: str,
     step: str,
     settings: JudgeSettings,
@@ -200,10 +168,10 @@ def context_precision(
     configured, scale = context_option(context), scale_option(scale)
 
     def prompt(step: StepContext) -> str | None:
-        documents = _documents(step, configured)
+        documents = documents_of(step, configured)
         if not documents:
             raise MissingInput(["context"], "the context list is empty")
-        return f"Grade every context piece.\n\n{_question_answer(step)}\n\n{numbered('context', documents)}"
+        return f"Grade every context piece.\n\n{question_answer(step)}\n\n{numbered('context', documents)}"
 
     def generate_score(step: StepContext) -> float:
         return context_precision_score(step.analyze_result["verdicts"], scale)
@@ -214,13 +182,15 @@ def context_precision(
         where = f"pieces {', '.join(useful)} were useful" if useful else "no piece was useful"
         return f"The score is {step.score} because {where} out of {len(verdicts)} graded (earlier is better)."
 
-    scorer = _scorer(
+    scorer = llm_scorer(
         "context_precision",
         "Mean average precision of the retrieved context (rewards relevant pieces ranked early).",
         ("input", "output"),
         {"scale": scale, "context": list(configured) if configured else None, "model": settings.config.model},
     )
-    analyze = _step("context_precision", "analyze", settings, PRECISION_INSTRUCTIONS, IndexedVerdicts, prompt, None)
+    analyze = judge_step(
+        "context_precision", "analyze", settings, PRECISION_INSTRUCTIONS, IndexedVerdicts, prompt, None
+    )
     return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
 
 
@@ -247,10 +217,10 @@ def context_relevance(
     }
 
     def prompt(step: StepContext) -> str | None:
-        documents = _documents(step, configured)
+        documents = documents_of(step, configured)
         if not documents:
             return None
-        return f"Evaluate every context piece.\n\n{_question_answer(step)}\n\n{numbered('context', documents)}"
+        return f"Evaluate every context piece.\n\n{question_answer(step)}\n\n{numbered('context', documents)}"
 
     def generate_score(step: StepContext) -> float:
         result = step.analyze_result
@@ -273,13 +243,15 @@ def context_relevance(
             parts.append(f"missing: {'; '.join(result['missing_context'][:3])}")
         return f"The score is {step.score}: " + "; ".join(parts) + "."
 
-    scorer = _scorer(
+    scorer = llm_scorer(
         "context_relevance",
         "Graded relevance and use of the retrieved context, with penalties for unused and missing context.",
         ("input", "output"),
         {"scale": scale, **penalties, "model": settings.config.model},
     )
-    analyze = _step("context_relevance", "analyze", settings, RELEVANCE_INSTRUCTIONS, RelevanceAnalysis, prompt, None)
+    analyze = judge_step(
+        "context_relevance", "analyze", settings, RELEVANCE_INSTRUCTIONS, RelevanceAnalysis, prompt, None
+    )
     return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
 
 
@@ -287,83 +259,3 @@ def _penalty(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         raise ValueError(f"option {name} must be a number between 0 and 1, got {value!r}")
     return float(value)
-
-
-@register("context_recall")
-def context_recall(
-    *,
-    model: str | None = None,
-    judge: JudgeOverride = None,
-    step_judges: Mapping[str, JudgeOverride] | None = None,
-    client: JudgeClient | None = None,
-    context: Sequence[str] | None = None,
-    against: Literal["output", "ground_truth"] = "output",
-    scale: float = 1,
-) -> Scorer:
-    """Share of the context the answer recalls (or, against the ground truth, of its claims the context backs)."""
-    if against not in ("output", "ground_truth"):
-        raise ValueError(f"option against must be 'output' or 'ground_truth', got {against!r}")
-    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
-    configured, scale = context_option(context), scale_option(scale)
-
-    def generate_score(step: StepContext) -> float:
-        return recall_score((step.analyze_result or {}).get("verdicts") or [], scale)
-
-    def generate_reason(step: StepContext) -> str:
-        verdicts = (step.analyze_result or {}).get("verdicts") or []
-        hits = sum(1 for v in verdicts if v.get("verdict") == "yes")
-        noun = (
-            "context pieces are recalled by the answer"
-            if against == "output"
-            else "ground-truth claims are backed by the context"
-        )
-        return f"The score is {step.score} because {hits} of {len(verdicts)} {noun}."
-
-    options = {"scale": scale, "against": against, "model": settings.config.model}
-    if against == "output":
-
-        def recall_prompt(step: StepContext) -> str | None:
-            documents = _documents(step, configured)
-            if not documents:
-                return None
-            listing = numbered("context", documents)
-            return f"Check which context pieces the answer conveys.\n\n{_question_answer(step)}\n\n{listing}"
-
-        scorer = _scorer("context_recall", "Share of the retrieved context the answer conveys.", ("output",), options)
-        analyze = _step(
-            "context_recall", "analyze", settings, RECALL_INSTRUCTIONS, IndexedVerdicts, recall_prompt, {"verdicts": []}
-        )
-        return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
-
-    def claims_prompt(step: StepContext) -> str | None:
-        _documents(step, configured)
-        truth = step.run.ground_truth or ""
-        return f"List the claims of this reference answer.\n\n{delimit('reference', truth)}" if truth.strip() else None
-
-    def attribution_prompt(step: StepContext) -> str | None:
-        claims = (step.preprocess_result or {}).get("claims") or []
-        if not claims:
-            return None
-        documents = _documents(step, configured)
-        return (
-            f"Check each claim against the context.\n\n{numbered('context', documents)}\n\n{numbered('claims', claims)}"
-        )
-
-    scorer = _scorer(
-        "context_recall", "Share of the ground truth's claims the retrieved context backs.", ("ground_truth",), options
-    )
-    preprocess = _step(
-        "context_recall", "preprocess", settings, GROUND_TRUTH_CLAIMS, Claims, claims_prompt, {"claims": []}
-    )
-    analyze = _step(
-        "context_recall",
-        "analyze",
-        settings,
-        ATTRIBUTION_INSTRUCTIONS,
-        AttributionVerdicts,
-        attribution_prompt,
-        {"verdicts": []},
-    )
-    return (
-        scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
-    )

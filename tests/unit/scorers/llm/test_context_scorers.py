@@ -12,8 +12,8 @@ from spanscore.scorers.llm.context import (
     context_precision_score,
     context_relevance_score,
     mean_average_precision,
-    recall_score,
 )
+from spanscore.scorers.llm.recall import recall_score
 from tests.fakes.fake_openai import Reply
 
 

@@ -1,0 +1,142 @@
+"""``context_recall``: how much of the context (or of the ground truth) made it through.
+
+By default (the seed's metric) the judge decides for each context piece
+whether the answer carries its information: recalled / pieces x scale. With
+``against="ground_truth"`` (the @mastra/evals 1.10.2 scorer) the ground truth
+is split into claims and each is checked for support in the context:
+min(1, attributed / claims) x scale. No items -> 0; no context at all ->
+``missing_input``. Rounded to two decimals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from spanscore.scorers import Scorer, StepContext
+from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.llm.context import IndexedVerdicts, documents_of, judge_step, llm_scorer, question_answer
+from spanscore.scorers.llm.steps import (
+    JudgeOverride,
+    context_option,
+    delimit,
+    judge_settings,
+    numbered,
+    round2,
+    scale_option,
+)
+from spanscore.scorers.llm.verdicts import Claims, YesNo
+from spanscore.scorers.registry import register
+
+RECALL_INSTRUCTIONS = (
+    "You check recall: for every context piece, by its index, answer 'yes' when the answer conveys the "
+    "information of that piece (paraphrase counts) and 'no' when it leaves it out. One verdict per piece."
+)
+ATTRIBUTION_INSTRUCTIONS = (
+    "You check attribution: for every claim of the reference answer, in order, answer 'yes' when the context "
+    "pieces contain the information needed to state it and 'no' otherwise."
+)
+GROUND_TRUTH_CLAIMS = (
+    "You split a reference answer into self-contained factual claims, one fact each, with pronouns resolved."
+)
+
+
+class AttributionVerdict(BaseModel):
+    claim: str = ""
+    verdict: YesNo
+    reason: str = ""
+
+
+class AttributionVerdicts(BaseModel):
+    verdicts: list[AttributionVerdict]
+
+
+def recall_score(verdicts: Sequence[Mapping[str, Any]], scale: float = 1.0) -> float:
+    """Recalled (or attributed) items / items, capped at 1, x scale, rounded to 2 decimals; 0 without items."""
+    if not verdicts:
+        return 0.0
+    return round2(min(1.0, sum(1 for v in verdicts if v.get("verdict") == "yes") / len(verdicts)) * scale)
+
+
+@register("context_recall")
+def context_recall(
+    *,
+    model: str | None = None,
+    judge: JudgeOverride = None,
+    step_judges: Mapping[str, JudgeOverride] | None = None,
+    client: JudgeClient | None = None,
+    context: Sequence[str] | None = None,
+    against: Literal["output", "ground_truth"] = "output",
+    scale: float = 1,
+) -> Scorer:
+    """Share of the context the answer recalls (or, against the ground truth, of its claims the context backs)."""
+    if against not in ("output", "ground_truth"):
+        raise ValueError(f"option against must be 'output' or 'ground_truth', got {against!r}")
+    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
+    configured, scale = context_option(context), scale_option(scale)
+
+    def generate_score(step: StepContext) -> float:
+        return recall_score((step.analyze_result or {}).get("verdicts") or [], scale)
+
+    def generate_reason(step: StepContext) -> str:
+        verdicts = (step.analyze_result or {}).get("verdicts") or []
+        hits = sum(1 for v in verdicts if v.get("verdict") == "yes")
+        noun = (
+            "context pieces are recalled by the answer"
+            if against == "output"
+            else "ground-truth claims are backed by the context"
+        )
+        return f"The score is {step.score} because {hits} of {len(verdicts)} {noun}."
+
+    options = {"scale": scale, "against": against, "model": settings.config.model}
+    if against == "output":
+
+        def recall_prompt(step: StepContext) -> str | None:
+            documents = documents_of(step, configured)
+            if not documents:
+                return None
+            listing = numbered("context", documents)
+            return f"Check which context pieces the answer conveys.\n\n{question_answer(step)}\n\n{listing}"
+
+        scorer = llm_scorer(
+            "context_recall", "Share of the retrieved context the answer conveys.", ("output",), options
+        )
+        analyze = judge_step(
+            "context_recall", "analyze", settings, RECALL_INSTRUCTIONS, IndexedVerdicts, recall_prompt, {"verdicts": []}
+        )
+        return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
+
+    def claims_prompt(step: StepContext) -> str | None:
+        documents_of(step, configured)
+        truth = step.run.ground_truth or ""
+        return f"List the claims of this reference answer.\n\n{delimit('reference', truth)}" if truth.strip() else None
+
+    def attribution_prompt(step: StepContext) -> str | None:
+        claims = (step.preprocess_result or {}).get("claims") or []
+        if not claims:
+            return None
+        documents = documents_of(step, configured)
+        return (
+            f"Check each claim against the context.\n\n{numbered('context', documents)}\n\n{numbered('claims', claims)}"
+        )
+
+    scorer = llm_scorer(
+        "context_recall", "Share of the ground truth's claims the retrieved context backs.", ("ground_truth",), options
+    )
+    preprocess = judge_step(
+        "context_recall", "preprocess", settings, GROUND_TRUTH_CLAIMS, Claims, claims_prompt, {"claims": []}
+    )
+    analyze = judge_step(
+        "context_recall",
+        "analyze",
+        settings,
+        ATTRIBUTION_INSTRUCTIONS,
+        AttributionVerdicts,
+        attribution_prompt,
+        {"verdicts": []},
+    )
+    return (
+        scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
+    )
