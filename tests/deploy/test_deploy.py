@@ -261,3 +261,17 @@ def test_every_panel_query_runs_on_the_schema_and_returns_rows(seeded: ClickHous
     variables = json.loads(DASHBOARD.read_text(encoding="utf-8"))["templating"]["list"]
     for variable in variables:
         assert {r[0] for r in seeded.internal_query(variable["query"])} == {"prod", "beta"}
+
+
+def test_every_sql_example_in_the_dashboards_doc_runs(seeded: ClickHouseStore) -> None:
+    text = (DEPLOY.parent / "docs" / "dashboards.md").read_text(encoding="utf-8")
+    examples = re.findall(r"```sql\n(.*?)```", text, re.DOTALL)
+    assert len(examples) >= 8
+    for sql in examples:
+        seeded.internal_query(sql)  # raises on an unknown view, column or function
+    # The two undated examples see the seeded rows: every hour of one scorer, three scorers.
+    hours = seeded.internal_query(
+        f"SELECT uniqExact(toStartOfHour(RunTimestamp)) FROM {seeded.database}.scores WHERE Scorer = 'faithfulness'"
+    )[0][0]
+    assert len(seeded.internal_query(examples[3])) == hours >= 6
+    assert len(seeded.internal_query(examples[5])) == 3
