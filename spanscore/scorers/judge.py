@@ -176,9 +176,10 @@ class JudgeClient:
             response = await self._complete(
                 config, state, attempt, instructions, json_schema, name, api_key, spend, scorer
             )
-            choice = response.choices[0]
-            text = reply_text(choice.message)
-            if not text.strip() or choice.finish_reason == "length":
+            choices = getattr(response, "choices", None) or ()
+            text = reply_text(choices[0].message) if choices else ""
+            finish_reason = choices[0].finish_reason if choices else None
+            if not text.strip() or finish_reason == "length":
                 if max_tokens < config.max_tokens_ceiling:
                     max_tokens = min(config.max_tokens_ceiling, max_tokens * 2)
                     state.max_tokens = max(state.max_tokens, max_tokens)

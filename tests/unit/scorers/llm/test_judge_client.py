@@ -242,3 +242,20 @@ async def test_a_400_that_no_mode_fixes_does_not_degrade_the_model(judge_server,
     assert len(judge_server.requests) == 4  # json_schema, json_mode, tool_call, text
     await ask(judge_client, judge_config)
     assert judge_server.requests[-1]["response_format"]["type"] == "json_schema"
+
+
+async def test_failed_judge_calls_are_traced_with_error_status(judge_server, judge_config):
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    client = JudgeClient(tracer=provider.get_tracer("test"), environ={}, sleep=_no_sleep)
+    judge_server.script("judge", Reply.error(500), Reply.json(GOOD))
+    await client.ask(judge_config, instructions="J", prompt="p", schema=Verdict)
+    failed, succeeded = exporter.get_finished_spans()
+    assert not failed.status.is_ok and failed.attributes is not None
+    assert failed.attributes["error.type"] == "InternalServerError"
+    assert succeeded.status.is_unset
+
+
+async def _no_sleep(_: float) -> None:
+    return None
