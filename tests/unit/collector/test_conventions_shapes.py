@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from traces import load
+from recorded_traces import load
 
 from spanscore.collector.conventions import span_facts
 from spanscore.collector.model import SpanEvent, SpanRecord

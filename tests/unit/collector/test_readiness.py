@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 import pytest
-from traces import load
+from recorded_traces import load
 
 from spanscore.collector.config import RunsConfig
 from spanscore.collector.model import SpanRecord

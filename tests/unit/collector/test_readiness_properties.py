@@ -6,7 +6,7 @@ import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from traces import RECORDED, load
+from recorded_traces import RECORDED, load
 
 from spanscore.collector.config import RunsConfig
 from spanscore.collector.readiness import RunAssembler

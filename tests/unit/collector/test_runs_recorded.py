@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from traces import FIXTURES, NODE, RECORDED, load
+from recorded_traces import FIXTURES, NODE, RECORDED, load
 
 from spanscore.collector.runs import runs_from_spans
 from spanscore.model import Run

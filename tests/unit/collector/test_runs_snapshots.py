@@ -12,7 +12,7 @@ from dataclasses import asdict
 from typing import Any
 
 import pytest
-from traces import FIXTURES, RECORDED, load
+from recorded_traces import FIXTURES, RECORDED, load
 
 from spanscore.collector.runs import runs_from_spans
 from spanscore.model import Run

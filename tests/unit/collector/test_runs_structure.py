@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from traces import load
+from recorded_traces import load
 
 from spanscore.collector.config import RunsConfig
 from spanscore.collector.model import SpanRecord
