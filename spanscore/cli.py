@@ -54,6 +54,16 @@ def _parser() -> argparse.ArgumentParser:
     backfill.add_argument("--since", default="24h", help="look-back window: 30m, 24h, 7d")
     backfill.add_argument("-c", "--config", help="YAML configuration file")
 
+    report = commands.add_parser("report", help="named reports over the roll-ups")
+    report_commands = report.add_subparsers(dest="report_command", required=True)
+    trend = report_commands.add_parser("trend", help="one scorer's score series with a sparkline")
+    trend.add_argument("--scorer", required=True)
+    trend.add_argument("--rule", help="only this rule's scores")
+    trend.add_argument("--since", default="7d", help="look-back window: 30m, 24h, 7d")
+    trend.add_argument("--by", choices=["hour", "day", "week"], default="hour")
+    trend.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    trend.add_argument("-c", "--config", help="YAML configuration file")
+
     demo = commands.add_parser("demo", help="send synthetic agent traces to a running service")
     demo.add_argument("-c", "--config", help="YAML configuration file (for the gRPC address and token)")
     demo.add_argument("--traces", type=int, default=30, help="how many agent traces to send")
@@ -85,6 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _operation(config, "rules/preview", args.rule, args.since)
         if args.command == "backfill":
             return _operation(config, "backfill", args.rule, args.since)
+        if args.command == "report":
+            return _report(config, args)
         if args.command == "demo":
             return _demo(config, args.traces)
     except SpanscoreError as exc:
@@ -168,6 +180,17 @@ def _query_store(config: ServiceConfig, sql: str, fmt: str) -> bytes:
         return store.query_sync(sql, fmt)
     finally:
         store.close()
+
+
+def _report(config: ServiceConfig, args: argparse.Namespace) -> int:
+    from spanscore.report import trend
+
+    def run_query(sql: str, fmt: str) -> bytes:
+        body = _query_service(config, sql, fmt)
+        return body if body is not None else _query_store(config, sql, fmt)
+
+    sys.stdout.write(trend(run_query, args.scorer, args.since, args.by, args.format, args.rule))
+    return 0
 
 
 def _status(config: ServiceConfig, output: str) -> int:
