@@ -5,11 +5,13 @@ format) and tests/fixtures/golden/cases.jsonl (which scorer with which options
 scores which run). ``reference.mjs`` then runs @mastra/evals on every case and
 writes reference.jsonl. All texts are written for this corpus.
 
-Usage: python bench/scorers/make_corpus.py [--held-out]
+Usage: python bench/scorers/make_corpus.py [--held-out | --fresh]
 
 ``--held-out`` writes a second corpus to tests/fixtures/golden/held_out from a
 sentence pool that was not used while tuning the scorers, to check that the
-agreement figures are not an artefact of the main corpus.
+agreement figures are not an artefact of the main corpus. It was later used to
+refine the completeness rules, so ``--fresh`` writes tests/fixtures/golden/fresh
+from a third pool written after the rules were final: the honest estimate.
 """
 
 from __future__ import annotations
@@ -141,6 +143,40 @@ HELD_OUT_SENTENCES = [
     "Check the logs before you restart the service.",
 ]
 
+# A third pool, written after the completeness rules were final and never used to change them.
+FRESH_SENTENCES = [
+    "The pilot announced that the plane would land twenty minutes early.",
+    "My grandmother bakes bread every Sunday morning.",
+    "The firewall blocked several suspicious connections overnight.",
+    "We should have booked the tickets weeks ago.",
+    "The kitten chased the ball under the sofa.",
+    "Prices rose sharply after the factory closed.",
+    "The translator struggled with the idioms in the novel.",
+    "Please attach the signed form before Friday.",
+    "The orchestra rehearsed the symphony until late evening.",
+    "He isn't sure whether the bridge will reopen this year.",
+    "Our team migrated the billing system to the cloud.",
+    "The soup tastes bland, so I added pepper and lemon.",
+    "Astronomers discovered a comet orbiting beyond Neptune.",
+    "The shop refunds purchases within thirty days.",
+    "The app kept freezing, which was incredibly frustrating.",
+    "Doctors recommend drinking water regularly during hot weather.",
+    "The tourists photographed the cathedral from the square.",
+    "If the build fails, the pipeline notifies the owner.",
+    "She's been learning Spanish since she moved to Madrid.",
+    "The farmers harvested the wheat before the storm arrived.",
+    "This laptop overheats when several videos play at once.",
+    "The mayor promised new bike lanes across the city.",
+    "Wolves travel long distances in search of food.",
+    "The auditors found no errors in the accounts.",
+    "You'll receive a tracking number once the parcel ships.",
+    "The museum's new exhibit celebrates local artists.",
+    "Nobody noticed that the clock had stopped.",
+    "The startup hired ten engineers and opened an office in Berlin.",
+    "Sorry for the delay; we're handling an unusual volume of requests.",
+    "The glacier has retreated dramatically over the last century.",
+]
+
 LONG_WORDS = (
     "system data user request response model agent tool search weather report error value result process "
     "analysis feature performance network server client query index cache memory thread queue worker "
@@ -246,11 +282,13 @@ def _tool_runs(rng: random.Random) -> list[tuple[dict[str, Any], list[dict[str, 
 
 def main() -> None:
     global SENTENCES
-    held_out = "--held-out" in sys.argv
-    target = OUT / "held_out" if held_out else OUT
+    held_out, fresh = "--held-out" in sys.argv, "--fresh" in sys.argv
+    target = OUT / "held_out" if held_out else OUT / "fresh" if fresh else OUT
     if held_out:
         SENTENCES = HELD_OUT_SENTENCES
-    rng = random.Random(20261122 if held_out else 20261121)
+    elif fresh:
+        SENTENCES = FRESH_SENTENCES
+    rng = random.Random(20261122 if held_out else 20261123 if fresh else 20261121)
     target.mkdir(parents=True, exist_ok=True)
     runs: list[dict[str, Any]] = []
     cases: list[dict[str, Any]] = []

@@ -26,6 +26,18 @@ AUXILIARIES = BE | HAVE | DO | MODALS
 NEGATIONS = frozenset({"not", "never"})
 INTENSIFIERS = frozenset({"very", "so", "really", "too", "quite", "just", "also", "still", "already"})
 CONJUNCTIONS = frozenset({"and", "but", "or", "then"})
+PLURAL_SUBJECTS = frozenset({"i", "you", "we", "they"})
+NUMBERS = frozenset(
+    {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "hundred"}
+)
+# Verbs whose "-ing" form the reference's lexicon knows as an adjective ("was annoying", "were confusing").
+FEELING_VERBS = frozenset(
+    {
+        "amaze", "amuse", "annoy", "bore", "charm", "confuse", "depress", "disappoint", "embarrass", "encourage",
+        "excite", "exhaust", "fascinate", "frighten", "frustrate", "inspire", "interest", "overwhelm", "please",
+        "relax", "satisfy", "shock", "stun", "surprise", "terrify", "thrill", "tire", "worry",
+    }
+)  # fmt: skip
 SUBJECTS = frozenset({"i", "you", "he", "she", "it", "we", "they", "who", "which", "that", "everyone", "nothing"})
 NOUN_MARKERS = frozenset(
     {
@@ -52,21 +64,21 @@ def _verb_lemma(word: str) -> str | None:
     return lemmas[0] if lemmas else None
 
 
-def _expand(token: str) -> list[tuple[str, bool]]:
-    """Split one whitespace token into (word, ends_clause) pairs, expanding contractions."""
+def _expand(token: str) -> list[tuple[str, bool, bool]]:
+    """Split one whitespace token into (word, ends_clause, contracted) triples, expanding contractions."""
     ends_clause = bool(_CLAUSE_END.search(token))
     word = _EDGE_PUNCTUATION.sub("", token).lower().replace("\u2019", "'")
     if not word:
         return []
     if word in NEGATED:
-        return [(NEGATED[word], False), ("not", ends_clause)]
+        return [(NEGATED[word], False, False), ("not", ends_clause, False)]
     if word.endswith("n't") and len(word) > 3:
-        return [(word[:-3], False), ("not", ends_clause)]
+        return [(word[:-3], False, False), ("not", ends_clause, False)]
     for suffix, auxiliary in SUBJECT_CONTRACTIONS.items():
         if word.endswith(suffix) and word[: -len(suffix)] in SUBJECTS:
             # The reference keeps the contracted pronoun as a noun phrase, so its fragment ("s", "re") stays too.
-            return [(word[: -len(suffix)], False), (suffix[1:], False), (auxiliary, ends_clause)]
-    return [(word, ends_clause)]
+            return [(word[: -len(suffix)], False, False), (suffix[1:], False, False), (auxiliary, ends_clause, True)]
+    return [(word, ends_clause, False)]
 
 
 def _is_main_verb(word: str, previous: str | None, context: _Context) -> bool:
@@ -75,12 +87,16 @@ def _is_main_verb(word: str, previous: str | None, context: _Context) -> bool:
     if "VERB" not in lemmas:
         return False
     base = lemmas["VERB"][0] == word
-    if previous in NOUN_MARKERS or context.previous_was_verb:
+    if previous in NOUN_MARKERS or previous in NUMBERS or (previous or "x").isdigit() or context.previous_was_verb:
         return False
     if previous in BE:
         # After a form of "be" only a participle is a verb ("was delayed", "are investigating the outage");
-        # "is fast" is an adjective, and so is a clause-final "-ing" ("was annoying.").
-        return not base and not word.endswith("s") and not (word.endswith("ing") and context.ends_clause)
+        # "is fast" is an adjective, and so are "-ing" forms of feeling verbs ("was annoying").
+        # After a contracted one ("I'm thrilled", "you've done") a participle that reads as an adjective stays.
+        adjective = word.endswith("ing") and (lemmas["VERB"][0] in FEELING_VERBS or "ADJ" in lemmas)
+        if context.after_contraction:
+            adjective = adjective or "ADJ" in lemmas or lemmas["VERB"][0] in FEELING_VERBS
+        return not base and not word.endswith("s") and not adjective
     ambiguous = "NOUN" in lemmas or "ADJ" in lemmas or "ADV" in lemmas
     if not ambiguous:
         return True
@@ -97,9 +113,12 @@ def _is_main_verb(word: str, previous: str | None, context: _Context) -> bool:
     if "ADJ" in previous_lemmas and "NOUN" not in previous_lemmas:
         return False
     follows_noun = "NOUN" in previous_lemmas or previous.endswith("s")
+    if follows_noun and word.endswith("ed") and not base:
+        return True  # a past tense after its subject: "the library extended"
     following = context.following
     next_is_verb = following is not None and "VERB" in _lemmas(following) and "NOUN" not in _lemmas(following)
-    return follows_noun and inflected_s and not next_is_verb
+    plural_subject = previous.endswith("s") and previous_lemmas.get("NOUN", (previous,))[0] != previous
+    return follows_noun and (inflected_s or (base and plural_subject)) and not next_is_verb
 
 
 @dataclass(slots=True)
@@ -108,16 +127,18 @@ class _Context:
     clause_start: bool = True
     ends_clause: bool = False
     previous_was_verb: bool = False
+    after_contraction: bool = False
 
 
 def infinitive_words(text: str) -> list[str]:
     """The words of ``text`` after rewriting verb phrases to their infinitive (auxiliaries dropped)."""
-    words: list[tuple[str, bool]] = [pair for token in text.split() for pair in _expand(token)]
+    words = [triple for token in text.split() for triple in _expand(token)]
     result: list[str] = []
     pending: list[str] = []  # auxiliaries waiting to see whether a main verb follows
     previous: str | None = None
+    subject = ""
     context = _Context()
-    for index, (word, ends_clause) in enumerate(words):
+    for index, (word, ends_clause, contracted) in enumerate(words):
         context.following = words[index + 1][0] if index + 1 < len(words) else None
         context.ends_clause = ends_clause
         is_verb = False
@@ -131,6 +152,9 @@ def infinitive_words(text: str) -> list[str]:
         elif _is_main_verb(word, pending[-1] if pending else previous, context):
             if pending and pending[0] in DO and "not" in result[-2:]:
                 result.insert(len(result) - 1, pending[0])
+            elif not pending and previous == "never":
+                # The reference rewrites "never arrived" as "does not arrive" (keeping "never").
+                result.extend(("do" if subject in PLURAL_SUBJECTS else "does", "not"))
             pending.clear()
             result.append(_verb_lemma(word) or word)
             is_verb = True
@@ -139,7 +163,10 @@ def infinitive_words(text: str) -> list[str]:
             result.append(word)
         if ends_clause:
             _flush(pending, result)
+        if not is_verb and word not in AUXILIARIES and word not in NEGATIONS:
+            subject = word
         previous, context.clause_start, context.previous_was_verb = word, ends_clause, is_verb
+        context.after_contraction = contracted or (context.after_contraction and word in AUXILIARIES)
     _flush(pending, result)
     return result
 
