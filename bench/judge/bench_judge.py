@@ -9,7 +9,10 @@ separate process on 127.0.0.1 with a fixed answer latency, then drives
 * overhead, measured sequentially so nothing queues: the median wall time of
   one ``ask`` minus the judge's latency (everything the client side adds:
   spanscore + litellm + HTTP), and the median time of ``ask`` spent outside
-  its ``litellm.acompletion`` call (what spanscore's own layer adds).
+  its ``litellm.acompletion`` call (what spanscore's own layer adds);
+* CPU per judgement: the client process's CPU time over a throughput run
+  divided by the judgements, which bounds judgements/s per free core
+  whatever else the machine is doing.
 
 Usage: python bench/judge/bench_judge.py [--latency-ms 200] [--concurrency 1,16,64] [--calls-per-slot 6]
 """
@@ -67,13 +70,15 @@ async def one(client: JudgeClient, config: JudgeConfig) -> float:
     return time.perf_counter() - started
 
 
-async def throughput(base_url: str, concurrency: int, calls: int) -> float:
+async def throughput(base_url: str, concurrency: int, calls: int) -> tuple[float, float]:
+    """Judgements per second, and this process's CPU milliseconds per judgement (all threads)."""
     config = JudgeConfig(model="openai/gpt-4o-mini", api_base=base_url, max_concurrency=concurrency, timeout_s=30)
     client = JudgeClient(environ={})
     await asyncio.gather(*[one(client, config) for _ in range(min(concurrency, 8))])  # warm connections
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     await asyncio.gather(*[one(client, config) for _ in range(calls)])
-    return calls / (time.perf_counter() - started)
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    return calls / elapsed, cpu / calls * 1000
 
 
 async def overhead(base_url: str, latency_s: float, samples: int) -> tuple[float, float]:
@@ -108,8 +113,8 @@ async def main(latency_ms: float, levels: list[int], calls_per_slot: int) -> Non
     try:
         print(f"fake judge {base_url}, latency {latency_ms:.0f} ms")
         for level in levels:
-            rate = await throughput(base_url, level, level * calls_per_slot)
-            print(f"concurrency {level:>3}: {rate:7.1f} judgements/s")
+            rate, cpu_ms = await throughput(base_url, level, level * calls_per_slot)
+            print(f"concurrency {level:>3}: {rate:7.1f} judgements/s, client CPU {cpu_ms:.2f} ms per judgement")
         total, layer = await overhead(base_url, latency_ms / 1000, samples=40)
         print(f"median overhead per call: {total:.2f} ms client side in total (spanscore + litellm + HTTP)")
         print(f"median overhead per call: {layer:.2f} ms in spanscore's judge layer (outside litellm)")
