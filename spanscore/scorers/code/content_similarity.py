@@ -15,7 +15,14 @@ from typing import Any
 
 from spanscore.scorers.base import Scorer, StepContext, create_scorer
 from spanscore.scorers.code.options import require_bool
-from spanscore.scorers.code.text import WHITESPACE_RUN, collapse_whitespace, input_text, output_text, utf16
+from spanscore.scorers.code.text import (
+    WHITESPACE_RUN,
+    collapse_whitespace,
+    compare_side,
+    output_text,
+    reference_text,
+    utf16,
+)
 from spanscore.scorers.registry import register
 
 VERSION = "1"
@@ -35,13 +42,20 @@ def dice_similarity(first: str, second: str) -> float:
 
 
 @register("content_similarity")
-def content_similarity(*, ignore_case: bool = True, ignore_whitespace: bool = True) -> Scorer:
-    """Build the scorer. Each option defaults to True on its own (unlike the reference, see docs/scorers.md)."""
+def content_similarity(
+    *, ignore_case: bool = True, ignore_whitespace: bool = True, compare_with: str = "input"
+) -> Scorer:
+    """Build the scorer. Each option defaults on its own (unlike the reference, see docs/scorers.md).
+
+    ``compare_with="ground_truth"`` compares the output with the run's ground
+    truth instead of its input (what the seed documents describe).
+    """
+    side = compare_side(compare_with)
     require_bool("ignore_case", ignore_case)
     require_bool("ignore_whitespace", ignore_whitespace)
 
     def preprocess(context: StepContext) -> dict[str, Any]:
-        processed_input, processed_output = input_text(context.run), output_text(context.run)
+        processed_input, processed_output = reference_text(context.run, side), output_text(context.run)
         if ignore_case:
             processed_input, processed_output = processed_input.lower(), processed_output.lower()
         if ignore_whitespace:
@@ -59,11 +73,13 @@ def content_similarity(*, ignore_case: bool = True, ignore_whitespace: bool = Tr
         create_scorer(
             "content_similarity",
             version=VERSION,
-            description="Character-bigram (Dice) similarity between the input and the output text.",
-            requires=("input", "output"),
-            options={"ignore_case": ignore_case, "ignore_whitespace": ignore_whitespace},
+            description=f"Character-bigram (Dice) similarity between the {side.replace('_', ' ')} and the output text.",
+            requires=(side, "output"),
+            options={"ignore_case": ignore_case, "ignore_whitespace": ignore_whitespace, "compare_with": side},
         )
         .preprocess(preprocess)
         .generate_score(generate_score)
-        .generate_reason(lambda c: f"input and output are {c.score:.2f} similar by character bigrams")
+        .generate_reason(
+            lambda c: f"{side.replace('_', ' ')} and output are {c.score:.2f} similar by character bigrams"
+        )
     )

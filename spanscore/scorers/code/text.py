@@ -57,3 +57,21 @@ def input_text(run: Run) -> str:
 def output_text(run: Run) -> str:
     """The output side likewise: every output message's text joined with ``", "`` (tool messages excluded)."""
     return _joined(run.output)
+
+
+COMPARE_SIDES = ("input", "ground_truth")
+"""What ``content_similarity`` and ``textual_difference`` compare the output with (option ``compare_with``)."""
+
+
+def compare_side(value: object) -> str:
+    """Validate the ``compare_with`` option."""
+    if value not in COMPARE_SIDES:
+        raise ValueError(f"option compare_with must be one of {list(COMPARE_SIDES)}, got {value!r}")
+    return str(value)
+
+
+def reference_text(run: Run, side: str) -> str:
+    """The text the output is compared with: the input (the reference's choice) or the ground truth."""
+    if side == "ground_truth":
+        return run.ground_truth or ""
+    return input_text(run)

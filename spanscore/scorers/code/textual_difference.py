@@ -17,7 +17,14 @@ from typing import Any
 from rapidfuzz.distance import Indel
 
 from spanscore.scorers.base import Scorer, StepContext, create_scorer
-from spanscore.scorers.code.text import WHITESPACE_RUN, collapse_whitespace, input_text, output_text, utf16
+from spanscore.scorers.code.text import (
+    WHITESPACE_RUN,
+    collapse_whitespace,
+    compare_side,
+    output_text,
+    reference_text,
+    utf16,
+)
 from spanscore.scorers.registry import register
 
 VERSION = "1"
@@ -64,11 +71,12 @@ def analyze_difference(first: str, second: str) -> dict[str, Any]:
 
 
 @register("textual_difference")
-def textual_difference() -> Scorer:
-    """Build the scorer (it takes no options)."""
+def textual_difference(*, compare_with: str = "input") -> Scorer:
+    """Build the scorer; ``compare_with="ground_truth"`` compares the output with the ground truth instead."""
+    side = compare_side(compare_with)
 
     def preprocess(context: StepContext) -> dict[str, Any]:
-        return analyze_difference(input_text(context.run), output_text(context.run))
+        return analyze_difference(reference_text(context.run, side), output_text(context.run))
 
     def generate_reason(context: StepContext) -> str:
         step = context.preprocess_result
@@ -78,8 +86,9 @@ def textual_difference() -> Scorer:
         create_scorer(
             "textual_difference",
             version=VERSION,
-            description="Sequence-matching similarity ratio between the input and the output text.",
-            requires=("input", "output"),
+            description=f"Sequence-matching similarity ratio between the {side.replace('_', ' ')} and the output text.",
+            requires=(side, "output"),
+            options={"compare_with": side},
         )
         .preprocess(preprocess)
         .generate_score(lambda c: c.preprocess_result["ratio"])

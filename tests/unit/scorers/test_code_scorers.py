@@ -144,3 +144,15 @@ def test_completeness_elements_and_coverage() -> None:
 def test_completeness_missing_output_is_missing_input() -> None:
     result = build("completeness").run(Run(input="Explain photosynthesis"))
     assert result.status is Status.MISSING_INPUT and result.score is None
+
+
+@pytest.mark.parametrize("name", ["content_similarity", "textual_difference"])
+def test_compare_with_ground_truth(name: str) -> None:
+    scorer = build(name, compare_with="ground_truth")
+    run = Run(input="something else entirely", output="Paris is the capital", ground_truth="Paris is the capital")
+    assert scorer.run(run).score == 1.0
+    assert build(name).run(run).score < 1.0  # the default compares with the input, as the reference does
+    missing = scorer.run(Run(input="q", output="a"))
+    assert missing.status is Status.MISSING_INPUT and missing.missing_fields == ("ground_truth",)
+    with pytest.raises(ConfigError, match="compare_with"):
+        build(name, compare_with="context")
