@@ -31,13 +31,11 @@ from pydantic import BaseModel, ValidationError
 
 from spanscore.scorers.judge_config import JudgeConfig
 from spanscore.scorers.judge_errors import JudgeAnswerError, JudgeError, JudgeSpend, JudgeUnavailableError
-from spanscore.scorers.judge_litellm import litellm
 from spanscore.scorers.judge_output import (
     MODE_BY_LABEL,
     AnswerFormatError,
     OutputMode,
     parse_verdict,
-    reply_text,
     request_options,
     schema_of,
 )
@@ -50,6 +48,7 @@ from spanscore.scorers.judge_resilience import (
     retry_after,
 )
 from spanscore.scorers.judge_tracing import JudgeTracer
+from spanscore.scorers.judge_transport import CallFailed, InProcessTransport, Reply, Transport
 
 __all__ = [
     "DATA_RULE",
@@ -117,12 +116,18 @@ class JudgeClient:
         environ: Mapping[str, str] | None = None,
         sleep: Any = asyncio.sleep,
         clock: Any = time.monotonic,
+        transport: Transport | None = None,
     ) -> None:
+        self._transport: Transport = transport or InProcessTransport()
         self._states: dict[tuple[str, str | None], _ModelState] = {}
         self._tracer = JudgeTracer(tracer)
         self._environ = os.environ if environ is None else environ
         self._sleep = sleep
         self._clock = clock
+
+    async def aclose(self) -> None:
+        """Stop the transport's worker processes, if any; idempotent, safe without a call ever made."""
+        await self._transport.shutdown()
 
     def state_of(self, config: JudgeConfig) -> _ModelState:
         key = (config.model, config.api_base)
@@ -173,12 +178,10 @@ class JudgeClient:
         max_tokens = state.max_tokens
         while True:
             attempt = _Attempt(state.mode, max_tokens, conversation)
-            response = await self._complete(
+            reply = await self._complete(
                 config, state, attempt, instructions, json_schema, name, api_key, spend, scorer
             )
-            choices = getattr(response, "choices", None) or ()
-            text = reply_text(choices[0].message) if choices else ""
-            finish_reason = choices[0].finish_reason if choices else None
+            text, finish_reason = reply.text, reply.finish_reason
             if not text.strip() or finish_reason == "length":
                 if max_tokens < config.max_tokens_ceiling:
                     max_tokens = min(config.max_tokens_ceiling, max_tokens * 2)
@@ -227,7 +230,7 @@ class JudgeClient:
         api_key: str | None,
         spend: JudgeSpend,
         scorer: str | None,
-    ) -> Any:
+    ) -> Reply:
         """One completion, with retries on transient failures and steps down the ladder on refused modes."""
         transient_failures = 0
         while True:
@@ -238,18 +241,22 @@ class JudgeClient:
             except BreakerOpenError as exc:
                 raise JudgeUnavailableError(str(exc), spend=spend, retry_after=exc.retry_after) from exc
             kwargs = _request(config, mode, attempt, instructions, json_schema, name, api_key)
+            structured = mode is not OutputMode.TEXT
             try:
                 async with state.semaphore:
                     with self._tracer.call(config.model, mode.label, scorer) as span:
                         try:
                             async with asyncio.timeout(config.timeout_s):
-                                response = await litellm.acompletion(**kwargs)
+                                reply = await self._transport.complete(kwargs, structured=structured)
                         except BaseException as exc:
                             span.record_error(exc)
                             raise
-                        _annotate(span, response)
+                        _annotate(span, reply)
             except Exception as exc:
-                failure = classify(exc, structured=mode is not OutputMode.TEXT)
+                if isinstance(exc, CallFailed):
+                    failure, hint, problem = exc.failure, exc.retry_after, str(exc)
+                else:  # our own timeout, or a transport problem
+                    failure, hint, problem = classify(exc, structured=structured), retry_after(exc), _short(exc)
                 if failure is Failure.MODE_REFUSED:
                     state.breaker.release()
                     lower = mode.next_down()
@@ -261,34 +268,30 @@ class JudgeClient:
                     continue
                 if failure is Failure.PERMANENT:
                     state.breaker.release()
-                    raise JudgeAnswerError(
-                        f"judge {config.model}: request refused: {_short(exc)}", spend=spend
-                    ) from exc
+                    raise JudgeAnswerError(f"judge {config.model}: request refused: {problem}", spend=spend) from exc
                 state.breaker.record_failure()
                 if transient_failures >= config.retries:
                     raise JudgeUnavailableError(
-                        f"judge {config.model}: gave up after {transient_failures + 1} tries: {_short(exc)}",
+                        f"judge {config.model}: gave up after {transient_failures + 1} tries: {problem}",
                         spend=spend,
-                        retry_after=max(config.backoff_initial_s, retry_after(exc) or 0.0),
+                        retry_after=max(config.backoff_initial_s, hint or 0.0),
                     ) from exc
                 delay = backoff_delay(
                     transient_failures,
                     initial_s=config.backoff_initial_s,
                     max_s=config.backoff_max_s,
-                    hint_s=retry_after(exc),
+                    hint_s=hint,
                 )
                 transient_failures += 1
-                logger.info(
-                    "judge transient failure model=%s retry_in=%.2fs error=%s", config.model, delay, _short(exc)
-                )
+                logger.info("judge transient failure model=%s retry_in=%.2fs error=%s", config.model, delay, problem)
                 await self._sleep(delay)
                 continue
             state.breaker.record_success()
             if attempt.mode > state.mode:
                 logger.info("judge output mode remembered model=%s mode=%s", config.model, attempt.mode.label)
                 state.mode = attempt.mode
-            spend.add(response)
-            return response
+            spend.add(reply)
+            return reply
 
 
 def _request(
@@ -330,14 +333,11 @@ def _format_rule(mode: OutputMode, json_schema: dict[str, Any]) -> str:
     )
 
 
-def _annotate(span: Any, response: Any) -> None:
-    usage = getattr(response, "usage", None)
-    if usage is not None:
-        span.set_attribute("gen_ai.usage.input_tokens", int(getattr(usage, "prompt_tokens", 0) or 0))
-        span.set_attribute("gen_ai.usage.output_tokens", int(getattr(usage, "completion_tokens", 0) or 0))
-    choices = getattr(response, "choices", None) or ()
-    if choices:
-        span.set_attribute("gen_ai.response.finish_reasons", [str(choices[0].finish_reason)])
+def _annotate(span: Any, reply: Reply) -> None:
+    span.set_attribute("gen_ai.usage.input_tokens", reply.input_tokens)
+    span.set_attribute("gen_ai.usage.output_tokens", reply.output_tokens)
+    if reply.finish_reason:
+        span.set_attribute("gen_ai.response.finish_reasons", [reply.finish_reason])
 
 
 def _describe(error: Exception) -> str:

@@ -9,10 +9,9 @@ permanent (answers that never validate, a request the judge refuses).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from spanscore.errors import PermanentError, RetryableError, SpanscoreError
-from spanscore.scorers.judge_litellm import litellm
+from spanscore.scorers.judge_transport import Reply
 
 
 @dataclass
@@ -25,24 +24,11 @@ class JudgeSpend:
     output_tokens: int = 0
     cost_usd: float = 0.0
 
-    def add(self, response: Any) -> None:
+    def add(self, reply: Reply) -> None:
         self.calls += 1
-        usage = getattr(response, "usage", None)
-        self.input_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-        self.output_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
-        self.cost_usd += _cost_of(response)
-
-
-def _cost_of(response: Any) -> float:
-    """Price a response with litellm's table: the figure it computed already, else priced on demand, else 0."""
-    hidden = getattr(response, "_hidden_params", None) or {}
-    cost = hidden.get("response_cost")
-    if cost is None:
-        try:
-            cost = litellm.completion_cost(completion_response=response)
-        except Exception:  # litellm has no price for this model (local server, custom name)
-            cost = 0.0
-    return float(cost or 0.0)
+        self.input_tokens += reply.input_tokens
+        self.output_tokens += reply.output_tokens
+        self.cost_usd += reply.cost_usd
 
 
 class JudgeError(SpanscoreError):

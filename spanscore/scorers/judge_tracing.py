@@ -40,7 +40,8 @@ class _JudgeSpan:
         self._span.set_attribute(key, value)
 
     def record_error(self, error: BaseException) -> None:
-        self._span.set_attribute("error.type", type(error).__name__)
+        # A failure reported across the transport keeps the name of the exception litellm raised.
+        self._span.set_attribute("error.type", getattr(error, "error_type", type(error).__name__))
         self._span.set_status(Status(StatusCode.ERROR, str(error)[:200]))
 
 
