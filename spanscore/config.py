@@ -84,6 +84,12 @@ class StorageConfig(_Section):
     """`chdb:///absolute/path` (embedded, default: a data directory next to the config file, or
     ./spanscore-data without one), or `clickhouse://user:pass@host:8123/` / `https://...` for a server."""
     database: str = Field("spanscore", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    cluster: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """Name of a ClickHouse cluster: DDL runs ON CLUSTER with Replicated tables and Distributed tables over them."""
+    spans_ttl_days: int = Field(0, ge=0)
+    """Delete spans and log records older than this many days; 0 keeps them forever."""
+    scores_ttl_days: int = Field(0, ge=0)
+    """Delete scores and sampling decisions older than this many days (by run time); 0 keeps them forever."""
     batch_max_spans: int = Field(20_000, ge=1)
     """A flush happens as soon as this many spans are waiting..."""
     flush_interval_s: float = Field(0.05, ge=0.0, le=60.0)

@@ -39,6 +39,9 @@ class Service:
         self.store = ClickHouseStore(
             storage.dsn,
             storage.database,
+            spans_ttl_days=storage.spans_ttl_days,
+            scores_ttl_days=storage.scores_ttl_days,
+            cluster=storage.cluster,
             limits=QueryLimits(
                 max_query_bytes=storage.query_max_bytes,
                 max_execution_time_s=storage.query_max_execution_time_s,

@@ -24,6 +24,7 @@ from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.errors import PermanentError, RetryableError
 from spanscore.storage.guard import QueryLimits, guard_query
 from spanscore.storage.migrations import migrate
+from spanscore.storage.retention import apply_ttls
 from spanscore.storage.rows import LOG_COLUMNS, SPAN_COLUMNS, log_columns, span_columns
 from spanscore.storage.scores import DECISION_COLUMNS, SCORE_COLUMNS, DecisionRow, ScoreRow, to_columns
 
@@ -51,7 +52,18 @@ def connect(dsn: str, database: str) -> Any:
 class ClickHouseStore:
     """Owns one client; exposes async inserts and guarded reads that run off the event loop."""
 
-    def __init__(self, dsn: str, database: str, *, limits: QueryLimits | None = None) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        database: str,
+        *,
+        limits: QueryLimits | None = None,
+        spans_ttl_days: int = 0,
+        scores_ttl_days: int = 0,
+        cluster: str | None = None,
+    ) -> None:
+        self._retention = (spans_ttl_days, scores_ttl_days)
+        self.cluster = cluster
         self.dsn = dsn
         self.database = database
         self.limits = limits or QueryLimits()
@@ -65,7 +77,8 @@ class ClickHouseStore:
         """Connect and bring the schema up to date (blocking; call before serving)."""
         if self._client is None:
             self._client = connect(self.dsn, self.database)
-            applied = migrate(self._client, self.database)
+            applied = migrate(self._client, self.database, cluster=self.cluster)
+            apply_ttls(self._client, self.database, *self._retention, cluster=self.cluster)
             # Unqualified names in user queries resolve to spanscore's database.
             self._client.database = self.database
             if applied:

@@ -54,23 +54,33 @@ def _has_sql(chunk: str) -> bool:
     return any(line.strip() and not line.strip().startswith("--") for line in chunk.splitlines())
 
 
-def migrate(client: CommandRunner, database: str, upto: int | None = None) -> list[int]:
+def migrate(client: CommandRunner, database: str, upto: int | None = None, cluster: str | None = None) -> list[int]:
     """Create the database and apply every migration not yet recorded; return the versions applied.
 
     ``upto`` stops after that version (to build an older schema, e.g. in upgrade tests); None applies all.
+    With ``cluster`` every statement runs ON CLUSTER, tables are Replicated with Distributed tables over
+    them (see ``spanscore.storage.cluster``).
     """
-    client.command(f"CREATE DATABASE IF NOT EXISTS {database}")
-    client.command(
-        f"CREATE TABLE IF NOT EXISTS {database}.schema_migrations "
-        "(Version UInt32, Name String, AppliedAt DateTime64(3) DEFAULT now64(3)) "
-        "ENGINE = ReplacingMergeTree ORDER BY Version"
-    )
+    migrations = load_migrations(database)
+    if cluster:
+        from spanscore.storage.cluster import bootstrap_statements, cluster_migrations
+
+        for statement in bootstrap_statements(database, cluster):
+            client.command(statement)
+        migrations = cluster_migrations(migrations, cluster)
+    else:
+        client.command(f"CREATE DATABASE IF NOT EXISTS {database}")
+        client.command(
+            f"CREATE TABLE IF NOT EXISTS {database}.schema_migrations "
+            "(Version UInt32, Name String, AppliedAt DateTime64(3) DEFAULT now64(3)) "
+            "ENGINE = ReplacingMergeTree ORDER BY Version"
+        )
     applied_text = str(
         client.command(f"SELECT arrayStringConcat(groupArray(Version), ',') FROM {database}.schema_migrations FINAL")
     )
     applied = {int(v) for v in re.findall(r"\d+", applied_text)}
     done: list[int] = []
-    for migration in load_migrations(database):
+    for migration in migrations:
         if migration.version in applied or (upto is not None and migration.version > upto):
             continue
         log.info("applying migration version=%d name=%s", migration.version, migration.name)
