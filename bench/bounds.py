@@ -66,14 +66,42 @@ def _ingest_paragraph(results: dict[str, Any]) -> list[str]:
     ]
 
 
+def _storage_paragraph(results: dict[str, Any]) -> list[str]:
+    drops = []
+    for case in results["ingest"]:
+        rates = [run["spans_per_s"] for run in case["runs"]]
+        if len(rates) > 1 and rates[0] > 0:
+            drops.append(rates[-1] / rates[0])
+    lines = [
+        "- **The storage insert is the tightest limit.** `insert_spans_sync` goes through clickhouse-connect's "
+        "chDB backend: Python builds a Native-format payload column by column (`span_columns`), writes it to a "
+        "temp file and runs `INSERT ... FROM INFILE` in the engine (`chdb Connection.query`), which parses it "
+        "and writes a new compressed MergeTree part. Per call cost is high, so rows per call matter more than "
+        "anything: compare 1,000 and 10,000 rows per call in the limits table. Under load the service's group "
+        "commits hold only what is in flight (here a few hundred to a few thousand spans), so it inserts in "
+        "the slow regime.",
+    ]
+    if drops:
+        lines.append(
+            f"- **Runs against one service slow down.** The last run of a case reached a median "
+            f"{statistics.median(drops):.0%} of the first run's rate (range {min(drops):.0%}-{max(drops):.0%}). "
+            "Part of that is machine noise; part may be the growing store (background merges of many small "
+            "parts compete for the same 2 cores) and the run assembler's growing state. Not isolated yet."
+        )
+    return lines
+
+
 def _latency_paragraph(results: dict[str, Any]) -> list[str]:
     fresh = results["freshness"]
+    insert, rows = _limit(results, "insert", False, 1000)
+    insert_ms = rows / insert * 1000 if insert else 0.0
     return [
         "- **Acknowledgement latency at half rate.** An OK means stored, so every export waits for the group "
         "commit: up to `storage.flush_interval_s` (50 ms) for the batch to close, plus the insert itself "
-        "(milliseconds per thousand rows, see the insert limit). With the default flush interval the p99 "
-        "target of 50 ms is out of reach by construction once inserts take more than a few ms; flushing "
-        "as soon as the writer is idle (and batching only while an insert is running) would remove the wait.",
+        f"({rows:,} small rows take about {insert_ms:.0f} ms at the measured insert rate), plus any insert "
+        "already running. With these insert costs the p99 target of 50 ms is out of reach; flushing as soon "
+        "as the writer is idle (batching only while an insert runs) would remove the fixed wait, and a "
+        "cheaper insert the rest.",
         f"- **Received -> queryable** (p50 {fresh['p50_s'] * 1000:.0f} ms): the acknowledgement already "
         "means stored, so this is ack latency + one poll interval (50 ms) + the query round trip through "
         "the API's reader thread; chDB makes inserted parts visible at once (no async insert).",
@@ -94,7 +122,8 @@ def _profile_lines(profile: dict[str, Any] | None) -> list[str]:
         "### Hot spots of the service during gRPC ingest (py-spy, 100 Hz)",
         "",
         f"Small spans, 100 per request, {profile['seconds']:g} s at {profile['spans_per_s']:,.0f} spans/s "
-        "(slower than unprofiled: sampling costs). Shares are of all samples of non-idle threads.",
+        "(slower than unprofiled: sampling costs). Shares are of all samples of non-idle threads. py-spy sees "
+        "Python frames only: time inside the chDB engine shows as `Connection.query`.",
         "",
         "| # | self time (leaf function) | share |",
         "|---|---|---|",
@@ -106,5 +135,11 @@ def _profile_lines(profile: dict[str, Any] | None) -> list[str]:
 
 
 def bounds_text(results: dict[str, Any]) -> str:
-    lines = [*_ingest_paragraph(results), *_latency_paragraph(results), "", *_profile_lines(results.get("profile"))]
+    lines = [
+        *_ingest_paragraph(results),
+        *_storage_paragraph(results),
+        *_latency_paragraph(results),
+        "",
+        *_profile_lines(results.get("profile")),
+    ]
     return "\n".join(lines)

@@ -78,7 +78,10 @@ def profile_ingest(plan: Plan, log: Callable[[str], None]) -> dict[str, Any] | N
     seconds = max(plan.seconds, 3.0)
     with temp_workdir("profile") as workdir, ServiceProcess(Path(workdir)) as service, _pool() as pool:
         output = Path(workdir) / "profile.txt"
-        assert service.process is not None
+        if service.process is None:
+            return None
+        # Warm up first so lazy imports and first-insert set-up stay out of the samples.
+        _profiled_load(pool, LoadSpec("grpc", service.grpc_port, 100, False, 1.0, 1000, concurrency=plan.concurrency))
         sampler = subprocess.Popen(
             [py_spy, "record", "--pid", str(service.process.pid), "--format", "raw", "--output", str(output),
              "--rate", "100", "--duration", str(int(seconds) + 1), "--nonblocking"],
@@ -86,7 +89,7 @@ def profile_ingest(plan: Plan, log: Callable[[str], None]) -> dict[str, Any] | N
             stderr=subprocess.PIPE,
         )
         spec = LoadSpec("grpc", service.grpc_port, 100, False, seconds, max(1, plan.max_spans // 100),
-                        concurrency=plan.concurrency)
+                        concurrency=plan.concurrency, sequence_base=1_000_000)
         load = _profiled_load(pool, spec)
         try:
             _, error = sampler.communicate(timeout=seconds + 30)

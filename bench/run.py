@@ -92,12 +92,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md", help="markdown output")
     parser.add_argument("--json", type=Path, help="also write the raw results as JSON")
     parser.add_argument("--profile", action="store_true", help="sample the service with py-spy during gRPC ingest")
+    parser.add_argument("--render", type=Path, metavar="JSON", help="only re-render the markdown from a --json file")
     args = parser.parse_args(argv)
-    results = run_suite(quick=args.quick, smoke=args.smoke, profile=args.profile)
+    if args.render:
+        results = json.loads(args.render.read_text())
+    else:
+        results = run_suite(quick=args.quick, smoke=args.smoke, profile=args.profile)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(render(results, bounds_text(results)))
     log(f"wrote {args.out}")
-    if args.json:
+    if args.json and not args.render:
         args.json.write_text(json.dumps(results, indent=1, default=str))
     return 0
 

@@ -36,26 +36,35 @@ def spanscore_executable() -> str:
     return str(candidate) if candidate.exists() else "spanscore"
 
 
+class _ExitedEarlyError(RuntimeError):
+    """The service stopped during start-up (most often: a probed port was taken meanwhile)."""
+
+
 class ServiceProcess:
     """A running ``spanscore serve -c <tmp config>``; use as a context manager."""
 
     def __init__(self, workdir: Path, extra: dict[str, object] | None = None) -> None:
         self.workdir = workdir
-        self.grpc_port = free_port()
-        self.http_port = free_port()
-        self.api_port = free_port()
+        self.extra = extra or {}
         self.config_path = workdir / "spanscore.yaml"
-        config: dict[str, object] = {
-            "collector": {"grpc": {"port": self.grpc_port}, "http": {"port": self.http_port}},
-            "api": {"port": self.api_port},
-            "storage": {"dsn": f"chdb:///{(workdir / 'data').resolve().as_posix().lstrip('/')}"},
-            "log_level": "WARNING",
-        }
-        config.update(extra or {})
-        self.config_path.write_text(yaml.safe_dump(config))
         self.log_path = workdir / "service.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.start_seconds = 0.0
+        self._write_config()
+
+    def _write_config(self) -> None:
+        """Fresh free ports each time: another process may take a probed port before the service binds it."""
+        self.grpc_port = free_port()
+        self.http_port = free_port()
+        self.api_port = free_port()
+        config: dict[str, object] = {
+            "collector": {"grpc": {"port": self.grpc_port}, "http": {"port": self.http_port}},
+            "api": {"port": self.api_port},
+            "storage": {"dsn": f"chdb:///{(self.workdir / 'data').resolve().as_posix().lstrip('/')}"},
+            "log_level": "WARNING",
+        }
+        config.update(self.extra)
+        self.config_path.write_text(yaml.safe_dump(config))
 
     def __enter__(self) -> ServiceProcess:
         self.start()
@@ -64,7 +73,17 @@ class ServiceProcess:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
 
-    def start(self) -> None:
+    def start(self, attempts: int = 3) -> None:
+        for attempt in range(1, attempts + 1):
+            try:
+                self._start_once()
+                return
+            except _ExitedEarlyError:
+                if attempt == attempts:
+                    raise
+                self._write_config()
+
+    def _start_once(self) -> None:
         started = time.perf_counter()
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
@@ -76,7 +95,7 @@ class ServiceProcess:
         deadline = started + START_TIMEOUT_S
         while time.perf_counter() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"spanscore serve exited with {self.process.returncode}: {self.log_tail()}")
+                raise _ExitedEarlyError(f"spanscore serve exited with {self.process.returncode}: {self.log_tail()}")
             if self._healthy() and self._listening(self.grpc_port) and self._listening(self.http_port):
                 self.start_seconds = time.perf_counter() - started
                 return
