@@ -14,7 +14,7 @@ separate process on 127.0.0.1 with a fixed answer latency, then drives
   divided by the judgements, which bounds judgements/s per free core
   whatever else the machine is doing.
 
-Usage: python bench/judge/bench_judge.py [--latency-ms 200] [--concurrency 1,16,64] [--calls-per-slot 6]
+Usage: python bench/judge/bench_judge.py [--latency-ms 200] [--concurrency 1,16,64] [--calls-per-slot 6] [--workers 2]
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 from spanscore.scorers.judge import JudgeClient, JudgeConfig
 from spanscore.scorers.judge_litellm import litellm
+from spanscore.scorers.judge_workers import WorkerPoolTransport
 
 ROOT = Path(__file__).resolve().parents[2]
 REPLY = '{"verdicts": [{"verdict": "yes", "reason": "supported"}, {"verdict": "no", "reason": "contradicted"}]}'
@@ -70,14 +71,21 @@ async def one(client: JudgeClient, config: JudgeConfig) -> float:
     return time.perf_counter() - started
 
 
-async def throughput(base_url: str, concurrency: int, calls: int) -> tuple[float, float]:
-    """Judgements per second, and this process's CPU milliseconds per judgement (all threads)."""
+async def throughput(base_url: str, concurrency: int, calls: int, workers: int = 0) -> tuple[float, float]:
+    """Judgements per second, and this process's CPU milliseconds per judgement (all threads).
+
+    With ``workers`` the calls go through a pool of judge worker processes, whose CPU is not counted.
+    """
     config = JudgeConfig(model="openai/gpt-4o-mini", api_base=base_url, max_concurrency=concurrency, timeout_s=30)
-    client = JudgeClient(environ={})
+    transport = WorkerPoolTransport(workers) if workers else None
+    if transport is not None:
+        await transport.start()
+    client = JudgeClient(environ={}, transport=transport)
     await asyncio.gather(*[one(client, config) for _ in range(min(concurrency, 8))])  # warm connections
     started, cpu_started = time.perf_counter(), time.process_time()
     await asyncio.gather(*[one(client, config) for _ in range(calls)])
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    await client.aclose()
     return calls / elapsed, cpu / calls * 1000
 
 
@@ -108,13 +116,19 @@ async def overhead(base_url: str, latency_s: float, samples: int) -> tuple[float
     return total * 1000, layer * 1000
 
 
-async def main(latency_ms: float, levels: list[int], calls_per_slot: int) -> None:
+async def main(latency_ms: float, levels: list[int], calls_per_slot: int, workers: int) -> None:
     process, base_url = start_server(latency_ms)
     try:
         print(f"fake judge {base_url}, latency {latency_ms:.0f} ms")
         for level in levels:
             rate, cpu_ms = await throughput(base_url, level, level * calls_per_slot)
             print(f"concurrency {level:>3}: {rate:7.1f} judgements/s, client CPU {cpu_ms:.2f} ms per judgement")
+            if workers:
+                rate, cpu_ms = await throughput(base_url, level, level * calls_per_slot, workers)
+                print(
+                    f"concurrency {level:>3}: {rate:7.1f} judgements/s with {workers} judge worker processes, "
+                    f"parent CPU {cpu_ms:.2f} ms per judgement"
+                )
         total, layer = await overhead(base_url, latency_ms / 1000, samples=40)
         print(f"median overhead per call: {total:.2f} ms client side in total (spanscore + litellm + HTTP)")
         print(f"median overhead per call: {layer:.2f} ms in spanscore's judge layer (outside litellm)")
@@ -128,5 +142,7 @@ if __name__ == "__main__":
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--concurrency", default="1,16,64")
     parser.add_argument("--calls-per-slot", type=int, default=6)
+    parser.add_argument("--workers", type=int, default=2, help="also measure with N judge worker processes (0: no)")
     args = parser.parse_args()
-    asyncio.run(main(args.latency_ms, [int(c) for c in args.concurrency.split(",")], args.calls_per_slot))
+    levels = [int(c) for c in args.concurrency.split(",")]
+    asyncio.run(main(args.latency_ms, levels, args.calls_per_slot, args.workers))
