@@ -107,7 +107,11 @@ class _Attempt:
 
 
 class JudgeClient:
-    """Asks judges for verdicts; one instance is shared by every scorer so per-model limits hold globally."""
+    """Asks judges for verdicts; one instance is shared by every scorer so per-model limits hold globally.
+
+    ``transport`` decides where litellm runs: in this process (the default) or in worker processes
+    (``judge_workers.WorkerPoolTransport``). ``sleep`` and ``clock`` are injectable for tests.
+    """
 
     def __init__(
         self,
