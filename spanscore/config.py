@@ -92,8 +92,9 @@ class StorageConfig(_Section):
     """Delete scores and sampling decisions older than this many days (by run time); 0 keeps them forever."""
     batch_max_spans: int = Field(20_000, ge=1)
     """A flush happens as soon as this many spans are waiting..."""
-    flush_interval_s: float = Field(0.05, ge=0.0, le=60.0)
-    """...or when the oldest waiting span is this old (group commit: exporters wait for it)."""
+    flush_interval_s: float = Field(0.005, ge=0.0, le=60.0)
+    """...or when the oldest waiting span is this old. Exporters wait for the insert, and spans arriving
+    during an insert join the next one, so a short linger keeps acks fast while batches grow with load."""
     max_pending_spans: int = Field(200_000, ge=1)
     """Spans waiting for storage beyond which receivers answer with backpressure (retry later)."""
     query_max_execution_time_s: float = Field(10.0, gt=0)
