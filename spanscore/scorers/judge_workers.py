@@ -69,7 +69,12 @@ class _Worker:
         assert self.process.stdout is not None
         try:
             while line := await self.process.stdout.readline():
-                self._deliver(json.loads(line))
+                try:
+                    message = json.loads(line)
+                except ValueError:  # a library printed to stdout before the worker redirected it
+                    continue
+                if isinstance(message, dict):
+                    self._deliver(message)
         finally:
             gone = CallFailed(Failure.TRANSIENT, "judge worker exited", error_type="WorkerGone", retry_after=None)
             if not self.ready.done():
@@ -83,7 +88,7 @@ class _Worker:
             if not self.ready.done():
                 self.ready.set_result(None)
             return
-        future = self.pending.get(message["id"])
+        future = self.pending.get(message.get("id", -1))
         if future is None or future.done():
             return  # the caller gave up (timeout, cancellation); the late answer is dropped
         if message["ok"]:
