@@ -60,6 +60,8 @@ class ScoringConfig(BaseModel):
     """How often the assembler is asked for ready runs."""
     pass_threshold: float = Field(0.5, ge=0)
     """Label a score `pass` when at least this (or at most this, for lower-is-better scorers), else `fail`."""
+    drain_timeout_s: float = Field(30.0, ge=0)
+    """At shutdown, how long queued scoring jobs may run before they are cut (and rescored after restart)."""
     recover_on_start: bool = True
     """Re-read recent traces on start (max_wait + late_span_window) so runs pending at a crash are still scored."""
 
@@ -120,6 +122,7 @@ class LiveScoring:
             queue_size=self.config.queue_size,
             max_attempts=self.config.max_attempts,
             code_threads=self.config.code_threads,
+            drain_timeout_s=self.config.drain_timeout_s,
         )
         self._poller: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()

@@ -76,12 +76,26 @@ class StoredSpanSource:
         return [RecoveredTrace(trace_id, spans) for trace_id, spans in grouped.items()]
 
     def handled_runs(self, trace_ids: Iterable[str]) -> Mapping[str, Mapping[str, str]]:
+        """Runs that need nothing more: decided, and every rule that sampled them has a score row.
+
+        A run whose ``sampled`` decision was written but whose scoring was cut short (a crash
+        mid-job) is *not* handled, so recovery scores it again; deterministic score ids make the
+        second attempt replace rather than duplicate anything the first one wrote.
+        """
         ids = list(trace_ids)
         if not ids:
             return {}
+        database = self._store.database
         rows = self._store.internal_query(
-            f"SELECT DISTINCT TraceId, RunId FROM {self._store.database}.score_decisions"
-            " WHERE TraceId IN {ids:Array(String)}",
+            "SELECT d.TraceId, d.RunId FROM ("
+            f"  SELECT TraceId, RunId, groupArrayIf(Rule, Decision = 'sampled') AS SampledRules"
+            f"  FROM {database}.score_decisions FINAL WHERE TraceId IN {{ids:Array(String)}}"
+            "  GROUP BY TraceId, RunId"
+            ") AS d LEFT JOIN ("
+            f"  SELECT RunId, groupUniqArray(Rule) AS ScoredRules FROM {database}.scores"
+            "  WHERE TraceId IN {ids:Array(String)} GROUP BY RunId"
+            ") AS s ON d.RunId = s.RunId "
+            "WHERE hasAll(s.ScoredRules, d.SampledRules)",
             {"ids": ids},
         )
         handled: dict[str, dict[str, str]] = defaultdict(dict)

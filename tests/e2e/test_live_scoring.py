@@ -154,3 +154,33 @@ async def test_runs_pending_at_shutdown_are_scored_after_restart(service_config:
         assert await _wait_for(second, "SELECT count() FROM scores FINAL", 2) == 2
     finally:
         await second.shutdown()
+
+
+async def test_a_job_cut_mid_scoring_is_scored_once_after_restart(service_config: ServiceConfig) -> None:
+    service_config.collector.runs = service_config.collector.runs.model_copy(update={"quiet_period_s": 0.2})
+    service_config.scoring.poll_interval_s = 0.05
+    service_config.scoring.drain_timeout_s = 0.0  # stop like a crash: running jobs are cut, not finished
+    service_config.rules = [RuleConfig.model_validate({"name": "r", "scorers": ["tests.e2e.slow_scorer:slow"]})]
+    first = Service(service_config)
+    await first.start()
+    try:
+        assert await asyncio.to_thread(export, grpc_exporter(first.grpc.port), agent_traces(1)) == "SUCCESS"
+        assert await _wait_for(first, "SELECT count() FROM score_decisions WHERE Decision = 'sampled'", 1) == 1
+    finally:
+        await first.shutdown()
+    await asyncio.to_thread(first.store.open)
+    try:
+        leftover = await asyncio.to_thread(first.store.internal_query, "SELECT count() FROM scores")
+    finally:
+        await asyncio.to_thread(first.store.close)
+    assert leftover[0][0] == 0  # the job was cut before its score was written
+
+    second = Service(service_config)
+    await second.start()
+    try:
+        assert await _wait_for(second, "SELECT count() FROM scores FINAL", 1) == 1
+        await asyncio.sleep(0.5)
+        rows = await asyncio.to_thread(second.store.internal_query, "SELECT count(), any(Score) FROM scores")
+        assert rows[0] == (1, 0.5)  # scored exactly once, by the restarted service
+    finally:
+        await second.shutdown()
