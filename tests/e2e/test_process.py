@@ -139,3 +139,43 @@ def test_bad_config_fails_fast_naming_key_and_file(tmp_path: Path) -> None:
     assert "storage.batch_max_spans" in result.stderr
     assert "storage.dsn" in result.stderr
     assert "collector.grpcc: unknown key" in result.stderr
+
+
+@pytest.mark.slow
+def test_kill_9_mid_stream_loses_no_acknowledged_span(config_file: Path) -> None:
+    process = _start(config_file)
+    port = _grpc_port(config_file)
+    acknowledged: set[str] = set()
+    stop = threading.Event()
+
+    def stream() -> None:
+        exporter = grpc_exporter(port)
+        for _ in range(2000):  # bounded
+            if stop.is_set():
+                break
+            spans = record_agent_trace("kill9")
+            if exporter.export(spans) == SpanExportResult.SUCCESS:
+                acknowledged.update(f"{s.get_span_context().span_id:016x}" for s in spans)
+            else:
+                break
+
+    sender = threading.Thread(target=stream)
+    sender.start()
+    deadline = time.monotonic() + 30
+    while len(acknowledged) < 100 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.kill()  # SIGKILL: no drain, no flush
+    process.wait(timeout=60)
+    stop.set()
+    sender.join(timeout=120)
+    assert len(acknowledged) >= 100
+
+    restarted = _start(config_file)  # the store must open cleanly after the crash
+    try:
+        result = _query(config_file, "SELECT SpanId FROM otel_traces WHERE ServiceName = 'kill9'")
+        assert result.returncode == 0, result.stderr
+        stored = set(result.stdout.replace('"', "").split()[1:])
+        assert acknowledged <= stored
+    finally:
+        restarted.send_signal(signal.SIGTERM)
+        assert restarted.wait(timeout=60) == 0
