@@ -56,6 +56,8 @@ class ForwardConfig(BaseModel):
     """How each score is exported: a log record in the scored span's context, or a child evaluation span."""
     spans: bool = False
     """Also forward every received span export unchanged (spanscore in front of an existing backend)."""
+    judge_spans: bool = True
+    """Export a span per LLM-judge call (model, tokens, output mode), tagged so no spanscore scores it."""
     insecure: bool = True
     """For grpc: plaintext (loopback, sidecars); set false for TLS."""
     timeout_s: float = Field(10.0, gt=0)
@@ -92,11 +94,11 @@ class ScoreExporter:
         resource = Resource.create({"service.name": service_name, INTERNAL_ATTRIBUTE: True})
         self._tracer_provider: TracerProvider | None = None
         self._logger_provider: LoggerProvider | None = None
-        if config.scores == "span":
+        if config.scores == "span" or config.judge_spans:
             self._tracer_provider = TracerProvider(resource=resource)
             self._tracer_provider.add_span_processor(BatchSpanProcessor(self._span_exporter()))
             self._tracer = self._tracer_provider.get_tracer("spanscore.evaluation")
-        elif config.scores == "log":
+        if config.scores == "log":
             self._logger_provider = LoggerProvider(resource=resource)
             self._logger_provider.add_log_record_processor(BatchLogRecordProcessor(self._log_exporter()))
             self._logger = self._logger_provider.get_logger("spanscore.evaluation")
@@ -126,7 +128,7 @@ class ScoreExporter:
             return
         context = _parent_context(row.trace_id, row.span_id)
         attributes = evaluation_attributes(row)
-        if self._tracer_provider is not None:
+        if self._config.scores == "span":
             span = self._tracer.start_span(
                 f"evaluation {row.scorer}", context=context, attributes={INTERNAL_ATTRIBUTE: True}
             )
@@ -134,6 +136,10 @@ class ScoreExporter:
             span.end()
         elif self._logger_provider is not None:
             self._logger.emit(context=context, event_name=EVALUATION_EVENT, attributes=attributes, body=row.reason)
+
+    def judge_tracer(self) -> trace.Tracer | None:
+        """The tracer judge calls report to, when judge spans are enabled."""
+        return self._tracer if self._tracer_provider is not None and self._config.judge_spans else None
 
     def flush(self, timeout_s: float = 10.0) -> None:
         millis = int(timeout_s * 1000)

@@ -82,8 +82,13 @@ class Service:
 
             set_default_judge_config(JudgeConfig.model_validate(config.judge))
         exporter = None
-        if config.forward is not None and config.forward.scores != "none":
+        if config.forward is not None and (config.forward.scores != "none" or config.forward.judge_spans):
             exporter = ScoreExporter(config.forward)
+            tracer = exporter.judge_tracer()
+            if tracer is not None:
+                from spanscore.scorers.judge import JudgeClient, set_shared_client
+
+                set_shared_client(JudgeClient(tracer=tracer))
         live = LiveScoring(
             self.store,
             config.rules,
