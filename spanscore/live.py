@@ -184,23 +184,36 @@ class LiveScoring:
 
     async def _dispatch_ready(self) -> int:
         ready = self.assembler.poll_ready(time.time_ns())
-        for item in ready:
-            await self.dispatch(item)
+        await self.dispatch_many(ready)
         return len(ready)
 
     async def dispatch(self, ready: ReadyRun) -> None:
-        if _is_internal(ready.run):
-            self.internal_runs_skipped += 1
-            return
-        decisions = self.engine.decide(ready.run, rescore=ready.reason == "late_span_rescore")
-        await self._write_decisions([_decision_row(d, ready) for d in decisions])
-        for decision in decisions:
-            if not decision.sampled:
+        await self.dispatch_many([ready])
+
+    async def dispatch_many(self, items: Sequence[ReadyRun]) -> None:
+        """Decide every run, write all decisions in one insert, then queue the sampled runs' jobs.
+
+        Decisions are durable before any job starts, so a crash mid-job leaves a ``sampled``
+        decision without a score, which recovery scores again.
+        """
+        rows: list[DecisionRow] = []
+        jobs: list[ScoringJob] = []
+        for ready in items:
+            if _is_internal(ready.run):
+                self.internal_runs_skipped += 1
                 continue
-            scorers = self.scorers.get(decision.rule, [])
-            book = _RuleRun(decision, ready, outstanding=len(scorers))
-            for scorer in scorers:
-                await self.workers.submit(ScoringJob(decision.rule, scorer, ready.run, context=book))
+            decisions = self.engine.decide(ready.run, rescore=ready.reason == "late_span_rescore")
+            rows.extend(_decision_row(d, ready) for d in decisions)
+            for decision in decisions:
+                if not decision.sampled:
+                    continue
+                scorers = self.scorers.get(decision.rule, [])
+                book = _RuleRun(decision, ready, outstanding=len(scorers))
+                jobs.extend(ScoringJob(decision.rule, scorer, ready.run, context=book) for scorer in scorers)
+        if rows:
+            await self._write_decisions(rows)
+        for job in jobs:
+            await self.workers.submit(job)
 
     # -- results ----------------------------------------------------------------------------------
 
