@@ -144,7 +144,7 @@ async def backfill(
                 skipped += 1
                 continue
             await live.dispatch(ReadyRun(run, "max_wait", run_fingerprint(run)))
-        await live.workers.drain()
+        await live.settle()
     finally:
         await live.shutdown()
     return {

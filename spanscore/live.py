@@ -130,6 +130,10 @@ class LiveScoring:
         self.decisions_written: Counter[str] = Counter()
         self.lost_writes = 0
         self.internal_runs_skipped = 0
+        # Score rows are written in the background so workers move on; a crash before a row lands
+        # leaves a sampled decision without a score, which recovery scores again.
+        self._score_writes: set[asyncio.Task[None]] = set()
+        self._score_write_slots = asyncio.Semaphore(10_000)
 
     # -- intake (called by the span and log writers after a successful insert) -------------------
 
@@ -160,6 +164,8 @@ class LiveScoring:
             await self._poller
             self._poller = None
         await self.workers.shutdown()
+        while self._score_writes:
+            await asyncio.gather(*list(self._score_writes), return_exceptions=True)
         await self.score_writer.shutdown()
         await self.decision_writer.shutdown()
         if self._exporter is not None:
@@ -168,7 +174,7 @@ class LiveScoring:
     async def flush_ready(self) -> int:
         """Dispatch everything ready now and wait for its scores (tests and backfill use this)."""
         count = await self._dispatch_ready()
-        await self.workers.drain()
+        await self.settle()
         return count
 
     async def _poll_loop(self) -> None:
@@ -220,7 +226,10 @@ class LiveScoring:
     async def _on_result(self, job: ScoringJob, result: ScoreResult) -> None:
         book: _RuleRun = job.context
         row = self._score_row(job.scorer, job.run, book, result)
-        await self._write(self.score_writer, [row])
+        await self._score_write_slots.acquire()
+        task = asyncio.create_task(self._write_score(row))
+        self._score_writes.add(task)
+        task.add_done_callback(self._score_writes.discard)
         self.scores_written[f"{book.decision.rule}/{result.status.value}"] += 1
         if self._exporter is not None and result.status is Status.OK:
             self._exporter.export(row)
@@ -232,6 +241,18 @@ class LiveScoring:
             refined = _refine(book)
             if refined is not None:
                 await self._write_decisions([_decision_row(book.decision, book.ready, refined)])
+
+    async def _write_score(self, row: ScoreRow) -> None:
+        try:
+            await self._write(self.score_writer, [row])
+        finally:
+            self._score_write_slots.release()
+
+    async def settle(self) -> None:
+        """Wait for every queued job and every score row already handed to storage."""
+        await self.workers.drain()
+        while self._score_writes:
+            await asyncio.gather(*list(self._score_writes), return_exceptions=True)
 
     def _score_row(self, scorer: Scorer, run: Run, book: _RuleRun, result: ScoreResult) -> ScoreRow:
         info = scorer.info
