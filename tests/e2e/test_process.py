@@ -69,40 +69,52 @@ def _grpc_port(config: Path) -> int:
     return int(yaml.safe_load(config.read_text())["collector"]["grpc"]["port"])
 
 
+class _Stream:
+    """Exports small traces in a thread until stopped or refused, remembering every acknowledged span id."""
+
+    def __init__(self, port: int, service_name: str) -> None:
+        self.acknowledged: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(port, service_name))
+        self._thread.start()
+
+    def _run(self, port: int, service_name: str) -> None:
+        exporter = grpc_exporter(port)
+        for _ in range(2000):  # bounded: at most 2000 exports of 2 spans
+            if self._stop.is_set():
+                break
+            spans = record_agent_trace(service_name)
+            if exporter.export(spans) != SpanExportResult.SUCCESS:
+                break
+            self.acknowledged.update(f"{s.get_span_context().span_id:016x}" for s in spans)
+
+    def wait_for(self, count: int, wait_s: float = 30.0) -> None:
+        deadline = time.monotonic() + wait_s
+        while len(self.acknowledged) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=120)
+
+
+def _stored_span_ids(config: Path, service_name: str) -> set[str]:
+    result = _query(config, f"SELECT SpanId FROM otel_traces WHERE ServiceName = '{service_name}'")
+    assert result.returncode == 0, result.stderr
+    return set(result.stdout.replace('"', "").split()[1:])
+
+
 @pytest.mark.slow
 def test_sigterm_during_stream_keeps_every_acknowledged_span(config_file: Path) -> None:
     process = _start(config_file)
-    port = _grpc_port(config_file)
-    acknowledged: set[str] = set()
-    stop = threading.Event()
-
-    def stream() -> None:
-        exporter = grpc_exporter(port)
-        for _ in range(2000):  # bounded: at most 2000 exports of 2 spans
-            if stop.is_set():
-                break
-            spans = record_agent_trace("sigterm")
-            if exporter.export(spans) == SpanExportResult.SUCCESS:
-                acknowledged.update(f"{s.get_span_context().span_id:016x}" for s in spans)
-            else:
-                break
-
-    sender = threading.Thread(target=stream)
-    sender.start()
-    deadline = time.monotonic() + 30
-    while len(acknowledged) < 100 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    stream = _Stream(_grpc_port(config_file), "sigterm")
+    stream.wait_for(100)
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=60) == 0
-    stop.set()
-    sender.join(timeout=60)
-    assert len(acknowledged) >= 100
-
+    stream.stop()
+    assert len(stream.acknowledged) >= 100
     # Nothing is running now: the query opens the store directly.
-    result = _query(config_file, "SELECT SpanId FROM otel_traces WHERE ServiceName = 'sigterm'")
-    assert result.returncode == 0, result.stderr
-    stored = set(result.stdout.replace('"', "").split()[1:])
-    assert acknowledged <= stored
+    assert stream.acknowledged <= _stored_span_ids(config_file, "sigterm")
 
 
 @pytest.mark.slow
@@ -144,38 +156,15 @@ def test_bad_config_fails_fast_naming_key_and_file(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_kill_9_mid_stream_loses_no_acknowledged_span(config_file: Path) -> None:
     process = _start(config_file)
-    port = _grpc_port(config_file)
-    acknowledged: set[str] = set()
-    stop = threading.Event()
-
-    def stream() -> None:
-        exporter = grpc_exporter(port)
-        for _ in range(2000):  # bounded
-            if stop.is_set():
-                break
-            spans = record_agent_trace("kill9")
-            if exporter.export(spans) == SpanExportResult.SUCCESS:
-                acknowledged.update(f"{s.get_span_context().span_id:016x}" for s in spans)
-            else:
-                break
-
-    sender = threading.Thread(target=stream)
-    sender.start()
-    deadline = time.monotonic() + 30
-    while len(acknowledged) < 100 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    stream = _Stream(_grpc_port(config_file), "kill9")
+    stream.wait_for(100)
     process.kill()  # SIGKILL: no drain, no flush
     process.wait(timeout=60)
-    stop.set()
-    sender.join(timeout=120)
-    assert len(acknowledged) >= 100
-
+    stream.stop()
+    assert len(stream.acknowledged) >= 100
     restarted = _start(config_file)  # the store must open cleanly after the crash
     try:
-        result = _query(config_file, "SELECT SpanId FROM otel_traces WHERE ServiceName = 'kill9'")
-        assert result.returncode == 0, result.stderr
-        stored = set(result.stdout.replace('"', "").split()[1:])
-        assert acknowledged <= stored
+        assert stream.acknowledged <= _stored_span_ids(config_file, "kill9")
     finally:
         restarted.send_signal(signal.SIGTERM)
         assert restarted.wait(timeout=60) == 0
