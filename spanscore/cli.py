@@ -169,9 +169,9 @@ def _call_api(config: ServiceConfig, path: str, payload: dict[str, object] | Non
 
 
 def _query_store(config: ServiceConfig, sql: str, fmt: str) -> bytes:
-    from spanscore.service import Service
+    from spanscore.service import store_for
 
-    store = Service(config).store
+    store = store_for(config)
     try:
         store.open()
     except Exception as exc:

@@ -27,6 +27,7 @@ from spanscore.sampling.rules import RuleConfig
 
 ENV_PREFIX = "SPANSCORE_"
 DATA_DIR_NAME = "spanscore-data"
+SPOOL_DIR_NAME = "spanscore-spool"
 
 
 class _Section(BaseModel):
@@ -90,6 +91,12 @@ class StorageConfig(_Section):
     """Delete spans and log records older than this many days; 0 keeps them forever."""
     scores_ttl_days: int = Field(0, ge=0)
     """Delete scores and sampling decisions older than this many days (by run time); 0 keeps them forever."""
+    spool_dir: str = ""
+    """Where spans wait on local disk while storage is unavailable (default: spanscore-spool next to the config
+    file, or in the working directory without one). Acknowledged spans are always in storage or here."""
+    spool_max_bytes: int = Field(1 << 30, ge=0)
+    """Spool size limit; beyond it receivers answer with backpressure. 0 disables the spool (exports are then
+    refused with a retry hint while storage is down)."""
     batch_max_spans: int = Field(20_000, ge=1)
     """A flush happens as soon as this many spans are waiting..."""
     flush_interval_s: float = Field(0.005, ge=0.0, le=60.0)
@@ -176,9 +183,11 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str] 
         raise ConfigError(_describe(exc, source)) from None
     if config.judge:
         _check_judge(config.judge, source)
+    base = Path(path).resolve().parent if path else Path.cwd()
     if not config.storage.dsn:
-        base = Path(path).resolve().parent if path else Path.cwd()
         config.storage.dsn = f"chdb://{(base / DATA_DIR_NAME).as_posix()}"
+    if not config.storage.spool_dir:
+        config.storage.spool_dir = (base / SPOOL_DIR_NAME).as_posix()
     return config
 
 

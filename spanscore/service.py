@@ -13,6 +13,7 @@ import asyncio
 import logging
 import signal
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from spanscore.api import ApiServer
@@ -27,34 +28,43 @@ from spanscore.forward import ScoreExporter, SpanPassThrough
 from spanscore.live import LiveScoring
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.guard import QueryLimits
+from spanscore.storage.spool import Spool
 from spanscore.storage.writer import BatchWriter
 
 log = logging.getLogger(__name__)
+
+
+def store_for(config: ServiceConfig) -> ClickHouseStore:
+    """The configured store, not yet opened (the CLI uses it alone when no service is running)."""
+    storage = config.storage
+    return ClickHouseStore(
+        storage.dsn,
+        storage.database,
+        spans_ttl_days=storage.spans_ttl_days,
+        scores_ttl_days=storage.scores_ttl_days,
+        cluster=storage.cluster,
+        limits=QueryLimits(
+            max_query_bytes=storage.query_max_bytes,
+            max_execution_time_s=storage.query_max_execution_time_s,
+            max_memory_bytes=storage.query_max_memory_bytes,
+            max_result_rows=storage.query_max_result_rows,
+        ),
+    )
 
 
 class Service:
     def __init__(self, config: ServiceConfig) -> None:
         self.config = config
         storage = config.storage
-        self.store = ClickHouseStore(
-            storage.dsn,
-            storage.database,
-            spans_ttl_days=storage.spans_ttl_days,
-            scores_ttl_days=storage.scores_ttl_days,
-            cluster=storage.cluster,
-            limits=QueryLimits(
-                max_query_bytes=storage.query_max_bytes,
-                max_execution_time_s=storage.query_max_execution_time_s,
-                max_memory_bytes=storage.query_max_memory_bytes,
-                max_result_rows=storage.query_max_result_rows,
-            ),
-        )
+        self.store = store_for(config)
+        spooling = storage.spool_max_bytes > 0 and bool(storage.spool_dir)
         self.span_writer: BatchWriter[SpanRecord] = BatchWriter(
             "spans",
             self.store.insert_spans,
             batch_max=storage.batch_max_spans,
             flush_interval=storage.flush_interval_s,
             max_pending=storage.max_pending_spans,
+            spool=Spool(Path(storage.spool_dir) / "spans", storage.spool_max_bytes) if spooling else None,
         )
         self.log_writer: BatchWriter[LogRecord] = BatchWriter(
             "logs",
@@ -62,6 +72,7 @@ class Service:
             batch_max=storage.batch_max_spans,
             flush_interval=storage.flush_interval_s,
             max_pending=storage.max_pending_spans,
+            spool=Spool(Path(storage.spool_dir) / "logs", storage.spool_max_bytes) if spooling else None,
         )
         self.live = self._live_scoring(config)
         self.passthrough = (
@@ -118,6 +129,8 @@ class Service:
             "spans_rejected": self.ingest.rejected_spans,
             "spans_stored": spans.stored,
             "spans_refused_backpressure": spans.refused,
+            "spans_spooled": spans.spooled,
+            "spans_replayed": spans.replayed,
             "spans_pending": self.span_writer.pending,
             "storage_inserts": spans.inserts,
             "storage_insert_failures": spans.failed_inserts,

@@ -25,9 +25,10 @@ def database_name() -> str:
 
 
 @pytest.fixture
-def service_config(chdb_dsn: str, database_name: str) -> ServiceConfig:
+def service_config(chdb_dsn: str, database_name: str, tmp_path: Path) -> ServiceConfig:
     config = load_config(None, environ={})
     config.storage.dsn = chdb_dsn
+    config.storage.spool_dir = (tmp_path / "spool").as_posix()
     config.storage.database = database_name
     config.storage.flush_interval_s = 0.01
     config.collector.grpc.port = 0

@@ -7,7 +7,11 @@ waiting or the oldest has waited ``flush_interval``; concurrent exporters share
 each insert, which is what makes small exports cheap. Past ``max_pending`` the
 writer refuses new work with ``RetryableError`` (backpressure) instead of
 growing. A failed insert fails every waiter of that batch with a retryable
-error, so exporters resend and nothing acknowledged is lost.
+error, so exporters resend and nothing acknowledged is lost. With a spool,
+a failed batch is written to local disk instead and acknowledged from there;
+while the spool holds batches, new batches queue behind them so storage
+receives everything in arrival order, and a replay task drains the spool as
+soon as storage takes inserts again (also after a restart).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from spanscore.errors import RetryableError
+from spanscore.storage.spool import Spool
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +45,8 @@ class WriterStats:
     accepted: int = 0
     stored: int = 0
     refused: int = 0
+    spooled: int = 0
+    replayed: int = 0
     failed_inserts: int = 0
     inserts: int = 0
     last_error: str = ""
@@ -59,7 +66,13 @@ class BatchWriter(Generic[T]):
         flush_interval: float,
         max_pending: int,
         on_stored: StoredHook[T] | None = None,
+        spool: Spool[T] | None = None,
+        replay_backoff_s: float = 1.0,
     ) -> None:
+        self._spool = spool
+        self._replay_backoff = replay_backoff_s
+        self._replay_task: asyncio.Task[None] | None = None
+        self._spooled_event = asyncio.Event()
         self.name = name
         self._insert = insert
         self._batch_max = batch_max
@@ -82,6 +95,8 @@ class BatchWriter(Generic[T]):
         if self._task is None:
             self._closing = False
             self._task = asyncio.create_task(self._run(), name=f"writer-{self.name}")
+            if self._spool is not None:
+                self._replay_task = asyncio.create_task(self._replay(), name=f"replay-{self.name}")
 
     async def consume(self, records: Sequence[T], /) -> None:
         """Return once ``records`` are stored; raise RetryableError when full or storage fails."""
@@ -141,36 +156,90 @@ class BatchWriter(Generic[T]):
     async def _flush_once(self) -> None:
         batch = self._take_batch()
         records: list[T] = [r for item in batch for r in item.records]
-        started = time.perf_counter()
         try:
-            await self._insert(records)
+            await self._write(records)
         except Exception as exc:  # every failure becomes "retry later" for the waiters
-            self.stats.failed_inserts += 1
-            self.stats.last_error = str(exc)
-            log.warning("insert failed writer=%s records=%d error=%s", self.name, len(records), exc)
             error = exc if isinstance(exc, RetryableError) else RetryableError(f"storage write failed: {exc}")
             for item in batch:
                 if not item.done.done():
                     item.done.set_exception(error)
                     item.done.exception()  # mark retrieved: a waiter may have gone away
         else:
-            self.stats.inserts += 1
-            self.stats.stored += len(records)
-            self.stats.insert_seconds += time.perf_counter() - started
             for item in batch:
                 if not item.done.done():
                     item.done.set_result(None)
-            if self.on_stored is not None:
-                try:
-                    self.on_stored(records)
-                except Exception:
-                    log.exception("on_stored hook failed writer=%s", self.name)
         finally:
             self._pending_count -= len(records)
             if not self._queue:
                 self._wake.clear()
             if self._closing:
                 self._wake.set()
+
+    async def _write(self, records: list[T]) -> None:
+        """Make ``records`` durable: in storage, or (when storage fails and a spool exists) on disk."""
+        if self._spool is not None and self._spool.batches:
+            await self._to_spool(records)  # storage is behind its spool: keep arrival order
+            return
+        started = time.perf_counter()
+        try:
+            await self._insert(records)
+        except Exception as exc:
+            self._note_failure(exc, len(records))
+            if self._spool is None:
+                raise
+            await self._to_spool(records)
+            return
+        self.stats.inserts += 1
+        self.stats.stored += len(records)
+        self.stats.insert_seconds += time.perf_counter() - started
+        self._stored(records)
+
+    def _note_failure(self, exc: BaseException, count: int) -> None:
+        self.stats.failed_inserts += 1
+        self.stats.last_error = str(exc)
+        log.warning("insert failed writer=%s records=%d error=%s", self.name, count, exc)
+
+    async def _to_spool(self, records: list[T]) -> None:
+        assert self._spool is not None
+        await asyncio.get_running_loop().run_in_executor(None, self._spool.append, records)
+        self.stats.spooled += len(records)
+        self._spooled_event.set()
+
+    def _stored(self, records: list[T]) -> None:
+        if self.on_stored is not None:
+            try:
+                self.on_stored(records)
+            except Exception:
+                log.exception("on_stored hook failed writer=%s", self.name)
+
+    async def _replay(self) -> None:
+        """Drain the spool oldest first; a batch file is deleted only after its insert succeeded."""
+        assert self._spool is not None
+        spool = self._spool
+        loop = asyncio.get_running_loop()
+        while not self._closing:
+            if not spool.batches:
+                self._spooled_event.clear()
+                try:
+                    await asyncio.wait_for(self._spooled_event.wait(), 1.0)
+                except TimeoutError:
+                    pass
+                continue
+            oldest = await loop.run_in_executor(None, spool.oldest)
+            if oldest is None:
+                continue
+            path, records = oldest
+            try:
+                await self._insert(records)
+            except Exception as exc:
+                self._note_failure(exc, len(records))
+                await asyncio.sleep(self._replay_backoff)
+                continue
+            await loop.run_in_executor(None, spool.remove, path)
+            self.stats.replayed += len(records)
+            self.stats.stored += len(records)
+            self._stored(records)
+            log.info("replayed spooled batch writer=%s records=%d left=%d", self.name, len(records), spool.batches)
 
     async def shutdown(self) -> None:
         """Flush everything already accepted, then stop; safe to call twice or before start."""
@@ -179,3 +248,7 @@ class BatchWriter(Generic[T]):
         if self._task is not None:
             await self._task
             self._task = None
+        if self._replay_task is not None:
+            self._spooled_event.set()
+            await self._replay_task
+            self._replay_task = None

@@ -85,3 +85,11 @@ def test_rule_problems_are_named_by_path(tmp_path: Path) -> None:
     path.write_text("rules:\n  - {name: a, scorers: [completeness]}\n  - {name: a, scorers: [x]}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"'a' is used by rules\[0\] and rules\[1\]"):
         load_config(path, environ={})
+
+
+def test_spool_defaults_next_to_the_config(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("", encoding="utf-8")
+    config = load_config(path, environ={})
+    assert config.storage.spool_dir == (tmp_path / "spanscore-spool").as_posix()
+    assert config.storage.spool_max_bytes == 1 << 30

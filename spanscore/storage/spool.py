@@ -1,0 +1,100 @@
+"""Write-ahead spool: batches storage could not take, kept on local disk and replayed in order.
+
+When an insert fails, the span writer appends the batch here and only then
+acknowledges the export, so an acknowledged span is always either in storage or
+in the spool. Each batch is one file, written to a temporary name, fsynced and
+renamed, so a crash leaves whole batches or nothing. Files are numbered; the
+replay takes the lowest number first and deletes a file only after its insert
+succeeded. The spool is bounded: past ``max_bytes`` it refuses, and the writer
+answers with backpressure instead.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from spanscore.errors import RetryableError
+
+T = TypeVar("T")
+
+_NAME = re.compile(r"^(\d{12})\.batch$")
+
+
+class Spool(Generic[T]):
+    """A directory of numbered batch files; thread-safe (the writer calls it from worker threads)."""
+
+    def __init__(self, directory: Path, max_bytes: int) -> None:
+        self.directory = directory
+        self.max_bytes = max_bytes
+        directory.mkdir(parents=True, exist_ok=True)
+        for leftover in directory.glob("*.tmp"):
+            leftover.unlink()  # a batch whose write never finished was never acknowledged
+        self._lock = threading.Lock()
+        files = self._files()
+        self._next = int(_NAME.match(files[-1].name).group(1)) + 1 if files else 1  # type: ignore[union-attr]
+        self._bytes = sum(f.stat().st_size for f in files)
+        self._count = len(files)
+
+    def _files(self) -> list[Path]:
+        return sorted(p for p in self.directory.iterdir() if _NAME.match(p.name))
+
+    @property
+    def batches(self) -> int:
+        return self._count
+
+    @property
+    def size_bytes(self) -> int:
+        return self._bytes
+
+    def append(self, records: Sequence[T]) -> None:
+        """Persist one batch durably; raise RetryableError when the spool is full."""
+        data = pickle.dumps(list(records), protocol=pickle.HIGHEST_PROTOCOL)
+        with self._lock:
+            if self._bytes + len(data) > self.max_bytes:
+                raise RetryableError(
+                    f"storage is unavailable and the spool is full ({self._bytes} of {self.max_bytes} bytes)",
+                    retry_after=5.0,
+                )
+            target = self.directory / f"{self._next:012d}.batch"
+            self._next += 1
+            temporary = target.with_suffix(".tmp")
+            with open(temporary, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, target)
+            _fsync_directory(self.directory)
+            self._bytes += len(data)
+            self._count += 1
+
+    def oldest(self) -> tuple[Path, list[T]] | None:
+        """The first batch still waiting, or None."""
+        with self._lock:
+            files = self._files()
+        if not files:
+            return None
+        with open(files[0], "rb") as handle:
+            records: Any = pickle.load(handle)  # written by this process family only, never by a client
+        return files[0], records
+
+    def remove(self, path: Path) -> None:
+        with self._lock:
+            size = path.stat().st_size
+            path.unlink()
+            _fsync_directory(self.directory)
+            self._bytes -= size
+            self._count -= 1
+
+
+def _fsync_directory(directory: Path) -> None:
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

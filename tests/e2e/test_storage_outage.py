@@ -1,0 +1,100 @@
+"""Storage unavailable mid-stream: exports are still acknowledged (spooled), and everything lands afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from spanscore.config import ServiceConfig
+from spanscore.errors import RetryableError
+from spanscore.service import Service
+from tests.e2e.otlp_clients import export, grpc_exporter, record_agent_trace
+
+
+def _break_storage(service: Service) -> dict[str, bool]:
+    """Make span inserts fail while ``state['down']`` is true, as an unreachable server would."""
+    state = {"down": True}
+    real_insert = service.span_writer._insert
+
+    async def insert(spans):  # type: ignore[no-untyped-def]
+        if state["down"]:
+            raise RetryableError("storage unavailable (injected)")
+        await real_insert(spans)
+
+    service.span_writer._insert = insert  # type: ignore[assignment]
+    return state
+
+
+async def _count(service: Service, name: str) -> int:
+    rows = await asyncio.to_thread(
+        service.store.internal_query, f"SELECT count() FROM otel_traces WHERE ServiceName = '{name}'"
+    )
+    return int(rows[0][0])
+
+
+async def _wait_count(service: Service, name: str, expected: int, wait_s: float = 30.0) -> int:
+    deadline = time.monotonic() + wait_s
+    count = await _count(service, name)
+    for _ in range(int(wait_s * 10)):
+        if count >= expected or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.1)
+        count = await _count(service, name)
+    return count
+
+
+async def test_outage_mid_stream_loses_nothing_acknowledged(service_config: ServiceConfig) -> None:
+    service = Service(service_config)
+    await service.start()
+    try:
+        before = record_agent_trace("outage")
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), before) == "SUCCESS"
+        storage = _break_storage(service)
+        during = [record_agent_trace("outage") for _ in range(5)]
+        for spans in during:
+            assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+        assert await _count(service, "outage") == 2  # only what came before the outage is in storage
+        assert service.metrics()["spans_spooled"] == 10
+        storage["down"] = False
+        assert await _wait_count(service, "outage", 12) == 12
+        assert service.metrics()["spans_replayed"] == 10
+        ids = await asyncio.to_thread(
+            service.store.internal_query, "SELECT SpanId FROM otel_traces WHERE ServiceName = 'outage'"
+        )
+        sent = {f"{s.get_span_context().span_id:016x}" for spans in [before, *during] for s in spans}
+        assert {row[0] for row in ids} == sent
+    finally:
+        await service.shutdown()
+
+
+async def test_spooled_spans_are_replayed_after_a_restart(service_config: ServiceConfig) -> None:
+    first = Service(service_config)
+    await first.start()
+    try:
+        _break_storage(first)
+        spans = record_agent_trace("restart-spool")
+        assert await asyncio.to_thread(export, grpc_exporter(first.grpc.port), spans) == "SUCCESS"
+    finally:
+        await first.shutdown()  # storage never came back while this process lived
+    second = Service(service_config)
+    await second.start()
+    try:
+        assert await _wait_count(second, "restart-spool", 2) == 2
+        assert second.metrics()["spans_replayed"] == 2
+    finally:
+        await second.shutdown()
+
+
+async def test_without_a_spool_an_outage_means_retry_later(service_config: ServiceConfig) -> None:
+    service_config.storage.spool_max_bytes = 0
+    service = Service(service_config)
+    await service.start()
+    try:
+        _break_storage(service)
+        exporter = grpc_exporter(service.grpc.port)
+        exporter._timeout = 2  # the exporter retries UNAVAILABLE; keep the test short
+        result = await asyncio.to_thread(export, exporter, record_agent_trace("nospool"))
+        assert result == "FAILURE"  # never acknowledged, so nothing was promised
+        assert service.metrics()["spans_spooled"] == 0
+    finally:
+        await service.shutdown()
