@@ -195,6 +195,7 @@ async def test_unknown_path_and_wrong_method(service: Service) -> None:
 
 async def test_grpc_oversize_and_backpressure(service_config) -> None:
     service_config.collector.grpc.max_message_bytes = 2048
+    service_config.storage.spool_max_bytes = 0  # no spool: a storage failure must reach the exporter as backpressure
     service = Service(service_config)
     await service.start()
     try:
