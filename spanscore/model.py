@@ -106,7 +106,9 @@ class Run:
 
     ``sources`` records, per field, which convention supplied it (for example
     ``{"input": "gen_ai.input.messages"}``) so a surprising score can be traced
-    back to the attribute it came from.
+    back to the attribute it came from. ``trace_state`` is the W3C tracestate
+    of the run's root span as received: its ``ot=rv:...`` value, when present,
+    is the randomness consistent-probability sampling draws from.
     """
 
     input: tuple[Message, ...] | None
@@ -130,6 +132,7 @@ class Run:
     end_time_ns: int
     attributes: Mapping[str, str]
     sources: Mapping[str, str]
+    trace_state: str
 
     def __init__(
         self,
@@ -155,6 +158,7 @@ class Run:
         end_time_ns: int = 0,
         attributes: Mapping[str, str] | None = None,
         sources: Mapping[str, str] | None = None,
+        trace_state: str = "",
     ) -> None:
         setter = object.__setattr__
         setter(self, "input", coerce_messages(input, "user"))
@@ -182,6 +186,7 @@ class Run:
             ("end_time_ns", end_time_ns),
             ("attributes", dict(attributes or {})),
             ("sources", dict(sources or {})),
+            ("trace_state", trace_state),
         ):
             setter(self, name, value)
 

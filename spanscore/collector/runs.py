@@ -119,6 +119,9 @@ def _placeholders(by_id: dict[str, SpanRecord]) -> dict[str, SpanRecord]:
             end_time_ns=max(span.end_time_ns for span in group),
             service_name=group[0].service_name,
             resource_attributes=group[0].resource_attributes,
+            # ``rv`` is set once per trace and propagated to every span, so the stand-in root carries
+            # the same sampling randomness the missing root would have.
+            trace_state=group[0].trace_state,
         )
         for parent_id, group in orphans.items()
     }

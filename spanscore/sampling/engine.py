@@ -31,20 +31,20 @@ logger = logging.getLogger(__name__)
 class Sampler(Protocol):
     """The seam the service calls: one decision per configured rule for each ready run."""
 
-    def decide(self, run: Run, *, trace_state: str = "", rescore: bool = False) -> list[Decision]: ...
+    def decide(self, run: Run, *, rescore: bool = False) -> list[Decision]: ...
 
 
 @dataclass(frozen=True, slots=True)
 class RunKey:
-    """What a decision needs besides the filter view: the run's ids and the W3C tracestate."""
+    """What a decision needs besides the filter view: the run's ids and its root span's W3C tracestate."""
 
     run_id: str
     trace_id: str
     trace_state: str = ""
 
     @classmethod
-    def of_run(cls, run: Run, trace_state: str = "") -> RunKey:
-        return cls(run_id=run.run_id, trace_id=run.trace_id, trace_state=trace_state)
+    def of_run(cls, run: Run) -> RunKey:
+        return cls(run_id=run.run_id, trace_id=run.trace_id, trace_state=run.trace_state)
 
     @classmethod
     def of_mapping(cls, row: Mapping[str, Any]) -> RunKey:
@@ -94,9 +94,9 @@ def preview_decisions(rules: Sequence[RuleConfig], subject: FilterSubject, key: 
     return decisions
 
 
-def preview_run(rules: Sequence[RuleConfig], run: Run, *, trace_state: str = "") -> list[Decision]:
+def preview_run(rules: Sequence[RuleConfig], run: Run) -> list[Decision]:
     """``preview_decisions`` for a ``Run``."""
-    return preview_decisions(rules, subject_from_run(run), RunKey.of_run(run, trace_state))
+    return preview_decisions(rules, subject_from_run(run), RunKey.of_run(run))
 
 
 def preview_mapping(rules: Sequence[RuleConfig], row: Mapping[str, Any]) -> list[Decision]:
@@ -123,14 +123,15 @@ class RuleEngine:
         }
         self._sampled: OrderedDict[tuple[str, str], None] = OrderedDict()
 
-    def decide(self, run: Run, *, trace_state: str = "", rescore: bool = False) -> list[Decision]:
+    def decide(self, run: Run, *, rescore: bool = False) -> list[Decision]:
         """One decision per rule, in rule order, for a live run.
 
         A run already sampled by a rule comes back as ``duplicate``, unless
         ``rescore`` says the caller hands it in again on purpose (its content
-        changed after a late span); the caps still apply then.
+        changed after a late span); the caps still apply then. The draw uses the
+        ``rv`` randomness of ``run.trace_state`` when the root span carried one.
         """
-        return self.decide_subject(subject_from_run(run), RunKey.of_run(run, trace_state), rescore=rescore)
+        return self.decide_subject(subject_from_run(run), RunKey.of_run(run), rescore=rescore)
 
     def decide_mapping(self, row: Mapping[str, Any], *, rescore: bool = False) -> list[Decision]:
         """One decision per rule for a plain mapping, through the same code as ``decide``."""

@@ -10,6 +10,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import Sampler
 
 from spanscore.config import ServiceConfig
 from spanscore.sampling.rules import RuleConfig
@@ -21,9 +22,9 @@ def _messages(role: str, text: str) -> str:
     return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
 
 
-def agent_traces(count: int) -> list:  # type: ignore[type-arg]
+def agent_traces(count: int, sampler: Sampler | None = None) -> list:  # type: ignore[type-arg]
     memory = InMemorySpanExporter()
-    provider = TracerProvider(resource=Resource.create({"service.name": "support-bot"}))
+    provider = TracerProvider(resource=Resource.create({"service.name": "support-bot"}), sampler=sampler)
     provider.add_span_processor(SimpleSpanProcessor(memory))
     tracer = provider.get_tracer("agent")
     for index in range(count):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import subprocess
 import sys
 import time
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
+from opentelemetry.trace import TraceState, get_current_span
 
 from spanscore.backfill import backfill, stored_runs
 from spanscore.config import ServiceConfig
@@ -28,6 +31,35 @@ async def _post(port: int, path: str, payload: dict) -> tuple[int, dict]:  # typ
             return response.status, await response.json()
 
 
+class _UpstreamRandomness(Sampler):
+    """Stands in for an upstream consistent-probability sampler: each new trace gets ``ot=rv:<random>``."""
+
+    def __init__(self, seed: int) -> None:
+        self._random = random.Random(seed)
+
+    def should_sample(  # type: ignore[no-untyped-def]
+        self, parent_context, trace_id, name, kind=None, attributes=None, links=None, trace_state=None
+    ) -> SamplingResult:
+        parent = get_current_span(parent_context).get_span_context()
+        if parent.is_valid:
+            return SamplingResult(Decision.RECORD_AND_SAMPLE, attributes, parent.trace_state)
+        randomness = f"rv:{self._random.getrandbits(56):014x}"
+        return SamplingResult(Decision.RECORD_AND_SAMPLE, attributes, TraceState([("ot", randomness)]))
+
+    def get_description(self) -> str:
+        return "UpstreamRandomness"
+
+
+def _kept_by_randomness(spans: list, probability: float) -> set[str]:  # type: ignore[type-arg]
+    """Trace ids whose root carries an ``rv`` at or above the threshold of ``probability``."""
+    threshold = (1 << 56) - round(probability * (1 << 56))
+    return {
+        f"{span.context.trace_id:032x}"
+        for span in spans
+        if span.parent is None and int(span.context.trace_state["ot"].removeprefix("rv:"), 16) >= threshold
+    }
+
+
 async def test_preview_matches_live_and_backfill_is_idempotent(service_config: ServiceConfig) -> None:
     service_config.collector.runs = service_config.collector.runs.model_copy(update={"quiet_period_s": 0.2})
     service_config.scoring.poll_interval_s = 0.05
@@ -37,7 +69,11 @@ async def test_preview_matches_live_and_backfill_is_idempotent(service_config: S
     service = Service(service_config)
     await service.start()
     try:
-        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), agent_traces(40)) == "SUCCESS"
+        # The roots carry upstream sampling randomness (tracestate ot=rv:...), which every path must draw from.
+        traces = agent_traces(40, sampler=_UpstreamRandomness(seed=7))
+        expected_sampled = _kept_by_randomness(traces, 0.5)
+        assert 0 < len(expected_sampled) < 40
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), traces) == "SUCCESS"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             rows = await asyncio.to_thread(
@@ -48,13 +84,13 @@ async def test_preview_matches_live_and_backfill_is_idempotent(service_config: S
             await asyncio.sleep(0.2)
         live_sampled = await asyncio.to_thread(
             service.store.internal_query,
-            "SELECT count() FROM score_decisions FINAL WHERE Rule = 'live' AND Decision = 'sampled'",
+            "SELECT TraceId FROM score_decisions FINAL WHERE Rule = 'live' AND Decision = 'sampled'",
         )
+        assert {row[0] for row in live_sampled} == expected_sampled
         status, preview = await _post(service.api.port, "rules/preview", {"rule": "live", "since": "1h"})
         assert status == 200
         assert preview["candidates"] == 40 and preview["matched"] == 40
-        assert preview["sampled"] == live_sampled[0][0]  # one decision rule everywhere: preview == live
-        assert 0 < preview["sampled"] < 40
+        assert preview["sampled"] == len(expected_sampled)  # one decision rule everywhere: preview == live
 
         # Backfill a rule the live loop never ran, twice: the second pass skips every scored run and
         # no score is duplicated.
@@ -69,6 +105,10 @@ async def test_preview_matches_live_and_backfill_is_idempotent(service_config: S
             service.store.internal_query, "SELECT count(), uniqExact(ScoreId) FROM scores WHERE Rule = 'offline'"
         )
         assert counts[0] == (expected, expected)
+        backfilled = await asyncio.to_thread(
+            service.store.internal_query, "SELECT DISTINCT TraceId FROM scores WHERE Rule = 'offline'"
+        )
+        assert {row[0] for row in backfilled} == expected_sampled  # same rate, same randomness: same runs
         status, via_api = await _post(service.api.port, "backfill", {"rule": "later", "since": "1h"})
         assert status == 200 and via_api["candidates"] == 40
 

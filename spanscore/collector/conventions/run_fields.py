@@ -87,6 +87,7 @@ class RunFields:
             end_time_ns=root.end_time_ns,
             attributes={**root.resource_attributes, **root.attributes},
             sources=self._sources,
+            trace_state=root.trace_state,
         )
 
     def _source(self, span_id: str, source: str) -> str:

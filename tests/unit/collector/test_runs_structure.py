@@ -134,3 +134,21 @@ def test_duplicate_spans_count_once() -> None:
     spans, _ = load("openinference")
     (run,) = runs_from_spans([*spans, *spans])
     assert run.tool_calls is not None and len(run.tool_calls) == 1
+
+
+def test_the_run_carries_its_root_spans_tracestate() -> None:
+    spans = [
+        replace(span("01", name="POST /chat"), trace_state="ot=rv:0123456789abcd"),
+        replace(agent("02", "01", 1), trace_state="vendor=x,ot=rv:ffffffffffffff"),
+        replace(span("03", "02", start=2), trace_state="ot=rv:00000000000000"),
+    ]
+    (run,) = runs_from_spans(spans)
+    assert (run.span_id, run.trace_state) == ("02", "vendor=x,ot=rv:ffffffffffffff")
+    (plain,) = runs_from_spans([span("01", name="job")])
+    assert plain.trace_state == ""
+
+
+def test_a_run_whose_root_has_not_arrived_keeps_the_traces_tracestate() -> None:
+    orphans = [replace(span(f"0{i}", "ff", start=i), trace_state="ot=th:8;rv:c0ffee00c0ffee") for i in (1, 2)]
+    (run,) = runs_from_spans(orphans)
+    assert (run.span_id, run.trace_state) == ("ff", "ot=th:8;rv:c0ffee00c0ffee")

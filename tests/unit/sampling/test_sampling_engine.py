@@ -121,6 +121,23 @@ def test_live_and_preview_agree_for_any_run(
     assert RuleEngine(UNCAPPED).decide(run) == preview_run(UNCAPPED.rules, run)
 
 
+def test_the_roots_tracestate_randomness_decides_live_and_in_preview() -> None:
+    # Trace ids whose low 56 bits say "keep" at 50%, and rv values that say the opposite: the
+    # decision must follow rv (OpenTelemetry consistent probability), wherever the run comes from.
+    config = _config({"name": "half", "sample": 0.5}, {"name": "salted", "sample": 0.5, "salt": "pilot"})
+    kept_by_id = [trace_id for trace_id in random_trace_ids(400, seed=18) if int(trace_id[-14:], 16) >= 1 << 55]
+    engine = RuleEngine(config)
+    for index, trace_id in enumerate(kept_by_id[:100]):
+        rv = "00000000000000" if index % 2 else "80000000000000"
+        run = Run(trace_id=trace_id, span_id=trace_id[:16], trace_state=f"congo=t61rcWkgMzE,ot=th:0;rv:{rv}")
+        row = {"TraceId": trace_id, "SpanId": trace_id[:16], "TraceState": run.trace_state}
+        live = engine.decide(run)
+        assert live == preview_run(config.rules, run) == preview_mapping(config.rules, row)
+        assert live[0].outcome is (Outcome.SAMPLED_OUT if index % 2 else Outcome.SAMPLED)
+        # A salted rule draws from its own hash and ignores rv.
+        assert live[1] == preview_run(config.rules, Run(trace_id=trace_id, span_id=trace_id[:16]))[1]
+
+
 def test_filtered_out_runs_are_recorded_with_probability_zero() -> None:
     run = Run(trace_id="0af7651916cd43dd8448eb211c80319c", service_name="billing")
     decision = RuleEngine(UNCAPPED).decide(run)[0]
