@@ -335,9 +335,14 @@ class LiveScoring:
 
 
 def _is_internal(run: Run) -> bool:
-    """Runs made of spanscore's own evaluation spans and judge calls are never scored (no loops)."""
-    attributes = run.attributes
-    return attributes.get(INTERNAL_ATTRIBUTE) == "true" or attributes.get(JUDGE_SPAN_ATTRIBUTE) == "true"
+    """Runs made of spanscore's own evaluation spans and judge calls are never scored (no loops).
+
+    The exporter marks its resource and its evaluation spans; judge-call spans carry their own attribute.
+    """
+    return any(
+        attributes.get(INTERNAL_ATTRIBUTE) == "true" or attributes.get(JUDGE_SPAN_ATTRIBUTE) == "true"
+        for attributes in (run.attributes, run.resource_attributes)
+    )
 
 
 def _refine(book: _RuleRun) -> Outcome | None:

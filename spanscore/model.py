@@ -106,9 +106,12 @@ class Run:
 
     ``sources`` records, per field, which convention supplied it (for example
     ``{"input": "gen_ai.input.messages"}``) so a surprising score can be traced
-    back to the attribute it came from. ``trace_state`` is the W3C tracestate
-    of the run's root span as received: its ``ot=rv:...`` value, when present,
-    is the randomness consistent-probability sampling draws from.
+    back to the attribute it came from. ``attributes`` are the root span's own
+    attributes and ``resource_attributes`` those of the resource that emitted
+    it, kept apart so filters can ask for either (``span.X``, ``resource.X``).
+    ``trace_state`` is the W3C tracestate of the run's root span as received:
+    its ``ot=rv:...`` value, when present, is the randomness
+    consistent-probability sampling draws from.
     """
 
     input: tuple[Message, ...] | None
@@ -131,6 +134,7 @@ class Run:
     start_time_ns: int
     end_time_ns: int
     attributes: Mapping[str, str]
+    resource_attributes: Mapping[str, str]
     sources: Mapping[str, str]
     trace_state: str
 
@@ -157,6 +161,7 @@ class Run:
         start_time_ns: int = 0,
         end_time_ns: int = 0,
         attributes: Mapping[str, str] | None = None,
+        resource_attributes: Mapping[str, str] | None = None,
         sources: Mapping[str, str] | None = None,
         trace_state: str = "",
     ) -> None:
@@ -185,6 +190,7 @@ class Run:
             ("start_time_ns", start_time_ns),
             ("end_time_ns", end_time_ns),
             ("attributes", dict(attributes or {})),
+            ("resource_attributes", dict(resource_attributes or {})),
             ("sources", dict(sources or {})),
             ("trace_state", trace_state),
         ):

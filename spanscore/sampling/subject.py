@@ -57,15 +57,11 @@ class FilterSubject:
 
 
 def subject_from_run(run: Run) -> FilterSubject:
-    """A subject for a live run.
-
-    ``Run.attributes`` already merges the root span's resource and span
-    attributes, so ``span.X`` and ``resource.X`` both look in that one map.
-    """
+    """A subject for a live run: ``Run.attributes`` are the root span's, ``Run.resource_attributes`` its resource's."""
     fields: dict[str, FieldValue] = {key: getattr(run, name) or None for key, name in RUN_STRING_FIELDS.items()}
     fields["error"] = run.error is not None
     fields["duration_ms"] = max(0, run.end_time_ns - run.start_time_ns) / 1e6
-    return FilterSubject(fields=fields, span_attributes=run.attributes, resource_attributes=run.attributes)
+    return FilterSubject(fields=fields, span_attributes=run.attributes, resource_attributes=run.resource_attributes)
 
 
 def subject_from_mapping(row: Mapping[str, Any]) -> FilterSubject:
@@ -73,24 +69,19 @@ def subject_from_mapping(row: Mapping[str, Any]) -> FilterSubject:
 
     Accepted keys: the ``Run`` field names (``service_name``, ``agent_name``,
     ``model``, ``provider``, ``session_id``, ``user_id``, ``trace_id``,
-    ``run_id``, ``error``, ``start_time_ns``/``end_time_ns``, ``attributes``),
-    plus ``duration_ms``/``duration_ns``, ``span_attributes`` and
-    ``resource_attributes``, and the otel_traces columns ``ServiceName``,
+    ``run_id``, ``error``, ``start_time_ns``/``end_time_ns``, ``attributes``,
+    ``resource_attributes``), plus ``duration_ms``/``duration_ns`` and
+    ``span_attributes``, and the otel_traces columns ``ServiceName``,
     ``TraceId``, ``Duration`` (ns), ``StatusCode``, ``SpanAttributes`` and
-    ``ResourceAttributes``. Merged ``attributes`` stand in for whichever of
-    the separate maps is absent, exactly as on a ``Run``.
+    ``ResourceAttributes``. As on a ``Run``, ``attributes`` are the span's
+    attributes; a map that is absent is empty.
     """
     fields: dict[str, FieldValue] = {key: _first_text(row, aliases) for key, aliases in _ROW_ALIASES.items()}
     fields["error"] = _row_error(row)
     fields["duration_ms"] = _row_duration_ms(row)
-    merged = _string_map(row.get("attributes"))
-    span = _string_map(_first_present(row, ("span_attributes", "SpanAttributes")))
+    span = _string_map(_first_present(row, ("attributes", "span_attributes", "SpanAttributes")))
     resource = _string_map(_first_present(row, ("resource_attributes", "ResourceAttributes")))
-    return FilterSubject(
-        fields=fields,
-        span_attributes=span if span is not None else merged or {},
-        resource_attributes=resource if resource is not None else merged or {},
-    )
+    return FilterSubject(fields=fields, span_attributes=span or {}, resource_attributes=resource or {})
 
 
 def _first_present(row: Mapping[str, Any], keys: tuple[str, ...]) -> Any:

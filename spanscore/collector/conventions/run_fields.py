@@ -85,7 +85,8 @@ class RunFields:
             error=self._error(root),
             start_time_ns=root.start_time_ns,
             end_time_ns=root.end_time_ns,
-            attributes={**root.resource_attributes, **root.attributes},
+            attributes=root.attributes,
+            resource_attributes=root.resource_attributes,
             sources=self._sources,
             trace_state=root.trace_state,
         )

@@ -19,7 +19,8 @@ from spanscore.model import Run
 
 
 def snapshot(run: Run) -> dict[str, Any]:
-    document = {name: getattr(run, name) for name in Run.__slots__ if name != "attributes"}
+    # The raw attribute maps are what the normalizer reads, not what it derives; they stay out.
+    document = {name: getattr(run, name) for name in Run.__slots__ if name not in ("attributes", "resource_attributes")}
     document["usage"] = asdict(run.usage)
     for name in ("input", "output", "tool_calls"):
         if document[name] is not None:

@@ -6,11 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spanscore.collector.model import SpanRecord
+from spanscore.collector.runs import runs_from_spans
 from spanscore.model import Run
 from spanscore.sampling.filters import MATCH_ALL, FilterError, parse_filter
 
-SPAN_KEYS = ["gen_ai.agent.name", "http.status", "tier", "flag"]
-RESOURCE_KEYS = ["service.name", "service.version", "deployment.environment"]
+# "region" may be set on both the span and the resource, with different values.
+SPAN_KEYS = ["gen_ai.agent.name", "http.status", "tier", "flag", "region"]
+RESOURCE_KEYS = ["service.name", "service.version", "deployment.environment", "region"]
 TEXT_VALUES = ["triage", "answer", "200", "500", "1.5", "true", "false", "prod", ""]
 SCALARS = st.one_of(
     st.sampled_from(TEXT_VALUES),
@@ -28,8 +31,7 @@ FILTER_KEYS = [
     "error",
     *SPAN_KEYS,
     *RESOURCE_KEYS,
-    *(f"span.{key}" for key in SPAN_KEYS),
-    *(f"resource.{key}" for key in RESOURCE_KEYS),
+    *(f"{prefix}.{key}" for prefix in ("span", "resource") for key in {*SPAN_KEYS, *RESOURCE_KEYS}),
     "not.there",
 ]
 
@@ -43,7 +45,8 @@ ROOT = Run(
     error="TimeoutError",
     start_time_ns=1_000_000_000,
     end_time_ns=3_500_000_000,
-    attributes={"gen_ai.agent.name": "triage", "http.status": "503", "tier": "gold", "deployment.environment": "prod"},
+    attributes={"gen_ai.agent.name": "triage", "http.status": "503", "tier": "gold", "region": "eu-west-1"},
+    resource_attributes={"deployment.environment": "prod", "service.name": "support-bot", "region": "eu"},
 )
 
 
@@ -74,6 +77,13 @@ ROOT = Run(
         ({"any": [{"model": "claude"}, {"tier": "gold"}]}, True),
         ({"all": [{"model": "claude"}, {"tier": "gold"}]}, False),
         ({"resource.deployment.environment": "prod"}, True),
+        ({"deployment.environment": "prod"}, True),
+        ({"span.deployment.environment": {"exists": True}}, False),
+        ({"span.tier": "gold"}, True),
+        ({"resource.tier": {"exists": False}}, True),
+        ({"span.region": "eu-west-1", "resource.region": "eu"}, True),
+        ({"region": "eu-west-1"}, True),
+        ({"resource.region": "eu-west-1"}, False),
         ({"span.nothing": {"exists": True}}, False),
         ({"http.status": {"regex": "^5"}, "not": {"any": [{"tier": "bronze"}]}}, True),
         ({}, True),
@@ -89,10 +99,41 @@ def test_no_filter_matches_everything() -> None:
 
 
 def test_run_fields_win_over_attributes_and_missing_fields_fall_through() -> None:
-    run = Run(service_name="from-run", attributes={"service.name": "from-resource"})
+    run = Run(service_name="from-run", resource_attributes={"service.name": "from-resource"})
     assert parse_filter({"service.name": "from-run"}).matches(run)
-    fallback = Run(attributes={"service.name": "from-resource"})
+    fallback = Run(resource_attributes={"service.name": "from-resource"})
     assert parse_filter({"service.name": "from-resource"}).matches(fallback)
+
+
+def test_prefixes_read_only_their_own_map_and_bare_keys_prefer_the_span() -> None:
+    run = Run(
+        attributes={"team": "span-team", "only.span": "1"}, resource_attributes={"team": "res-team", "only.res": "1"}
+    )
+    assert parse_filter({"span.team": "span-team", "resource.team": "res-team", "team": "span-team"}).matches(run)
+    for wrong in ({"span.team": "res-team"}, {"resource.team": "span-team"}, {"team": "res-team"}):
+        assert not parse_filter(wrong).matches(run), wrong
+    assert parse_filter({"span.only.res": {"exists": False}, "resource.only.span": {"exists": False}}).matches(run)
+    assert parse_filter({"only.res": 1, "only.span": 1}).matches(run)
+
+
+def test_assembled_runs_keep_span_and_resource_attributes_apart() -> None:
+    root = SpanRecord(
+        trace_id="0af7651916cd43dd8448eb211c80319c",
+        span_id="b7ad6b7169203331",
+        parent_span_id="",
+        name="invoke_agent triage",
+        kind="Internal",
+        start_time_ns=0,
+        end_time_ns=10,
+        service_name="support-bot",
+        attributes={"gen_ai.operation.name": "invoke_agent", "env": "from-span"},
+        resource_attributes={"service.name": "support-bot", "env": "from-resource"},
+    )
+    (run,) = runs_from_spans([root])
+    row = {"TraceId": root.trace_id, "SpanAttributes": root.attributes, "ResourceAttributes": root.resource_attributes}
+    for raw, expected in (({"resource.env": "from-resource"}, True), ({"span.env": "from-resource"}, False)):
+        assert parse_filter(raw).matches(run) is expected
+        assert parse_filter(raw).matches_mapping(row) is expected
 
 
 def test_text_and_boolean_equality_across_stored_forms() -> None:
@@ -212,13 +253,14 @@ def runs(draw: st.DrawFn) -> tuple[Run, dict[str, str], dict[str, str]]:
         error=draw(st.one_of(st.none(), st.just(""), st.just("boom"))),
         start_time_ns=start,
         end_time_ns=start + draw(st.one_of(st.sampled_from(DURATIONS_NS), st.integers(0, 5 * 10**9))),
-        attributes={**resource, **span},
+        attributes=span,
+        resource_attributes=resource,
     )
     return run, span, resource
 
 
 def _snake_row(run: Run) -> dict[str, Any]:
-    """The shape a backfill query over runs returns: Run field names, merged attributes."""
+    """The shape a backfill query over runs returns: Run field names."""
     return {
         "service_name": run.service_name,
         "agent_name": run.agent_name,
@@ -230,6 +272,7 @@ def _snake_row(run: Run) -> dict[str, Any]:
         "start_time_ns": run.start_time_ns,
         "end_time_ns": run.end_time_ns,
         "attributes": dict(run.attributes),
+        "resource_attributes": dict(run.resource_attributes),
         "trace_id": run.trace_id,
     }
 
