@@ -16,7 +16,7 @@ from aiohttp import web
 
 from spanscore.collector.auth import TokenCheck
 from spanscore.collector.http import serve_app
-from spanscore.collector.status import classify
+from spanscore.collector.status import PayloadTooLargeError, classify
 from spanscore.config import ApiConfig
 from spanscore.errors import ConfigError, PermanentError
 from spanscore.storage.clickhouse import QUERY_FORMATS, ClickHouseStore
@@ -111,6 +111,10 @@ class ApiServer:
             if fmt not in QUERY_FORMATS:
                 raise PermanentError(f"unknown format {fmt!r}; use one of {', '.join(QUERY_FORMATS)}")
             result = await self._store.query(sql, fmt)
+        except web.HTTPRequestEntityTooLarge:
+            limit = self._store.limits.max_query_bytes
+            too_large = f"request body is too large; queries are limited to {limit} bytes (storage.query_max_bytes)"
+            return _error_response(PayloadTooLargeError(too_large))
         except Exception as exc:
             return _error_response(exc)
         return web.Response(body=result, content_type=CONTENT_TYPES[fmt])

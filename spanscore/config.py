@@ -107,6 +107,8 @@ class StorageConfig(_Section):
     query_max_execution_time_s: float = Field(10.0, gt=0)
     query_max_memory_bytes: int = Field(1 << 30, ge=1 << 20)
     query_max_result_rows: int = Field(100_000, ge=1)
+    query_max_result_bytes: int = Field(128 << 20, ge=1024)
+    """Result-size cap of an API query, in uncompressed bytes as the engine counts them (checked per block)."""
     query_max_bytes: int = Field(65_536, ge=64)
 
     @field_validator("dsn")

@@ -48,6 +48,7 @@ def store_for(config: ServiceConfig) -> ClickHouseStore:
             max_execution_time_s=storage.query_max_execution_time_s,
             max_memory_bytes=storage.query_max_memory_bytes,
             max_result_rows=storage.query_max_result_rows,
+            max_result_bytes=storage.query_max_result_bytes,
         ),
     )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -22,7 +23,7 @@ from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError,
 
 from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.errors import PermanentError, RetryableError
-from spanscore.storage.guard import QueryLimits, guard_query
+from spanscore.storage.guard import QueryLimits, explain_engine_error, guard_query
 from spanscore.storage.migrations import migrate
 from spanscore.storage.retention import apply_ttls
 from spanscore.storage.rows import LOG_COLUMNS, SPAN_COLUMNS, log_columns, span_columns
@@ -68,6 +69,9 @@ class ClickHouseStore:
         self.database = database
         self.limits = limits or QueryLimits()
         self._client: Any = None
+        # User queries get their own connection: a failed one must not disturb spanscore's own calls.
+        self._query_client: Any = None
+        self._query_lock = threading.Lock()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spanscore-insert")
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spanscore-query")
 
@@ -81,12 +85,17 @@ class ClickHouseStore:
             apply_ttls(self._client, self.database, *self._retention, cluster=self.cluster)
             # Unqualified names in user queries resolve to spanscore's database.
             self._client.database = self.database
+            self._query_client = connect(self.dsn, self.database)
+            self._query_client.database = self.database
             if applied:
                 log.info("schema migrated versions=%s dsn=%s", applied, _redact(self.dsn))
 
     def close(self) -> None:
         self._writer.shutdown(wait=True)
         self._reader.shutdown(wait=True)
+        if self._query_client is not None:
+            self._query_client.close()
+            self._query_client = None
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -141,12 +150,17 @@ class ClickHouseStore:
         if engine_format is None:
             raise PermanentError(f"unknown format {fmt!r}; use one of {', '.join(QUERY_FORMATS)}")
         guarded = guard_query(sql, self.limits)
-        try:
-            result: bytes = self.client.raw_query(guarded, fmt=engine_format)
-        except DatabaseError as exc:
-            raise PermanentError(_clean_engine_error(str(exc))) from None
-        except OperationalError as exc:
-            raise RetryableError(f"storage unavailable: {exc}") from exc
+        if self._query_client is None:
+            raise RuntimeError("store is not open")
+        with self._query_lock:
+            try:
+                result: bytes = self._query_client.raw_query(guarded, fmt=engine_format)
+            except DatabaseError as exc:
+                if is_embedded(self.dsn):
+                    _discard_partial_output(self._query_client)
+                raise PermanentError(explain_engine_error(_clean_engine_error(str(exc)), self.limits)) from None
+            except OperationalError as exc:
+                raise RetryableError(f"storage unavailable: {exc}") from exc
         return result
 
     async def query(self, sql: str, fmt: str = "json") -> bytes:
@@ -155,6 +169,19 @@ class ClickHouseStore:
     def internal_query(self, sql: str, parameters: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
         """Trusted SQL written by spanscore itself; values always travel as bound parameters."""
         return list(self.client.query(sql, parameters=parameters).result_rows)
+
+
+def _discard_partial_output(client: Any) -> None:
+    """Take what a failed query left on an embedded connection.
+
+    chDB (4.4) keeps the output a query wrote before it failed (a time limit, the row cap)
+    on its connection and prepends it to the next query's result, which would hand one
+    caller's partial rows to the next. One throwaway query takes that output.
+    """
+    try:
+        client.raw_query("SELECT 1 WHERE 0", fmt="TabSeparated")
+    except ClickHouseError as exc:
+        log.warning("could not clear a failed query's output error=%s", exc)
 
 
 def _clean_engine_error(message: str) -> str:

@@ -5,7 +5,9 @@ with a ``SETTINGS`` clause that spanscore appends (``readonly=1`` plus time,
 memory and result caps). Query-level settings are used rather than session
 ``SET`` because the embedded engine shares one session with the span writer.
 The checks are a first line that gives clear errors; ``readonly=1`` is what the
-engine enforces.
+engine enforces. The tokenizer follows ClickHouse's lexer where it matters for
+hiding text: nested ``/* */`` comments and ``$tag$...$tag$`` heredoc strings, so
+nothing the engine reads as code looks like a comment or a string here.
 """
 
 from __future__ import annotations
@@ -27,13 +29,16 @@ _BLOCKED_FUNCTIONS = frozenset(
 )
 _TOKEN = re.compile(
     r"""(?P<space>\s+)
-      | (?P<comment>--[^\n]*|\#[^\n]*|/\*.*?\*/)
+      | (?P<comment>--[^\n]*|\#[^\n]*)
       | (?P<string>'(?:[^'\\]|\\.|'')*')
+      | (?P<heredoc>\$(?P<tag>[^$]*)\$.*?\$(?P=tag)\$)
       | (?P<quoted>`(?:[^`\\]|\\.)*`|"(?:[^"\\]|\\.)*")
       | (?P<word>[A-Za-z_][A-Za-z0-9_$]*)
       | (?P<other>.)""",
     re.VERBOSE | re.DOTALL,
 )
+# The engine names its error code in parentheses: "... (TIMEOUT_EXCEEDED)"; a server adds "(version ...)".
+_ENGINE_CODE = re.compile(r"\(([A-Z][A-Z_]+)\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,35 +49,66 @@ class QueryLimits:
     max_execution_time_s: float = 10.0
     max_memory_bytes: int = 1 << 30
     max_result_rows: int = 100_000
+    max_result_bytes: int = 128 << 20
 
 
-def _words(sql: str) -> list[tuple[str, str]]:
-    """(kind, text) tokens outside comments; raises on an unterminated string or comment."""
-    tokens: list[tuple[str, str]] = []
-    for match in _TOKEN.finditer(sql):
+@dataclass(frozen=True, slots=True)
+class _Token:
+    kind: str
+    text: str
+    end: int
+
+
+def _tokens(sql: str) -> list[_Token]:
+    """Tokens outside comments, with where each ends; raises on an unterminated string or comment."""
+    tokens: list[_Token] = []
+    position = 0
+    while position < len(sql):
+        if sql.startswith("/*", position):
+            position = _comment_end(sql, position)
+            continue
+        match = _TOKEN.match(sql, position)
+        assert match is not None  # the last alternative takes any single character
+        position = match.end()
         kind = match.lastgroup or "other"
-        text = match.group()
         if kind in ("space", "comment"):
             continue
-        if kind == "other" and text in ("'", "`", '"'):
+        if kind == "other" and match.group() in ("'", "`", '"'):
             raise PermanentError("query has an unterminated quoted string")
-        if kind == "other" and sql.startswith("/*", match.start()):
-            raise PermanentError("query has an unterminated /* comment")
-        tokens.append((kind, text))
+        tokens.append(_Token(kind, match.group(), position))
     return tokens
+
+
+def _comment_end(sql: str, start: int) -> int:
+    """End of the ``/* */`` comment at ``start``; like ClickHouse, comments nest."""
+    depth = 0
+    position = start
+    while position < len(sql) - 1:
+        pair = sql[position : position + 2]
+        if pair in ("/*", "*/"):
+            depth += 1 if pair == "/*" else -1
+            position += 2
+            if depth == 0:
+                return position
+        else:
+            position += 1
+    raise PermanentError("query has an unterminated /* comment")
 
 
 def guard_query(sql: str, limits: QueryLimits) -> str:
     """Check ``sql`` is one read statement and return it with spanscore's settings appended."""
     if len(sql.encode("utf-8")) > limits.max_query_bytes:
-        raise PermanentError(f"query is longer than the limit of {limits.max_query_bytes} bytes")
-    body = sql.strip()
-    tokens = _words(body)
-    while tokens and tokens[-1] == ("other", ";"):
-        tokens.pop()
-        body = body.rstrip().removesuffix(";").rstrip()
-    if not tokens:
+        raise PermanentError(
+            f"query is longer than the limit of {limits.max_query_bytes} bytes (storage.query_max_bytes)"
+        )
+    found = _tokens(sql)
+    while found and (found[-1].kind, found[-1].text) == ("other", ";"):
+        found.pop()
+    if not found:
         raise PermanentError("query is empty")
+    # Cut after the last token: trailing ';' and comments go, so the SETTINGS clause below is code.
+    body = sql[: found[-1].end].strip()
+    tokens = [(token.kind, token.text) for token in found]
     if ("other", ";") in tokens:
         raise PermanentError("only one statement per query: remove the ';' between statements")
     first = tokens[0][1].upper()
@@ -95,6 +131,24 @@ def guard_query(sql: str, limits: QueryLimits) -> str:
     settings = (
         f"readonly=1, max_execution_time={limits.max_execution_time_s:g}, "
         f"max_memory_usage={limits.max_memory_bytes}, max_result_rows={limits.max_result_rows}, "
-        "result_overflow_mode='throw'"
+        f"max_result_bytes={limits.max_result_bytes}, result_overflow_mode='throw'"
     )
     return f"{body}\nSETTINGS {settings}"
+
+
+def explain_engine_error(message: str, limits: QueryLimits) -> str:
+    """The engine's one-line refusal, led by which limit stopped the query and the key that sets it."""
+    leads = {
+        "TIMEOUT_EXCEEDED": f"query was cut at the time limit of {limits.max_execution_time_s:g} s "
+        "(storage.query_max_execution_time_s); narrow the time range or read a roll-up view",
+        "TOO_MANY_ROWS_OR_BYTES": f"query result is over the limit of {limits.max_result_rows} rows or "
+        f"{limits.max_result_bytes} bytes (storage.query_max_result_rows, storage.query_max_result_bytes); "
+        "add a LIMIT or aggregate",
+        "MEMORY_LIMIT_EXCEEDED": f"query needs more than the memory limit of {limits.max_memory_bytes} bytes "
+        "(storage.query_max_memory_bytes); aggregate over fewer rows or columns",
+        "READONLY": "the query API is read-only",
+    }
+    for code in _ENGINE_CODE.findall(message):
+        if code in leads:
+            return f"{leads[code]}: {message}"
+    return message

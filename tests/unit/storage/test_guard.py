@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spanscore.errors import PermanentError
-from spanscore.storage.guard import QueryLimits, guard_query
+from spanscore.storage.guard import QueryLimits, explain_engine_error, guard_query
 
 LIMITS = QueryLimits(max_query_bytes=2000)
 
@@ -47,6 +47,12 @@ def test_read_queries_pass_with_readonly_appended(sql: str) -> None:
         ("SELECT 'unterminated", "unterminated"),
         ("SELECT 1 /* open", "unterminated"),
         ("SELECT " + "1," * 2000 + "1", "longer than"),
+        # ClickHouse comments nest and $$...$$ is a string: neither may hide SETTINGS from the guard.
+        ("SELECT 1 /* /* */ ' */ SETTINGS readonly=0 --'", "SETTINGS"),
+        ("SELECT $$'$$ SETTINGS readonly=0 --'", "SETTINGS"),
+        ("SELECT $a b$'$a b$, * FROM file('x') --'", "table function"),
+        ("SELECT 1 /* /* nested, open */", "unterminated"),
+        ("SELECT $$;$$; DROP TABLE t", "one statement"),
     ],
 )
 def test_refused_queries_say_why(sql: str, reason: str) -> None:
@@ -63,3 +69,38 @@ def test_guard_never_crashes_or_passes_a_second_statement(sql: str) -> None:
         return
     head = guarded.rsplit("\nSETTINGS readonly=1", 1)[0]
     assert head.split()[0].upper() in {"SELECT", "WITH", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "EXISTS"}
+
+
+@pytest.mark.parametrize(
+    ("sql", "kept"),
+    [
+        ("SELECT 1; -- a comment after the statement", "SELECT 1"),
+        ("SELECT 1 /* a /* nested */ comment */", "SELECT 1"),
+        ("  SELECT $$;--$$  ;;", "SELECT $$;--$$"),
+        ("SELECT 'it''s' # hash comment", "SELECT 'it''s'"),
+    ],
+)
+def test_trailing_semicolons_and_comments_are_cut_so_the_settings_are_code(sql: str, kept: str) -> None:
+    head, settings = guard_query(sql, LIMITS).split("\nSETTINGS ", 1)
+    assert head == kept
+    assert settings.startswith("readonly=1") and "--" not in settings
+
+
+@pytest.mark.parametrize(
+    ("engine", "lead"),
+    [
+        ("Code: 159. DB::Exception: Timeout exceeded: elapsed 1 s. (TIMEOUT_EXCEEDED)", "time limit of 10 s"),
+        ("Code: 159. DB::Exception: Timeout exceeded. (TIMEOUT_EXCEEDED) (version 25.8.1)", "time limit of 10 s"),
+        ("Code: 396. DB::Exception: Limit for result exceeded. (TOO_MANY_ROWS_OR_BYTES)", "100000 rows"),
+        ("Code: 241. DB::Exception: Query memory limit exceeded. (MEMORY_LIMIT_EXCEEDED)", "memory limit"),
+        ("Code: 164. DB::Exception: Cannot execute query in readonly mode. (READONLY)", "read-only"),
+    ],
+)
+def test_engine_limits_are_named_with_their_config_key(engine: str, lead: str) -> None:
+    message = explain_engine_error(engine, LIMITS)
+    assert lead in message and message.endswith(engine)
+
+
+def test_other_engine_errors_pass_unchanged() -> None:
+    engine = "Code: 60. DB::Exception: Unknown table expression identifier 'nope'. (UNKNOWN_TABLE)"
+    assert explain_engine_error(engine, LIMITS) == engine

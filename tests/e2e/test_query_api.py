@@ -1,0 +1,293 @@
+"""The query API over HTTP against a running service: what it refuses, why, and that nothing changes.
+
+Every refusal is checked twice: the answer (status and a message naming what is wrong) and the
+store (a fingerprint of every table's rows and columns is the same before and after). The limits
+are set small in the config so that a slow, large or greedy query meets them in a test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+
+from spanscore.collector.model import SpanRecord
+from spanscore.config import ServiceConfig
+from spanscore.service import Service
+from tests.unit.storage.test_rollups import BASE_NS, make_scores
+
+MAX_QUERY_BYTES = 4096
+MAX_RESULT_ROWS = 100
+MAX_RESULT_BYTES = 1 << 20
+MAX_MEMORY_BYTES = 32 << 20
+# A query the time limit must stop: summing a hash over a trillion generated numbers takes hours.
+SLOW_SQL = "SELECT sum(cityHash64(number)) FROM numbers(1000000000000)"
+# If the time limit did not cut the query, the request would hang until this client timeout fails the test.
+CLIENT_TIMEOUT_S = 120
+
+
+@pytest.fixture
+async def api(service_config: ServiceConfig) -> AsyncIterator[tuple[Service, str]]:
+    service_config.storage.query_max_bytes = MAX_QUERY_BYTES
+    service_config.storage.query_max_execution_time_s = 0.5
+    service_config.storage.query_max_result_rows = MAX_RESULT_ROWS
+    service_config.storage.query_max_result_bytes = MAX_RESULT_BYTES
+    service_config.storage.query_max_memory_bytes = MAX_MEMORY_BYTES
+    service = Service(service_config)
+    await service.start()
+    try:
+        await service.store.insert_scores(make_scores(300))
+        spans = [
+            SpanRecord(f"{i:032x}", f"{i:016x}", "", "agent.run", "Internal", BASE_NS + i, BASE_NS + i + 10**6)
+            for i in range(50)
+        ]
+        await service.store.insert_spans(spans)
+        yield service, f"http://127.0.0.1:{service.api.port}/api/v1/query"
+    finally:
+        await service.shutdown()
+
+
+async def post(url: str, sql: str, fmt: str = "json", **extra: Any) -> tuple[int, Any]:
+    """POST a query as JSON; returns the status and the decoded JSON body (or the raw text)."""
+    timeout = aiohttp.ClientTimeout(total=CLIENT_TIMEOUT_S)
+    async with aiohttp.ClientSession(timeout=timeout) as session:
+        async with session.post(url, json={"sql": sql, "format": fmt, **extra}) as response:
+            text = await response.text()
+            return response.status, json.loads(text) if response.content_type.endswith("json") else text
+
+
+async def fingerprint(service: Service) -> dict[str, Any]:
+    """Tables, their columns and an order-free hash of their rows: changes if anything is written."""
+    database = service.store.database
+
+    def read() -> dict[str, Any]:
+        query = service.store.internal_query
+        tables = query(
+            "SELECT name, engine FROM system.tables WHERE database = {db:String} ORDER BY name", {"db": database}
+        )
+        columns = query(
+            "SELECT table, name, type FROM system.columns WHERE database = {db:String} ORDER BY table, position",
+            {"db": database},
+        )
+        rows = {
+            name: query(f"SELECT count(), groupBitXor(cityHash64(*)) FROM {database}.{name}")[0]
+            for name, engine in tables
+            if engine.endswith("MergeTree")
+        }
+        databases = query("SELECT name FROM system.databases ORDER BY name")
+        return {"tables": tables, "columns": columns, "rows": rows, "databases": databases}
+
+    return await asyncio.to_thread(read)
+
+
+async def assert_refused(api: tuple[Service, str], sql: str, reason: str) -> str:
+    service, url = api
+    before = await fingerprint(service)
+    status, body = await post(url, sql)
+    assert status == 400, (sql, body)
+    assert reason in body["error"], (sql, body)
+    assert await fingerprint(service) == before, sql
+    return str(body["error"])
+
+
+async def test_the_fingerprint_sees_a_write(api: tuple[Service, str]) -> None:
+    """The check the refusals rely on: a trusted write changes the fingerprint."""
+    service, _ = api
+    before = await fingerprint(service)
+    assert before["rows"]["scores"][0] == 300 and before["rows"]["otel_traces"][0] == 50
+    await service.store.insert_scores(make_scores(1, seed=99))
+    assert await fingerprint(service) != before
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "INSERT INTO scores (ScoreId) VALUES ('x')",
+        "insert into otel_traces select * from otel_traces",
+        "/* a comment first */ INSERT INTO scores (ScoreId) VALUES ('x')",
+        "-- a comment first\nDELETE FROM scores WHERE 1",
+        "ALTER TABLE scores DELETE WHERE 1",
+        "ALTER TABLE scores UPDATE Score = 0 WHERE 1",
+        "ALTER TABLE scores ADD COLUMN Extra UInt8",
+        "DROP TABLE scores",
+        "DROP DATABASE IF EXISTS {db}",
+        "TRUNCATE TABLE otel_traces",
+        "CREATE TABLE extra (a UInt8) ENGINE = Memory",
+        "CREATE VIEW extra AS SELECT 1",
+        "RENAME TABLE scores TO scores_old",
+        "OPTIMIZE TABLE scores FINAL",
+        "SYSTEM DROP MARK CACHE",
+        "GRANT ALL ON *.* TO default",
+        "KILL QUERY WHERE 1",
+        "USE system",
+        "(INSERT INTO scores (ScoreId) VALUES ('x'))",
+    ],
+)
+async def test_writes_and_ddl_are_refused_and_change_nothing(api: tuple[Service, str], sql: str) -> None:
+    error = await assert_refused(api, sql.replace("{db}", api[0].store.database), "only read queries are allowed")
+    assert "got " in error  # names the statement it refused
+
+
+async def test_a_write_behind_a_read_keyword_is_refused_by_the_engine(api: tuple[Service, str]) -> None:
+    """The guard lets WITH through; readonly=1 in the engine still refuses the INSERT after it."""
+    sql = "WITH 1 AS one INSERT INTO scores (ScoreId) SELECT 'x'"
+    service, url = api
+    before = await fingerprint(service)
+    status, body = await post(url, sql)
+    assert status == 400
+    assert "SYNTAX_ERROR" in body["error"] or "read-only" in body["error"], body
+    assert await fingerprint(service) == before
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 1 SETTINGS readonly = 0",
+        "select count() from scores settings readonly=0, max_execution_time=0",
+        "SELECT * FROM (SELECT 1 SETTINGS readonly = 0)",
+        "SELECT 1 /* hidden? */ SETTINGS readonly = 2",
+        # ClickHouse comments nest: the guard must not end this comment at the first */.
+        "SELECT 1 AS a /* /* */ ' */ SETTINGS readonly = 0 --'",
+        # $$...$$ is a string to ClickHouse: a quote inside it must not start a string for the guard.
+        "SELECT $$'$$ AS a SETTINGS readonly = 0 --'",
+        "SELECT $tag$'$tag$ AS a SETTINGS readonly = 0 --'",
+    ],
+)
+async def test_settings_in_the_query_are_refused(api: tuple[Service, str], sql: str) -> None:
+    await assert_refused(api, sql, "queries may not carry SETTINGS")
+
+
+async def test_set_statements_are_refused(api: tuple[Service, str]) -> None:
+    await assert_refused(api, "SET readonly = 0", "only read queries are allowed")
+
+
+async def test_readonly_holds_whatever_the_request_carries(api: tuple[Service, str]) -> None:
+    service, url = api
+    sql = "SELECT getSetting('readonly') AS r, getSetting('max_execution_time') AS t"
+    status, body = await post(url, sql, settings={"readonly": 0}, readonly=0)
+    assert status == 200, body
+    assert body["data"] == [{"r": 1, "t": 0.5}]
+    timeout = aiohttp.ClientTimeout(total=CLIENT_TIMEOUT_S)
+    async with aiohttp.ClientSession(timeout=timeout) as session:
+        params = {"sql": sql, "format": "csv", "readonly": "0", "max_execution_time": "0"}
+        async with session.get(url, params=params) as response:
+            assert response.status == 200
+            assert (await response.text()).splitlines() == ['"r","t"', "1,0.5"]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 1; DROP TABLE scores",
+        "SELECT 1;INSERT INTO scores (ScoreId) VALUES ('x');",
+        "SELECT 1 -- the comment ends here\n; DROP TABLE scores",
+        "SELECT ';' AS s; TRUNCATE TABLE otel_traces",
+        "SELECT 1 /* /* nested */ */; DROP TABLE scores",
+        "SELECT $$;$$; DROP TABLE scores",
+    ],
+)
+async def test_multi_statements_are_refused(api: tuple[Service, str], sql: str) -> None:
+    await assert_refused(api, sql, "only one statement per query")
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ("SELECT ';' AS s;", ";"),
+        ("SELECT $$;$$ AS s -- trailing comment", ";"),
+        ("SELECT 'x' AS s; -- a comment after the only statement", "x"),
+        ("SELECT 'y' AS s /* a /* nested */ comment */", "y"),
+    ],
+)
+async def test_one_statement_with_semicolons_in_strings_and_comments_runs(
+    api: tuple[Service, str], sql: str, expected: str
+) -> None:
+    status, body = await post(api[1], sql)
+    assert status == 200, body
+    assert body["data"] == [{"s": expected}]
+
+
+async def test_over_long_queries_are_refused(api: tuple[Service, str]) -> None:
+    long_sql = "SELECT " + ", ".join(["1"] * (MAX_QUERY_BYTES // 2)) + " FROM scores"
+    error = await assert_refused(api, long_sql, f"longer than the limit of {MAX_QUERY_BYTES} bytes")
+    assert "storage.query_max_bytes" in error
+    service, url = api
+    before = await fingerprint(service)
+    # The same limit for GET ?sql= (a URL well under the listener's own request-line limit).
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=CLIENT_TIMEOUT_S)) as session:
+        async with session.get(url, params={"sql": "SELECT '" + "x" * MAX_QUERY_BYTES + "'"}) as response:
+            assert response.status == 400
+            assert f"longer than the limit of {MAX_QUERY_BYTES} bytes" in (await response.json())["error"]
+    # Far over: a body larger than the listener reads at all is refused before it is parsed.
+    huge = "SELECT " + "1," * (1 << 20) + "1"
+    status, body = await post(url, huge)
+    assert status == 413, body
+    assert "too large" in body["error"] and str(MAX_QUERY_BYTES) in body["error"], body
+    assert await fingerprint(service) == before
+
+
+async def test_blocked_table_functions_are_refused(api: tuple[Service, str]) -> None:
+    await assert_refused(api, "SELECT * FROM file('/etc/hostname', 'LineAsString')", "table function file()")
+    await assert_refused(api, "SELECT * FROM url('http://127.0.0.1:9/', 'CSV', 'a String')", "table function url()")
+
+
+async def test_a_slow_query_is_cut_at_the_time_limit(api: tuple[Service, str]) -> None:
+    service, url = api
+    status, body = await post(url, SLOW_SQL)
+    assert status == 400, body
+    assert "cut at the time limit of 0.5 s" in body["error"], body
+    assert "storage.query_max_execution_time_s" in body["error"]
+    assert "TIMEOUT_EXCEEDED" in body["error"]  # the engine's own reason is kept
+    # The reader is free again: the next query answers.
+    status, body = await post(url, "SELECT count() AS n FROM scores")
+    assert (status, body["data"]) == (200, [{"n": 300}])
+
+
+async def test_results_over_the_row_cap_are_refused_and_at_the_cap_returned(api: tuple[Service, str]) -> None:
+    _, url = api
+    status, body = await post(url, f"SELECT number FROM numbers({MAX_RESULT_ROWS})")
+    assert status == 200 and len(body["data"]) == MAX_RESULT_ROWS
+    status, body = await post(url, f"SELECT number FROM numbers({MAX_RESULT_ROWS * 10})")
+    assert status == 400, body
+    assert f"over the limit of {MAX_RESULT_ROWS} rows" in body["error"]
+    assert "max rows" in body["error"]  # the engine's words: it was the row count
+    # Scores rows, not generated ones: the cap applies to real tables too.
+    status, body = await post(url, "SELECT ScoreId FROM scores")
+    assert status == 400 and "storage.query_max_result_rows" in body["error"]
+
+
+async def test_results_over_the_byte_cap_are_refused(api: tuple[Service, str]) -> None:
+    _, url = api
+    # 20 rows of 100 KB each: under the row cap, twice the byte cap.
+    sql = "SELECT randomPrintableASCII(100000) AS blob FROM numbers(20)"
+    status, body = await post(url, sql, fmt="tsv")
+    assert status == 400, body
+    assert "max bytes" in body["error"] and "storage.query_max_result_bytes" in body["error"]
+
+
+async def test_a_query_over_the_memory_cap_is_stopped(api: tuple[Service, str]) -> None:
+    _, url = api
+    status, body = await post(url, "SELECT length(groupArray(number)) FROM numbers(100000000)")
+    assert status == 400, body
+    assert "memory limit" in body["error"] and "storage.query_max_memory_bytes" in body["error"]
+    assert "MEMORY_LIMIT_EXCEEDED" in body["error"]
+
+
+async def test_a_refused_result_leaves_nothing_behind(api: tuple[Service, str]) -> None:
+    """The rows a query wrote before a limit stopped it reach no later answer, nor spanscore's own calls."""
+    service, url = api
+    for sql in (f"SELECT number AS leaked FROM numbers({MAX_RESULT_ROWS * 10})", SLOW_SQL):
+        status, _ = await post(url, sql, fmt="csv")
+        assert status == 400
+        status, text = await post(url, "SELECT 7 AS n", fmt="csv")
+        assert (status, text) == (200, '"n"\n7\n')
+    # The writer's connection was never involved: an insert right after a refusal goes through.
+    status, _ = await post(url, f"SELECT number FROM numbers({MAX_RESULT_ROWS * 10})")
+    assert status == 400
+    await service.store.insert_scores(make_scores(1, seed=99))
+    status, body = await post(url, "SELECT count() AS n FROM scores")
+    assert (status, body["data"]) == (200, [{"n": 301}])
