@@ -72,8 +72,18 @@ def any_value_to_str(value: AnyValue) -> str:
 
 
 def attributes_to_dict(attributes: Any) -> dict[str, str]:
-    """Flatten repeated KeyValue into a dict; a repeated key keeps its last value."""
-    return {kv.key: any_value_to_str(kv.value) for kv in attributes}
+    """Flatten repeated KeyValue into a dict; a repeated key keeps its last value.
+
+    The hot loop of ingest: string values (most of them) are stored without a call.
+    """
+    out: dict[str, str] = {}
+    for kv in attributes:
+        value = kv.value
+        if value.WhichOneof("value") == "string_value":
+            out[kv.key] = value.string_value
+        else:
+            out[kv.key] = any_value_to_str(value)
+    return out
 
 
 def _span_error(span: Any) -> str:
@@ -124,11 +134,19 @@ def _span_record(span: Any, resource: dict[str, str], service: str, scope_name: 
         trace_state=span.trace_state,
         scope_name=scope_name,
         scope_version=scope_version,
-        events=tuple(SpanEvent(e.time_unix_nano, e.name, attributes_to_dict(e.attributes)) for e in span.events),
-        links=tuple(
-            SpanLink(link.trace_id.hex(), link.span_id.hex(), link.trace_state, attributes_to_dict(link.attributes))
-            for link in span.links
-        ),
+        events=_events(span.events) if span.events else (),
+        links=_links(span.links) if span.links else (),
+    )
+
+
+def _events(events: Any) -> tuple[SpanEvent, ...]:
+    return tuple(SpanEvent(e.time_unix_nano, e.name, attributes_to_dict(e.attributes)) for e in events)
+
+
+def _links(links: Any) -> tuple[SpanLink, ...]:
+    return tuple(
+        SpanLink(link.trace_id.hex(), link.span_id.hex(), link.trace_state, attributes_to_dict(link.attributes))
+        for link in links
     )
 
 

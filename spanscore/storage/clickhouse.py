@@ -13,12 +13,13 @@ import asyncio
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlparse
 
 import clickhouse_connect
+import orjson
 from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError, OperationalError
 
 from spanscore.collector.model import LogRecord, SpanRecord
@@ -26,7 +27,7 @@ from spanscore.errors import PermanentError, RetryableError
 from spanscore.storage.guard import QueryLimits, explain_engine_error, guard_query
 from spanscore.storage.migrations import migrate
 from spanscore.storage.retention import apply_ttls
-from spanscore.storage.rows import LOG_COLUMNS, SPAN_COLUMNS, log_columns, span_columns
+from spanscore.storage.rows import LOG_COLUMNS, log_columns
 from spanscore.storage.scores import DECISION_COLUMNS, SCORE_COLUMNS, DecisionRow, ScoreRow, to_columns
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,19 @@ class ClickHouseStore:
     # -- writes ---------------------------------------------------------------------------------
 
     def insert_spans_sync(self, spans: Sequence[SpanRecord]) -> None:
-        self._insert("otel_traces", SPAN_COLUMNS, span_columns(spans))
+        """Spans go in as JSON rows through ``otel_traces_intake`` (see migration 0005).
+
+        orjson writes the records in C and the engine parses them without holding the GIL, so
+        the event loop keeps decoding the next requests meanwhile. Every string is valid UTF-8:
+        both decoders refuse unpaired surrogates before a record exists.
+        """
+        if not spans:
+            return
+        body = orjson.dumps(spans if isinstance(spans, list) else list(spans))
+        self._guarded(
+            "otel_traces_intake",
+            lambda: self.client.raw_insert(f"{self.database}.otel_traces_intake", insert_block=body, fmt="JSONEachRow"),
+        )
 
     def insert_logs_sync(self, logs: Sequence[LogRecord]) -> None:
         self._insert("otel_logs", LOG_COLUMNS, log_columns(logs))
@@ -117,8 +130,18 @@ class ClickHouseStore:
     def _insert(self, table: str, columns: Sequence[str], data: list[list[Any]]) -> None:
         if not data or not data[0]:
             return
+        self._guarded(
+            table,
+            lambda: self.client.insert(
+                f"{self.database}.{table}", data, column_names=list(columns), column_oriented=True
+            ),
+        )
+
+    @staticmethod
+    def _guarded(table: str, insert: Callable[[], object]) -> None:
+        """Run one insert; every engine or transport failure becomes retryable (the spool keeps the rows)."""
         try:
-            self.client.insert(f"{self.database}.{table}", data, column_names=list(columns), column_oriented=True)
+            insert()
         except OperationalError as exc:
             raise RetryableError(f"storage unavailable: {exc}", retry_after=2.0) from exc
         except ClickHouseError as exc:

@@ -16,9 +16,11 @@ score-to-span join shard-local. The roll-ups have no trace id and are sharded at
 their states merge at read time.
 
 Materialized views fire on the shard that receives the insert, so they read from and write to
-``_local`` tables. Plain views read the ``Distributed`` tables, except the right side of a
-JOIN, which reads ``_local`` (the left side is already sent to each shard; a distributed right
-side would be a double-distributed join, which ClickHouse refuses by default).
+``_local`` tables; a view over an unsharded intake table (``ENGINE = Null``) writes to the
+Distributed table instead, so its rows are still sharded by trace id. Plain views read the
+``Distributed`` tables, except the right side of a JOIN, which reads ``_local`` (the left side
+is already sent to each shard; a distributed right side would be a double-distributed join,
+which ClickHouse refuses by default).
 
 ``schema_migrations`` is created by ``migrate()`` itself, not by a migration file; see
 ``bootstrap_statements`` for its cluster form.
@@ -143,7 +145,15 @@ def _replicated_engine(match: re.Match[str]) -> str:
 
 
 def _to_local(statement: str, sharded: set[str]) -> str:
-    """Point every sharded table a materialized view names (TO and FROM) at its local table."""
+    """Point every sharded table a materialized view names (TO and FROM) at its local table.
+
+    A view over a sharded table fires on the shard that holds the rows, so it writes locally.
+    A view over an intake table (``ENGINE = Null``, not sharded) fires on the node that took
+    the insert: it keeps writing to the Distributed table, which routes each row to its shard.
+    """
+    source = re.search(r"\bFROM\s+([A-Za-z_][\w]*\.[A-Za-z_]\w*)", statement)
+    if source is None or source.group(1) not in sharded:
+        return statement
     for name in sorted(sharded, key=len, reverse=True):
         statement = re.sub(rf"(?<![\w.]){re.escape(name)}(?!\w)", f"{name}_local", statement)
     return statement

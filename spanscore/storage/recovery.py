@@ -29,7 +29,7 @@ ORDER BY TraceId, Timestamp
 
 
 def span_from_row(row: tuple[Any, ...]) -> SpanRecord:
-    """Rebuild the decoded span from an ``otel_traces`` row (the inverse of ``rows.span_columns``)."""
+    """Rebuild the decoded span from an ``otel_traces`` row (the inverse of the ``otel_traces_intake`` view)."""
     (trace_id, span_id, parent, name, kind, start, duration, service, attributes, resource, code, message, state,
      scope_name, scope_version, event_times, event_names, event_attributes, link_traces, link_spans, link_states,
      link_attributes) = row  # fmt: skip

@@ -43,6 +43,16 @@ async def _wait_count(service: Service, name: str, expected: int, wait_s: float 
     return count
 
 
+async def _wait_replayed(service: Service, expected: int, wait_s: float = 10.0) -> int:
+    """The replay counter moves just after the insert returns, so a reader can see rows first."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if service.metrics()["spans_replayed"] >= expected:
+            break
+        await asyncio.sleep(0.05)
+    return int(service.metrics()["spans_replayed"])
+
+
 async def test_outage_mid_stream_loses_nothing_acknowledged(service_config: ServiceConfig) -> None:
     service = Service(service_config)
     await service.start()
@@ -57,7 +67,7 @@ async def test_outage_mid_stream_loses_nothing_acknowledged(service_config: Serv
         assert service.metrics()["spans_spooled"] == 10
         storage["down"] = False
         assert await _wait_count(service, "outage", 12) == 12
-        assert service.metrics()["spans_replayed"] == 10
+        assert await _wait_replayed(service, 10) == 10
         ids = await asyncio.to_thread(
             service.store.internal_query, "SELECT SpanId FROM otel_traces WHERE ServiceName = 'outage'"
         )
@@ -80,7 +90,7 @@ async def test_spooled_spans_are_replayed_after_a_restart(service_config: Servic
     await second.start()
     try:
         assert await _wait_count(second, "restart-spool", 2) == 2
-        assert second.metrics()["spans_replayed"] == 2
+        assert await _wait_replayed(second, 2) == 2
     finally:
         await second.shutdown()
 
