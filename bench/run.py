@@ -3,7 +3,8 @@
 Runs, in order: OTLP ingest over gRPC and HTTP/protobuf against a separate
 ``spanscore serve`` (sustained rate, acknowledgement latency, peak RSS, stored
 == acknowledged), the physical limits (decode alone, storage insert alone),
-and span received -> queryable latency. Optionally samples the service with
+span received -> queryable latency, and run complete -> code-scorer score
+queryable under background load. Optionally samples the service with
 py-spy. Nothing is asserted: the output is figures with their conditions.
 """
 
@@ -25,7 +26,7 @@ from typing import Any
 from bench.bounds import bounds_text
 from bench.profile import profile_ingest
 from bench.report import render
-from bench.suite import Plan, run_freshness, run_ingest_case, run_limits
+from bench.suite import Plan, run_freshness, run_ingest_case, run_limits, run_scoring_latency
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -119,6 +120,8 @@ def run_suite(*, quick: bool, smoke: bool, profile: bool = False) -> dict[str, A
     results["limits"] = run_limits(plan, log)
     log("received -> queryable:")
     results["freshness"] = run_freshness(plan, log)
+    log("run complete -> score queryable:")
+    results["scoring_latency"] = run_scoring_latency(plan, log)
     results["profile"] = profile_ingest(plan, log) if profile else None
     results["conditions"]["suite wall time"] = f"{time.perf_counter() - started:.0f} s"
     return results

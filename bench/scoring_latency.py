@@ -1,12 +1,15 @@
 """Run complete -> code-scorer score queryable, while background traffic is ingested.
 
 A service runs with one rule (completeness on service ``bench-scored``) and
-the default 2 s quiet period. A load process sends background spans at a
-paced rate (5,000 spans/s by default) that the rule filters out but the
-assembler and sampler still see. Every half second the probe sends one
-finished agent run (OTel GenAI attributes) and polls the query API until its
-score is there. The figure is seconds from the root span's end to the score
-being queryable; the target is quiet period + 1 s at p95.
+the default 2 s quiet period and 0.2 s poll interval. A load process sends
+background spans at a paced rate (5,000 spans/s by default; traces of 10
+small spans, 100 spans per gRPC request) that the rule filters out but the
+assembler and sampler still see (one ``filtered_out`` decision per trace).
+Every half second the probe sends one finished agent run (OTel GenAI
+attributes) and polls the query API every 50 ms until its score is there. The
+figure is seconds from the root span's end to the score being queryable; the
+target is quiet period + 1 s at p95. One probe before the load starts warms
+the service up and is reported apart, not counted.
 
     python -m bench.scoring_latency [--seconds 30] [--spans-per-second 5000]
 """
@@ -15,8 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
-import statistics
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -31,14 +34,17 @@ from bench.service import ServiceProcess
 
 QUIET_PERIOD_S = 2.0
 SAMPLE_TIMEOUT_S = 20.0
+POLL_INTERVAL_S = 0.05
+PROBE_PAUSE_S = 0.5
+SPANS_PER_REQUEST = 100
 
 
 def _messages(role: str, text: str) -> str:
     return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
 
 
-def agent_run_request(index: int) -> tuple[bytes, str]:
-    """One finished agent run (a single invoke_agent span) and its span id."""
+def agent_run_request(index: int) -> tuple[bytes, str, float]:
+    """One finished agent run (a single invoke_agent span), its span id and its end (Unix seconds)."""
     request = ExportTraceServiceRequest()
     resource = request.resource_spans.add()
     resource.resource.attributes.append(KeyValue(key="service.name", value=AnyValue(string_value="bench-scored")))
@@ -56,41 +62,59 @@ def agent_run_request(index: int) -> tuple[bytes, str]:
         ("gen_ai.output.messages", _messages("assistant", "Open Settings, then Security, then Reset password.")),
     ):
         span.attributes.append(KeyValue(key=key, value=AnyValue(string_value=value)))
-    return request.SerializeToString(), span.span_id.hex()
+    return request.SerializeToString(), span.span_id.hex(), now / 1e9
+
+
+def percentile(values: list[float], fraction: float) -> float | None:
+    """The nearest-rank percentile the rest of the suite uses; None without samples."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def measure(seconds: float, spans_per_second: float) -> dict[str, object]:
+    """Start a service, warm it up with one probe, then probe for ``seconds`` under background load."""
+    rate = spans_per_second / SPANS_PER_REQUEST
     with tempfile.TemporaryDirectory(prefix="spanscore-bench-scoring-") as workdir:
         extra: dict[str, object] = {
             "rules": [{"name": "latency", "where": {"service.name": "bench-scored"}, "scorers": ["completeness"]}],
         }
-        with ServiceProcess(Path(workdir), extra) as service, ProcessPoolExecutor(1) as pool:
-            spans_per_request = 100
+        spawn = multiprocessing.get_context("spawn")
+        with ServiceProcess(Path(workdir), extra) as service, ProcessPoolExecutor(1, mp_context=spawn) as pool:
+            warmup, _ = _probe(service, samples=1, seconds=SAMPLE_TIMEOUT_S)
             load = pool.submit(
                 run_load,
                 {
-                    "transport": "grpc", "port": service.grpc_port, "spans_per_request": spans_per_request,
-                    "llm": False, "seconds": seconds + 5, "max_requests": int((seconds + 5) * spans_per_second),
-                    "rate": spans_per_second / spans_per_request, "concurrency": 4,
+                    "transport": "grpc", "port": service.grpc_port, "spans_per_request": SPANS_PER_REQUEST,
+                    "llm": False, "seconds": seconds + 5, "max_requests": int((seconds + 5) * rate) + 1,
+                    "rate": rate, "concurrency": 4,
                 },
             )  # fmt: skip
-            latencies, timeouts = _probe(service, seconds)
+            time.sleep(min(2.0, seconds / 10))  # let the background reach its pace first
+            latencies, timeouts = _probe(service, samples=None, seconds=seconds)
             background = load.result(timeout=seconds + 120)
-    ordered = sorted(latencies)
+    elapsed = float(str(background.get("elapsed_s") or 0))
+    acked = int(str(background.get("acked_spans") or 0))
     return {
+        "seconds": seconds,
+        "latencies_s": latencies,
+        "warmup_s": warmup,
         "samples": len(latencies),
         "timeouts": timeouts,
-        "p50_s": statistics.median(ordered) if ordered else None,
-        "p95_s": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if ordered else None,
+        "p50_s": percentile(latencies, 0.50),
+        "p95_s": percentile(latencies, 0.95),
         "target_p95_s": QUIET_PERIOD_S + 1.0,
-        "background_spans_acked": background.get("acked_spans"),
-        "background_spans_per_s": round(
-            float(background.get("acked_spans", 0)) / max(float(background.get("elapsed_s", 1)), 1e-9)
-        ),  # type: ignore[arg-type]
+        "quiet_period_s": QUIET_PERIOD_S,
+        "background_offered_spans_per_s": spans_per_second,
+        "background_spans_acked": acked,
+        "background_failed_requests": background.get("failed_requests"),
+        "background_spans_per_s": round(acked / elapsed) if elapsed else 0,
     }
 
 
-def _probe(service: ServiceProcess, seconds: float) -> tuple[list[float], int]:
+def _probe(service: ServiceProcess, samples: int | None, seconds: float) -> tuple[list[float], int]:
+    """Send one agent run at a time and time it until its score counts; at most ``samples``, for ``seconds``."""
     channel = grpc.insecure_channel(f"127.0.0.1:{service.grpc_port}")
     export = channel.unary_unary(EXPORT_METHOD, request_serializer=None, response_deserializer=None)
     latencies: list[float] = []
@@ -98,27 +122,29 @@ def _probe(service: ServiceProcess, seconds: float) -> tuple[list[float], int]:
     deadline = time.monotonic() + seconds
     index = 0
     try:
-        while time.monotonic() < deadline:
-            body, span_id = agent_run_request(index)
+        while time.monotonic() < deadline and (samples is None or index < samples):
+            body, span_id, ended = agent_run_request(index)
             index += 1
-            ended = time.time()
             export(body, timeout=SAMPLE_TIMEOUT_S)
-            sql = f"SELECT count() AS n FROM scores WHERE SpanId = '{span_id}'"
-            found = None
-            while time.time() < ended + SAMPLE_TIMEOUT_S:
-                rows = service.query(sql)
-                if rows and int(str(rows[0]["n"])) > 0:
-                    found = time.time()
-                    break
-                time.sleep(0.05)
+            found = _poll_score(service, span_id, ended + SAMPLE_TIMEOUT_S)
             if found is None:
                 timeouts += 1
             else:
                 latencies.append(found - ended)
-            time.sleep(0.5)
+            time.sleep(PROBE_PAUSE_S)
     finally:
         channel.close()
     return latencies, timeouts
+
+
+def _poll_score(service: ServiceProcess, span_id: str, give_up: float) -> float | None:
+    sql = f"SELECT count() AS n FROM scores WHERE SpanId = '{span_id}'"
+    while time.time() < give_up:
+        rows = service.query(sql)
+        if rows and int(str(rows[0]["n"])) > 0:
+            return time.time()
+        time.sleep(POLL_INTERVAL_S)
+    return None
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ from typing import Any
 from bench.freshness import received_to_queryable
 from bench.limits import decode_rate, insert_rate
 from bench.load import LoadSpec, run_load
+from bench.scoring_latency import measure as measure_scoring_latency
 from bench.service import ServiceProcess, temp_workdir
 
 
@@ -31,16 +32,19 @@ class Plan:
     freshness_samples: int
     concurrency: int = 8
     half_rate: bool = True
+    scoring_seconds: float = 30.0  # how long run complete -> score queryable is probed
+    scoring_spans_per_second: float = 5000.0  # background load meanwhile (the issue's condition)
 
     @classmethod
     def make(cls, quick: bool, smoke: bool) -> Plan:
         if smoke:
             return cls(seconds=1.0, runs=1, max_spans=20_000, cases=[("grpc", False, 100), ("http", False, 100)],
-                       insert_sizes=[1000], freshness_samples=3, concurrency=4, half_rate=False)
+                       insert_sizes=[1000], freshness_samples=3, concurrency=4, half_rate=False,
+                       scoring_seconds=3.0, scoring_spans_per_second=500.0)
         cases = [(t, llm, n) for t in ("grpc", "http") for llm in (False, True) for n in (100, 1000)]
         if quick:
             return cls(seconds=3.0, runs=1, max_spans=500_000, cases=cases, insert_sizes=[1000, 10_000],
-                       freshness_samples=10)
+                       freshness_samples=10, scoring_seconds=15.0)
         return cls(seconds=10.0, runs=3, max_spans=2_000_000, cases=cases, insert_sizes=[1000, 10_000],
                    freshness_samples=30)
 
@@ -129,4 +133,14 @@ def run_freshness(plan: Plan, log: Callable[[str], None]) -> dict[str, Any]:
     result["p50_s"] = percentile(result["latencies_s"], 0.50)
     result["p95_s"] = percentile(result["latencies_s"], 0.95)
     log(f"  received->queryable p50 {result['p50_s'] * 1000:.0f} ms p95 {result['p95_s'] * 1000:.0f} ms")
+    return result
+
+
+def run_scoring_latency(plan: Plan, log: Callable[[str], None]) -> dict[str, Any]:
+    """Run complete -> code-scorer score queryable under paced background load (``bench.scoring_latency``)."""
+    result = measure_scoring_latency(plan.scoring_seconds, plan.scoring_spans_per_second)
+    p50, p95 = result["p50_s"], result["p95_s"]
+    figures = f"p50 {p50:.2f} s p95 {p95:.2f} s" if isinstance(p50, float) and isinstance(p95, float) else "no sample"
+    log(f"  {figures} over {result['samples']} runs ({result['timeouts']} timeouts), background "
+        f"{result['background_spans_per_s']:,} spans/s")
     return result

@@ -24,7 +24,7 @@ def test_smoke_run_produces_positive_figures(tmp_path: Path) -> None:
         [sys.executable, "-m", "bench.run", "--quick", "--smoke", "--out", str(out), "--json", str(raw)],
         cwd=REPO,
         check=True,
-        timeout=240,
+        timeout=300,
     )
     results = json.loads(raw.read_text())
     assert out.read_text().startswith("# Benchmarks")
@@ -38,3 +38,7 @@ def test_smoke_run_produces_positive_figures(tmp_path: Path) -> None:
     for stage in ("decode", "insert"):
         assert all(run["spans_per_s"] > 0 for entry in results["limits"][stage] for run in entry["runs"]), stage
     assert results["freshness"]["latencies_s"] and all(value > 0 for value in results["freshness"]["latencies_s"])
+    scoring = results["scoring_latency"]
+    assert scoring["latencies_s"] and all(value > 0 for value in scoring["latencies_s"])
+    assert scoring["background_spans_acked"] > 0
+    assert "## 4. Run complete -> code-scorer score queryable" in out.read_text()
