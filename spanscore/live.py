@@ -233,8 +233,10 @@ class LiveScoring:
         self.scores_written[f"{book.decision.rule}/{result.status.value}"] += 1
         if self._exporter is not None and result.status is Status.OK:
             self._exporter.export(row)
-        if result.cost_usd:
-            self.engine.record_spend(book.decision.rule, result.cost_usd)
+        tokens = result.input_tokens + result.output_tokens
+        if result.cost_usd or tokens:
+            # Both units: a rule's budget counts the one it is set in (daily_usd or daily_tokens).
+            self.engine.record_spend(book.decision.rule, result.cost_usd, tokens=tokens)
         book.statuses[result.status.value] += 1
         book.outstanding -= 1
         if book.outstanding == 0:
