@@ -79,10 +79,8 @@ def attributes_to_dict(attributes: Any) -> dict[str, str]:
     out: dict[str, str] = {}
     for kv in attributes:
         value = kv.value
-        if value.WhichOneof("value") == "string_value":
-            out[kv.key] = value.string_value
-        else:
-            out[kv.key] = any_value_to_str(value)
+        # Only the member that is set can be non-empty, so a non-empty string_value is the value.
+        out[kv.key] = value.string_value or any_value_to_str(value)
     return out
 
 
