@@ -1,9 +1,9 @@
 """Deployment files: they parse, they fit together, and the dashboard's SQL runs on the schema.
 
-No container runtime or cluster is available to the tests, and no Kubernetes or compose
-JSON schema is at hand offline, so these are structural checks: documents parse, names and
-ports line up across files, secrets are referenced rather than written, and the config files
-load with spanscore's own loader. The Grafana panels' SQL is executed on the embedded engine.
+No container runtime or cluster is available to the tests, so these check how the files fit
+together: documents parse, names and ports line up across files, secrets are referenced rather
+than written, and the config files load with spanscore's own loader. The Grafana panels' SQL is
+executed on the embedded engine. Each file against its schema: ``test_schemas.py``.
 """
 
 from __future__ import annotations
