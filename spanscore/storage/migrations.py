@@ -1,6 +1,8 @@
 """Versioned schema: numbered ``schema/NNNN_name.sql`` files applied once, in order.
 
 Each file may hold several statements separated by ``;`` at the end of a line.
+``{rollup_...}`` placeholders take statements written out in Python
+(``schema/rollups.py``), where the same DDL repeats for several grains.
 Applied versions are recorded in ``schema_migrations`` so a start on an existing
 store only runs what is new; statements are written to be idempotent
 (``IF NOT EXISTS``) so a crash between a statement and its record is harmless.
@@ -14,10 +16,13 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Protocol
 
+from spanscore.storage.schema.rollups import FRAGMENTS
+
 log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_FRAGMENT = re.compile(r"\{(rollup_[a-z_]+)\}")
 
 
 class CommandRunner(Protocol):
@@ -40,7 +45,8 @@ def load_migrations(database: str) -> list[Migration]:
         match = _NAME.match(entry.name)
         if not match:
             continue
-        text = entry.read_text(encoding="utf-8").replace("{database}", database)
+        text = _FRAGMENT.sub(lambda m: FRAGMENTS[m.group(1)], entry.read_text(encoding="utf-8"))
+        text = text.replace("{database}", database)
         statements = tuple(s.strip() for s in re.split(r";\s*$", text, flags=re.MULTILINE) if _has_sql(s))
         found.append(Migration(int(match.group(1)), match.group(2), statements))
     found.sort(key=lambda m: m.version)

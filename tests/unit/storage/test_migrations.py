@@ -1,0 +1,52 @@
+"""Migrations that have shipped keep their exact SQL, however their text is assembled."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from spanscore.storage.migrations import load_migrations
+from spanscore.storage.schema.rollups import FRAGMENTS, MEASURES
+
+# sha256 of each shipped migration's statements (database "spanscore"), joined by "\n;\n".
+# A store applies a migration once; editing one makes new stores differ from upgraded ones.
+SHIPPED = {
+    1: "1ba1efdf0bd2420e87a5f2bc9eee3b97518d40665062772644205ebfd957e784",
+    2: "3127c3c0e445d0d3b4b08eb7fc79c32bc89340bf296760f34b178b1012d899b2",
+    3: "2f703efa1059f8e161491933f401005ec3e50399342667d15dc6205bb1ed4c34",
+    4: "06f541d9b889fbee1ba5b761a209bde622eeb5afd75053da3073e2e9aa44f6f6",
+}
+
+
+def fingerprint(statements: tuple[str, ...]) -> str:
+    return hashlib.sha256("\n;\n".join(statements).encode()).hexdigest()
+
+
+@pytest.mark.parametrize("version", sorted(SHIPPED))
+def test_migrations_are_frozen(version: int) -> None:
+    migration = next(m for m in load_migrations("spanscore") if m.version == version)
+    assert fingerprint(migration.statements) == SHIPPED[version], (
+        f"migration {version} ({migration.name}) no longer renders the SQL it shipped with: "
+        "change the schema in a new migration instead"
+    )
+
+
+def test_the_rollup_statements_land_in_migration_4() -> None:
+    statements = next(m for m in load_migrations("db") if m.version == 4).statements
+    heads = [next(line for line in s.splitlines() if line and not line.startswith("--")) for s in statements]
+    assert heads[:7] == [
+        "CREATE TABLE IF NOT EXISTS db.scores_1m (",
+        "CREATE TABLE IF NOT EXISTS db.scores_1h (",
+        "INSERT INTO db.scores_1m",
+        "INSERT INTO db.scores_1h",
+        "CREATE MATERIALIZED VIEW IF NOT EXISTS db.scores_1m_mv",
+        "CREATE MATERIALIZED VIEW IF NOT EXISTS db.scores_1h_mv",
+        "CREATE VIEW IF NOT EXISTS db.score_trend_hourly AS",
+    ]
+    text = "\n".join(statements)
+    assert "{" not in text  # every placeholder was filled
+    for name, state_type, expression in MEASURES:
+        assert text.count(f"    {name} {state_type},") + text.count(f"    {name} {state_type}\n") == 2, name
+        assert text.count(f"    {expression} AS {name}") == 4, name  # 2 grains x (backfill + view)
+    assert set(FRAGMENTS) == {"rollup_tables", "rollup_backfills", "rollup_views"}
