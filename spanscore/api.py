@@ -1,4 +1,4 @@
-"""The service's API listener: read-only SQL, health and metrics.
+"""The service's API listener: read-only SQL, health, metrics and the dashboard.
 
 ``spanscore query`` talks to this listener while ``serve`` owns the embedded
 store (only one process may open a chDB directory). Queries go through the
@@ -20,6 +20,7 @@ from spanscore.collector.status import PayloadTooLargeError, classify
 from spanscore.config import ApiConfig
 from spanscore.errors import ConfigError, PermanentError
 from spanscore.storage.clickhouse import QUERY_FORMATS, ClickHouseStore
+from spanscore.web.dashboard import Dashboard
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,7 @@ class ApiServer:
         app.router.add_route("*", "/api/v1/query", self._query)
         app.router.add_post("/api/v1/rules/preview", self._preview)
         app.router.add_post("/api/v1/backfill", self._backfill)
+        Dashboard(self._store, self._tokens).add_routes(app)
         return app
 
     async def _preview(self, request: web.Request) -> web.Response:

@@ -189,6 +189,33 @@ class ClickHouseStore:
     async def query(self, sql: str, fmt: str = "json") -> bytes:
         return await asyncio.get_running_loop().run_in_executor(self._reader, self.query_sync, sql, fmt)
 
+    def read_sync(self, sql: str, parameters: dict[str, Any]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+        """Fixed SQL with bound parameters, run like a user query (the dashboard's reads).
+
+        Same connection, lock, read-only mode and time and memory limits as ``query_sync``: a
+        read cut by a limit leaves no partial output on spanscore's own connection.
+        """
+        if self._query_client is None:
+            raise RuntimeError("store is not open")
+        settings = {
+            "readonly": 1,
+            "max_execution_time": self.limits.max_execution_time_s,
+            "max_memory_usage": self.limits.max_memory_bytes,
+        }
+        with self._query_lock:
+            try:
+                result = self._query_client.query(sql, parameters=parameters, settings=settings)
+            except DatabaseError as exc:
+                if is_embedded(self.dsn):
+                    _discard_partial_output(self._query_client)
+                raise PermanentError(explain_engine_error(_clean_engine_error(str(exc)), self.limits)) from None
+            except OperationalError as exc:
+                raise RetryableError(f"storage unavailable: {exc}") from exc
+        return tuple(result.column_names), list(result.result_rows)
+
+    async def read(self, sql: str, parameters: dict[str, Any]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+        return await asyncio.get_running_loop().run_in_executor(self._reader, self.read_sync, sql, parameters)
+
     def internal_query(self, sql: str, parameters: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
         """Trusted SQL written by spanscore itself; values always travel as bound parameters."""
         return list(self.client.query(sql, parameters=parameters).result_rows)

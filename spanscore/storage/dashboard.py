@@ -1,0 +1,177 @@
+"""The fixed reads behind the built-in dashboard (``spanscore.web.dashboard``).
+
+Each function runs one SQL statement written here, over the views of migration
+0004 (``score_trend_hourly``, ``worst_runs``, ``coverage_daily``,
+``judge_cost_daily``) or, for one run, ``otel_traces``, ``scores FINAL`` and
+``score_decisions FINAL``. Values from a request (window, scorer, rule, trace
+id, limits) travel only as bound parameters; an empty scorer or rule means
+"all". ``ClickHouseStore.read`` runs them like user queries: read-only, under
+the query limits, on the query connection, off the event loop. Rows come back
+as dicts of JSON-safe values: NaN and infinities (an empty mean) become
+``None``, times are Unix seconds or milliseconds so the browser never parses
+server time zones.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from spanscore.storage.clickhouse import ClickHouseStore
+
+REASON_CHARS = 400
+"""Reasons in the worst-runs list are cut to this many characters; the run page shows them whole."""
+ATTRIBUTE_CHARS = 2000
+"""Span attribute values on the run page are cut to this many characters (prompts can be huge)."""
+
+_WINDOW = "now() - toIntervalSecond({since:UInt32})"
+_FILTERS = "({scorer:String} = '' OR Scorer = {scorer:String}) AND ({rule:String} = '' OR Rule = {rule:String})"
+
+SCORERS_SQL = f"""
+SELECT Scorer AS scorer,
+       toBool(max(HigherIsBetter)) AS higher_is_better,
+       sum(Scored) AS scored,
+       sum(ScoreSum) / nullIf(sum(Scored), 0) AS mean,
+       sum(WeightedScoreSum) / nullIf(sum(WeightSum), 0) AS weighted_mean,
+       sum(Passed) / nullIf(sum(Passed) + sum(Failed), 0) AS pass_rate,
+       sum(Errors) AS errors
+FROM score_trend_hourly
+WHERE Hour >= {_WINDOW} AND ({{rule:String}} = '' OR Rule = {{rule:String}})
+GROUP BY Scorer
+ORDER BY Scorer
+"""
+
+TREND_SQL = f"""
+SELECT toUnixTimestamp(if({{daily:Bool}}, toStartOfDay(Hour), Hour)) AS time,
+       Scorer AS scorer,
+       sum(Scored) AS scored,
+       sum(ScoreSum) / nullIf(sum(Scored), 0) AS mean,
+       sum(WeightedScoreSum) / nullIf(sum(WeightSum), 0) AS weighted_mean,
+       sum(Passed) / nullIf(sum(Passed) + sum(Failed), 0) AS pass_rate,
+       sum(Errors) AS errors
+FROM score_trend_hourly
+WHERE Hour >= {_WINDOW} AND {_FILTERS}
+GROUP BY time, scorer
+ORDER BY time, scorer
+"""
+
+WORST_SQL = f"""
+SELECT toUnixTimestamp64Milli(RunTimestamp) AS run_time_ms,
+       Rule AS rule, Scorer AS scorer, Score AS score, HigherIsBetter AS higher_is_better, Label AS label,
+       leftUTF8(Reason, {REASON_CHARS}) AS reason, lengthUTF8(Reason) > {REASON_CHARS} AS reason_cut,
+       TraceId AS trace_id, SpanId AS span_id, RunId AS run_id,
+       ServiceName AS service_name, AgentName AS agent_name, Model AS model,
+       RunDurationMs AS run_duration_ms, RunError AS run_error
+FROM worst_runs
+WHERE RunTimestamp >= {_WINDOW} AND {_FILTERS}
+ORDER BY OrientedScore ASC, RunTimestamp DESC, TraceId
+LIMIT {{limit:UInt32}}
+"""
+
+COVERAGE_SQL = f"""
+SELECT toString(Day) AS day, Rule AS rule, Candidates AS candidates, Scored AS scored, Coverage AS coverage,
+       SampledOut AS sampled_out, OverBudget AS over_budget, MissingInput AS missing_input,
+       NotApplicable AS not_applicable, Failed AS failed, FilteredOut AS filtered_out
+FROM coverage_daily
+WHERE Day >= toDate({_WINDOW}) AND ({{rule:String}} = '' OR Rule = {{rule:String}})
+ORDER BY Day, Rule
+"""
+
+COST_SQL = f"""
+SELECT toString(Day) AS day, JudgeModel AS judge_model,
+       sum(Scores) AS scores, sum(CostUsd) AS cost_usd,
+       sum(InputTokens) AS input_tokens, sum(OutputTokens) AS output_tokens
+FROM judge_cost_daily
+WHERE Day >= toDate({_WINDOW}) AND JudgeModel != '' AND {_FILTERS}
+GROUP BY Day, JudgeModel
+ORDER BY Day, JudgeModel
+"""
+
+RUN_SPANS_SQL = f"""
+SELECT SpanId AS span_id, ParentSpanId AS parent_span_id, SpanName AS name, SpanKind AS kind,
+       ServiceName AS service_name, toUnixTimestamp64Milli(Timestamp) AS start_ms, Duration / 1e6 AS duration_ms,
+       StatusCode AS status_code, StatusMessage AS status_message,
+       mapApply((key, value) -> (key, leftUTF8(value, {ATTRIBUTE_CHARS})), SpanAttributes) AS attributes
+FROM otel_traces
+WHERE TraceId = {{trace_id:String}}
+ORDER BY Timestamp, SpanId
+LIMIT {{limit:UInt32}}
+"""
+
+RUN_SCORES_SQL = """
+SELECT toUnixTimestamp64Milli(RunTimestamp) AS run_time_ms, Rule AS rule, Scorer AS scorer,
+       ScorerVersion AS scorer_version, Score AS score, HigherIsBetter AS higher_is_better, Label AS label,
+       Status AS status, Reason AS reason, Error AS error, SpanId AS span_id, RunId AS run_id,
+       SampleRate AS sample_rate, JudgeModel AS judge_model, CostUsd AS cost_usd,
+       InputTokens AS input_tokens, OutputTokens AS output_tokens
+FROM scores FINAL
+WHERE TraceId = {trace_id:String}
+ORDER BY Scorer, Rule, SpanId
+"""
+
+RUN_DECISIONS_SQL = """
+SELECT Rule AS rule, Decision AS decision, Probability AS probability, Reason AS reason,
+       RunId AS run_id, SpanId AS span_id
+FROM score_decisions FINAL
+WHERE TraceId = {trace_id:String}
+ORDER BY Rule, RunId
+"""
+
+
+class DashboardReader:
+    """Runs the dashboard's statements against one open store."""
+
+    def __init__(self, store: ClickHouseStore) -> None:
+        self._store = store
+
+    async def scorers(self, since_s: int, rule: str = "") -> list[dict[str, Any]]:
+        return await self._rows(SCORERS_SQL, since=since_s, rule=rule)
+
+    async def trend(
+        self, since_s: int, *, scorer: str = "", rule: str = "", daily: bool = False
+    ) -> list[dict[str, Any]]:
+        return await self._rows(TREND_SQL, since=since_s, scorer=scorer, rule=rule, daily=daily)
+
+    async def worst_runs(
+        self, since_s: int, *, scorer: str = "", rule: str = "", limit: int = 20
+    ) -> list[dict[str, Any]]:
+        return await self._rows(WORST_SQL, since=since_s, scorer=scorer, rule=rule, limit=limit)
+
+    async def coverage(self, since_s: int, rule: str = "") -> list[dict[str, Any]]:
+        return await self._rows(COVERAGE_SQL, since=since_s, rule=rule)
+
+    async def judge_cost(self, since_s: int, *, scorer: str = "", rule: str = "") -> list[dict[str, Any]]:
+        return await self._rows(COST_SQL, since=since_s, scorer=scorer, rule=rule)
+
+    async def run(self, trace_id: str, max_spans: int = 1000) -> dict[str, Any]:
+        """Spans, scores and decisions of one trace; ``spans_cut`` says the span list hit ``max_spans``."""
+        spans = await self._rows(RUN_SPANS_SQL, trace_id=trace_id, limit=max_spans + 1)
+        scores = await self._rows(RUN_SCORES_SQL, trace_id=trace_id)
+        decisions = await self._rows(RUN_DECISIONS_SQL, trace_id=trace_id)
+        return {
+            "trace_id": trace_id,
+            "spans": spans[:max_spans],
+            "spans_cut": len(spans) > max_spans,
+            "scores": scores,
+            "decisions": decisions,
+        }
+
+    async def _rows(self, sql: str, **parameters: Any) -> list[dict[str, Any]]:
+        columns, rows = await self._store.read(sql, parameters)
+        return json_rows(columns, rows)
+
+
+def json_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+    """Rows as dicts whose values ``json.dumps(allow_nan=False)`` accepts."""
+    return [{name: _json_value(value) for name, value in zip(columns, row, strict=True)} for row in rows]
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(key): _json_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_value(item) for item in value]
+    return value

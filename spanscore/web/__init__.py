@@ -1,0 +1,1 @@
+"""The built-in dashboard: static pages and their JSON endpoints on the API listener."""

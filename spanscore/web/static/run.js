@@ -1,0 +1,84 @@
+/* The run page: one trace's scores with their reasons, its sampling decisions and its span tree. */
+"use strict";
+
+(() => {
+  const { getJson, el, fillTable, num, decimal, usd, setStatus } = Spanscore;
+  const params = new URLSearchParams(location.search);
+  const traceId = (params.get("trace") || "").toLowerCase();
+  const focusSpan = (params.get("span") || "").toLowerCase();
+
+  /* Depth-first order, children by start time; spans whose parent is not stored start their own tree. */
+  function spanTree(spans) {
+    const ids = new Set(spans.map((s) => s.span_id));
+    const children = new Map();
+    for (const s of spans) {
+      const parent = ids.has(s.parent_span_id) && s.parent_span_id !== s.span_id ? s.parent_span_id : "";
+      if (!children.has(parent)) children.set(parent, []);
+      children.get(parent).push(s);
+    }
+    const ordered = [];
+    const visit = (parent, depth) => {
+      for (const s of (children.get(parent) || []).sort((a, b) => a.start_ms - b.start_ms)) {
+        ordered.push({ span: s, depth });
+        visit(s.span_id, depth + 1);
+      }
+    };
+    visit("", 0);
+    return ordered;
+  }
+
+  function attributes(span) {
+    const keys = Object.keys(span.attributes).sort();
+    if (!keys.length) return "–";
+    const list = el("dl");
+    for (const key of keys) list.append(el("dt", {}, key), el("dd", {}, span.attributes[key]));
+    return el("details", {}, el("summary", {}, `${keys.length} attribute${keys.length === 1 ? "" : "s"}`), list);
+  }
+
+  function spanLink(spanId) {
+    return spanId ? el("a", { href: `#span-${spanId}` }, spanId) : "–";
+  }
+
+  function render(run) {
+    const scored = new Set(run.scores.map((s) => s.span_id));
+    fillTable(document.getElementById("scores-table"), run.scores, (s) => [
+      s.scorer, s.rule, num(null, decimal(s.score)), s.label || "–", s.status,
+      el("td", { className: "reason" }, s.reason || s.error || "–"), s.judge_model || "–",
+      num(null, s.judge_model ? usd(s.cost_usd) : "–"), el("td", {}, spanLink(s.span_id)),
+    ], "No scores for this trace.");
+    fillTable(document.getElementById("decisions-table"), run.decisions, (d) => [
+      d.rule, d.decision, num(null, decimal(d.probability, 4)), d.reason || "–",
+    ], "No sampling decisions for this trace.");
+    const start = Math.min(...run.spans.map((s) => s.start_ms));
+    const rows = spanTree(run.spans);
+    fillTable(document.getElementById("spans-table"), rows, ({ span, depth }) => {
+      const name = el("td", { className: "span-name" }, span.name);
+      name.style.paddingLeft = `${0.5 + 1.25 * depth}rem`;
+      if (scored.has(span.span_id)) name.append(" ", el("span", { className: "badge" }, "scored"));
+      return [name, span.kind, span.service_name, num(null, String(span.start_ms - start)),
+        num(null, decimal(span.duration_ms, 1)), span.status_message ? `${span.status_code}: ${span.status_message}` : span.status_code,
+        el("td", {}, attributes(span))];
+    }, "No spans stored for this trace (they may have expired).");
+    const body = document.getElementById("spans-table").tBodies[0];
+    rows.forEach(({ span }, i) => {
+      const tr = body.rows[i];
+      if (!tr) return;
+      tr.id = `span-${span.span_id}`;
+      if (scored.has(span.span_id)) tr.classList.add("scored");
+      if (span.span_id === focusSpan) tr.classList.add("focus");
+    });
+    document.getElementById("spans-note").textContent = run.spans_cut
+      ? `Only the first ${run.spans.length} spans are shown.` : `${run.spans.length} spans.`;
+  }
+
+  async function load() {
+    document.getElementById("trace-id").textContent = traceId;
+    if (!/^[0-9a-f]{32}$/.test(traceId)) throw new Error("the address needs ?trace= with a 32-character hex trace id");
+    const run = await getJson(`runs/${traceId}`);
+    render(run);
+    document.title = `Run ${traceId.slice(0, 12)} · spanscore`;
+    setStatus(`${run.scores.length} scores, ${run.decisions.length} decisions, ${run.spans.length} spans.`, "ready");
+  }
+
+  Spanscore.start(load);
+})();
