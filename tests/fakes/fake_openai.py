@@ -8,6 +8,11 @@ content or as tool-call arguments, whichever the request asked for), raw text
 (prose around JSON, malformed JSON, nothing), an HTTP error status, or any of
 these after a delay.
 
+An outage can be switched on for a while (``fail_for(seconds, replies)``):
+until it ends every request is answered with the given error replies in turn,
+whatever the scripts hold. ``answers`` logs when each request was answered,
+with which status and ``Retry-After``, for checks on retry timing.
+
 Models can also be limited: a model without ``json_schema`` support answers a
 request carrying ``response_format: json_schema`` with a 400, the way many
 OpenAI-compatible servers do, without consuming its script.
@@ -62,6 +67,22 @@ class Reply:
         return cls(status=status, retry_after=retry_after, delay_s=delay_s)
 
 
+@dataclass(frozen=True)
+class Answer:
+    """One answered request: when (monotonic), for which model, with which status and hint, to which prompt."""
+
+    at: float
+    model: str
+    status: int
+    retry_after: str | None
+    prompt: str
+
+
+def _prompt_of(body: dict[str, Any]) -> str:
+    messages = [m for m in body.get("messages") or () if isinstance(m, dict) and m.get("role") == "user"]
+    return str(messages[0].get("content", "")) if messages else ""
+
+
 @dataclass
 class ModelProfile:
     """What a fake model accepts; unsupported request features get a 400."""
@@ -86,6 +107,20 @@ class FakeJudgeServer:
     port: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
+    answers: list[Answer] = field(default_factory=list)
+    _outage_until: float = 0.0
+    _outage_replies: list[Reply] = field(default_factory=list)
+    _outage_count: int = 0
+
+    def fail_for(self, seconds: float, *replies: Reply) -> None:
+        """Answer every request with ``replies`` (in turn) for the next ``seconds``, then recover."""
+        self._outage_replies = list(replies)
+        self._outage_count = 0
+        self._outage_until = time.monotonic() + seconds
+
+    @property
+    def failing(self) -> bool:
+        return time.monotonic() < self._outage_until
 
     def script(self, model: str, *replies: Reply) -> None:
         """Queue replies for ``model`` (the name after the provider prefix)."""
@@ -135,7 +170,11 @@ class FakeJudgeServer:
         if refusal is not None:
             return _error_response(400, refusal, "invalid_request_error")
         script = self._scripts.get(model)
-        reply = script.popleft() if script else (profile.default or self.default_reply)
+        if self.failing and self._outage_replies:
+            reply = self._outage_replies[self._outage_count % len(self._outage_replies)]
+            self._outage_count += 1
+        else:
+            reply = script.popleft() if script else (profile.default or self.default_reply)
         delay = self.latency_s + reply.delay_s
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -144,6 +183,8 @@ class FakeJudgeServer:
                 await asyncio.sleep(delay)
         finally:
             self.in_flight -= 1
+        if self.record_requests:
+            self.answers.append(Answer(time.monotonic(), model, reply.status, reply.retry_after, _prompt_of(body)))
         if reply.status != 200:
             headers = {"Retry-After": reply.retry_after} if reply.retry_after else {}
             return _error_response(reply.status, f"scripted status {reply.status}", "server_error", headers)
