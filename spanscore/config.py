@@ -227,8 +227,17 @@ def _overlay_environment(document: dict[str, Any], environ: Mapping[str, str], s
 def _location(parts: tuple[int | str, ...]) -> str:
     text = ""
     for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif not _plain_key(part):
+            text += f"[{part!r}]"  # quoted: blanks, control characters or an empty key stay visible
+        else:
+            text += f".{part}" if text else part
     return text or "(top level)"
+
+
+def _plain_key(key: str) -> bool:
+    return bool(key) and key.isprintable() and not any(character.isspace() for character in key)
 
 
 def _describe(exc: ValidationError, source: str, prefix: tuple[str, ...] = ()) -> str:

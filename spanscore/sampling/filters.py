@@ -97,13 +97,20 @@ def _compile_mapping(raw: object, path: str, problems: list[tuple[str, str]]) ->
         if not isinstance(key, str) or not key:
             problems.append((path, f"keys must be non-empty strings, got {key!r}"))
         elif key in ("all", "any"):
-            parts.append(_compile_group(key, value, f"{path}.{key}", problems))
+            parts.append(_compile_group(key, value, _key_path(path, key), problems))
         elif key == "not":
             parts.append(_negate(_compile_mapping(value, f"{path}.not", problems)))
         else:
-            test = _compile_condition(key, value, f"{path}.{key}", problems)
+            test = _compile_condition(key, value, _key_path(path, key), problems)
             parts.append(_on_key(_getter_for(key), test))
     return _all_of(parts)
+
+
+def _key_path(path: str, key: str) -> str:
+    """``path.key``, with a key that has blanks or control characters quoted so messages stay one readable line."""
+    if key.isprintable() and not any(character.isspace() for character in key):
+        return f"{path}.{key}"
+    return f"{path}[{key!r}]"
 
 
 def _compile_group(kind: str, value: object, path: str, problems: list[tuple[str, str]]) -> Predicate:
