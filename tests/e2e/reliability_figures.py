@@ -1,6 +1,6 @@
 """Figures measured by the reliability tests, recorded for docs/reliability.md.
 
-``record_figures`` is a no-op unless ``SPANSCORE_RELIABILITY_FIGURES`` names a
+``record_figures`` is a no-op unless ``RELIABILITY_FIGURES_FILE`` names a
 JSON file; then each test merges its figures under its own key. The committed
 ``docs/reliability-figures.json`` is written this way (see
 ``scripts/reliability_doc.py``), and the doc generator renders it.
@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-ENVIRONMENT_VARIABLE = "SPANSCORE_RELIABILITY_FIGURES"
+# Not SPANSCORE_*: the service reads every such variable as a config override and would refuse to start.
+ENVIRONMENT_VARIABLE = "RELIABILITY_FIGURES_FILE"
 
 
 def record_figures(test: str, figures: dict[str, Any]) -> None:
