@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from spanscore.collector.config import RunsConfig
 from spanscore.collector.limits import LimitsConfig
@@ -97,6 +97,11 @@ class StorageConfig(_Section):
     spool_max_bytes: int = Field(1 << 30, ge=0)
     """Spool size limit; beyond it receivers answer with backpressure. 0 disables the spool (exports are then
     refused with a retry hint while storage is down)."""
+    acknowledge: Literal["stored", "spooled"] = "stored"
+    """When an export is acknowledged: ``stored`` after its ClickHouse insert; ``spooled`` once its batch is
+    fsynced in the spool, which then feeds storage in the background (needs the spool). ``spooled`` turns the
+    ack into one fsync instead of an insert, for low acknowledgement latency; the spool must be on a disk
+    that outlives the process (not a pod's ephemeral storage that is gone on rescheduling)."""
     batch_max_spans: int = Field(20_000, ge=1)
     """A flush happens as soon as this many spans are waiting..."""
     flush_interval_s: float = Field(0.005, ge=0.0, le=60.0)
@@ -119,6 +124,12 @@ class StorageConfig(_Section):
         if dsn.startswith("chdb:") and dsn != "chdb://memory" and not dsn.startswith("chdb:///"):
             raise ValueError("an embedded dsn needs an absolute path (chdb:///abs/path)")
         return dsn
+
+    @model_validator(mode="after")
+    def _spooled_needs_a_spool(self) -> StorageConfig:
+        if self.acknowledge == "spooled" and self.spool_max_bytes == 0:
+            raise ValueError("acknowledge: spooled needs the spool; spool_max_bytes is 0")
+        return self
 
 
 class ApiConfig(_Section):

@@ -28,6 +28,7 @@ from spanscore.forward import ScoreExporter, SpanPassThrough
 from spanscore.live import LiveScoring
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.guard import QueryLimits
+from spanscore.storage.rows import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC
 from spanscore.storage.spool import Spool
 from spanscore.storage.writer import BatchWriter
 
@@ -65,7 +66,10 @@ class Service:
             batch_max=storage.batch_max_spans,
             flush_interval=storage.flush_interval_s,
             max_pending=storage.max_pending_spans,
-            spool=Spool(Path(storage.spool_dir) / "spans", storage.spool_max_bytes) if spooling else None,
+            spool=Spool(Path(storage.spool_dir) / "spans", storage.spool_max_bytes, SPAN_SPOOL_CODEC)
+            if spooling
+            else None,
+            acknowledge=storage.acknowledge,
         )
         self.log_writer: BatchWriter[LogRecord] = BatchWriter(
             "logs",
@@ -73,7 +77,10 @@ class Service:
             batch_max=storage.batch_max_spans,
             flush_interval=storage.flush_interval_s,
             max_pending=storage.max_pending_spans,
-            spool=Spool(Path(storage.spool_dir) / "logs", storage.spool_max_bytes) if spooling else None,
+            spool=Spool(Path(storage.spool_dir) / "logs", storage.spool_max_bytes, LOG_SPOOL_CODEC)
+            if spooling
+            else None,
+            acknowledge=storage.acknowledge,
         )
         self.live = self._live_scoring(config)
         self.passthrough = (

@@ -19,7 +19,6 @@ from typing import Any
 from urllib.parse import urlparse
 
 import clickhouse_connect
-import orjson
 from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError, OperationalError
 
 from spanscore.collector.model import LogRecord, SpanRecord
@@ -27,7 +26,7 @@ from spanscore.errors import PermanentError, RetryableError
 from spanscore.storage.guard import QueryLimits, explain_engine_error, guard_query
 from spanscore.storage.migrations import migrate
 from spanscore.storage.retention import apply_ttls
-from spanscore.storage.rows import LOG_COLUMNS, log_columns
+from spanscore.storage.rows import LOG_COLUMNS, log_columns, spans_to_json
 from spanscore.storage.scores import DECISION_COLUMNS, SCORE_COLUMNS, DecisionRow, ScoreRow, to_columns
 
 log = logging.getLogger(__name__)
@@ -118,7 +117,7 @@ class ClickHouseStore:
         """
         if not spans:
             return
-        body = orjson.dumps(spans if isinstance(spans, list) else list(spans))
+        body = spans_to_json(spans)
         self._guarded(
             "otel_traces_intake",
             lambda: self.client.raw_insert(f"{self.database}.otel_traces_intake", insert_block=body, fmt="JSONEachRow"),

@@ -1,4 +1,4 @@
-"""Decoded logs to the column lists that ClickHouse inserts take (spans go in as JSON, see ``clickhouse.py``).
+"""Decoded records in the forms storage takes: JSON for spans (and the spool), column lists for logs.
 
 Columnar batches avoid building one dict per row on the hot path: each column
 is filled in one pass over the records.
@@ -6,10 +6,14 @@ is filled in one pass over the records.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Sequence
 from typing import Any
 
-from spanscore.collector.model import LogRecord
+import orjson
+
+from spanscore.collector.model import LogRecord, SpanEvent, SpanLink, SpanRecord
+from spanscore.storage.spool import SpoolCodec
 
 LOG_COLUMNS = (
     "Timestamp",
@@ -43,3 +47,45 @@ def log_columns(logs: Sequence[LogRecord]) -> list[list[Any]]:
         [r.attributes for r in logs],
         [r.event_name for r in logs],
     ]
+
+
+_PICKLE_MARK = b"\x80"  # protocol 2+ pickles start with PROTO; JSON starts with "["
+
+
+def _unpickle(data: bytes) -> list[Any]:
+    records: list[Any] = pickle.loads(data)  # our own spool files, never client input
+    return records
+
+
+def spans_to_json(spans: Sequence[SpanRecord]) -> bytes:
+    """A batch as one JSON array: the insert body for ``otel_traces_intake`` and the spool's form."""
+    return orjson.dumps(spans if isinstance(spans, list) else list(spans))
+
+
+def spans_from_json(data: bytes) -> list[SpanRecord]:
+    """The inverse of ``spans_to_json`` (spool replay after a restart).
+
+    Spools written before spans were spooled as JSON hold pickles; those still replay.
+    """
+    if data[:1] == _PICKLE_MARK:
+        return _unpickle(data)
+    spans = []
+    for item in orjson.loads(data):
+        item["events"] = tuple(SpanEvent(**event) for event in item["events"])
+        item["links"] = tuple(SpanLink(**link) for link in item["links"])
+        spans.append(SpanRecord(**item))
+    return spans
+
+
+def logs_to_json(logs: Sequence[LogRecord]) -> bytes:
+    return orjson.dumps(logs if isinstance(logs, list) else list(logs))
+
+
+def logs_from_json(data: bytes) -> list[LogRecord]:
+    if data[:1] == _PICKLE_MARK:
+        return _unpickle(data)
+    return [LogRecord(**item) for item in orjson.loads(data)]
+
+
+SPAN_SPOOL_CODEC: SpoolCodec[SpanRecord] = SpoolCodec(spans_to_json, spans_from_json)
+LOG_SPOOL_CODEC: SpoolCodec[LogRecord] = SpoolCodec(logs_to_json, logs_from_json)

@@ -7,6 +7,10 @@ renamed, so a crash leaves whole batches or nothing. Files are numbered; the
 replay takes the lowest number first and deletes a file only after its insert
 succeeded. The spool is bounded: past ``max_bytes`` it refuses, and the writer
 answers with backpressure instead.
+
+The same files serve as the write-ahead log when the writer acknowledges on
+spool (``storage.acknowledge: spooled``): every batch passes through here, so a
+codec that is cheap both ways matters (see ``SpoolCodec``).
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ import os
 import pickle
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -26,10 +31,28 @@ T = TypeVar("T")
 _NAME = re.compile(r"^(\d{12})\.batch$")
 
 
+def _pickle_encode(records: Sequence[Any]) -> bytes:
+    return pickle.dumps(list(records), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _pickle_decode(data: bytes) -> list[Any]:
+    records: list[Any] = pickle.loads(data)  # written by this process family only, never by a client
+    return records
+
+
+@dataclass(frozen=True, slots=True)
+class SpoolCodec(Generic[T]):
+    """How a batch becomes file bytes and back; pickle unless the record type has a faster form."""
+
+    encode: Callable[[Sequence[T]], bytes] = _pickle_encode
+    decode: Callable[[bytes], list[T]] = _pickle_decode
+
+
 class Spool(Generic[T]):
     """A directory of numbered batch files; thread-safe (the writer calls it from worker threads)."""
 
-    def __init__(self, directory: Path, max_bytes: int) -> None:
+    def __init__(self, directory: Path, max_bytes: int, codec: SpoolCodec[T] | None = None) -> None:
+        self.codec: SpoolCodec[T] = codec or SpoolCodec()
         self.directory = directory
         self.max_bytes = max_bytes
         directory.mkdir(parents=True, exist_ok=True)
@@ -52,9 +75,9 @@ class Spool(Generic[T]):
     def size_bytes(self) -> int:
         return self._bytes
 
-    def append(self, records: Sequence[T]) -> None:
-        """Persist one batch durably; raise RetryableError when the spool is full."""
-        data = pickle.dumps(list(records), protocol=pickle.HIGHEST_PROTOCOL)
+    def append(self, records: Sequence[T]) -> Path:
+        """Persist one batch durably and return its file; raise RetryableError when the spool is full."""
+        data: bytes = self.codec.encode(records)
         with self._lock:
             if self._bytes + len(data) > self.max_bytes:
                 raise RetryableError(
@@ -72,16 +95,23 @@ class Spool(Generic[T]):
             _fsync_directory(self.directory)
             self._bytes += len(data)
             self._count += 1
+        return target
 
     def oldest(self) -> tuple[Path, list[T]] | None:
         """The first batch still waiting, or None."""
-        with self._lock:
-            files = self._files()
-        if not files:
+        paths = self.waiting(1)
+        if not paths:
             return None
-        with open(files[0], "rb") as handle:
-            records: Any = pickle.load(handle)  # written by this process family only, never by a client
-        return files[0], records
+        return paths[0], self.read(paths[0])
+
+    def waiting(self, limit: int) -> list[Path]:
+        """Up to ``limit`` batch files, oldest first."""
+        with self._lock:
+            return self._files()[:limit]
+
+    def read(self, path: Path) -> list[T]:
+        records: list[T] = self.codec.decode(path.read_bytes())
+        return records
 
     def remove(self, path: Path) -> None:
         with self._lock:

@@ -108,3 +108,28 @@ async def test_without_a_spool_an_outage_means_retry_later(service_config: Servi
         assert service.metrics()["spans_spooled"] == 0
     finally:
         await service.shutdown()
+
+
+async def test_acknowledge_spooled_stores_everything_through_the_log(service_config: ServiceConfig) -> None:
+    """``storage.acknowledge: spooled``: exports return once logged, through an outage too, and all land once."""
+    service_config.storage.acknowledge = "spooled"
+    service = Service(service_config)
+    await service.start()
+    try:
+        before = record_agent_trace("logged")
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), before) == "SUCCESS"
+        assert await _wait_count(service, "logged", 2) == 2
+        storage = _break_storage(service)
+        during = [record_agent_trace("logged") for _ in range(3)]
+        for spans in during:
+            assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+        assert await _count(service, "logged") == 2
+        storage["down"] = False
+        assert await _wait_count(service, "logged", 8) == 8
+        ids = await asyncio.to_thread(
+            service.store.internal_query, "SELECT SpanId FROM otel_traces WHERE ServiceName = 'logged'"
+        )
+        sent = [f"{s.get_span_context().span_id:016x}" for spans in [before, *during] for s in spans]
+        assert sorted(row[0] for row in ids) == sorted(sent)  # each exactly once
+    finally:
+        await service.shutdown()

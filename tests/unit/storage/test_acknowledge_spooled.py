@@ -1,0 +1,131 @@
+"""``storage.acknowledge: spooled``: the spool is the write-ahead log and inserts run behind it."""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+from pathlib import Path
+
+import pytest
+
+from spanscore.collector.model import LogRecord, SpanEvent, SpanLink, SpanRecord
+from spanscore.config import ConfigError, load_config
+from spanscore.errors import RetryableError
+from spanscore.storage.rows import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC
+from spanscore.storage.spool import Spool
+from spanscore.storage.writer import BatchWriter
+
+
+class GatedStore:
+    """Inserts wait for ``gate``; each call is recorded so tests can see how batches were merged."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.calls: list[list[int]] = []
+        self.down = False
+
+    async def insert(self, records: list[int]) -> None:  # type: ignore[override]
+        await self.gate.wait()
+        if self.down:
+            raise RetryableError("storage down")
+        self.calls.append(list(records))
+
+    @property
+    def stored(self) -> list[int]:
+        return [value for call in self.calls for value in call]
+
+
+def _logged(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*.batch"))
+
+
+def _writer(store: GatedStore, spool_dir: Path, **options: object) -> BatchWriter[int]:
+    return BatchWriter(
+        "t", store.insert, batch_max=int(options.pop("batch_max", 100)), flush_interval=0.0, max_pending=1000,
+        spool=Spool(spool_dir, 1 << 20), acknowledge="spooled", replay_backoff_s=0.01, **options,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+async def _until(condition, wait_s: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(int(wait_s * 100)):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+
+
+async def test_acknowledged_once_logged_and_inserted_behind_in_merged_batches(tmp_path: Path) -> None:
+    store = GatedStore()
+    seen: list[int] = []
+    writer = _writer(store, tmp_path, batch_max=5, on_stored=seen.extend)
+    await writer.start()
+    for value in range(7):
+        await asyncio.wait_for(writer.consume([value]), 5)  # storage is stuck, yet every export returns
+    assert store.calls == [] and seen == []
+    assert len(_logged(tmp_path)) >= 6  # the first may already be waiting on the gate
+    store.gate.set()
+    await _until(lambda: len(store.stored) == 7)
+    await writer.shutdown()
+    assert store.stored == list(range(7))
+    assert seen == store.stored  # downstream hears of records only once they are in storage
+    assert max(len(call) for call in store.calls) > 1 and all(len(call) <= 5 for call in store.calls)
+    assert not _logged(tmp_path)
+    assert writer.stats.replayed == 0  # nothing had to be read back from disk
+
+
+async def test_shutdown_drains_the_log_into_storage(tmp_path: Path) -> None:
+    store = GatedStore()
+    writer = _writer(store, tmp_path)
+    await writer.start()
+    await writer.consume([1, 2])
+    await writer.consume([3])
+    store.gate.set()
+    await writer.shutdown()
+    assert store.stored == [1, 2, 3] and not _logged(tmp_path)
+
+
+async def test_a_log_left_by_a_dead_process_is_inserted_by_the_next(tmp_path: Path) -> None:
+    store = GatedStore()
+    store.down = True
+    store.gate.set()
+    first = _writer(store, tmp_path)
+    await first.start()
+    await first.consume([1, 2, 3])
+    await first.shutdown()  # storage refuses: the batch stays in the log
+    assert store.stored == [] and len(_logged(tmp_path)) == 1
+    store.down = False
+    second = _writer(store, tmp_path)
+    await second.start()
+    await _until(lambda: store.stored == [1, 2, 3])
+    await second.shutdown()
+    assert store.stored == [1, 2, 3] and second.stats.replayed == 3
+
+
+def test_spooled_acknowledgement_needs_a_writer_spool() -> None:
+    with pytest.raises(ValueError, match="needs a spool"):
+        BatchWriter("t", GatedStore().insert, batch_max=1, flush_interval=0, max_pending=1, acknowledge="spooled")
+
+
+def test_config_refuses_spooled_acknowledgement_without_a_spool(tmp_path: Path) -> None:
+    path = tmp_path / "spanscore.yaml"
+    path.write_text("storage:\n  acknowledge: spooled\n  spool_max_bytes: 0\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="storage") as caught:
+        load_config(path, environ={})
+    assert "spool" in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_records_survive_the_json_spool_codec_and_old_pickled_batches_still_read(tmp_path: Path) -> None:
+    span = SpanRecord(
+        trace_id="ab" * 16, span_id="cd" * 8, parent_span_id="", name="llm \u00e9\u4e2d", kind="Client",
+        start_time_ns=1_700_000_000_000_000_001, end_time_ns=1_700_000_000_500_000_000, service_name="svc",
+        attributes={"gen_ai.request.model": "m", "n": "3"}, resource_attributes={"service.name": "svc"},
+        status_code="Error", status_message="boom", trace_state="ot=rv:0123456789abcd", scope_name="s",
+        scope_version="1", events=(SpanEvent(5, "e", {"k": "v"}),), links=(SpanLink("ef" * 16, "01" * 8, "", {}),),
+    )  # fmt: skip
+    log = LogRecord(1, "ab" * 16, "cd" * 8, "gen_ai.user.message", "INFO", 9, '{"content":"hi"}', "svc", {"a": "b"})
+    spans: Spool[SpanRecord] = Spool(tmp_path / "spans", 1 << 20, SPAN_SPOOL_CODEC)
+    logs: Spool[LogRecord] = Spool(tmp_path / "logs", 1 << 20, LOG_SPOOL_CODEC)
+    spans.append([span])
+    logs.append([log])
+    (tmp_path / "spans" / "000000000009.batch").write_bytes(pickle.dumps([span], protocol=pickle.HIGHEST_PROTOCOL))
+    assert [spans.read(path) for path in spans.waiting(10)] == [[span], [span]]
+    assert logs.read(logs.waiting(1)[0]) == [log]
