@@ -299,6 +299,7 @@ class Scorer:
                 error=f"{type(exc).__name__}: {exc}",
                 failed_step=current,
                 retryable=isinstance(exc, RetryableError),
+                retry_after=exc.retry_after if isinstance(exc, RetryableError) else 0.0,
             )
         return self._finish(run, tally, Status.OK, started_at, t0, score=score, reason=reason)
 

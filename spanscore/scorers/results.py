@@ -52,6 +52,9 @@ class ScoreResult:
     error: str | None = None
     failed_step: str | None = None
     retryable: bool = False
+    retry_after: float = 0.0
+    """For a retryable error: the earliest useful retry, in seconds (the judge's Retry-After or its
+    circuit breaker's remaining cool-down); 0 when nothing said."""
     missing_fields: tuple[str, ...] = ()
     run_id: str = ""
     steps: Mapping[str, Any] = field(default_factory=dict)

@@ -145,6 +145,8 @@ class ScoringWorkers:
             if result.status is Status.ERROR and result.retryable and job.attempts < self._max_attempts:
                 self._move(job, JobState.RETRYING)
                 delay = random.uniform(0, min(self._backoff_max, self._backoff_base * 2 ** (job.attempts - 1)))
+                # A judge that named its recovery time (Retry-After, an open breaker) is not asked sooner.
+                delay = max(delay, min(self._backoff_max, result.retry_after))
                 await asyncio.sleep(delay)
                 continue
             job.result = result
