@@ -1,11 +1,14 @@
-"""``python -m bench.run [--quick] [--smoke] [--out FILE] [--profile]``: measure spanscore, write docs/benchmarks.md.
+"""``python -m bench.run [--quick] [--smoke] [--only queries] [--out FILE] [--profile]``: write docs/benchmarks.md.
 
 Runs, in order: OTLP ingest over gRPC and HTTP/protobuf against a separate
 ``spanscore serve`` (sustained rate, acknowledgement latency, peak RSS, stored
 == acknowledged), the physical limits (decode alone, storage insert alone),
-span received -> queryable latency, and run complete -> code-scorer score
-queryable under background load. Optionally samples the service with
-py-spy. Nothing is asserted: the output is figures with their conditions.
+span received -> queryable latency, run complete -> code-scorer score
+queryable under background load, and the hourly score series over 7 days from
+the roll-up and from raw rows as the store grows to 10M scores. Optionally
+samples the service with py-spy. Nothing is asserted: the output is figures
+with their conditions. ``--only queries`` re-measures the last alone and puts
+its section into the existing report.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from typing import Any
 
 from bench.bounds import bounds_text
 from bench.profile import profile_ingest
+from bench.query_report import query_section, splice
 from bench.report import render
-from bench.suite import Plan, run_freshness, run_ingest_case, run_limits, run_scoring_latency
+from bench.suite import Plan, run_freshness, run_ingest_case, run_limits, run_queries, run_scoring_latency
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -94,7 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the raw results as JSON")
     parser.add_argument("--profile", action="store_true", help="sample the service with py-spy during gRPC ingest")
     parser.add_argument("--render", type=Path, metavar="JSON", help="only re-render the markdown from a --json file")
+    parser.add_argument("--only", choices=["queries"], help="run one section and splice it into the existing --out")
     args = parser.parse_args(argv)
+    if args.only:
+        return _only_queries(args.out, args.json, Plan.make(quick=args.quick or args.smoke, smoke=args.smoke))
     if args.render:
         results = json.loads(args.render.read_text())
     else:
@@ -104,6 +111,20 @@ def main(argv: list[str] | None = None) -> int:
     log(f"wrote {args.out}")
     if args.json and not args.render:
         args.json.write_text(json.dumps(results, indent=1, default=str))
+    return 0
+
+
+def _only_queries(out: Path, raw: Path | None, plan: Plan) -> int:
+    found = conditions()
+    log(f"bench: query section only, sizes {list(plan.query_sizes)}, load average "
+        f"{found['load average at start (1/5/15 min)']}")
+    results = run_queries(plan, log)
+    keep = ("date", "load average at start (1/5/15 min)", "spanscore commit")
+    section = query_section(results, {key: found[key] for key in keep})
+    out.write_text(splice(out.read_text() if out.exists() else "", section))
+    log(f"wrote section 5 of {out}")
+    if raw:
+        raw.write_text(json.dumps({"queries": results, "conditions": found}, indent=1, default=str))
     return 0
 
 
@@ -122,6 +143,8 @@ def run_suite(*, quick: bool, smoke: bool, profile: bool = False) -> dict[str, A
     results["freshness"] = run_freshness(plan, log)
     log("run complete -> score queryable:")
     results["scoring_latency"] = run_scoring_latency(plan, log)
+    log("hourly score series, roll-up vs raw rows:")
+    results["queries"] = run_queries(plan, log)
     results["profile"] = profile_ingest(plan, log) if profile else None
     results["conditions"]["suite wall time"] = f"{time.perf_counter() - started:.0f} s"
     return results

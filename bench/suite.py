@@ -18,6 +18,7 @@ from typing import Any
 from bench.freshness import received_to_queryable
 from bench.limits import decode_rate, insert_rate
 from bench.load import LoadSpec, run_load
+from bench.queries import query_benchmark
 from bench.scoring_latency import measure as measure_scoring_latency
 from bench.service import ServiceProcess, temp_workdir
 
@@ -34,17 +35,20 @@ class Plan:
     half_rate: bool = True
     scoring_seconds: float = 30.0  # how long run complete -> score queryable is probed
     scoring_spans_per_second: float = 5000.0  # background load meanwhile (the issue's condition)
+    query_sizes: tuple[int, ...] = (1_000_000, 2_000_000, 5_000_000, 10_000_000)  # scores in the store, in steps
+    query_runs: int = 15  # timed runs per query and size
 
     @classmethod
     def make(cls, quick: bool, smoke: bool) -> Plan:
         if smoke:
             return cls(seconds=1.0, runs=1, max_spans=20_000, cases=[("grpc", False, 100), ("http", False, 100)],
                        insert_sizes=[1000], freshness_samples=3, concurrency=4, half_rate=False,
-                       scoring_seconds=3.0, scoring_spans_per_second=500.0)
+                       scoring_seconds=3.0, scoring_spans_per_second=500.0, query_sizes=(20_000, 50_000),
+                       query_runs=3)
         cases = [(t, llm, n) for t in ("grpc", "http") for llm in (False, True) for n in (100, 1000)]
         if quick:
             return cls(seconds=3.0, runs=1, max_spans=500_000, cases=cases, insert_sizes=[1000, 10_000],
-                       freshness_samples=10, scoring_seconds=15.0)
+                       freshness_samples=10, scoring_seconds=15.0, query_sizes=(100_000, 1_000_000), query_runs=7)
         return cls(seconds=10.0, runs=3, max_spans=2_000_000, cases=cases, insert_sizes=[1000, 10_000],
                    freshness_samples=30)
 
@@ -143,4 +147,14 @@ def run_scoring_latency(plan: Plan, log: Callable[[str], None]) -> dict[str, Any
     figures = f"p50 {p50:.2f} s p95 {p95:.2f} s" if isinstance(p50, float) and isinstance(p95, float) else "no sample"
     log(f"  {figures} over {result['samples']} runs ({result['timeouts']} timeouts), background "
         f"{result['background_spans_per_s']:,} spans/s")
+    return result
+
+
+def run_queries(plan: Plan, log: Callable[[str], None]) -> dict[str, Any]:
+    """The hourly score series from the roll-up and from raw rows as the store grows (``bench.queries``)."""
+    with _pool() as pool:
+        result: dict[str, Any] = pool.submit(query_benchmark, list(plan.query_sizes), plan.query_runs).result()
+    for step in [*result["steps"], result["merged"]]:
+        figures = ", ".join(f"{name} {query['p50_ms'] or 0:.0f} ms" for name, query in step["queries"].items())
+        log(f"  {step['scores']:,} scores: {figures}; roll-up == raw: {step['agree']}")
     return result

@@ -42,3 +42,9 @@ def test_smoke_run_produces_positive_figures(tmp_path: Path) -> None:
     assert scoring["latencies_s"] and all(value > 0 for value in scoring["latencies_s"])
     assert scoring["background_spans_acked"] > 0
     assert "## 4. Run complete -> code-scorer score queryable" in out.read_text()
+    queries = results["queries"]
+    assert [step["scores"] for step in queries["steps"]] == [20_000, 50_000]
+    for step in [*queries["steps"], queries["merged"]]:
+        assert step["agree"], step["scores"]  # the engine-side seeding filled the roll-ups through the views
+        assert all(query["p50_ms"] > 0 for query in step["queries"].values()), step["queries"]
+    assert "## 5. Hourly score series for one scorer over 7 days" in out.read_text()
