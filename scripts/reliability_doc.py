@@ -45,13 +45,14 @@ GUARANTEES = (
         "replayed in order when storage returns (also after a restart); SIGTERM drains, kill -9 loses nothing "
         "acknowledged.",
         (
-            "Replay is at least once: a crash between a replayed insert and the deletion of its spool file stores "
-            "that batch twice (`otel_traces` is a plain MergeTree, so the copy stays visible).",
-            "Known defect (the 30 s outage test reports it as XFAIL when it happens): a span insert writes "
-            "`otel_traces_intake` -> `otel_traces` -> `otel_traces_trace_id_ts` through materialized views, and "
-            "ClickHouse does not make that chain atomic. When storage fails between two of those writes (a disk "
-            "filling up), the insert is reported failed although the `otel_traces` part exists; the batch is "
-            "spooled and replayed and those spans are stored twice. Nothing is lost.",
+            "A retried span batch is the same block as the failed attempt (a batch read back from the spool goes "
+            "alone; a failed merged replay is retried as it was), and `otel_traces` and its trace-id view keep a "
+            "deduplication window of 1,000 blocks (migration 0006), so an insert that failed part-way down the "
+            "view chain (`otel_traces_intake` -> `otel_traces` -> `otel_traces_trace_id_ts`, which ClickHouse does "
+            "not make atomic) is not stored twice when retried.",
+            "Still at least once in one corner: with `storage.acknowledge: spooled`, a crash after a merged replay "
+            "insert and before its spool files are deleted replays those files one by one after the restart, "
+            "which are different blocks, so that batch can be stored twice. Nothing is lost.",
             "A full spool (`storage.spool_max_bytes`) or `spool_max_bytes: 0` turns an outage into backpressure: "
             "exports are refused with a retry hint, never acknowledged.",
             "The ClickHouse server path is not exercised by an outage test: no server can run on the build machines. "

@@ -86,6 +86,7 @@ class BatchWriter(Generic[T]):
             raise ValueError("acknowledge='spooled' needs a spool")
         self._ack_spooled = acknowledge == "spooled"
         self._cached: dict[Path, Sequence[T]] = {}  # batches logged by this process, not inserted yet
+        self._retry: list[Path] = []  # the batch files of a failed replay insert, retried exactly as they were
         self._cached_count = 0
         self._spool = spool
         self._replay_backoff = replay_backoff_s
@@ -263,24 +264,44 @@ class BatchWriter(Generic[T]):
                     return
                 await asyncio.sleep(self._replay_backoff)
 
-    async def _replay_some(self, spool: Spool[T]) -> bool:
-        """Insert the oldest waiting batches as one insert of at most ``batch_max`` records."""
+    async def _next_replay(self, spool: Spool[T]) -> tuple[list[Path], list[T], int]:
+        """The batch files for the next insert, their records, and how many of those came from disk."""
         loop = asyncio.get_running_loop()
-        paths = await loop.run_in_executor(None, spool.waiting, 256)
         taken: list[Path] = []
         records: list[T] = []
         from_disk = 0
-        for path in paths:
+        if self._retry:
+            taken = list(self._retry)
+            for path in taken:
+                batch = self._cached.get(path)
+                if batch is None:
+                    batch = await loop.run_in_executor(None, spool.read, path)
+                    from_disk += len(batch)
+                records.extend(batch)
+            return taken, records, from_disk
+        for path in await loop.run_in_executor(None, spool.waiting, 256):
             batch = self._cached.get(path)
-            if batch is None:
-                batch = await loop.run_in_executor(None, spool.read, path)
-                if taken and len(records) + len(batch) > self._batch_max:
-                    break
-                from_disk += len(batch)
-            elif taken and len(records) + len(batch) > self._batch_max:
+            if batch is None:  # read back from disk: it goes alone
+                if not taken:
+                    records = await loop.run_in_executor(None, spool.read, path)
+                    return [path], records, len(records)
+                break
+            if taken and len(records) + len(batch) > self._batch_max:
                 break
             taken.append(path)
             records.extend(batch)
+        return taken, records, 0
+
+    async def _replay_some(self, spool: Spool[T]) -> bool:
+        """Insert the oldest waiting batches as one insert of at most ``batch_max`` records.
+
+        A retry must send the very same block as the failed attempt, so that storage's
+        deduplication drops whatever that attempt wrote before failing: a failed set of files
+        is retried as it was, and a batch read back from disk (it failed before, in this process
+        or a previous one) always goes alone. Only batches never tried are merged.
+        """
+        loop = asyncio.get_running_loop()
+        taken, records, from_disk = await self._next_replay(spool)
         if not taken:
             return True
         started = time.perf_counter()
@@ -288,7 +309,9 @@ class BatchWriter(Generic[T]):
             await self._insert(records)
         except Exception as exc:
             self._note_failure(exc, len(records))
+            self._retry = taken
             return False
+        self._retry = []
         await loop.run_in_executor(None, _remove_all, spool, taken)
         for path in taken:
             cached = self._cached.pop(path, None)

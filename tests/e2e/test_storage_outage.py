@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from spanscore.config import ServiceConfig
 from spanscore.errors import RetryableError
 from spanscore.service import Service
@@ -110,6 +112,7 @@ async def test_without_a_spool_an_outage_means_retry_later(service_config: Servi
         await service.shutdown()
 
 
+@pytest.mark.reliability("no-acknowledged-span-lost")
 async def test_acknowledge_spooled_stores_everything_through_the_log(service_config: ServiceConfig) -> None:
     """``storage.acknowledge: spooled``: exports return once logged, through an outage too, and all land once."""
     service_config.storage.acknowledge = "spooled"
@@ -131,5 +134,43 @@ async def test_acknowledge_spooled_stores_everything_through_the_log(service_con
         )
         sent = [f"{s.get_span_context().span_id:016x}" for spans in [before, *during] for s in spans]
         assert sorted(row[0] for row in ids) == sorted(sent)  # each exactly once
+    finally:
+        await service.shutdown()
+
+
+@pytest.mark.reliability("no-acknowledged-span-lost")
+@pytest.mark.parametrize("acknowledge", ["stored", "spooled"])
+async def test_an_insert_that_failed_after_writing_is_not_stored_twice(
+    service_config: ServiceConfig, acknowledge: str
+) -> None:
+    """An insert that fails after writing (as a view down the chain would) is retried as the same block: one copy.
+
+    The wrapped insert reaches otel_traces and then reports failure; storage's deduplication
+    windows (migration 0006) drop the retried block."""
+    service_config.storage.acknowledge = acknowledge  # type: ignore[assignment]
+    service = Service(service_config)
+    await service.start()
+    try:
+        real_insert = service.span_writer._insert
+        failures = {"left": 1}
+
+        async def insert_then_fail(spans):  # type: ignore[no-untyped-def]
+            await real_insert(spans)
+            if failures["left"]:
+                failures["left"] -= 1
+                raise RetryableError("failed after the rows were written (injected)")
+
+        service.span_writer._insert = insert_then_fail  # type: ignore[assignment]
+        spans = record_agent_trace("twice")
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+        for _ in range(100):
+            if not failures["left"] and service.span_writer.stats.stored >= 2:
+                break
+            await asyncio.sleep(0.1)
+        assert failures["left"] == 0 and service.span_writer.stats.stored >= 2  # the retry really ran
+        ids = await asyncio.to_thread(
+            service.store.internal_query, "SELECT SpanId FROM otel_traces WHERE ServiceName = 'twice'"
+        )
+        assert sorted(row[0] for row in ids) == sorted(f"{s.get_span_context().span_id:016x}" for s in spans)
     finally:
         await service.shutdown()
