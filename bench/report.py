@@ -39,11 +39,17 @@ def _decode_limit(results: dict[str, Any], llm: bool, batch: int) -> float:
     return 0.0
 
 
+def _ack(case: dict[str, Any]) -> str:
+    """``storage.acknowledge`` of the case: the insert (default) or the spool's fsync."""
+    return "spool fsync" if case.get("acknowledge") == "spooled" else "insert"
+
+
 def _ingest_rows(results: dict[str, Any]) -> list[str]:
     rows = [
-        "| transport | spans | batch | spans/s, median (min-max) | target | vs target | vs OTel Collector 2 CPU "
-        "(quoted 24,000) | vs decode limit | ack p50 ms | ack p99 ms | peak RSS MB | service CPU | stored / acked |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| transport | spans | batch | ack after | spans/s, median (min-max) | target | vs target | vs OTel Collector "
+        "2 CPU (quoted 24,000) | vs decode limit | ack p50 ms | ack p99 ms | peak RSS MB | service CPU "
+        "| stored / acked |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for case in results["ingest"]:
         runs = case["runs"]
@@ -54,7 +60,7 @@ def _ingest_rows(results: dict[str, Any]) -> list[str]:
         limit = _decode_limit(results, case["llm"], case["batch"])
         stored_ok = "ok" if case["stored_spans"] == case["acked_spans"] else "**MISMATCH**"
         rows.append(
-            f"| {case['transport']} | {_size(case['llm'])} | {case['batch']}"
+            f"| {case['transport']} | {_size(case['llm'])} | {case['batch']} | {_ack(case)}"
             f" | {rate:,.0f}{_spread(runs, 'spans_per_s')}"
             f" | {f'>= {target:,}' if target else '-'} | {versus} | {peer}"
             f" | {f'{rate / limit:.2f}x' if limit else '-'}"
@@ -67,9 +73,9 @@ def _ingest_rows(results: dict[str, Any]) -> list[str]:
 
 def _half_rate_rows(results: dict[str, Any]) -> list[str]:
     rows = [
-        "| transport | spans | batch | offered spans/s (half of sustained) | achieved spans/s | ack p50 ms "
-        "| ack p99 ms | target p99 | verdict |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| transport | spans | batch | ack after | offered spans/s (half of sustained) | achieved spans/s "
+        "| ack p50 ms | ack p99 ms | target p99 | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for case in results["ingest"]:
         half = case["half_rate_runs"]
@@ -78,7 +84,7 @@ def _half_rate_rows(results: dict[str, Any]) -> list[str]:
         offered = _median(case["runs"], "spans_per_s") / 2
         p99 = _median(half, "ack_p99_ms")
         rows.append(
-            f"| {case['transport']} | {_size(case['llm'])} | {case['batch']} | {offered:,.0f}"
+            f"| {case['transport']} | {_size(case['llm'])} | {case['batch']} | {_ack(case)} | {offered:,.0f}"
             f" | {_median(half, 'spans_per_s'):,.0f} | {_median(half, 'ack_p50_ms'):.1f}"
             f" | {p99:.1f}{_spread(half, 'ack_p99_ms', '{:.1f}')} | <= {TARGET_ACK_P99_MS:.0f}"
             f" | {'meets' if p99 <= TARGET_ACK_P99_MS else 'misses'} |"
@@ -233,7 +239,7 @@ def render(results: dict[str, Any], bounds_text: str) -> str:
         "## How to run",
         "",
         "```sh",
-        "python -m bench.run            # full: 3 runs x 10 s per figure, about 12 minutes",
+        "python -m bench.run            # full: 3 runs x 10 s per figure, about 25 minutes (10M scores in section 5)",
         "python -m bench.run --quick    # 1 run x 3 s per figure, about 3 minutes",
         "python -m bench.run --quick --smoke --out /tmp/b.md   # seconds; what CI runs (tests/bench)",
         "python -m bench.run --only queries   # section 5 alone (10M scores), spliced into docs/benchmarks.md",

@@ -137,6 +137,8 @@ def run_suite(*, quick: bool, smoke: bool, profile: bool = False) -> dict[str, A
     log("ingest:")
     for transport, llm, batch in plan.cases:
         results["ingest"].append(run_ingest_case(plan, transport, llm, batch, log))
+    for transport, llm, batch in plan.spooled_cases:
+        results["ingest"].append(run_ingest_case(plan, transport, llm, batch, log, acknowledge="spooled"))
     log("physical limits:")
     results["limits"] = run_limits(plan, log)
     log("received -> queryable:")

@@ -63,7 +63,12 @@ class ServiceProcess:
             "storage": {"dsn": f"chdb:///{(self.workdir / 'data').resolve().as_posix().lstrip('/')}"},
             "log_level": "WARNING",
         }
-        config.update(self.extra)
+        for key, value in self.extra.items():  # one level deep, so extra storage keys keep the dsn
+            current = config.get(key)
+            if isinstance(current, dict) and isinstance(value, dict):
+                config[key] = {**current, **value}
+            else:
+                config[key] = value
         self.config_path.write_text(yaml.safe_dump(config))
 
     def __enter__(self) -> ServiceProcess:

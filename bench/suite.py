@@ -11,7 +11,7 @@ import multiprocessing
 import statistics
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ class Plan:
     cases: list[tuple[str, bool, int]]  # (transport, llm, spans per request)
     insert_sizes: list[int]
     freshness_samples: int
+    spooled_cases: list[tuple[str, bool, int]] = field(default_factory=list)  # again with acknowledge: spooled
     concurrency: int = 8
     half_rate: bool = True
     scoring_seconds: float = 30.0  # how long run complete -> score queryable is probed
@@ -42,14 +43,18 @@ class Plan:
     def make(cls, quick: bool, smoke: bool) -> Plan:
         if smoke:
             return cls(seconds=1.0, runs=1, max_spans=20_000, cases=[("grpc", False, 100), ("http", False, 100)],
+                       spooled_cases=[("grpc", False, 100)],
                        insert_sizes=[1000], freshness_samples=3, concurrency=4, half_rate=False,
                        scoring_seconds=3.0, scoring_spans_per_second=500.0, query_sizes=(20_000, 50_000),
                        query_runs=3)
         cases = [(t, llm, n) for t in ("grpc", "http") for llm in (False, True) for n in (100, 1000)]
+        spooled = [("grpc", False, 100), ("grpc", False, 1000), ("grpc", True, 1000)]
         if quick:
-            return cls(seconds=3.0, runs=1, max_spans=500_000, cases=cases, insert_sizes=[1000, 10_000],
+            return cls(seconds=3.0, runs=1, max_spans=500_000, cases=cases, spooled_cases=spooled,
+                       insert_sizes=[1000, 10_000],
                        freshness_samples=10, scoring_seconds=15.0, query_sizes=(100_000, 1_000_000), query_runs=7)
-        return cls(seconds=10.0, runs=3, max_spans=2_000_000, cases=cases, insert_sizes=[1000, 10_000],
+        return cls(seconds=10.0, runs=3, max_spans=2_000_000, cases=cases, spooled_cases=spooled,
+                   insert_sizes=[1000, 10_000],
                    freshness_samples=30)
 
 
@@ -73,10 +78,23 @@ def _load_summary(raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
-def run_ingest_case(plan: Plan, transport: str, llm: bool, batch: int, log: Callable[[str], None]) -> dict[str, Any]:
-    """Sustained runs (then paced half-rate runs over gRPC) against one fresh service."""
-    case: dict[str, Any] = {"transport": transport, "llm": llm, "batch": batch, "runs": [], "half_rate_runs": []}
-    with temp_workdir(f"{transport}-{batch}") as workdir, ServiceProcess(Path(workdir)) as service, _pool() as pool:
+def run_ingest_case(
+    plan: Plan, transport: str, llm: bool, batch: int, log: Callable[[str], None], acknowledge: str = "stored"
+) -> dict[str, Any]:
+    """Sustained runs (then paced half-rate runs over gRPC) against one fresh service.
+
+    ``acknowledge`` is the service's ``storage.acknowledge``: after the insert, or once spooled.
+    """
+    case: dict[str, Any] = {
+        "transport": transport, "llm": llm, "batch": batch, "acknowledge": acknowledge, "runs": [],
+        "half_rate_runs": [],
+    }  # fmt: skip
+    extra: dict[str, object] = {"storage": {"acknowledge": acknowledge}}
+    with (
+        temp_workdir(f"{transport}-{batch}") as workdir,
+        ServiceProcess(Path(workdir), extra) as service,
+        _pool() as pool,
+    ):
         case["service_start_s"] = service.start_seconds
         port = service.grpc_port if transport == "grpc" else service.http_port
         sequence = 0
@@ -89,7 +107,8 @@ def run_ingest_case(plan: Plan, transport: str, llm: bool, batch: int, log: Call
             sequence = result["next_sequence"]
             total_acked += result["total_acked_spans"]
             case["runs"].append(result)
-            log(f"  {transport} {'llm' if llm else 'small'} x{batch}: {result['spans_per_s']:,.0f} spans/s "
+            log(f"  {transport} {'llm' if llm else 'small'} x{batch} ack={acknowledge}: "
+                f"{result['spans_per_s']:,.0f} spans/s "
                 f"p50 {result['ack_p50_ms']:.1f} ms p99 {result['ack_p99_ms']:.1f} ms "
                 f"failed {result['failed_requests']}")
         busy_s = sum(run["elapsed_s"] for run in case["runs"])
