@@ -43,21 +43,21 @@ def _ingest_paragraph(results: dict[str, Any]) -> list[str]:
     littles = concurrency * case["batch"] / p50_s if p50_s else 0.0
     return [
         f"- **Sustained ingest** ({case['transport']}, {case['batch']} spans per request: {rate:,.0f} spans/s). "
-        f"Decode (on the event loop) and the storage insert (on the one writer thread) share one process and "
-        f"largely take turns: the service used {case['service_cpu_share']:.2f} cores of 2 (the load generator "
-        f"and other engineers' tests take the rest). Decoding alone does {decode:,.0f} spans/s on one core; "
+        f"Decode runs on the event loop; the insert runs on the writer thread and, inside chDB, on the engine's "
+        f"own threads without the GIL, so the two overlap. The service used {case['service_cpu_share']:.2f} "
+        f"cores of 2 (the load generator takes the rest). Decoding alone does {decode:,.0f} spans/s on one core; "
         f"a group commit holds at most the {concurrency} x {case['batch']} spans in flight, and the insert alone "
-        f"at {insert_rows:,} rows per call does {insert:,.0f} spans/s; one after the other that is about "
-        f"1/(1/{decode:,.0f} + 1/{insert:,.0f}) = **{serial:,.0f} spans/s**, before sockets, framing and "
-        f"the 50 ms group-commit wait. Since an acknowledgement waits for the group commit, {concurrency} "
-        f"requests in flight give at most {concurrency} x {case['batch']} spans per ack latency "
-        f"({p50_s * 1000:.0f} ms p50) = {littles:,.0f} spans/s (Little's law): here the figure is bounded by "
-        f"latency (flush wait + insert), and more concurrent exporters or bigger groups raise it only up to "
-        f"the one-core ceiling above.",
+        f"at {insert_rows:,} rows per call does {insert:,.0f} spans/s; strictly one after the other that would "
+        f"be 1/(1/{decode:,.0f} + 1/{insert:,.0f}) = {serial:,.0f} spans/s. With acknowledge-after-insert an "
+        f"exporter waits for the group commit, so {concurrency} requests in flight give at most "
+        f"{concurrency} x {case['batch']} spans per ack latency ({p50_s * 1000:.0f} ms p50) = {littles:,.0f} "
+        f"spans/s (Little's law): small requests are bounded by latency, that is by the fixed cost of each "
+        f"insert (below). `storage.acknowledge: spooled` takes the insert out of the ack (rows marked "
+        f"'spool fsync').",
         "- **Small vs LLM-sized spans.** LLM-sized spans cost more per span in decode (5 KB of attribute "
         "text to copy into `str`) and much more in the insert (bytes to compress and write), so their "
-        "ceiling is the insert rate; small spans are bounded by per-span Python work (object creation in "
-        "`spans_from_request`, per-row column building for the insert).",
+        "ceiling is the insert rate; small spans are bounded by per-span Python work (upb field access and "
+        "object creation in `spans_from_request`, about 13 us per small span after the session-2 changes).",
         "- **Batches of 1000 vs 100.** Bigger requests amortise per-request cost but a request of 1000 LLM "
         "spans is ~5 MB and its acknowledgement waits for a whole group insert, so latency grows with the "
         "batch; with a fixed number of in-flight requests throughput can fall.",
@@ -73,13 +73,14 @@ def _storage_paragraph(results: dict[str, Any]) -> list[str]:
         if len(rates) > 1 and rates[0] > 0:
             drops.append(rates[-1] / rates[0])
     lines = [
-        "- **The storage insert is the tightest limit.** `insert_spans_sync` goes through clickhouse-connect's "
-        "chDB backend: Python builds a Native-format payload column by column (`span_columns`), writes it to a "
-        "temp file and runs `INSERT ... FROM INFILE` in the engine (`chdb Connection.query`), which parses it "
-        "and writes a new compressed MergeTree part. Per call cost is high, so rows per call matter more than "
-        "anything: compare 1,000 and 10,000 rows per call in the limits table. Under load the service's group "
-        "commits hold only what is in flight (here a few hundred to a few thousand spans), so it inserts in "
-        "the slow regime.",
+        "- **The storage insert has a large fixed cost.** `insert_spans_sync` serialises the batch to JSON "
+        "with orjson (C, about 4 us per small span) and inserts it into the `otel_traces_intake` Null table; a "
+        "materialized view maps it into `otel_traces` (migration 0005). The engine parses and writes in its own "
+        "threads. Before this, clickhouse-connect built the Native payload in Python (about 20 us per span) and "
+        "that was the largest share of the profile. What remains is mostly fixed per insert: about 35-45 ms "
+        "of CPU in chDB whether the call carries 10 or 1,000 rows (a new part of the wide `otel_traces` schema "
+        "with six skip indexes, plus a part of the trace-id lookup table from its view). Rows per call "
+        "therefore matter more than anything: compare 1,000 and 10,000 rows per call in the limits table.",
     ]
     if drops:
         lines.append(
@@ -96,12 +97,13 @@ def _latency_paragraph(results: dict[str, Any]) -> list[str]:
     insert, rows = _limit(results, "insert", False, 1000)
     insert_ms = rows / insert * 1000 if insert else 0.0
     return [
-        "- **Acknowledgement latency at half rate.** An OK means stored, so every export waits for the group "
-        "commit: up to `storage.flush_interval_s` (50 ms) for the batch to close, plus the insert itself "
-        f"({rows:,} small rows take about {insert_ms:.0f} ms at the measured insert rate), plus any insert "
-        "already running. With these insert costs the p99 target of 50 ms is out of reach; flushing as soon "
-        "as the writer is idle (batching only while an insert runs) would remove the fixed wait, and a "
-        "cheaper insert the rest.",
+        "- **Acknowledgement latency at half rate.** With `storage.acknowledge: stored` (the default) an OK "
+        "means stored, so every export waits for the group commit: up to `storage.flush_interval_s` (5 ms) for "
+        f"the batch to close, plus the insert itself ({rows:,} small rows take about {insert_ms:.0f} ms at the "
+        "measured insert rate, most of it the fixed per-insert cost), plus any insert already running. A p99 "
+        "of 50 ms is out of reach that way by construction. With `storage.acknowledge: spooled` an OK waits "
+        "for one fsync of the batch in the spool (a write-ahead log), and inserts run behind it, merging "
+        "waiting batches up to `storage.batch_max_spans`.",
         f"- **Received -> queryable** (p50 {fresh['p50_s'] * 1000:.0f} ms): the acknowledgement already "
         "means stored, so this is ack latency + one poll interval (50 ms) + the query round trip through "
         "the API's reader thread; chDB makes inserted parts visible at once (no async insert).",
