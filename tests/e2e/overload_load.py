@@ -54,7 +54,7 @@ class Spec:
     warmup_s: float = 3.0
     calibrate_s: float = 4.0
     calibrate_concurrency: int = 100
-    overload_s: float = 20.0
+    overload_s: float = 60.0
     factor: float = 2.0
     max_in_flight: int = 1000
     grpc_channels: int = 8
