@@ -32,6 +32,8 @@ from spanscore.model import Message, ToolCall
 
 DIALECT = "mastra"
 TYPE = "mastra.span.type"
+ATTRIBUTE_PREFIXES = (TYPE,)
+"""Only a span with a ``mastra.span.type`` attribute is read as Mastra; any other yields no facts."""
 _KINDS = {
     "agent_run": "agent",
     "model_generation": "llm",

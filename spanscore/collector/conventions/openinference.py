@@ -30,15 +30,15 @@ from spanscore.model import Message, ToolCall
 DIALECT = "openinference"
 KIND = "openinference.span.kind"
 _KINDS = {"AGENT": "agent", "LLM": "llm", "TOOL": "tool", "RETRIEVER": "retriever", "CHAIN": "chain"}
+ATTRIBUTE_PREFIXES = ("openinference.", "llm.", "input.value", "output.value", "retrieval.")
+"""A span is read as OpenInference when one of its attribute keys starts with one of these, else it yields no facts."""
 
 
 def extract(span: SpanRecord) -> SpanFacts:
     attributes = span.attributes
     get = attributes.get
     facts = SpanFacts()
-    if not any(
-        key.startswith(("openinference.", "llm.", "input.value", "output.value", "retrieval.")) for key in attributes
-    ):
+    if not any(key.startswith(ATTRIBUTE_PREFIXES) for key in attributes):
         return facts
     kind = _KINDS.get((get(KIND) or "").upper())
     facts.put("kind", kind, f"{DIALECT}:{KIND}")

@@ -33,6 +33,8 @@ DIALECT = "openllmetry"
 KIND = "traceloop.span.kind"
 _KINDS = {"workflow": "agent", "agent": "agent", "tool": "tool", "task": "chain"}
 _ASSOCIATION = "traceloop.association.properties."
+ATTRIBUTE_PREFIXES = ("traceloop.", "gen_ai.", "llm.")
+"""Every span attribute ``extract`` reads starts with one of these; a span with none yields no facts."""
 _QUESTION_KEYS = ("messages", "input", "query", "question", "prompt", "message", "text")
 
 

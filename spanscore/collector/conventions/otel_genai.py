@@ -32,6 +32,10 @@ from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.model import Message, ToolCall
 
 DIALECT = "otel_genai"
+ATTRIBUTE_PREFIXES = ("gen_ai.", "user.id", "enduser.id", "error.type")
+"""Every span attribute ``attribute_facts`` reads starts with one of these; a span with none yields no facts."""
+EVENT_PREFIXES = ("gen_ai.",)
+"""Every span event and log record name this module reads starts with one of these; others yield no facts."""
 _KINDS = {
     "invoke_agent": "agent",
     "create_agent": "agent",

@@ -1,17 +1,28 @@
-"""Which dialect wins when several describe the same field of one span.
+"""Which dialect wins when several describe the same field of one span, and which spans need reading at all.
 
 Extractors are chosen by which attributes a span carries, never by its
-instrumentation scope: every extractor looks at every span, and the facts are
-merged field by field in ``PRECEDENCE`` order, so the first dialect that has a
-value supplies it. Standard attributes come first because they are the most
-precisely specified; framework-specific attributes fill what they leave out;
-the older GenAI per-message events come last because the current attributes
-replace them. docs/conventions.md explains the order.
+instrumentation scope: every extractor looks at every span that may carry
+GenAI data, and the facts are merged field by field in ``PRECEDENCE`` order,
+so the first dialect that has a value supplies it. Standard attributes come
+first because they are the most precisely specified; framework-specific
+attributes fill what they leave out; the older GenAI per-message events come
+last because the current attributes replace them. docs/conventions.md
+explains the order.
+
+Most spans in a busy service are plain (HTTP handlers, database calls) and
+say nothing about a run, yet they reach run assembly too. Each dialect
+declares the attribute key prefixes it reads (``ATTRIBUTE_PREFIXES``, also
+its own gate where it has one), and the GenAI module the event and log record
+names it reads (``EVENT_PREFIXES``); ``span_facts`` answers a span with none
+of them with empty facts without calling any extractor. A dialect's facts are
+empty for such a span by its declaration, so the result is the same; the
+collector's tests hold every extractor to its declaration.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from spanscore.collector.conventions import mastra, openinference, openllmetry, otel_genai, vercel_ai
 from spanscore.collector.conventions.facts import SpanFacts
@@ -19,23 +30,65 @@ from spanscore.collector.model import LogRecord, SpanRecord
 
 Extractor = Callable[[SpanRecord], SpanFacts]
 
-PRECEDENCE: tuple[tuple[str, Extractor], ...] = (
-    (openinference.DIALECT, openinference.extract),
-    (openllmetry.DIALECT, openllmetry.extract),
-    (mastra.DIALECT, mastra.extract),
-    (vercel_ai.DIALECT, vercel_ai.extract),
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """A framework extractor and the attribute key prefixes outside which it finds nothing."""
+
+    name: str
+    extract: Extractor
+    attribute_prefixes: tuple[str, ...]
+
+
+PRECEDENCE: tuple[Dialect, ...] = (
+    Dialect(openinference.DIALECT, openinference.extract, openinference.ATTRIBUTE_PREFIXES),
+    Dialect(openllmetry.DIALECT, openllmetry.extract, openllmetry.ATTRIBUTE_PREFIXES),
+    Dialect(mastra.DIALECT, mastra.extract, mastra.ATTRIBUTE_PREFIXES),
+    Dialect(vercel_ai.DIALECT, vercel_ai.extract, vercel_ai.ATTRIBUTE_PREFIXES),
 )
 """Framework dialects, after the GenAI attributes and before the GenAI events (see ``span_facts``)."""
+
+ATTRIBUTE_PREFIXES: tuple[str, ...] = tuple(
+    dict.fromkeys([*otel_genai.ATTRIBUTE_PREFIXES, *(p for dialect in PRECEDENCE for p in dialect.attribute_prefixes)])
+)
+"""A span without an attribute key starting with one of these gives no dialect anything to read."""
+EVENT_PREFIXES: tuple[str, ...] = otel_genai.EVENT_PREFIXES
+"""Span events and log records whose names start with none of these are read by no dialect."""
+
+
+def may_carry_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> bool:
+    """Whether any dialect could find something in ``span`` and its joined log records (cheap: names only)."""
+    # Plain loops, not any(): this runs for every span, and most spans have no events or logs.
+    for key in span.attributes:
+        if key.startswith(ATTRIBUTE_PREFIXES):
+            return True
+    for event in span.events:
+        if event.name.startswith(EVENT_PREFIXES):
+            return True
+    for log in logs:
+        if log.event_name.startswith(EVENT_PREFIXES):
+            return True
+    return False
 
 
 def span_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts:
     """Everything the known dialects say about ``span`` (and its joined log records), merged by precedence.
 
+    A span that ``may_carry_facts`` rules out gets empty facts without running any extractor.
+    """
+    if not may_carry_facts(span, logs):
+        return SpanFacts()
+    return extract_facts(span, logs)
+
+
+def extract_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts:
+    """Run every extractor on ``span``, with no pre-check; ``span_facts`` is the one to call.
+
     Order: GenAI attributes (on the span, then on joined detail logs); OpenInference;
     OpenLLMetry; Mastra; Vercel AI SDK; GenAI per-message events (span events, then logs).
     """
     facts = otel_genai.attribute_facts(span, logs)
-    for _, extract in PRECEDENCE:
-        facts.merge(extract(span))
+    for dialect in PRECEDENCE:
+        facts.merge(dialect.extract(span))
     facts.merge(otel_genai.event_facts(span, logs))
     return facts

@@ -34,12 +34,14 @@ from spanscore.model import Message, ToolCall
 
 DIALECT = "vercel_ai"
 _METADATA = "ai.telemetry.metadata."
+ATTRIBUTE_PREFIXES = ("ai.",)
+"""A span is read as Vercel AI SDK telemetry when one of its attribute keys starts with one of these."""
 
 
 def extract(span: SpanRecord) -> SpanFacts:
     attributes = span.attributes
     facts = SpanFacts()
-    if not any(key.startswith("ai.") for key in attributes):
+    if not any(key.startswith(ATTRIBUTE_PREFIXES) for key in attributes):
         return facts
     get = attributes.get
     operation = get("ai.operationId") or span.name

@@ -1,0 +1,82 @@
+"""Run assembly cost per span, in-process: CPU seconds the assembler spends on each span.
+
+The spans are what the load generator sends (``bench.payloads``), decoded as the
+service decodes them: background traces of 10 small spans with plain
+attributes, and LLM-sized GenAI chat spans. Each repetition feeds a fresh
+``RunAssembler`` every span, then polls once after the quiet period so every
+trace is assembled into its run (what the live loop does on the event loop).
+``span_facts`` alone is timed too. CPU time, not wall time, and the minimum
+over repetitions, because the figure is meant to be read on a loaded machine.
+
+    python -m bench.assembly [--spans 20000] [--repetitions 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+
+from bench.payloads import build_template
+from spanscore.collector.conventions import span_facts
+from spanscore.collector.decode import parse_traces, spans_from_request
+from spanscore.collector.model import SpanRecord
+from spanscore.collector.readiness import RunAssembler
+
+SPANS_PER_REQUEST = 100
+
+
+def decoded_spans(count: int, llm: bool) -> list[SpanRecord]:
+    """``count`` spans in traces of 10, each request with its own trace ids, decoded as the receivers do."""
+    template = build_template(SPANS_PER_REQUEST, llm)
+    spans: list[SpanRecord] = []
+    for sequence in range(max(1, count // SPANS_PER_REQUEST)):
+        spans.extend(spans_from_request(parse_traces(template.encode(sequence), json_body=False)).items)
+    return spans
+
+
+def _assemble(spans: list[SpanRecord]) -> None:
+    assembler = RunAssembler()
+    now = time.time_ns()
+    for start in range(0, len(spans), SPANS_PER_REQUEST):
+        assembler.add_spans(spans[start : start + SPANS_PER_REQUEST], now)
+    ready = assembler.poll_ready(now + int(assembler.config.quiet_period_s * 1e9) + 1)
+    if len(ready) * 10 != len(spans):
+        raise RuntimeError(f"expected one run per trace of 10 spans, got {len(ready)} for {len(spans)} spans")
+
+
+def _facts(spans: list[SpanRecord]) -> None:
+    for span in spans:
+        span_facts(span)
+
+
+def cpu_us_per_span(work: Callable[[list[SpanRecord]], None], spans: list[SpanRecord], repetitions: int) -> float:
+    """Minimum over ``repetitions`` of process CPU microseconds per span."""
+    best = float("inf")
+    for _ in range(repetitions):
+        started = time.process_time()
+        work(spans)
+        best = min(best, time.process_time() - started)
+    return best / len(spans) * 1e6
+
+
+def measure(spans: int, repetitions: int) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for label, llm in (("background", False), ("genai_llm", True)):
+        decoded = decoded_spans(spans if not llm else max(1000, spans // 10), llm)
+        out[f"{label}_assembly_cpu_us_per_span"] = round(cpu_us_per_span(_assemble, decoded, repetitions), 2)
+        out[f"{label}_span_facts_cpu_us_per_span"] = round(cpu_us_per_span(_facts, decoded, repetitions), 2)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spans", type=int, default=20_000)
+    parser.add_argument("--repetitions", type=int, default=7)
+    args = parser.parse_args()
+    print(json.dumps(measure(args.spans, args.repetitions), indent=2))
+
+
+if __name__ == "__main__":
+    main()
