@@ -21,23 +21,12 @@ import random
 import time
 from collections.abc import Callable
 
-from litellm.exceptions import (
-    APIConnectionError,
-    AuthenticationError,
-    BadGatewayError,
-    BadRequestError,
-    ContentPolicyViolationError,
-    ContextWindowExceededError,
-    InternalServerError,
-    NotFoundError,
-    PermissionDeniedError,
-    RateLimitError,
-    ServiceUnavailableError,
-    Timeout,
-    UnprocessableEntityError,
-)
+# Through judge_litellm, never ``from litellm...`` directly: the first import of litellm in a process must
+# come after judge_litellm's settings, or litellm fetches its price table from the network while loading
+# (judge worker processes import this module first).
+from spanscore.scorers.judge_litellm import litellm
 
-import spanscore.scorers.judge_litellm  # noqa: F401  (process-wide litellm settings before first use)
+_errors = litellm.exceptions
 
 
 class Failure(enum.Enum):
@@ -47,21 +36,21 @@ class Failure(enum.Enum):
 
 
 _TRANSIENT_TYPES: tuple[type[BaseException], ...] = (
-    RateLimitError,
-    Timeout,
-    APIConnectionError,
-    InternalServerError,
-    ServiceUnavailableError,
-    BadGatewayError,
+    _errors.RateLimitError,
+    _errors.Timeout,
+    _errors.APIConnectionError,
+    _errors.InternalServerError,
+    _errors.ServiceUnavailableError,
+    _errors.BadGatewayError,
     TimeoutError,
     ConnectionError,
 )
 _PERMANENT_4XX: tuple[type[BaseException], ...] = (
-    ContextWindowExceededError,
-    ContentPolicyViolationError,
-    AuthenticationError,
-    PermissionDeniedError,
-    NotFoundError,
+    _errors.ContextWindowExceededError,
+    _errors.ContentPolicyViolationError,
+    _errors.AuthenticationError,
+    _errors.PermissionDeniedError,
+    _errors.NotFoundError,
 )
 
 
@@ -74,7 +63,7 @@ def classify(error: BaseException, *, structured: bool) -> Failure:
     status = getattr(error, "status_code", None)
     if isinstance(status, int) and (status == 429 or status >= 500):
         return Failure.TRANSIENT
-    if structured and isinstance(error, BadRequestError | UnprocessableEntityError):
+    if structured and isinstance(error, _errors.BadRequestError | _errors.UnprocessableEntityError):
         return Failure.MODE_REFUSED
     if structured and status in (400, 422):
         return Failure.MODE_REFUSED
