@@ -48,7 +48,8 @@ from spanscore.scorers.judge_resilience import (
     retry_after,
 )
 from spanscore.scorers.judge_tracing import JudgeTracer
-from spanscore.scorers.judge_transport import CallFailed, InProcessTransport, Reply, Transport
+from spanscore.scorers.judge_transport import CallFailed, Reply, Transport
+from spanscore.scorers.judge_workers import transport_for
 
 __all__ = [
     "DATA_RULE",
@@ -109,8 +110,10 @@ class _Attempt:
 class JudgeClient:
     """Asks judges for verdicts; one instance is shared by every scorer so per-model limits hold globally.
 
-    ``transport`` decides where litellm runs: in this process (the default) or in worker processes
-    (``judge_workers.WorkerPoolTransport``). ``sleep`` and ``clock`` are injectable for tests.
+    ``transport`` decides where litellm runs: in this process (``InProcessTransport``), in worker processes
+    (``judge_workers.WorkerPoolTransport``), or in-process until the call rate calls for workers
+    (``judge_workers.AutoTransport``); by default the one the installed ``judge:`` section's
+    ``worker_processes`` names (``auto``). ``sleep`` and ``clock`` are injectable for tests.
     """
 
     def __init__(
@@ -122,7 +125,7 @@ class JudgeClient:
         clock: Any = time.monotonic,
         transport: Transport | None = None,
     ) -> None:
-        self._transport: Transport = transport or InProcessTransport()
+        self._transport: Transport = transport or transport_for(default_judge_config().worker_processes)
         self._states: dict[tuple[str, str | None], _ModelState] = {}
         self._tracer = JudgeTracer(tracer)
         self._environ = os.environ if environ is None else environ

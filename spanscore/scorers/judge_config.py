@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -42,6 +42,12 @@ class JudgeConfig(BaseModel):
     )
     breaker_failures: int = Field(5, ge=1, description="Consecutive transient failures that open the breaker.")
     breaker_cooldown_s: float = Field(30.0, ge=0, description="How long an open breaker fails calls fast.")
+    worker_processes: Annotated[int, Field(ge=0)] | Literal["auto"] = Field(
+        "auto",
+        description="Where litellm runs, for the whole process (read from the judge: section when the shared "
+        "client is made; ignored in scorer and step overrides): 0 in the service's event loop, N in N judge "
+        "worker processes, auto in-process until judge calls sustain 40/s, then one worker per core (2 to 4).",
+    )
 
     @model_validator(mode="before")
     @classmethod
