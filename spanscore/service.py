@@ -175,6 +175,7 @@ class Service:
             await self.passthrough.shutdown()
         if self.live is not None:
             await self.live.shutdown()
+            await _close_judge_workers()
         await asyncio.get_running_loop().run_in_executor(None, self.store.close)
         self._stopped.set()
 
@@ -187,6 +188,19 @@ class Service:
         if self.api is not None:
             found["api"] = f"http://{self.config.api.host}:{self.api.port}"
         return found
+
+
+async def _close_judge_workers() -> None:
+    """Stop the judge's worker processes with the service, not at the next judge call or process exit."""
+    from spanscore.scorers import judge
+
+    client = judge._shared
+    if client is None:
+        return
+    try:
+        await client.aclose()
+    except Exception:
+        log.exception("judge worker shutdown failed")
 
 
 async def run_until_signal(config: ServiceConfig) -> int:
