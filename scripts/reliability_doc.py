@@ -76,7 +76,7 @@ GUARANTEES = (
             "body (up to `collector.grpc.max_message_bytes` / `collector.http.max_body_bytes`) and is decoded "
             "before it can be refused, so memory also scales with how many exporters send at once.",
             "The pending bound counts spans, not bytes: LLM-sized spans take more memory per pending span.",
-            "The overload test runs with `max_pending_spans: 20000` (the default is 200,000) so that 2x load "
+            "The overload test runs with `max_pending_spans: 2000` (the default is 200,000) so that its load "
             "reaches the bound within seconds; the 2x offer lasts 60 s.",
         ),
     ),
