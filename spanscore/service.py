@@ -192,13 +192,10 @@ class Service:
 
 async def _close_judge_workers() -> None:
     """Stop the judge's worker processes with the service, not at the next judge call or process exit."""
-    from spanscore.scorers import judge
+    from spanscore.scorers.judge import close_shared_client
 
-    client = judge._shared
-    if client is None:
-        return
     try:
-        await client.aclose()
+        await close_shared_client()
     except Exception:
         log.exception("judge worker shutdown failed")
 

@@ -372,6 +372,12 @@ def shared_client() -> JudgeClient:
     return _shared
 
 
+async def close_shared_client() -> None:
+    """Stop the shared client's worker processes, if a client was ever made; it stays usable."""
+    if _shared is not None:
+        await _shared.aclose()
+
+
 def set_shared_client(client: JudgeClient | None) -> None:
     """Replace the process-wide client (the service installs one with its tracer; tests reset it)."""
     global _shared

@@ -26,7 +26,7 @@ from spanscore.errors import PermanentError, RetryableError
 from spanscore.storage.guard import QueryLimits, explain_engine_error, guard_query
 from spanscore.storage.migrations import migrate
 from spanscore.storage.retention import apply_ttls
-from spanscore.storage.rows import LOG_COLUMNS, log_columns, spans_to_json
+from spanscore.storage.rows import LOG_COLUMNS, log_columns, records_to_json
 from spanscore.storage.scores import DECISION_COLUMNS, SCORE_COLUMNS, DecisionRow, ScoreRow, to_columns
 
 log = logging.getLogger(__name__)
@@ -122,7 +122,7 @@ class ClickHouseStore:
         """
         if not spans:
             return
-        body = spans_to_json(spans)
+        body = records_to_json(spans)
         self._guarded(
             "otel_traces_intake",
             lambda: self.client.raw_insert(

@@ -57,13 +57,13 @@ def _unpickle(data: bytes) -> list[Any]:
     return records
 
 
-def spans_to_json(spans: Sequence[SpanRecord]) -> bytes:
+def records_to_json(records: Sequence[SpanRecord] | Sequence[LogRecord]) -> bytes:
     """A batch as one JSON array: the insert body for ``otel_traces_intake`` and the spool's form."""
-    return orjson.dumps(spans if isinstance(spans, list) else list(spans))
+    return orjson.dumps(records if isinstance(records, list) else list(records))
 
 
 def spans_from_json(data: bytes) -> list[SpanRecord]:
-    """The inverse of ``spans_to_json`` (spool replay after a restart).
+    """The inverse of ``records_to_json`` (spool replay after a restart).
 
     Spools written before spans were spooled as JSON hold pickles; those still replay.
     """
@@ -77,15 +77,11 @@ def spans_from_json(data: bytes) -> list[SpanRecord]:
     return spans
 
 
-def logs_to_json(logs: Sequence[LogRecord]) -> bytes:
-    return orjson.dumps(logs if isinstance(logs, list) else list(logs))
-
-
 def logs_from_json(data: bytes) -> list[LogRecord]:
     if data[:1] == _PICKLE_MARK:
         return _unpickle(data)
     return [LogRecord(**item) for item in orjson.loads(data)]
 
 
-SPAN_SPOOL_CODEC: SpoolCodec[SpanRecord] = SpoolCodec(spans_to_json, spans_from_json)
-LOG_SPOOL_CODEC: SpoolCodec[LogRecord] = SpoolCodec(logs_to_json, logs_from_json)
+SPAN_SPOOL_CODEC: SpoolCodec[SpanRecord] = SpoolCodec(records_to_json, spans_from_json)
+LOG_SPOOL_CODEC: SpoolCodec[LogRecord] = SpoolCodec(records_to_json, logs_from_json)

@@ -97,13 +97,6 @@ class Spool(Generic[T]):
             self._count += 1
         return target
 
-    def oldest(self) -> tuple[Path, list[T]] | None:
-        """The first batch still waiting, or None."""
-        paths = self.waiting(1)
-        if not paths:
-            return None
-        return paths[0], self.read(paths[0])
-
     def waiting(self, limit: int) -> list[Path]:
         """Up to ``limit`` batch files, oldest first."""
         with self._lock:

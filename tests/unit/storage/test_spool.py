@@ -17,14 +17,14 @@ def test_batches_come_back_in_order_and_survive_a_new_instance(tmp_path: Path) -
     (tmp_path / "000000000099.tmp").write_bytes(b"half-written")  # a crash mid-append
     reopened: Spool[int] = Spool(tmp_path, max_bytes=1 << 20)
     assert reopened.batches == 2 and not list(tmp_path.glob("*.tmp"))
-    first = reopened.oldest()
-    assert first is not None and first[1] == [1, 2]
-    reopened.remove(first[0])
+    first = reopened.waiting(1)[0]
+    assert reopened.read(first) == [1, 2]
+    reopened.remove(first)
     reopened.append([4])
     seen = []
-    while (item := reopened.oldest()) is not None:
-        seen.append(item[1])
-        reopened.remove(item[0])
+    while paths := reopened.waiting(1):
+        seen.append(reopened.read(paths[0]))
+        reopened.remove(paths[0])
     assert seen == [[3], [4]]
     assert reopened.batches == 0 and reopened.size_bytes == 0
 
