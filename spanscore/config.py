@@ -107,6 +107,10 @@ class StorageConfig(_Section):
     flush_interval_s: float = Field(0.005, ge=0.0, le=60.0)
     """...or when the oldest waiting span is this old. Exporters wait for the insert, and spans arriving
     during an insert join the next one, so a short linger keeps acks fast while batches grow with load."""
+    insert_interval_s: float = Field(0.25, ge=0.0, le=10.0)
+    """With ``acknowledge: spooled``, the least time between two inserts behind the spool (sooner when
+    ``batch_max_spans`` are waiting). Each insert has a fixed engine cost, so fewer, larger inserts leave the
+    CPU to the receivers; spans become queryable up to this much later."""
     max_pending_spans: int = Field(200_000, ge=1)
     """Spans waiting for storage beyond which receivers answer with backpressure (retry later)."""
     query_max_execution_time_s: float = Field(10.0, gt=0)

@@ -70,6 +70,8 @@ class Service:
             if spooling
             else None,
             acknowledge=storage.acknowledge,
+            insert_interval=storage.insert_interval_s,
+            insert_encoded=self.store.insert_span_json,
         )
         self.log_writer: BatchWriter[LogRecord] = BatchWriter(
             "logs",
@@ -81,6 +83,7 @@ class Service:
             if spooling
             else None,
             acknowledge=storage.acknowledge,
+            insert_interval=storage.insert_interval_s,
         )
         self.live = self._live_scoring(config)
         self.passthrough = (

@@ -120,9 +120,11 @@ class ClickHouseStore:
         the event loop keeps decoding the next requests meanwhile. Every string is valid UTF-8:
         both decoders refuse unpaired surrogates before a record exists.
         """
-        if not spans:
-            return
-        body = records_to_json(spans)
+        if spans:
+            self.insert_span_json_sync(records_to_json(spans))
+
+    def insert_span_json_sync(self, body: bytes) -> None:
+        """Insert spans already encoded by ``records_to_json`` (the spool's bytes, reused as they are)."""
         self._guarded(
             "otel_traces_intake",
             lambda: self.client.raw_insert(
@@ -167,6 +169,9 @@ class ClickHouseStore:
 
     async def insert_spans(self, spans: Sequence[SpanRecord]) -> None:
         await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_spans_sync, spans)
+
+    async def insert_span_json(self, body: bytes) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_span_json_sync, body)
 
     async def insert_logs(self, logs: Sequence[LogRecord]) -> None:
         await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_logs_sync, logs)

@@ -46,6 +46,8 @@ class SpoolCodec(Generic[T]):
 
     encode: Callable[[Sequence[T]], bytes] = _pickle_encode
     decode: Callable[[bytes], list[T]] = _pickle_decode
+    join: Callable[[Sequence[bytes]], bytes] | None = None
+    """Several encoded batches as one encoded batch without decoding, when the form allows it."""
 
 
 class Spool(Generic[T]):
@@ -77,7 +79,15 @@ class Spool(Generic[T]):
 
     def append(self, records: Sequence[T]) -> Path:
         """Persist one batch durably and return its file; raise RetryableError when the spool is full."""
-        data: bytes = self.codec.encode(records)
+        return self.write(self.codec.encode(records))
+
+    def append_encoded(self, records: Sequence[T]) -> tuple[Path, bytes]:
+        """``append`` that also returns the file's bytes, for a writer that can insert them as they are."""
+        data = self.codec.encode(records)
+        return self.write(data), data
+
+    def write(self, data: bytes) -> Path:
+        """Persist one encoded batch (``codec.encode`` output) durably and return its file."""
         with self._lock:
             if self._bytes + len(data) > self.max_bytes:
                 raise RetryableError(

@@ -20,7 +20,9 @@ acknowledgement then costs one fsync instead of one ClickHouse insert (tens of
 milliseconds of fixed cost per part in chDB), and inserts no longer stall the
 exporters. Batches written by this process stay in memory (bounded by
 ``max_pending``) until inserted, so the log is read back only after a restart
-or an overflow.
+or an overflow. Inserts are spaced ``insert_interval`` apart so their fixed
+engine cost is paid for many batches at once, and when the spool codec can join
+encoded batches, an insert sends the bytes already written to the log.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 InsertFn = Callable[[Sequence[T]], Awaitable[None]]
+EncodedInsertFn = Callable[[bytes], Awaitable[None]]
 StoredHook = Callable[[Sequence[T]], None]
 
 
@@ -79,6 +82,8 @@ class BatchWriter(Generic[T]):
         spool: Spool[T] | None = None,
         replay_backoff_s: float = 1.0,
         acknowledge: str = "stored",
+        insert_interval: float = 0.0,
+        insert_encoded: EncodedInsertFn | None = None,
     ) -> None:
         if acknowledge not in ("stored", "spooled"):
             raise ValueError(f"acknowledge must be 'stored' or 'spooled', got {acknowledge!r}")
@@ -86,10 +91,17 @@ class BatchWriter(Generic[T]):
             raise ValueError("acknowledge='spooled' needs a spool")
         self._ack_spooled = acknowledge == "spooled"
         self._cached: dict[Path, Sequence[T]] = {}  # batches logged by this process, not inserted yet
+        # With ``insert_encoded`` (it takes the spool codec's bytes, joined by the codec), the spool
+        # file's bytes of each cached batch: the insert reuses them instead of encoding again.
+        self._cached_bytes: dict[Path, bytes] = {}
+        self._join_encoded = spool.codec.join if spool is not None else None
+        self._insert_encoded = insert_encoded if self._join_encoded is not None else None
         self._retry: list[Path] = []  # the batch files of a failed replay insert, retried exactly as they were
         self._cached_count = 0
         self._spool = spool
         self._replay_backoff = replay_backoff_s
+        self._insert_interval = insert_interval
+        self._last_insert = 0.0
         self._replay_task: asyncio.Task[None] | None = None
         self._spooled_event = asyncio.Event()
         self.name = name
@@ -197,10 +209,16 @@ class BatchWriter(Generic[T]):
     async def _write(self, records: list[T]) -> None:
         """Make ``records`` durable: in storage, or (when storage fails and a spool exists) on disk."""
         if self._ack_spooled:
-            path = await self._to_spool(records, count=False)
+            data = None
+            if self._insert_encoded is not None:
+                path, data = await self._to_spool_encoded(records)
+            else:
+                path = await self._to_spool(records, count=False)
             if self._cached_count + len(records) <= self._max_pending:
                 self._cached[path] = records
                 self._cached_count += len(records)
+                if data is not None:
+                    self._cached_bytes[path] = data
             return
         if self._spool is not None and self._spool.batches:
             await self._to_spool(records)  # storage is behind its spool: keep arrival order
@@ -232,6 +250,12 @@ class BatchWriter(Generic[T]):
         self._spooled_event.set()
         return path
 
+    async def _to_spool_encoded(self, records: list[T]) -> tuple[Path, bytes]:
+        assert self._spool is not None
+        stored = await asyncio.get_running_loop().run_in_executor(None, self._spool.append_encoded, records)
+        self._spooled_event.set()
+        return stored
+
     def _stored(self, records: list[T]) -> None:
         if self.on_stored is not None:
             try:
@@ -259,10 +283,30 @@ class BatchWriter(Generic[T]):
                 except TimeoutError:
                     pass
                 continue
+            await self._linger()
             if not await self._replay_some(spool):
                 if self._closing:
                     return
                 await asyncio.sleep(self._replay_backoff)
+
+    async def _linger(self) -> None:
+        """Space inserts behind an acknowledging spool ``insert_interval`` apart.
+
+        Every insert has a fixed engine cost (tens of milliseconds of CPU in chDB, whatever its
+        size), so back-to-back inserts of whatever just arrived would take CPU from the receivers
+        at moderate rates. Waiting lets batches merge; a full ``batch_max`` or shutdown goes at once.
+        """
+        if not self._ack_spooled or self._retry:
+            return
+        while not self._closing and self._cached_count < self._batch_max:
+            remaining = self._last_insert + self._insert_interval - time.monotonic()
+            if remaining <= 0:
+                return
+            self._spooled_event.clear()
+            try:
+                await asyncio.wait_for(self._spooled_event.wait(), remaining)
+            except TimeoutError:
+                return
 
     async def _next_replay(self, spool: Spool[T]) -> tuple[list[Path], list[T], int]:
         """The batch files for the next insert, their records, and how many of those came from disk."""
@@ -305,8 +349,13 @@ class BatchWriter(Generic[T]):
         if not taken:
             return True
         started = time.perf_counter()
+        self._last_insert = time.monotonic()
+        encoded = [self._cached_bytes.get(path) for path in taken]
         try:
-            await self._insert(records)
+            if self._insert_encoded is not None and self._join_encoded is not None and None not in encoded:
+                await self._insert_encoded(self._join_encoded([data for data in encoded if data is not None]))
+            else:
+                await self._insert(records)
         except Exception as exc:
             self._note_failure(exc, len(records))
             self._retry = taken
@@ -315,6 +364,7 @@ class BatchWriter(Generic[T]):
         await loop.run_in_executor(None, _remove_all, spool, taken)
         for path in taken:
             cached = self._cached.pop(path, None)
+            self._cached_bytes.pop(path, None)
             if cached is not None:
                 self._cached_count -= len(cached)
         self.stats.inserts += 1

@@ -11,7 +11,7 @@ import pytest
 from spanscore.collector.model import LogRecord, SpanEvent, SpanLink, SpanRecord
 from spanscore.config import ConfigError, load_config
 from spanscore.errors import RetryableError
-from spanscore.storage.rows import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC
+from spanscore.storage.rows import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC, join_json_arrays, records_to_json, spans_from_json
 from spanscore.storage.spool import Spool
 from spanscore.storage.writer import BatchWriter
 
@@ -129,3 +129,76 @@ def test_records_survive_the_json_spool_codec_and_old_pickled_batches_still_read
     (tmp_path / "spans" / "000000000009.batch").write_bytes(pickle.dumps([span], protocol=pickle.HIGHEST_PROTOCOL))
     assert [spans.read(path) for path in spans.waiting(10)] == [[span], [span]]
     assert logs.read(logs.waiting(1)[0]) == [log]
+
+
+async def test_inserts_behind_the_log_are_spaced_by_the_insert_interval(tmp_path: Path) -> None:
+    store = GatedStore()
+    store.gate.set()
+    writer = _writer(store, tmp_path, batch_max=3, insert_interval=30.0)
+    await writer.start()
+    await writer.consume([0])
+    await _until(lambda: store.calls == [[0]], 5)
+    assert store.calls == [[0]]  # the first insert does not wait
+    await writer.consume([1])
+    await writer.consume([2])
+    await asyncio.sleep(0.3)
+    assert store.calls == [[0]]  # the interval has not passed: the batches wait to merge
+    await writer.consume([3])  # batch_max records are waiting: no more waiting
+    await _until(lambda: len(store.calls) == 2, 5)
+    assert store.calls == [[0], [1, 2, 3]]
+    await writer.consume([4])
+    await asyncio.wait_for(writer.shutdown(), 5)  # shutdown does not wait out the interval either
+    assert store.stored == [0, 1, 2, 3, 4] and not _logged(tmp_path)
+
+
+def _span(index: int) -> SpanRecord:
+    return SpanRecord(
+        trace_id=f"{index + 1:032x}", span_id=f"{index + 1:016x}", parent_span_id="", name=f"s{index}",
+        kind="Internal", start_time_ns=index, end_time_ns=index + 1, service_name="svc",
+        attributes={"i": str(index)}, resource_attributes={},
+    )  # fmt: skip
+
+
+async def test_inserts_reuse_the_logged_bytes_merged_without_encoding_again(tmp_path: Path) -> None:
+    bodies: list[bytes] = []
+    attempts: list[bytes] = []
+    gate = asyncio.Event()
+
+    async def insert_encoded(body: bytes) -> None:
+        await gate.wait()
+        attempts.append(body)
+        if len(attempts) == 1:
+            raise RetryableError("storage down")
+        bodies.append(body)
+
+    async def insert(records: object) -> None:
+        raise AssertionError("records were encoded again")
+
+    seen: list[SpanRecord] = []
+    writer: BatchWriter[SpanRecord] = BatchWriter(
+        "spans", insert, batch_max=100, flush_interval=0.0, max_pending=1000, on_stored=seen.extend,
+        spool=Spool(tmp_path, 1 << 20, SPAN_SPOOL_CODEC), acknowledge="spooled", replay_backoff_s=0.01,
+        insert_encoded=insert_encoded,
+    )  # fmt: skip
+    await writer.start()
+    batches = [[_span(0), _span(1)], [], [_span(2)], [_span(3), _span(4)]]
+    for batch in batches:
+        await writer.consume(batch)
+    gate.set()
+    await _until(lambda: len(seen) == 5)
+    await writer.shutdown()
+    spans = [span for batch in batches for span in batch]
+    assert seen == spans
+    assert [span for body in bodies for span in spans_from_json(body)] == spans
+    # The failed first insert is retried with the very same bytes (storage deduplicates a repeated block),
+    # and a body is the JSON the records would have been encoded to.
+    assert attempts[1] == attempts[0]
+    assert all(body == records_to_json(spans_from_json(body)) for body in bodies)
+    assert not _logged(tmp_path)
+
+
+def test_joined_json_arrays_are_the_array_of_all_records() -> None:
+    parts = [records_to_json([_span(0)]), records_to_json([]), records_to_json([_span(1), _span(2)])]
+    assert join_json_arrays(parts) == records_to_json([_span(0), _span(1), _span(2)])
+    assert join_json_arrays([records_to_json([])]) == b"[]"
+    assert join_json_arrays([records_to_json([]), records_to_json([])]) == b"[]"
