@@ -49,7 +49,8 @@ def stored_runs(store: ClickHouseStore, since_s: float, runs: RunsConfig, max_tr
     since_ns = time.time_ns() - int(since_s * 1e9)
     traces = StoredSpanSource(store, max_traces=max_traces).recent_traces(since_ns)
     spans = [span for trace in traces for span in trace.spans]
-    return [item.run for item in assemble_runs(spans, (), runs)]
+    logs = [record for trace in traces for record in trace.logs]
+    return [item.run for item in assemble_runs(spans, logs, runs)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,11 @@
 """Reading spans back for the run assembler after a restart (its ``SpanSource``).
 
 Spans are acknowledged once stored, so after a crash the pending runs are in
-``otel_traces``; ``score_decisions`` says which runs were already handed to
-sampling. Trusted SQL with bound parameters only.
+``otel_traces``, and the GenAI log events that carry their messages are in
+``otel_logs``; ``score_decisions`` says which runs were already handed to
+sampling. Backfill and preview rebuild runs through the same reads, so a run
+looks the same whether it was scored live, after a restart or from storage.
+Trusted SQL with bound parameters only.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spanscore.collector.model import SpanEvent, SpanLink, SpanRecord
+from spanscore.collector.model import LogRecord, SpanEvent, SpanLink, SpanRecord
 from spanscore.collector.readiness import RecoveredTrace
 
 _SPAN_SELECT = """
@@ -26,6 +29,37 @@ WHERE TraceId IN (
 )
 ORDER BY TraceId, Timestamp
 """
+
+
+# The log records of the traces just read, by trace id (only records that name a trace can join a run).
+_LOG_SELECT = """
+SELECT toUnixTimestamp64Nano(Timestamp), TraceId, SpanId, EventName, SeverityText, SeverityNumber, Body,
+       ServiceName, LogAttributes, ResourceAttributes, ScopeName, ScopeVersion
+FROM {database}.otel_logs
+WHERE TraceId IN {ids:Array(String)}
+ORDER BY TraceId, Timestamp
+"""
+_LOG_BATCH = 5_000  # trace ids per log query, so the bound array stays a modest query size
+
+
+def log_from_row(row: tuple[Any, ...]) -> LogRecord:
+    """Rebuild the decoded log record from an ``otel_logs`` row (the inverse of ``log_columns``)."""
+    (time_ns, trace_id, span_id, event_name, severity_text, severity_number, body, service, attributes, resource,
+     scope_name, scope_version) = row  # fmt: skip
+    return LogRecord(
+        time_ns=int(time_ns),
+        trace_id=trace_id,
+        span_id=span_id,
+        event_name=event_name,
+        severity_text=severity_text,
+        severity_number=int(severity_number),
+        body=body,
+        service_name=service,
+        attributes=dict(attributes),
+        resource_attributes=dict(resource),
+        scope_name=scope_name,
+        scope_version=scope_version,
+    )
 
 
 def span_from_row(row: tuple[Any, ...]) -> SpanRecord:
@@ -73,7 +107,16 @@ class StoredSpanSource:
         grouped: dict[str, list[SpanRecord]] = defaultdict(list)
         for row in rows:
             grouped[row[0]].append(span_from_row(row))
-        return [RecoveredTrace(trace_id, spans) for trace_id, spans in grouped.items()]
+        logs = self._logs(list(grouped))
+        return [RecoveredTrace(trace_id, spans, logs.get(trace_id, [])) for trace_id, spans in grouped.items()]
+
+    def _logs(self, trace_ids: list[str]) -> dict[str, list[LogRecord]]:
+        sql = _LOG_SELECT.replace("{database}", self._store.database)
+        grouped: dict[str, list[LogRecord]] = defaultdict(list)
+        for start in range(0, len(trace_ids), _LOG_BATCH):
+            for row in self._store.internal_query(sql, {"ids": trace_ids[start : start + _LOG_BATCH]}):
+                grouped[row[1]].append(log_from_row(row))
+        return grouped
 
     def handled_runs(self, trace_ids: Iterable[str]) -> Mapping[str, Mapping[str, str]]:
         """Runs that need nothing more: decided, and every rule that sampled them has a score row.
@@ -102,3 +145,20 @@ class StoredSpanSource:
         for trace_id, run_id in rows:
             handled[trace_id][run_id] = ""
         return handled
+
+
+def spend_since(store: Any, rules: list[str], since_ns: int) -> dict[str, tuple[float, int, int]]:
+    """Judge spend per rule in ``scores`` since ``since_ns``: (dollars, tokens, scored runs).
+
+    FINAL, so a score written twice (a retry, a replay) is counted once.
+    """
+    if not rules:
+        return {}
+    rows = store.internal_query(
+        "SELECT Rule, sum(CostUsd), sum(InputTokens + OutputTokens), uniqExact(RunId)"
+        f" FROM {store.database}.scores FINAL"
+        " WHERE Timestamp >= fromUnixTimestamp64Nano({since:Int64}) AND Rule IN {rules:Array(String)}"
+        " GROUP BY Rule",
+        {"since": since_ns, "rules": rules},
+    )
+    return {rule: (float(usd), int(tokens), int(runs)) for rule, usd, tokens, runs in rows}

@@ -1,0 +1,61 @@
+"""Runs read back from storage (restart recovery, backfill, preview) are the runs the live path assembles.
+
+GenAI instrumentations that emit messages as log events put a run's input and output in ``otel_logs``; a
+read-back that took only ``otel_traces`` would rebuild those runs without their conversation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+
+from spanscore.backfill import stored_runs
+from spanscore.collector.runs import RunsConfig, assemble_runs
+from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.recovery import StoredSpanSource
+from tests.unit.collector.recorded_traces import load
+
+
+@pytest.fixture
+def store(chdb_dsn: str, database_name: str) -> Iterator[ClickHouseStore]:
+    opened = ClickHouseStore(chdb_dsn, database_name)
+    opened.open()
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def _recent() -> tuple[list, list]:  # type: ignore[type-arg]
+    """The recorded GenAI-log-event trace, moved to now so a look-back window finds it."""
+    spans, logs = load("otel_genai_logs")
+    shift = time.time_ns() - min(span.start_time_ns for span in spans)
+    spans = [replace(s, start_time_ns=s.start_time_ns + shift, end_time_ns=s.end_time_ns + shift) for s in spans]
+    logs = [replace(record, time_ns=record.time_ns + shift) for record in logs]
+    return spans, logs
+
+
+def test_runs_read_back_carry_their_log_events(store: ClickHouseStore) -> None:
+    spans, logs = _recent()
+    assert logs and all(record.trace_id for record in logs)
+    store.insert_spans_sync(spans)
+    store.insert_logs_sync(logs)
+    live = [item.run for item in assemble_runs(spans, logs, RunsConfig())]
+    assert live and live[0].input_text  # the conversation lives in the log events
+
+    (trace,) = StoredSpanSource(store).recent_traces(time.time_ns() - 3_600_000_000_000)
+    assert sorted(trace.logs, key=lambda r: (r.time_ns, r.span_id, r.body)) == sorted(
+        logs, key=lambda r: (r.time_ns, r.span_id, r.body)
+    )
+    assert stored_runs(store, 3600, RunsConfig()) == live
+
+
+def test_logs_of_other_traces_stay_out(store: ClickHouseStore) -> None:
+    spans, logs = _recent()
+    store.insert_spans_sync(spans)
+    store.insert_logs_sync([replace(record, trace_id="f" * 32) for record in logs])
+    (trace,) = StoredSpanSource(store).recent_traces(time.time_ns() - 3_600_000_000_000)
+    assert trace.logs == []
