@@ -35,8 +35,8 @@ from spanscore.scorers.base import Scorer, ScoreResult, Status
 from spanscore.scorers.judge_tracing import JUDGE_SPAN_ATTRIBUTE
 from spanscore.scorers.registry import build
 from spanscore.scorers.workers import ScoringJob, ScoringWorkers
-from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.recovery import StoredSpanSource
+from spanscore.storage.clickhouse import ClickHouseStore, is_embedded
+from spanscore.storage.recovery import StoredSpanSource, spend_since
 from spanscore.storage.scores import DecisionRow, ScoreRow, score_id
 from spanscore.storage.writer import BatchWriter
 
@@ -154,8 +154,24 @@ class LiveScoring:
             recovered = await asyncio.to_thread(self.assembler.recover, source, time.time_ns())
             if recovered:
                 log.info("recovered pending traces from storage count=%d", recovered)
+            await asyncio.to_thread(self._restore_budgets)
         self._stopping.clear()
         self._poller = asyncio.create_task(self._poll_loop(), name="live-scoring-poll")
+
+    def _restore_budgets(self) -> None:
+        """Budgets go on from today's recorded spend instead of from zero after a restart.
+
+        Only with the embedded store, which one process owns: with a ClickHouse server several replicas
+        may write ``scores``, each with its own share of the budget, and the rows do not say whose spend
+        they are, so a replica restarts its share at zero (see docs/deployment.md).
+        """
+        day_start = self.engine.budget_day_start()
+        if day_start is None or not is_embedded(self._store.dsn):
+            return
+        rules = [rule.name for rule in self.engine.config.rules if rule.budget is not None]
+        for rule, (usd, tokens, runs) in spend_since(self._store, rules, int(day_start * 1e9)).items():
+            self.engine.restore_spend(rule, usd, tokens, runs)
+            log.info("restored today's judge spend rule=%s usd=%.4f tokens=%d runs=%d", rule, usd, tokens, runs)
 
     async def shutdown(self) -> None:
         """Stop polling, finish queued jobs, flush scores and decisions; idempotent."""

@@ -4,7 +4,8 @@ The sampling engine owns one ``TokenBucket`` per rule with ``max_per_minute``
 and one ``DailyBudget`` per rule with ``budget``. Both read time from an
 injected clock (Unix seconds) so tests can drive them. They are process-local:
 replicas agree on the consistent hash, but each one spends its own tokens and
-budget, so with N replicas give each one its share.
+budget, so with N replicas give each one its share. With the embedded store (one
+process) a restart takes up the day's spend recorded in ``scores``.
 """
 
 from __future__ import annotations
@@ -114,6 +115,24 @@ class DailyBudget:
             raise ValueError(f"spend must not be negative, got {amount}")
         self._roll_over(self._clock())
         self.spent += amount
+
+    def restore(self, spent: float, scored_runs: int) -> None:
+        """Take up today's spend and scored runs as storage recorded them before a restart.
+
+        Without this a restarted process would start the day's budget from zero and could spend it
+        a second time. Candidate rates are still measured from this process's start.
+        """
+        if spent < 0 or scored_runs < 0:
+            raise ValueError(f"restored spend and runs must not be negative, got {spent} and {scored_runs}")
+        self._roll_over(self._clock())
+        self.spent = max(self.spent, spent)
+        self.scored_runs = max(self.scored_runs, scored_runs)
+
+    @property
+    def day_start(self) -> float:
+        """Unix seconds of the current budget day's start (midnight UTC)."""
+        self._roll_over(self._clock())
+        return float(self._day * SECONDS_PER_DAY)
 
     def effective_probability(self, configured: float) -> float:
         """The sampling probability to use now: the configured one, or lower so the day fits the budget."""

@@ -150,6 +150,16 @@ class RuleEngine:
         if budget is not None and settings is not None:
             budget.record_spend(usd if settings.unit == "usd" else float(tokens))
 
+    def budget_day_start(self) -> float | None:
+        """Unix seconds of the budget day's start, or None when no rule has a budget."""
+        return next((budget.day_start for budget in self._budgets.values()), None)
+
+    def restore_spend(self, rule: str, usd: float, tokens: int, scored_runs: int) -> None:
+        """Seed a rule's budget with today's spend from storage (after a restart); no-op without a budget."""
+        budget, settings = self._budgets.get(rule), self.rules[rule].budget if rule in self.rules else None
+        if budget is not None and settings is not None:
+            budget.restore(usd if settings.unit == "usd" else float(tokens), scored_runs)
+
     def effective_probability(self, rule: str) -> float:
         """The rate a rule samples at right now (its configured rate unless its budget lowered it)."""
         configured = self.rules[rule].sample
