@@ -6,10 +6,12 @@ background spans at a paced rate (5,000 spans/s by default; traces of 10
 small spans, 100 spans per gRPC request) that the rule filters out but the
 assembler and sampler still see (one ``filtered_out`` decision per trace).
 Every half second the probe sends one finished agent run (OTel GenAI
-attributes) and polls the query API every 50 ms until its score is there. The
-figure is seconds from the root span's end to the score being queryable; the
-target is quiet period + 1 s at p95. One probe before the load starts warms
-the service up and is reported apart, not counted.
+attributes), without waiting for earlier ones, and polls the query API every
+50 ms for the scores of the runs still outstanding. The figure is seconds from
+the root span's end to the score being queryable; the target is quiet period +
+1 s at p95. One probe before the load starts warms the service up and is
+reported apart, not counted. The load keeps up to 8 requests in flight, so a
+slower acknowledgement does not lower the offered rate.
 
 A score that takes over 20 s counts as a timeout in the figures, but the
 window only bounds when probes are sent: if it closes before any run was
@@ -17,7 +19,7 @@ timed (a short window on a loaded machine), probing goes on until one is,
 so the result always holds a sample unless the service is hung
 (``HANG_TIMEOUT_S``). Exports likewise wait up to the hang bound.
 
-    python -m bench.scoring_latency [--seconds 30] [--spans-per-second 5000]
+    python -m bench.scoring_latency [--seconds 30] [--spans-per-second 5000] [--acknowledge spooled]
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ SAMPLE_TIMEOUT_S = 20.0
 """A score later than this after its run ended counts as a timeout (a figure, not an error)."""
 POLL_INTERVAL_S = 0.05
 PROBE_PAUSE_S = 0.5
+LOAD_CONCURRENCY = 8
 SPANS_PER_REQUEST = 100
 
 
@@ -80,12 +83,13 @@ def percentile(values: list[float], fraction: float) -> float | None:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
-def measure(seconds: float, spans_per_second: float) -> dict[str, object]:
+def measure(seconds: float, spans_per_second: float, acknowledge: str = "stored") -> dict[str, object]:
     """Start a service, warm it up with one probe, then probe for ``seconds`` under background load."""
     rate = spans_per_second / SPANS_PER_REQUEST
     with tempfile.TemporaryDirectory(prefix="spanscore-bench-scoring-") as workdir:
         extra: dict[str, object] = {
             "rules": [{"name": "latency", "where": {"service.name": "bench-scored"}, "scorers": ["completeness"]}],
+            "storage": {"acknowledge": acknowledge},
         }
         spawn = multiprocessing.get_context("spawn")
         with ServiceProcess(Path(workdir), extra) as service, ProcessPoolExecutor(1, mp_context=spawn) as pool:
@@ -95,7 +99,7 @@ def measure(seconds: float, spans_per_second: float) -> dict[str, object]:
                 {
                     "transport": "grpc", "port": service.grpc_port, "spans_per_request": SPANS_PER_REQUEST,
                     "llm": False, "seconds": seconds + 5, "max_requests": int((seconds + 5) * rate) + 1,
-                    "rate": rate, "concurrency": 4,
+                    "rate": rate, "concurrency": LOAD_CONCURRENCY,
                 },
             )  # fmt: skip
             time.sleep(min(2.0, seconds / 10))  # let the background reach its pace first
@@ -105,6 +109,7 @@ def measure(seconds: float, spans_per_second: float) -> dict[str, object]:
     acked = int(str(background.get("acked_spans") or 0))
     return {
         "seconds": seconds,
+        "acknowledge": acknowledge,
         "latencies_s": latencies,
         "warmup_s": warmup,
         "samples": len(latencies),
@@ -121,48 +126,61 @@ def measure(seconds: float, spans_per_second: float) -> dict[str, object]:
 
 
 def _probe(service: ServiceProcess, samples: int | None, seconds: float) -> tuple[list[float], int]:
-    """Send one agent run at a time and time it until its score counts; at most ``samples``, for ``seconds``.
+    """Send an agent run every ``PROBE_PAUSE_S`` and time each until its score counts; at most ``samples``.
 
-    Until one run is timed, probing goes on past both bounds (``more_samples``: at most ``HANG_TIMEOUT_S``).
+    Runs overlap, so a slow score does not thin out the samples. Until one run is timed, probing goes on past
+    both bounds (``more_samples``: at most ``HANG_TIMEOUT_S``); runs still outstanding at the end are given
+    until their own ``SAMPLE_TIMEOUT_S`` before they count as timeouts.
     """
     channel = grpc.insecure_channel(f"127.0.0.1:{service.grpc_port}")
     export = channel.unary_unary(EXPORT_METHOD, request_serializer=None, response_deserializer=None)
     latencies: list[float] = []
     timeouts = 0
+    outstanding: dict[str, float] = {}  # span id -> the run's end (Unix seconds)
     begun = time.monotonic()
-    index = 0
+    sent = 0
+    next_send = time.monotonic()
     try:
-        while (samples is None or index < samples or not latencies) and more_samples(begun, seconds, len(latencies)):
-            body, span_id, ended = agent_run_request(index)
-            index += 1
-            export(body, timeout=HANG_TIMEOUT_S)
-            found = _poll_score(service, span_id, ended + SAMPLE_TIMEOUT_S)
-            if found is None:
-                timeouts += 1
-            else:
-                latencies.append(found - ended)
-            time.sleep(PROBE_PAUSE_S)
+        while True:
+            sending = (samples is None or sent < samples) and more_samples(begun, seconds, len(latencies))
+            if not sending and not outstanding:
+                break
+            if sending and time.monotonic() >= next_send:
+                body, span_id, ended = agent_run_request(sent)
+                sent += 1
+                export(body, timeout=HANG_TIMEOUT_S)
+                outstanding[span_id] = ended
+                next_send += PROBE_PAUSE_S
+            found = _scored(service, list(outstanding)) if outstanding else set()
+            now = time.time()
+            for span_id in list(outstanding):
+                ended = outstanding[span_id]
+                if span_id in found:
+                    latencies.append(now - ended)
+                    del outstanding[span_id]
+                elif now > ended + SAMPLE_TIMEOUT_S:
+                    timeouts += 1
+                    del outstanding[span_id]
+            time.sleep(POLL_INTERVAL_S)
     finally:
         channel.close()
     return latencies, timeouts
 
 
-def _poll_score(service: ServiceProcess, span_id: str, give_up: float) -> float | None:
-    sql = f"SELECT count() AS n FROM scores WHERE SpanId = '{span_id}'"
-    while time.time() < give_up:
-        rows = service.query(sql)
-        if rows and int(str(rows[0]["n"])) > 0:
-            return time.time()
-        time.sleep(POLL_INTERVAL_S)
-    return None
+def _scored(service: ServiceProcess, span_ids: list[str]) -> set[str]:
+    """Which of ``span_ids`` (hex, generated here) have a score row."""
+    listed = ", ".join(f"'{span_id}'" for span_id in span_ids)
+    rows = service.query(f"SELECT DISTINCT SpanId AS id FROM scores WHERE SpanId IN ({listed})")
+    return {str(row["id"]) for row in rows}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--spans-per-second", type=float, default=5000.0)
+    parser.add_argument("--acknowledge", choices=["stored", "spooled"], default="stored")
     args = parser.parse_args()
-    print(json.dumps(measure(args.seconds, args.spans_per_second), indent=2))
+    print(json.dumps(measure(args.seconds, args.spans_per_second, args.acknowledge), indent=2))
 
 
 if __name__ == "__main__":
