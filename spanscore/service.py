@@ -10,6 +10,7 @@ was acknowledged.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 from collections.abc import Sequence
@@ -203,6 +204,18 @@ async def _close_judge_workers() -> None:
         log.exception("judge worker shutdown failed")
 
 
+def freeze_startup_objects() -> None:
+    """Take what start-up left alive out of the cyclic garbage collector's reach.
+
+    Imported modules, the config and the schema (about 83,000 tracked objects after a start without
+    LLM judges, many more once litellm is loaded) live as long as the process, yet every full
+    collection walked them all: pauses of the event loop of up to 107 ms under load, which showed as
+    ack p99. Frozen, a full collection only walks what serving allocated (41 ms at most, same load).
+    """
+    gc.collect()
+    gc.freeze()
+
+
 async def run_until_signal(config: ServiceConfig) -> int:
     """Serve until SIGTERM or SIGINT, then drain and return the exit code."""
     service = Service(config)
@@ -215,6 +228,7 @@ async def run_until_signal(config: ServiceConfig) -> int:
     except Exception:
         await service.shutdown()
         raise
+    freeze_startup_objects()
     addresses = " ".join(f"{k}={v}" for k, v in service.addresses().items())
     log.info("spanscore serving %s storage=%s", addresses, config.storage.database)
     print(f"spanscore serving {addresses}", flush=True)
