@@ -19,6 +19,7 @@ spanscore.scorers.judge_litellm import litellm``), so these come first.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 
@@ -33,5 +34,11 @@ if "LITELLM_LOG" not in os.environ:
     # "LiteLLM completion() model=..." twice (litellm's own handler and the root's), about 1 ms per call.
     for _name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
         logging.getLogger(_name).setLevel(logging.WARNING)
+
+# Importing litellm leaves about 290,000 objects tracked by the cyclic collector, and every full
+# collection walked them all: freezing them cut the CPU per judgement by 9 to 17% (in-process 5.9 ->
+# 5.3 ms, judge workers 5.9 -> 4.9 ms). Frozen objects are still freed by reference counting.
+gc.collect()
+gc.freeze()
 
 __all__ = ["litellm"]
