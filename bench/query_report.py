@@ -138,12 +138,12 @@ def query_section(queries: dict[str, Any], conditions: dict[str, str] | None = N
     return lines
 
 
-def splice(markdown: str, section: list[str]) -> str:
-    """``markdown`` with its section 5 replaced by ``section`` (or inserted before the bounds section)."""
+def splice(markdown: str, section: list[str], heading: str = HEADING) -> str:
+    """``markdown`` with the section under ``heading`` replaced by ``section`` (or put before the bounds section)."""
     text = "\n".join(section).rstrip("\n") + "\n\n"
-    if HEADING in markdown:
-        start = markdown.index(HEADING)
-        end = markdown.find("\n## ", start + len(HEADING))
+    if heading in markdown:
+        start = markdown.index(heading)
+        end = markdown.find("\n## ", start + len(heading))
         return markdown[:start] + text + (markdown[end + 1 :] if end != -1 else "")
     if NEXT_HEADING in markdown:
         start = markdown.index(NEXT_HEADING)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from bench.ingest_growth import growth_section
 from bench.query_report import TARGET_MS as TARGET_SERIES_MS
 from bench.query_report import query_section
 
@@ -177,7 +178,9 @@ def render(results: dict[str, Any], bounds_text: str) -> str:
         "pre-encoded ExportTraceServiceRequest bytes (trace ids patched per request, so every row is distinct); "
         "gRPC over one channel with a raw unary call, HTTP/protobuf over one keep-alive connection per thread",
         "- service: `spanscore serve -c <temp config>` in its own process, default settings (embedded chDB store "
-        "in a temp dir, group commit up to 20,000 spans or 50 ms), loopback ports, a fresh service per case",
+        "in a temp dir, group commit up to 20,000 spans or 5 ms, `acknowledge: stored`) except where a row says "
+        "'spool fsync' (`acknowledge: spooled`: inserts behind the log at most every 0.25 s), loopback ports, "
+        "a fresh service per case",
         "- the load generator and the service share the same cores, so the load generator's CPU is "
         "taken from the service",
         "",
@@ -234,6 +237,7 @@ def render(results: dict[str, Any], bounds_text: str) -> str:
         "",
         *_scoring_section(results),
         *(query_section(results["queries"]) if results.get("queries") else []),
+        *(growth_section(results["growth"]) if results.get("growth") else []),
         "## What bounds each figure",
         "",
         bounds_text.strip(),
@@ -241,10 +245,11 @@ def render(results: dict[str, Any], bounds_text: str) -> str:
         "## How to run",
         "",
         "```sh",
-        "python -m bench.run            # full: 3 runs x 10 s per figure, about 25 minutes (10M scores in section 5)",
-        "python -m bench.run --quick    # 1 run x 3 s per figure, about 3 minutes",
+        "python -m bench.run            # full: 3 runs x 10 s per figure, about 25 minutes (10M scores, 10M spans)",
+        "python -m bench.run --quick    # 1 run x 3 s per figure, about 5 minutes",
         "python -m bench.run --quick --smoke --out /tmp/b.md   # seconds; what CI runs (tests/bench)",
         "python -m bench.run --only queries   # section 5 alone (10M scores), spliced into docs/benchmarks.md",
+        "python -m bench.run --only growth    # section 6 alone (10M spans), spliced into docs/benchmarks.md",
         "python -m bench.run --profile  # also samples the service with py-spy (pip install py-spy; not a dependency)",
         "```",
         "",

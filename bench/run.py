@@ -1,4 +1,6 @@
-"""``python -m bench.run [--quick] [--smoke] [--only queries] [--out FILE] [--profile]``: write docs/benchmarks.md.
+"""``python -m bench.run [--quick] [--smoke] [--only queries|growth] [--out FILE] [--profile]``.
+
+Writes docs/benchmarks.md.
 
 Runs, in order: OTLP ingest over gRPC and HTTP/protobuf against a separate
 ``spanscore serve`` (sustained rate, acknowledgement latency, peak RSS, stored
@@ -7,8 +9,9 @@ span received -> queryable latency, run complete -> code-scorer score
 queryable under background load, and the hourly score series over 7 days from
 the roll-up and from raw rows as the store grows to 10M scores. Optionally
 samples the service with py-spy. Nothing is asserted: the output is figures
-with their conditions. ``--only queries`` re-measures the last alone and puts
-its section into the existing report.
+with their conditions. Last, ingest throughput, memory and a trace lookup as
+the span store grows 1x -> 10x. ``--only queries`` or ``--only growth``
+re-measures that section alone and puts it into the existing report.
 """
 
 from __future__ import annotations
@@ -27,10 +30,19 @@ from pathlib import Path
 from typing import Any
 
 from bench.bounds import bounds_text
+from bench.ingest_growth import GROWTH_HEADING, growth_section
 from bench.profile import profile_ingest
 from bench.query_report import query_section, splice
 from bench.report import render
-from bench.suite import Plan, run_freshness, run_ingest_case, run_limits, run_queries, run_scoring_latency
+from bench.suite import (
+    Plan,
+    run_freshness,
+    run_growth,
+    run_ingest_case,
+    run_limits,
+    run_queries,
+    run_scoring_latency,
+)  # fmt: skip
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -98,8 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the raw results as JSON")
     parser.add_argument("--profile", action="store_true", help="sample the service with py-spy during gRPC ingest")
     parser.add_argument("--render", type=Path, metavar="JSON", help="only re-render the markdown from a --json file")
-    parser.add_argument("--only", choices=["queries"], help="run one section and splice it into the existing --out")
+    parser.add_argument("--only", choices=["queries", "growth"],
+                        help="run one section and splice it into the existing --out")
     args = parser.parse_args(argv)
+    if args.only == "growth":
+        return _only_growth(args.out, args.json, Plan.make(quick=args.quick or args.smoke, smoke=args.smoke))
     if args.only:
         return _only_queries(args.out, args.json, Plan.make(quick=args.quick or args.smoke, smoke=args.smoke))
     if args.render:
@@ -128,6 +143,20 @@ def _only_queries(out: Path, raw: Path | None, plan: Plan) -> int:
     return 0
 
 
+def _only_growth(out: Path, raw: Path | None, plan: Plan) -> int:
+    found = conditions()
+    log(f"bench: ingest growth only, sizes {list(plan.growth_sizes)}, load average "
+        f"{found['load average at start (1/5/15 min)']}")
+    results = run_growth(plan, log)
+    keep = ("date", "load average at start (1/5/15 min)", "spanscore commit")
+    section = growth_section(results, {key: found[key] for key in keep})
+    out.write_text(splice(out.read_text() if out.exists() else "", section, GROWTH_HEADING))
+    log(f"wrote section 6 of {out}")
+    if raw:
+        raw.write_text(json.dumps({"growth": results, "conditions": found}, indent=1, default=str))
+    return 0
+
+
 def run_suite(*, quick: bool, smoke: bool, profile: bool = False) -> dict[str, Any]:
     plan = Plan.make(quick=quick or smoke, smoke=smoke)
     mode = "smoke" if smoke else "quick" if quick else "full"
@@ -147,6 +176,8 @@ def run_suite(*, quick: bool, smoke: bool, profile: bool = False) -> dict[str, A
     results["scoring_latency"] = run_scoring_latency(plan, log)
     log("hourly score series, roll-up vs raw rows:")
     results["queries"] = run_queries(plan, log)
+    log("ingest as the span store grows:")
+    results["growth"] = run_growth(plan, log)
     results["profile"] = profile_ingest(plan, log) if profile else None
     results["conditions"]["suite wall time"] = f"{time.perf_counter() - started:.0f} s"
     return results

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.freshness import received_to_queryable
+from bench.ingest_growth import ingest_growth
 from bench.limits import decode_rate, insert_rate
 from bench.load import LoadSpec, run_load
 from bench.queries import query_benchmark
@@ -38,6 +39,7 @@ class Plan:
     scoring_spans_per_second: float = 5000.0  # background load meanwhile (the issue's condition)
     query_sizes: tuple[int, ...] = (1_000_000, 2_000_000, 5_000_000, 10_000_000)  # scores in the store, in steps
     query_runs: int = 15  # timed runs per query and size
+    growth_sizes: tuple[int, ...] = (1_000_000, 2_000_000, 5_000_000, 10_000_000)  # seeded spans, in steps
 
     @classmethod
     def make(cls, quick: bool, smoke: bool) -> Plan:
@@ -46,13 +48,14 @@ class Plan:
                        spooled_cases=[("grpc", False, 100)],
                        insert_sizes=[1000], freshness_samples=3, concurrency=4, half_rate=False,
                        scoring_seconds=3.0, scoring_spans_per_second=500.0, query_sizes=(20_000, 50_000),
-                       query_runs=3)
+                       query_runs=3, growth_sizes=(20_000, 40_000))
         cases = [(t, llm, n) for t in ("grpc", "http") for llm in (False, True) for n in (100, 1000)]
         spooled = [("grpc", False, 100), ("grpc", False, 1000), ("grpc", True, 1000)]
         if quick:
             return cls(seconds=3.0, runs=1, max_spans=500_000, cases=cases, spooled_cases=spooled,
                        insert_sizes=[1000, 10_000],
-                       freshness_samples=10, scoring_seconds=15.0, query_sizes=(100_000, 1_000_000), query_runs=7)
+                       freshness_samples=10, scoring_seconds=15.0, query_sizes=(100_000, 1_000_000), query_runs=7,
+                       growth_sizes=(200_000, 2_000_000))
         return cls(seconds=10.0, runs=3, max_spans=2_000_000, cases=cases, spooled_cases=spooled,
                    insert_sizes=[1000, 10_000],
                    freshness_samples=30)
@@ -166,6 +169,19 @@ def run_scoring_latency(plan: Plan, log: Callable[[str], None]) -> dict[str, Any
     figures = f"p50 {p50:.2f} s p95 {p95:.2f} s" if isinstance(p50, float) and isinstance(p95, float) else "no sample"
     log(f"  {figures} over {result['samples']} runs ({result['timeouts']} timeouts), background "
         f"{result['background_spans_per_s']:,} spans/s")
+    return result
+
+
+def run_growth(plan: Plan, log: Callable[[str], None]) -> dict[str, Any]:
+    """Ingest throughput, memory and a trace lookup as the span store grows (``bench.ingest_growth``)."""
+    with _pool() as pool:
+        result: dict[str, Any] = pool.submit(
+            ingest_growth, list(plan.growth_sizes), plan.seconds, plan.runs
+        ).result()
+    for step in result["steps"]:
+        rate = statistics.median(run["spans_per_s"] for run in step["runs"])
+        log(f"  {step['seeded_spans']:,} seeded: {rate:,.0f} spans/s, peak RSS "
+            f"{step['peak_rss_bytes'] / 2**20:,.0f} MB, lookup {step['lookup_ms']:.1f} ms")
     return result
 
 

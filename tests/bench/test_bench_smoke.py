@@ -69,3 +69,11 @@ def test_smoke_run_produces_positive_figures(tmp_path: Path) -> None:
         assert step["agree"], step["scores"]  # the engine-side seeding filled the roll-ups through the views
         assert all(query["p50_ms"] > 0 for query in step["queries"].values()), step["queries"]
     assert "## 5. Hourly score series for one scorer over 7 days" in out.read_text()
+    growth = results["growth"]
+    assert [step["seeded_spans"] for step in growth["steps"]] == [20_000, 40_000]
+    for step in growth["steps"]:
+        # The store holds the seeded spans plus what the timed runs ingested, and the lookup found its trace.
+        assert step["store"]["rows"] > step["seeded_spans"], step
+        assert all(run["spans_per_s"] > 0 for run in step["runs"]) and step["lookup_ms"] > 0
+        assert step["lookup_found"], "the timed trace lookups did not find their seeded traces"
+    assert "## 6. Ingest as the span store grows" in out.read_text()
