@@ -92,10 +92,12 @@ class BatchWriter(Generic[T]):
         self._ack_spooled = acknowledge == "spooled"
         self._cached: dict[Path, Sequence[T]] = {}  # batches logged by this process, not inserted yet
         # With ``insert_encoded`` (it takes the spool codec's bytes, joined by the codec), the spool
-        # file's bytes of each cached batch: the insert reuses them instead of encoding again.
+        # file's bytes of each cached batch: the insert reuses them instead of encoding again. Only
+        # batches logged for a spooled acknowledgement are cached, so only that mode uses it.
         self._cached_bytes: dict[Path, bytes] = {}
         self._join_encoded = spool.codec.join if spool is not None else None
-        self._insert_encoded = insert_encoded if self._join_encoded is not None else None
+        usable = self._join_encoded is not None and self._ack_spooled
+        self._insert_encoded = insert_encoded if usable else None
         self._retry: list[Path] = []  # the batch files of a failed replay insert, retried exactly as they were
         self._cached_count = 0
         self._spool = spool

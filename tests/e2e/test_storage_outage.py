@@ -13,17 +13,24 @@ from spanscore.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter, record_agent_trace
 
 
+def _insert_path(service: Service) -> str:
+    """The span writer's attribute that performs inserts: behind an acknowledging spool the writer sends
+    the log's own bytes (``_insert_encoded``); otherwise it inserts the records (``_insert``)."""
+    return "_insert_encoded" if service.span_writer._insert_encoded is not None else "_insert"
+
+
 def _break_storage(service: Service) -> dict[str, bool]:
     """Make span inserts fail while ``state['down']`` is true, as an unreachable server would."""
     state = {"down": True}
-    real_insert = service.span_writer._insert
+    path = _insert_path(service)
+    real_insert = getattr(service.span_writer, path)
 
-    async def insert(spans):  # type: ignore[no-untyped-def]
+    async def insert(batch):  # type: ignore[no-untyped-def]
         if state["down"]:
             raise RetryableError("storage unavailable (injected)")
-        await real_insert(spans)
+        await real_insert(batch)
 
-    service.span_writer._insert = insert  # type: ignore[assignment]
+    setattr(service.span_writer, path, insert)
     return state
 
 
@@ -126,6 +133,11 @@ async def test_acknowledge_spooled_stores_everything_through_the_log(service_con
         during = [record_agent_trace("logged") for _ in range(3)]
         for spans in during:
             assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+        for _ in range(50):  # until the writer has really tried (and failed) to insert them
+            if service.span_writer.stats.failed_inserts:
+                break
+            await asyncio.sleep(0.1)
+        assert service.span_writer.stats.failed_inserts > 0
         assert await _count(service, "logged") == 2
         storage["down"] = False
         assert await _wait_count(service, "logged", 8) == 8
@@ -151,16 +163,18 @@ async def test_an_insert_that_failed_after_writing_is_not_stored_twice(
     service = Service(service_config)
     await service.start()
     try:
-        real_insert = service.span_writer._insert
+        path = _insert_path(service)
+        assert (path == "_insert_encoded") == (acknowledge == "spooled")
+        real_insert = getattr(service.span_writer, path)
         failures = {"left": 1}
 
-        async def insert_then_fail(spans):  # type: ignore[no-untyped-def]
-            await real_insert(spans)
+        async def insert_then_fail(batch):  # type: ignore[no-untyped-def]
+            await real_insert(batch)
             if failures["left"]:
                 failures["left"] -= 1
                 raise RetryableError("failed after the rows were written (injected)")
 
-        service.span_writer._insert = insert_then_fail  # type: ignore[assignment]
+        setattr(service.span_writer, path, insert_then_fail)
         spans = record_agent_trace("twice")
         assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
         for _ in range(100):
