@@ -10,6 +10,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from spanscore.collector.decode import any_value_to_str, parse_traces, spans_from_request
+from spanscore.collector.model import SpanEvent, SpanLink, SpanRecord
 from spanscore.errors import PermanentError
 
 ids = st.binary(min_size=16, max_size=16).filter(lambda b: any(b))
@@ -86,3 +87,33 @@ def test_wrong_id_lengths_are_rejected_per_span() -> None:
 def test_json_errors_are_clear(body: bytes, message: str) -> None:
     with pytest.raises(PermanentError, match=message):
         parse_traces(body, json_body=True)
+
+
+def test_every_field_of_a_span_lands_in_its_own_place() -> None:
+    """Each field gets a value no other field has, so a record built with two fields swapped fails here."""
+    request = ExportTraceServiceRequest()
+    resource_spans = request.resource_spans.add()
+    resource_spans.resource.attributes.add(key="service.name").value.string_value = "svc"
+    scope_spans = resource_spans.scope_spans.add()
+    scope_spans.scope.name, scope_spans.scope.version = "scope-name", "scope-version"
+    span = scope_spans.spans.add(
+        trace_id=bytes(range(1, 17)), span_id=bytes(range(20, 28)), parent_span_id=bytes(range(30, 38)),
+        name="span-name", kind=3, start_time_unix_nano=11, end_time_unix_nano=22, trace_state="ts=state",
+    )  # fmt: skip
+    span.attributes.add(key="k").value.int_value = 7
+    span.status.code, span.status.message = 2, "status-message"
+    event = span.events.add(time_unix_nano=15, name="event-name")
+    event.attributes.add(key="ek").value.string_value = "ev"
+    link = span.links.add(trace_id=bytes(range(40, 56)), span_id=bytes(range(60, 68)), trace_state="lts")
+    link.attributes.add(key="lk").value.bool_value = True
+
+    (record,) = spans_from_request(request).items
+
+    assert record == SpanRecord(
+        trace_id=bytes(range(1, 17)).hex(), span_id=bytes(range(20, 28)).hex(),
+        parent_span_id=bytes(range(30, 38)).hex(), name="span-name", kind="Client", start_time_ns=11,
+        end_time_ns=22, service_name="svc", attributes={"k": "7"}, resource_attributes={"service.name": "svc"},
+        status_code="Error", status_message="status-message", trace_state="ts=state", scope_name="scope-name",
+        scope_version="scope-version", events=(SpanEvent(15, "event-name", {"ek": "ev"}),),
+        links=(SpanLink(bytes(range(40, 56)).hex(), bytes(range(60, 68)).hex(), "lts", {"lk": "true"}),),
+    )  # fmt: skip
