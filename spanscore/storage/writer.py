@@ -84,6 +84,7 @@ class BatchWriter(Generic[T]):
         acknowledge: str = "stored",
         insert_interval: float = 0.0,
         insert_encoded: EncodedInsertFn | None = None,
+        cache_max_bytes: int = 256 << 20,
     ) -> None:
         if acknowledge not in ("stored", "spooled"):
             raise ValueError(f"acknowledge must be 'stored' or 'spooled', got {acknowledge!r}")
@@ -95,6 +96,11 @@ class BatchWriter(Generic[T]):
         # file's bytes of each cached batch: the insert reuses them instead of encoding again. Only
         # batches logged for a spooled acknowledgement are cached, so only that mode uses it.
         self._cached_bytes: dict[Path, bytes] = {}
+        # Logged batches stay in memory up to max_pending records and, for those kept as bytes too, up
+        # to this many bytes: 200,000 LLM-sized spans would otherwise hold about 2 GB twice over. A
+        # batch past the bound is read back from the log when its turn comes.
+        self._cache_max_bytes = cache_max_bytes
+        self._cached_size = 0
         self._join_encoded = spool.codec.join if spool is not None else None
         usable = self._join_encoded is not None and self._ack_spooled
         self._insert_encoded = insert_encoded if usable else None
@@ -216,11 +222,13 @@ class BatchWriter(Generic[T]):
                 path, data = await self._to_spool_encoded(records)
             else:
                 path = await self._to_spool(records, count=False)
-            if self._cached_count + len(records) <= self._max_pending:
+            fits = self._cached_count + len(records) <= self._max_pending
+            if fits and (data is None or self._cached_size + len(data) <= self._cache_max_bytes):
                 self._cached[path] = records
                 self._cached_count += len(records)
                 if data is not None:
                     self._cached_bytes[path] = data
+                    self._cached_size += len(data)
             return
         if self._spool is not None and self._spool.batches:
             await self._to_spool(records)  # storage is behind its spool: keep arrival order
@@ -366,7 +374,7 @@ class BatchWriter(Generic[T]):
         await loop.run_in_executor(None, _remove_all, spool, taken)
         for path in taken:
             cached = self._cached.pop(path, None)
-            self._cached_bytes.pop(path, None)
+            self._cached_size -= len(self._cached_bytes.pop(path, b""))
             if cached is not None:
                 self._cached_count -= len(cached)
         self.stats.inserts += 1

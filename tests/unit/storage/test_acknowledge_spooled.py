@@ -202,3 +202,37 @@ def test_joined_json_arrays_are_the_array_of_all_records() -> None:
     assert join_json_arrays(parts) == records_to_json([_span(0), _span(1), _span(2)])
     assert join_json_arrays([records_to_json([])]) == b"[]"
     assert join_json_arrays([records_to_json([]), records_to_json([])]) == b"[]"
+
+
+async def test_logged_batches_past_the_byte_bound_are_read_back_from_the_log(tmp_path: Path) -> None:
+    """Memory holds logged batches only up to ``cache_max_bytes``; the rest come back from the log on disk."""
+    bodies: list[bytes] = []
+    gate = asyncio.Event()
+
+    async def insert_encoded(body: bytes) -> None:
+        await gate.wait()
+        bodies.append(body)
+
+    read_back: list[SpanRecord] = []
+
+    async def insert(records: list[SpanRecord]) -> None:
+        await gate.wait()
+        read_back.extend(records)
+
+    one_batch = len(records_to_json([_span(0)]))
+    writer: BatchWriter[SpanRecord] = BatchWriter(
+        "spans", insert, batch_max=100, flush_interval=0.0, max_pending=1000, replay_backoff_s=0.01,
+        spool=Spool(tmp_path, 1 << 20, SPAN_SPOOL_CODEC), acknowledge="spooled", insert_encoded=insert_encoded,
+        cache_max_bytes=2 * one_batch + 1,
+    )  # fmt: skip
+    await writer.start()
+    for index in range(5):
+        await writer.consume([_span(index)])
+    assert writer._cached_size <= 2 * one_batch + 1 and len(writer._cached) <= 2
+    gate.set()
+    await _until(lambda: writer.stats.stored == 5)
+    await writer.shutdown()
+    from_memory = [span for body in bodies for span in spans_from_json(body)]
+    assert sorted(from_memory + read_back, key=lambda span: span.name) == [_span(index) for index in range(5)]
+    assert read_back and writer.stats.replayed == len(read_back)  # the uncached ones came from the log
+    assert writer._cached_size == 0 and not _logged(tmp_path)
