@@ -7,26 +7,13 @@ read-back that took only ``otel_traces`` would rebuild those runs without their 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from dataclasses import replace
-
-import pytest
 
 from spanscore.backfill import stored_runs
 from spanscore.collector.runs import RunsConfig, assemble_runs
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.recovery import StoredSpanSource
 from tests.unit.collector.recorded_traces import load
-
-
-@pytest.fixture
-def store(chdb_dsn: str, database_name: str) -> Iterator[ClickHouseStore]:
-    opened = ClickHouseStore(chdb_dsn, database_name)
-    opened.open()
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def _recent() -> tuple[list, list]:  # type: ignore[type-arg]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -14,14 +13,6 @@ from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.scores import ScoreRow, score_id
 
 HOUR_NS = 3600 * 10**9
-
-
-@pytest.fixture
-def store(chdb_dsn: str, database_name: str) -> Iterator[ClickHouseStore]:
-    store = ClickHouseStore(chdb_dsn, database_name)
-    store.open()
-    yield store
-    store.close()
 
 
 def _row(index: int, hours_ago: int, score: float, sample_rate: float) -> ScoreRow:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -14,16 +13,6 @@ from spanscore.storage.retention import SCORE_TABLES, SPAN_TABLES, apply_ttls, t
 from tests.unit.storage.test_rollups import make_scores
 
 DAY_NS = 86_400 * 10**9
-
-
-@pytest.fixture
-def store(chdb_dsn: str, database_name: str) -> Iterator[ClickHouseStore]:
-    opened = ClickHouseStore(chdb_dsn, database_name)
-    opened.open()
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def engine(store: ClickHouseStore, table: str) -> str:

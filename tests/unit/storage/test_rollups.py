@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -46,16 +45,6 @@ def make_scores(count: int, seed: int = 7) -> list[ScoreRow]:
             )
         )  # fmt: skip
     return rows
-
-
-@pytest.fixture
-def store(chdb_dsn: str, database_name: str) -> Iterator[ClickHouseStore]:
-    opened = ClickHouseStore(chdb_dsn, database_name)
-    opened.open()
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def rows_by_key(store: ClickHouseStore, sql: str) -> dict[tuple[Any, ...], tuple[Any, ...]]:
