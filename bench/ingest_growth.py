@@ -23,7 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench.load import LoadSpec, run_load
+from bench.load import LoadSpec, load_summary, run_load
 from bench.service import ServiceProcess
 from spanscore.storage.clickhouse import ClickHouseStore
 
@@ -100,18 +100,9 @@ def _timed_runs(service: ServiceProcess, seconds: float, runs: int, sequence: in
     results = []
     for _ in range(runs):
         spec = LoadSpec("grpc", service.grpc_port, 1000, False, seconds, 2_000, sequence_base=sequence)
-        raw = run_load(asdict(spec))
-        sequence = int(str(raw["next_sequence"]))
-        latencies = sorted(float(v) for v in raw["latencies_ms"])  # type: ignore[attr-defined]
-        elapsed = float(str(raw["elapsed_s"]))
-        results.append(
-            {
-                "spans_per_s": int(str(raw["acked_spans"])) / elapsed if elapsed else 0.0,
-                "ack_p50_ms": latencies[len(latencies) // 2] if latencies else 0.0,
-                "ack_p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] if latencies else 0.0,
-                "failed_requests": raw["failed_requests"],
-            }
-        )
+        result = load_summary(run_load(asdict(spec)))
+        sequence = int(result["next_sequence"])
+        results.append(result)
     return results, sequence
 
 

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import grpc
 
@@ -161,3 +162,21 @@ def _timed_phase(
     result.failed_requests = measured.failed_requests
     result.failures.update(measured.failures)
     result.latencies_ms = measured.latencies_ms
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """Nearest-rank percentile; 0 without samples."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def load_summary(raw: dict[str, Any]) -> dict[str, Any]:
+    """``run_load``'s result with its latency list replaced by rates and ack p50 / p99."""
+    latencies = raw.pop("latencies_ms")
+    raw["spans_per_s"] = raw["acked_spans"] / raw["elapsed_s"] if raw["elapsed_s"] else 0.0
+    raw["requests_per_s"] = raw["acked_requests"] / raw["elapsed_s"] if raw["elapsed_s"] else 0.0
+    raw["ack_p50_ms"] = percentile(latencies, 0.50)
+    raw["ack_p99_ms"] = percentile(latencies, 0.99)
+    return raw

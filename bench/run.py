@@ -32,6 +32,7 @@ from typing import Any
 from bench.bounds import bounds_text
 from bench.ingest_growth import GROWTH_HEADING, growth_section
 from bench.profile import profile_ingest
+from bench.query_report import HEADING as QUERY_HEADING
 from bench.query_report import query_section, splice
 from bench.report import render
 from bench.suite import (
@@ -113,10 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=["queries", "growth"],
                         help="run one section and splice it into the existing --out")
     args = parser.parse_args(argv)
-    if args.only == "growth":
-        return _only_growth(args.out, args.json, Plan.make(quick=args.quick or args.smoke, smoke=args.smoke))
     if args.only:
-        return _only_queries(args.out, args.json, Plan.make(quick=args.quick or args.smoke, smoke=args.smoke))
+        plan = Plan.make(quick=args.quick or args.smoke, smoke=args.smoke)
+        return _only_section(args.out, args.json, plan, args.only)
     if args.render:
         results = json.loads(args.render.read_text())
     else:
@@ -129,31 +129,24 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _only_queries(out: Path, raw: Path | None, plan: Plan) -> int:
+def _only_section(out: Path, raw: Path | None, plan: Plan, section_name: str) -> int:
+    """Re-measure section 5 (``queries``) or 6 (``growth``) alone and splice it into ``out``."""
     found = conditions()
-    log(f"bench: query section only, sizes {list(plan.query_sizes)}, load average "
+    sizes = plan.query_sizes if section_name == "queries" else plan.growth_sizes
+    log(f"bench: {section_name} section only, sizes {list(sizes)}, load average "
         f"{found['load average at start (1/5/15 min)']}")
-    results = run_queries(plan, log)
     keep = ("date", "load average at start (1/5/15 min)", "spanscore commit")
-    section = query_section(results, {key: found[key] for key in keep})
-    out.write_text(splice(out.read_text() if out.exists() else "", section))
-    log(f"wrote section 5 of {out}")
+    kept = {key: found[key] for key in keep}
+    if section_name == "queries":
+        results = run_queries(plan, log)
+        section, heading = query_section(results, kept), QUERY_HEADING
+    else:
+        results = run_growth(plan, log)
+        section, heading = growth_section(results, kept), GROWTH_HEADING
+    out.write_text(splice(out.read_text() if out.exists() else "", section, heading))
+    log(f"wrote the {section_name} section of {out}")
     if raw:
-        raw.write_text(json.dumps({"queries": results, "conditions": found}, indent=1, default=str))
-    return 0
-
-
-def _only_growth(out: Path, raw: Path | None, plan: Plan) -> int:
-    found = conditions()
-    log(f"bench: ingest growth only, sizes {list(plan.growth_sizes)}, load average "
-        f"{found['load average at start (1/5/15 min)']}")
-    results = run_growth(plan, log)
-    keep = ("date", "load average at start (1/5/15 min)", "spanscore commit")
-    section = growth_section(results, {key: found[key] for key in keep})
-    out.write_text(splice(out.read_text() if out.exists() else "", section, GROWTH_HEADING))
-    log(f"wrote section 6 of {out}")
-    if raw:
-        raw.write_text(json.dumps({"growth": results, "conditions": found}, indent=1, default=str))
+        raw.write_text(json.dumps({section_name: results, "conditions": found}, indent=1, default=str))
     return 0
 
 

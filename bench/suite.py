@@ -18,7 +18,7 @@ from typing import Any
 from bench.freshness import received_to_queryable
 from bench.ingest_growth import ingest_growth
 from bench.limits import decode_rate, insert_rate
-from bench.load import LoadSpec, run_load
+from bench.load import LoadSpec, load_summary, percentile, run_load
 from bench.queries import query_benchmark
 from bench.scoring_latency import measure as measure_scoring_latency
 from bench.service import ServiceProcess, temp_workdir
@@ -61,24 +61,8 @@ class Plan:
                    freshness_samples=30)
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
-
-
 def _pool() -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-
-
-def _load_summary(raw: dict[str, Any]) -> dict[str, Any]:
-    latencies = raw.pop("latencies_ms")
-    raw["spans_per_s"] = raw["acked_spans"] / raw["elapsed_s"] if raw["elapsed_s"] else 0.0
-    raw["requests_per_s"] = raw["acked_requests"] / raw["elapsed_s"] if raw["elapsed_s"] else 0.0
-    raw["ack_p50_ms"] = percentile(latencies, 0.50)
-    raw["ack_p99_ms"] = percentile(latencies, 0.99)
-    return raw
 
 
 def run_ingest_case(
@@ -106,7 +90,7 @@ def run_ingest_case(
         for _ in range(plan.runs):
             spec = LoadSpec(transport, port, batch, llm, plan.seconds, max(1, plan.max_spans // batch),
                             concurrency=plan.concurrency, sequence_base=sequence)
-            result = _load_summary(pool.submit(run_load, asdict(spec)).result())
+            result = load_summary(pool.submit(run_load, asdict(spec)).result())
             sequence = result["next_sequence"]
             total_acked += result["total_acked_spans"]
             case["runs"].append(result)
@@ -121,7 +105,7 @@ def run_ingest_case(
             for _ in range(plan.runs):
                 spec = LoadSpec(transport, port, batch, llm, plan.seconds, max(1, plan.max_spans // batch),
                                 concurrency=plan.concurrency, rate=sustained / 2, sequence_base=sequence)
-                result = _load_summary(pool.submit(run_load, asdict(spec)).result())
+                result = load_summary(pool.submit(run_load, asdict(spec)).result())
                 sequence = result["next_sequence"]
                 total_acked += result["total_acked_spans"]
                 case["half_rate_runs"].append(result)
