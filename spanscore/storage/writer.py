@@ -171,16 +171,9 @@ class BatchWriter(Generic[T]):
             await self._flush_once()
 
     async def _sleep_or_full(self, delay: float) -> None:
-        deadline = time.monotonic() + delay
-        while self._pending_count < self._batch_max and not self._closing:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return
-            self._wake.clear()
-            try:
-                await asyncio.wait_for(self._wake.wait(), remaining)
-            except TimeoutError:
-                return
+        await _wait_while(
+            self._wake, time.monotonic() + delay, lambda: self._pending_count < self._batch_max and not self._closing
+        )
 
     def _take_batch(self) -> list[_Pending[T]]:
         batch: list[_Pending[T]] = []
@@ -217,11 +210,8 @@ class BatchWriter(Generic[T]):
     async def _write(self, records: list[T]) -> None:
         """Make ``records`` durable: in storage, or (when storage fails and a spool exists) on disk."""
         if self._ack_spooled:
-            data = None
-            if self._insert_encoded is not None:
-                path, data = await self._to_spool_encoded(records)
-            else:
-                path = await self._to_spool(records, count=False)
+            path, written = await self._to_spool(records, count=False)
+            data = written if self._insert_encoded is not None else None  # kept only if an insert sends them
             fits = self._cached_count + len(records) <= self._max_pending
             if fits and (data is None or self._cached_size + len(data) <= self._cache_max_bytes):
                 self._cached[path] = records
@@ -252,19 +242,14 @@ class BatchWriter(Generic[T]):
         self.stats.last_error = str(exc)
         log.warning("insert failed writer=%s records=%d error=%s", self.name, count, exc)
 
-    async def _to_spool(self, records: list[T], *, count: bool = True) -> Path:
+    async def _to_spool(self, records: list[T], *, count: bool = True) -> tuple[Path, bytes]:
+        """Log one batch; returns its file and the bytes written."""
         assert self._spool is not None
-        path = await asyncio.get_running_loop().run_in_executor(None, self._spool.append, records)
+        path, data = await asyncio.get_running_loop().run_in_executor(None, self._spool.append_encoded, records)
         if count:
             self.stats.spooled += len(records)
         self._spooled_event.set()
-        return path
-
-    async def _to_spool_encoded(self, records: list[T]) -> tuple[Path, bytes]:
-        assert self._spool is not None
-        stored = await asyncio.get_running_loop().run_in_executor(None, self._spool.append_encoded, records)
-        self._spooled_event.set()
-        return stored
+        return path, data
 
     def _stored(self, records: list[T]) -> None:
         if self.on_stored is not None:
@@ -308,15 +293,11 @@ class BatchWriter(Generic[T]):
         """
         if not self._ack_spooled or self._retry:
             return
-        while not self._closing and self._cached_count < self._batch_max:
-            remaining = self._last_insert + self._insert_interval - time.monotonic()
-            if remaining <= 0:
-                return
-            self._spooled_event.clear()
-            try:
-                await asyncio.wait_for(self._spooled_event.wait(), remaining)
-            except TimeoutError:
-                return
+        await _wait_while(
+            self._spooled_event,
+            self._last_insert + self._insert_interval,
+            lambda: not self._closing and self._cached_count < self._batch_max,
+        )
 
     async def _next_replay(self, spool: Spool[T]) -> tuple[list[Path], list[T], int]:
         """The batch files for the next insert, their records, and how many of those came from disk."""
@@ -397,6 +378,19 @@ class BatchWriter(Generic[T]):
             self._spooled_event.set()
             await self._replay_task
             self._replay_task = None
+
+
+async def _wait_while(event: asyncio.Event, deadline: float, waiting: Callable[[], bool]) -> None:
+    """Wait until ``deadline`` (monotonic) while ``waiting()`` holds, checking it again whenever ``event`` fires."""
+    while waiting():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        event.clear()
+        try:
+            await asyncio.wait_for(event.wait(), remaining)
+        except TimeoutError:
+            return
 
 
 def _remove_all(spool: Spool[T], paths: list[Path]) -> None:
