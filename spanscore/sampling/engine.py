@@ -146,9 +146,9 @@ class RuleEngine:
         Both units may be given; the budget takes the one it is set in. Runs
         are counted by the engine itself when it samples them.
         """
-        budget, settings = self._budgets.get(rule), self.rules[rule].budget
-        if budget is not None and settings is not None:
-            budget.record_spend(usd if settings.unit == "usd" else float(tokens))
+        budget = self._budgets.get(rule)
+        if budget is not None:
+            budget.record_spend(self._in_budget_unit(rule, usd, tokens))
 
     def budget_day_start(self) -> float | None:
         """Unix seconds of the budget day's start, or None when no rule has a budget."""
@@ -156,9 +156,14 @@ class RuleEngine:
 
     def restore_spend(self, rule: str, usd: float, tokens: int, scored_runs: int) -> None:
         """Seed a rule's budget with today's spend from storage (after a restart); no-op without a budget."""
-        budget, settings = self._budgets.get(rule), self.rules[rule].budget if rule in self.rules else None
-        if budget is not None and settings is not None:
-            budget.restore(usd if settings.unit == "usd" else float(tokens), scored_runs)
+        budget = self._budgets.get(rule)
+        if budget is not None:
+            budget.restore(self._in_budget_unit(rule, usd, tokens), scored_runs)
+
+    def _in_budget_unit(self, rule: str, usd: float, tokens: int) -> float:
+        """The spend in the unit the rule's budget is set in (dollars or tokens)."""
+        settings = self.rules[rule].budget
+        return usd if settings is not None and settings.unit == "usd" else float(tokens)
 
     def effective_probability(self, rule: str) -> float:
         """The rate a rule samples at right now (its configured rate unless its budget lowered it)."""
