@@ -77,17 +77,12 @@ class Spool(Generic[T]):
     def size_bytes(self) -> int:
         return self._bytes
 
-    def append(self, records: Sequence[T]) -> Path:
-        """Persist one batch durably and return its file; raise RetryableError when the spool is full."""
-        return self.write(self.codec.encode(records))
+    def append(self, records: Sequence[T]) -> tuple[Path, bytes]:
+        """Persist one batch durably; return its file and the bytes written, or raise RetryableError when full.
 
-    def append_encoded(self, records: Sequence[T]) -> tuple[Path, bytes]:
-        """``append`` that also returns the file's bytes, for a writer that can insert them as they are."""
-        data = self.codec.encode(records)
-        return self.write(data), data
-
-    def write(self, data: bytes) -> Path:
-        """Persist one encoded batch (``codec.encode`` output) durably and return its file."""
+        The bytes let a writer insert the batch as it was logged instead of encoding it again.
+        """
+        data: bytes = self.codec.encode(records)
         with self._lock:
             if self._bytes + len(data) > self.max_bytes:
                 raise RetryableError(
@@ -105,7 +100,7 @@ class Spool(Generic[T]):
             _fsync_directory(self.directory)
             self._bytes += len(data)
             self._count += 1
-        return target
+        return target, data
 
     def waiting(self, limit: int) -> list[Path]:
         """Up to ``limit`` batch files, oldest first."""

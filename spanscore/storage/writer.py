@@ -245,7 +245,7 @@ class BatchWriter(Generic[T]):
     async def _to_spool(self, records: list[T], *, count: bool = True) -> tuple[Path, bytes]:
         """Log one batch; returns its file and the bytes written."""
         assert self._spool is not None
-        path, data = await asyncio.get_running_loop().run_in_executor(None, self._spool.append_encoded, records)
+        path, data = await asyncio.get_running_loop().run_in_executor(None, self._spool.append, records)
         if count:
             self.stats.spooled += len(records)
         self._spooled_event.set()
