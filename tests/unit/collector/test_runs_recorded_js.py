@@ -28,7 +28,9 @@ PARIS, ROME = "What is the weather in Paris?", "And in Rome?"
 PARIS_CALL = ToolCall("get_weather", {"city": "Paris"}, TOOL_RESULTS["Paris"], "call_weather_1", 0)
 ROME_CALL = ToolCall("get_weather", {"city": "Rome"}, TOOL_RESULTS["Rome"], "call_weather_2", 0)
 FIRST_CALL_REQUEST = Message("assistant", "", (replace(PARIS_CALL, result=None),))
-JS_RECORDED = ("vercel_ai7", "vercel_ai7_legacy", "vercel_ai6")
+JS_RECORDED = ("vercel_ai7", "vercel_ai7_legacy", "vercel_ai6", "mastra_memory")
+RECORDER_FOLDERS = {"vercel_ai6": "node-ai6", "mastra_memory": "node-mastra"}
+"""Where each fixture's recorder lives (``npm ci`` there to re-record), node-ai7 when not listed."""
 SECOND_TURN_INPUT = {
     # AI SDK 7 reports the history it was given; AI SDK 6 also the first turn's tool call and result.
     "vercel_ai7": (Message("user", PARIS), Message("assistant", CITY_ANSWERS["Paris"]), Message("user", ROME)),
@@ -40,6 +42,8 @@ SECOND_TURN_INPUT = {
         Message("assistant", CITY_ANSWERS["Paris"]),
         Message("user", ROME),
     ),
+    # Mastra memory adds the thread's history to the model's prompt; the run's input is the turn's message.
+    "mastra_memory": (Message("user", ROME),),
 }
 
 
@@ -113,11 +117,25 @@ def test_the_answer_holds_no_tool_result(name: str) -> None:
         ("vercel_ai7_legacy", "agent_name", "vercel_ai:ai.telemetry.functionId"),
         ("vercel_ai7_legacy", "session_id", "vercel_ai:ai.settings.context.sessionId"),
         ("vercel_ai6", "session_id", "vercel_ai:ai.telemetry.metadata.sessionId"),
+        ("mastra_memory", "input", "mastra:mastra.agent_run.input"),
+        ("mastra_memory", "session_id", "otel_genai:gen_ai.conversation.id"),
+        ("mastra_memory", "user_id", "mastra:mastra.metadata.resourceId"),
     ],
 )
 def test_sources_name_the_attribute_read(name: str, field: str, source: str) -> None:
     for run in turns(name):
         assert run.sources[field] == source
+
+
+def test_mastra_thread_id_is_the_session_without_the_genai_conversation_id() -> None:
+    """The thread id also rides as Mastra metadata; an exporter that leaves out the GenAI attribute still has it."""
+    spans, _ = load("mastra_memory")
+    bare = [
+        replace(span, attributes={k: v for k, v in span.attributes.items() if k != "gen_ai.conversation.id"})
+        for span in spans
+    ]
+    for run in runs_from_spans(bare):
+        assert (run.session_id, run.sources["session_id"]) == ("session-42", "mastra:mastra.metadata.threadId")
 
 
 def wrapped(spans: list[SpanRecord], name: str) -> list[SpanRecord]:
@@ -139,7 +157,7 @@ def test_a_wrapping_request_span_does_not_name_the_agent(name: str) -> None:
 @pytest.mark.parametrize("name", JS_RECORDED)
 def test_recording_is_reproducible(name: str, tmp_path: Path) -> None:
     """Re-record live (node, the fake model, the OTLP receiver): the same document, the same runs."""
-    folder = {"vercel_ai6": "node-ai6"}.get(name, "node-ai7")
+    folder = RECORDER_FOLDERS.get(name, "node-ai7")
     if not (FIXTURES / folder / "node_modules").exists():
         pytest.skip(f"the JavaScript recorder needs `npm ci` in tests/fixtures/traces/{folder}")
     env = {**os.environ, "SPANSCORE_FIXTURES_OUT": str(tmp_path)}
