@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from recorded_traces import FIXTURES, load
+from test_runs_snapshots import snapshot
 
 from spanscore.collector.model import SpanRecord
 from spanscore.collector.runs import runs_from_spans
@@ -96,6 +97,16 @@ def expected(name: str, turn: int) -> dict[str, object]:
 def test_each_turn_is_the_prompt_sent_and_the_answer_returned(name: str) -> None:
     for turn, run in enumerate(turns(name)):
         assert scored(run) == expected(name, turn), (name, turn)
+
+
+@pytest.mark.parametrize("name", JS_RECORDED)
+def test_canonical_runs_snapshot(name: str) -> None:
+    """Every field of both turns with its source; ``SPANSCORE_UPDATE_SNAPSHOTS=1`` rewrites the files."""
+    produced = [snapshot(run) for run in turns(name)]
+    path = FIXTURES / f"{name}.runs.json"
+    if os.environ.get("SPANSCORE_UPDATE_SNAPSHOTS") == "1":
+        path.write_text(json.dumps(produced, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    assert produced == json.loads(path.read_text())
 
 
 @pytest.mark.parametrize("name", JS_RECORDED)
