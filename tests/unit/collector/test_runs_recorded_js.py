@@ -22,6 +22,7 @@ from test_runs_snapshots import snapshot
 from spanscore.collector.model import SpanRecord
 from spanscore.collector.runs import runs_from_spans
 from spanscore.model import Message, Run, ToolCall
+from spanscore.sampling.filters import parse_filter
 from tests.fakes.fake_openai_turns import CITY_ANSWERS, TOOL_RESULTS
 
 SYSTEM = "You are a weather assistant. Use the tools you have."
@@ -136,6 +137,19 @@ def test_the_answer_holds_no_tool_result(name: str) -> None:
 def test_sources_name_the_attribute_read(name: str, field: str, source: str) -> None:
     for run in turns(name):
         assert run.sources[field] == source
+
+
+@pytest.mark.parametrize("name", JS_RECORDED)
+def test_a_rule_on_agent_model_provider_session_and_user_selects_every_turn(name: str) -> None:
+    where = {
+        "agent.name": "weather_agent",
+        "model": "gpt-4o-mini",
+        "provider": "openai",
+        "session.id": "session-42",
+        "user.id": "user-7",
+    }
+    rule = parse_filter(where)
+    assert [rule.matches(run) for run in turns(name)] == [True, True]
 
 
 def test_mastra_thread_id_is_the_session_without_the_genai_conversation_id() -> None:
