@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from spanscore.collector.conventions import span_facts
 from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.collector.runs import runs_from_spans
@@ -116,3 +119,44 @@ def test_a_json_encoded_string_result_is_that_string() -> None:
     assert (span_facts(span(attributes, "execute_tool get_weather")).tool or CALL).result == RESULT
     structured = {**attributes, "gen_ai.tool.call.result": RESULT}
     assert (span_facts(span(structured, "execute_tool get_weather")).tool or CALL).result == RESULT
+
+
+_TEXTS = st.text(alphabet="abc ", max_size=8)
+_RESULTS = st.integers(0, 9).map(lambda n: f"RESULT-{n}")
+_ROLES = st.sampled_from(["assistant", "user", "model", "system", "tool", None])
+_GENAI_PART = st.one_of(
+    st.builds(lambda text: {"type": "text", "content": text}, _TEXTS),
+    st.builds(lambda n: {"type": "tool_call", "id": f"c{n}", "name": "t", "arguments": {}}, st.integers(0, 3)),
+    st.builds(lambda n, r: {"type": "tool_call_response", "id": f"c{n}", "response": r}, st.integers(0, 3), _RESULTS),
+)
+_AI_SDK_PART = st.one_of(
+    st.builds(lambda text: {"type": "text", "text": text}, _TEXTS),
+    st.builds(lambda n: {"type": "tool-call", "toolCallId": f"c{n}", "toolName": "t", "input": {}}, st.integers(0, 3)),
+    st.builds(
+        lambda n, r: {"type": "tool-result", "toolCallId": f"c{n}", "output": {"type": "text", "value": r}},
+        st.integers(0, 3),
+        _RESULTS,
+    ),
+)
+
+
+def _no_result_outside_tool_messages(messages: tuple[Message, ...] | None) -> None:
+    assert messages is not None
+    for message in messages:
+        assert message.role == "tool" or "RESULT" not in message.content, message
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.fixed_dictionaries({"role": _ROLES, "parts": st.lists(_GENAI_PART, max_size=5)}), max_size=3))
+def test_genai_results_only_ever_fill_tool_messages(messages: list[dict[str, object]]) -> None:
+    attributes = {"gen_ai.input.messages": json.dumps(messages), "gen_ai.output.messages": json.dumps(messages)}
+    facts = span_facts(span({"gen_ai.operation.name": "chat", **attributes}, "chat"))
+    _no_result_outside_tool_messages(facts.input)
+    _no_result_outside_tool_messages(facts.output)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.fixed_dictionaries({"role": _ROLES, "content": st.lists(_AI_SDK_PART, max_size=5)}), max_size=3))
+def test_ai_sdk_results_only_ever_fill_tool_messages(messages: list[dict[str, object]]) -> None:
+    facts = span_facts(span({"ai.operationId": "ai.generateText", "ai.prompt": json.dumps({"messages": messages})}))
+    _no_result_outside_tool_messages(facts.input)
