@@ -9,6 +9,11 @@ earlier one wrote ``input`` / ``output`` on every span, ``gen_ai.prompt`` /
 ``gen_ai.completion`` (whole JSON) on model spans, ``gen_ai.tool.input`` /
 ``.output`` on tool spans and ``agent.id`` on agent runs. Messages use the AI
 SDK shapes, sometimes wrapped as ``{"format": 2, "parts": [...]}``.
+
+The conversation is Mastra's memory thread: the current exporter writes its id
+as ``gen_ai.conversation.id`` and, with the resource (the user), as
+``mastra.metadata.threadId`` / ``resourceId``; tracing metadata a caller sets
+(``tracingOptions.metadata``) arrives as ``mastra.metadata.*`` too.
 """
 
 from __future__ import annotations
@@ -68,7 +73,8 @@ def extract(span: SpanRecord) -> SpanFacts:
         for key in out_keys:
             _put_messages(facts, "output", get(key), "assistant", f"{DIALECT}:{key}")
     facts.put("provider", non_empty(get("gen_ai.system")), f"{DIALECT}:gen_ai.system")
-    facts.put("session_id", non_empty(get("threadId")), f"{DIALECT}:threadId")
+    for key in ("mastra.metadata.threadId", "mastra.metadata.sessionId", "threadId"):
+        facts.put("session_id", non_empty(get(key)), f"{DIALECT}:{key}")
     for key in ("mastra.metadata.userId", "mastra.metadata.resourceId", "resourceId"):
         facts.put("user_id", non_empty(get(key)), f"{DIALECT}:{key}")
     facts.put("input_tokens", as_int(get("gen_ai.usage.input_tokens")), f"{DIALECT}:gen_ai.usage.input_tokens")

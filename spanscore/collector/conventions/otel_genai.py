@@ -11,6 +11,7 @@ tool and retrieval attributes, agent spans (``gen_ai.operation.name`` =
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from spanscore.collector.conventions.facts import SpanFacts
@@ -27,6 +28,7 @@ from spanscore.collector.conventions.parsing import (
     role_of,
     split_system,
     text_of,
+    tool_result_text,
 )
 from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.model import Message, ToolCall
@@ -85,6 +87,8 @@ def _from_attributes(attributes: Mapping[str, str], where: str) -> SpanFacts:
     output = parts_messages(load_json(get("gen_ai.output.messages")), "assistant")
     if output is not None:
         facts.put("output", output[0], source + "gen_ai.output.messages")
+        for call_id, result in output[1].items():
+            facts.tool_results.setdefault(call_id, result)
     facts.put("system", _instructions(get("gen_ai.system_instructions")), source + "gen_ai.system_instructions")
     _tool(facts, attributes, source)
     facts.put(
@@ -110,7 +114,7 @@ def _tool(facts: SpanFacts, attributes: Mapping[str, str], source: str) -> None:
     if not name or facts.kind not in (None, "tool"):
         return
     facts.put("kind", "tool", source + "gen_ai.tool.name")
-    result = attributes.get("gen_ai.tool.call.result")
+    result = tool_result_text(attributes.get("gen_ai.tool.call.result"))
     call = ToolCall(
         name=name,
         arguments=arguments_of(attributes.get("gen_ai.tool.call.arguments")),
@@ -144,7 +148,13 @@ def _documents(value: Any) -> tuple[str, ...] | None:
 
 
 def parts_messages(value: Any, default_role: str) -> tuple[tuple[Message, ...], dict[str, str]] | None:
-    """Messages in the GenAI ``parts`` shape (also accepts plain chat messages) and the tool results among them."""
+    """Messages in the GenAI ``parts`` shape (also accepts plain chat messages) and the tool results among them.
+
+    A ``tool_call_response`` part is a tool's result, never text the speaker wrote: it is the content
+    of a ``tool`` message, and inside any other message (AI SDK 7 reports an agent's answer as one
+    assistant message with its text, its tool calls and their results) it only fills the result of
+    the matching tool call.
+    """
     if not isinstance(value, list):
         return None
     if not any(isinstance(item, Mapping) and "parts" in item for item in value):
@@ -152,26 +162,36 @@ def parts_messages(value: Any, default_role: str) -> tuple[tuple[Message, ...], 
     messages: list[Message] = []
     results: dict[str, str] = {}
     for item in value:
-        if not isinstance(item, Mapping):
-            continue
-        given = item.get("parts")
-        parts: list[Any] = given if isinstance(given, list) else []
-        texts: list[str] = []
-        calls: list[ToolCall] = []
-        for part in parts:
-            if not isinstance(part, Mapping):
-                continue
-            kind = part.get("type")
-            if kind == "text" and isinstance(part.get("content"), str):
-                texts.append(part["content"])
-            elif kind == "tool_call" and isinstance(part.get("name"), str):
-                arguments = arguments_of(part.get("arguments"))
-                calls.append(ToolCall(part["name"], arguments, id=as_text(part.get("id")), order=len(calls)))
-            elif kind == "tool_call_response":
-                results[str(part.get("id"))] = as_text(part.get("response", part.get("result"))) or ""
-                texts.append(results[str(part.get("id"))])
-        messages.append(Message(role_of(item.get("role"), default_role), "\n".join(texts), tuple(calls)))
+        if isinstance(item, Mapping):
+            messages.append(_parts_message(item, default_role, results))
     return tuple(messages), results
+
+
+def _parts_message(item: Mapping[str, Any], default_role: str, results: dict[str, str]) -> Message:
+    """One ``parts`` message; the tool results it carries are added to ``results`` by call id."""
+    role = role_of(item.get("role"), default_role)
+    given = item.get("parts")
+    parts: list[Any] = given if isinstance(given, list) else []
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    answered: dict[str, str] = {}
+    for part in parts:
+        if not isinstance(part, Mapping):
+            continue
+        kind = part.get("type")
+        if kind == "text" and isinstance(part.get("content"), str):
+            texts.append(part["content"])
+        elif kind == "tool_call" and isinstance(part.get("name"), str):
+            arguments = arguments_of(part.get("arguments"))
+            calls.append(ToolCall(part["name"], arguments, id=as_text(part.get("id")), order=len(calls)))
+        elif kind == "tool_call_response":
+            result = as_text(part.get("response", part.get("result"))) or ""
+            answered[str(part.get("id"))] = result
+            if role == "tool":
+                texts.append(result)
+    results.update(answered)
+    calls = [replace(call, result=answered.get(str(call.id), call.result)) for call in calls]
+    return Message(role, "\n".join(texts), tuple(calls))
 
 
 # --- the older per-message events -------------------------------------------------------------

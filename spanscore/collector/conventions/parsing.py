@@ -56,6 +56,19 @@ def canonical_json(text: str | None) -> str | None:
     return text
 
 
+def tool_result_text(text: str | None) -> str | None:
+    """A tool result as the tool returned it.
+
+    AI SDK 7 JSON-encodes every result, so a tool that returned the JSON text of an object arrives as
+    a JSON string holding that text; a value that is one JSON string is that string. Anything else is
+    kept as sent.
+    """
+    if text is None or not text.startswith('"'):
+        return text
+    value = load_json(text)
+    return value if isinstance(value, str) else text
+
+
 def as_int(text: str | None) -> int | None:
     if text is None:
         return None

@@ -8,7 +8,12 @@ are ``ai.toolCall`` spans with ``ai.toolCall.name`` / ``.id`` / ``.args`` (or
 ``.input``) / ``.result`` (or ``.output``). Token counts are named
 ``promptTokens`` / ``completionTokens`` before AI SDK 5 and ``inputTokens`` /
 ``outputTokens`` after; both are read. Metadata set by the caller arrives as
-``ai.telemetry.metadata.*``.
+``ai.telemetry.metadata.*`` (AI SDK 6 and earlier) or as runtime context,
+``ai.settings.context.*`` (AI SDK 7). AI SDK 7's ``@ai-sdk/otel``
+``OpenTelemetry`` integration writes GenAI attributes (``invoke_agent`` with
+``gen_ai.agent.name`` = the function id), read by the GenAI extractor; only
+the runtime context is left to this one. Its ``LegacyOpenTelemetry`` writes
+the ``ai.*`` spans described here.
 """
 
 from __future__ import annotations
@@ -28,12 +33,22 @@ from spanscore.collector.conventions.parsing import (
     role_of,
     split_system,
     text_of,
+    tool_result_text,
 )
 from spanscore.collector.model import SpanRecord
 from spanscore.model import Message, ToolCall
 
 DIALECT = "vercel_ai"
 _METADATA = "ai.telemetry.metadata."
+_RUNTIME_CONTEXT = "ai.settings.context."
+"""AI SDK 7 has no telemetry metadata: callers pass ``runtimeContext`` and opt keys in with
+``includeRuntimeContext`` (and ``runtimeContext: true`` on ``@ai-sdk/otel``'s ``OpenTelemetry``)."""
+_CALLER_KEYS = (
+    ("session_id", ("sessionId", "session_id", "threadId", "conversationId")),
+    ("user_id", ("userId", "user_id")),
+    ("agent_name", ("agentName",)),
+)
+"""Run fields a caller sets as metadata or runtime context, by the key names seen in AI SDK examples."""
 ATTRIBUTE_PREFIXES = ("ai.",)
 """A span is read as Vercel AI SDK telemetry when one of its attribute keys starts with one of these."""
 
@@ -59,10 +74,10 @@ def extract(span: SpanRecord) -> SpanFacts:
         facts.put("input_tokens", as_int(get(key)), f"{DIALECT}:{key}")
     for key in ("ai.usage.outputTokens", "ai.usage.completionTokens"):
         facts.put("output_tokens", as_int(get(key)), f"{DIALECT}:{key}")
-    for field, keys in (("session_id", ("sessionId", "session_id", "threadId")), ("user_id", ("userId", "user_id"))):
-        for key in keys:
-            facts.put(field, non_empty(get(_METADATA + key)), f"{DIALECT}:{_METADATA}{key}")
-    facts.put("agent_name", non_empty(get(_METADATA + "agentName")), f"{DIALECT}:{_METADATA}agentName")
+    for field, keys in _CALLER_KEYS:
+        for prefix in (_METADATA, _RUNTIME_CONTEXT):
+            for key in keys:
+                facts.put(field, non_empty(get(prefix + key)), f"{DIALECT}:{prefix}{key}")
     facts.put("agent_name", non_empty(get("ai.telemetry.functionId")), f"{DIALECT}:ai.telemetry.functionId")
     return facts
 
@@ -98,11 +113,10 @@ def _tool(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
     facts.put("kind", "tool", f"{DIALECT}:ai.toolCall.name")
     arguments = attributes.get("ai.toolCall.args", attributes.get("ai.toolCall.input"))
     result = attributes.get("ai.toolCall.result", attributes.get("ai.toolCall.output"))
-    decoded = load_json(result)
     call = ToolCall(
         name=attributes["ai.toolCall.name"],
         arguments=arguments_of(arguments),
-        result=decoded if isinstance(decoded, str) else result,
+        result=tool_result_text(result),
         id=non_empty(attributes.get("ai.toolCall.id")),
     )
     facts.put("tool", call, f"{DIALECT}:ai.toolCall.name")
@@ -116,6 +130,7 @@ def model_messages(value: Any, default_role: str, tool_results: dict[str, str]) 
     for item in value:
         if not isinstance(item, Mapping):
             continue
+        role = role_of(item.get("role"), default_role)
         content = item.get("content")
         parts = content if isinstance(content, list) else []
         calls: list[ToolCall] = []
@@ -132,10 +147,11 @@ def model_messages(value: Any, default_role: str, tool_results: dict[str, str]) 
             elif kind == "tool-result":
                 result = _tool_output(part.get("result", part.get("output")))
                 tool_results[str(part.get("toolCallId"))] = result
-                texts.append(result)
+                if role == "tool":  # a provider-executed tool's result in an assistant message is no answer text
+                    texts.append(result)
             elif kind == "text":
                 texts.append(text_of(part))
-        messages.append(Message(role_of(item.get("role"), default_role), "\n".join(texts), tuple(calls)))
+        messages.append(Message(role, "\n".join(texts), tuple(calls)))
     return tuple(messages)
 
 
