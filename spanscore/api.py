@@ -21,6 +21,8 @@ from spanscore.config import ApiConfig
 from spanscore.errors import ConfigError, PermanentError
 from spanscore.storage.clickhouse import QUERY_FORMATS, ClickHouseStore
 from spanscore.web.dashboard import Dashboard
+from spanscore.web.origin import BrowserGuard
+from spanscore.web.prometheus import exposition
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +34,14 @@ CONTENT_TYPES = {
 }
 
 MetricsFn = Callable[[], dict[str, float]]
+
+
+class RequestShapeError(PermanentError):
+    """A query request in a method or content type the API does not take; ``status`` is the HTTP answer."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class Operations(Protocol):
@@ -53,11 +63,12 @@ class ApiServer:
         self.port = 0
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=1 << 20)
+        guard = BrowserGuard(self._config.allowed_hosts, bind_host=self._config.host)
+        app = web.Application(client_max_size=1 << 20, middlewares=[guard.middleware])
         app.router.add_get("/healthz", self._health)
         app.router.add_get("/metrics", self._prometheus)
         app.router.add_get("/api/v1/status", self._status)
-        app.router.add_route("*", "/api/v1/query", self._query)
+        app.router.add_route("*", "/api/v1/query", self._query)  # POST only: _query_arguments says why
         app.router.add_post("/api/v1/rules/preview", self._preview)
         app.router.add_post("/api/v1/backfill", self._backfill)
         Dashboard(self._store, self._tokens).add_routes(app)
@@ -100,11 +111,13 @@ class ApiServer:
         return web.json_response(self._metrics())
 
     async def _prometheus(self, request: web.Request) -> web.Response:
-        lines = []
-        for name, value in sorted(self._metrics().items()):
-            metric = "spanscore_" + name.replace(".", "_")
-            lines.append(f"# TYPE {metric} gauge\n{metric} {value:g}")
-        return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+        try:
+            if not self._config.metrics_public:
+                self._tokens.verify(request.headers.get("Authorization"))
+        except Exception as exc:
+            return _error_response(exc)
+        body, content_type = exposition(self._metrics())
+        return web.Response(body=body, headers={"Content-Type": content_type})
 
     async def _query(self, request: web.Request) -> web.Response:
         try:
@@ -113,6 +126,8 @@ class ApiServer:
             if fmt not in QUERY_FORMATS:
                 raise PermanentError(f"unknown format {fmt!r}; use one of {', '.join(QUERY_FORMATS)}")
             result = await self._store.query(sql, fmt)
+        except RequestShapeError as exc:
+            return web.json_response({"error": str(exc)}, status=exc.status)
         except web.HTTPRequestEntityTooLarge:
             limit = self._store.limits.max_query_bytes
             too_large = f"request body is too large; queries are limited to {limit} bytes (storage.query_max_bytes)"
@@ -132,25 +147,31 @@ class ApiServer:
 
 
 async def _query_arguments(request: web.Request) -> tuple[str, str]:
-    fmt = request.query.get("format", "json").lower()
-    if request.method == "GET":
-        sql = request.query.get("sql", "")
-    elif request.method == "POST":
-        raw = await request.read()
-        if request.content_type == "application/json":
-            try:
-                body = json.loads(raw or b"{}")
-            except json.JSONDecodeError as exc:
-                raise PermanentError(f"request body is not valid JSON: {exc}") from None
-            if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
-                raise PermanentError('request body must be {"sql": "...", "format": "json|csv|tsv"}')
-            sql = body["sql"]
-            fmt = str(body.get("format", fmt)).lower()
-        else:
-            sql = raw.decode("utf-8", "replace")
-    else:
-        raise PermanentError("use GET ?sql=... or POST")
-    return sql, fmt
+    """The SQL and format of a ``POST`` with an ``application/json`` body; anything else is refused.
+
+    A GET (``<img src>``, a link, a prefetch) and a ``text/plain`` or form POST are requests any web page
+    can make a browser send without asking the server first; a JSON POST from another origin needs a
+    CORS preflight, which this API never grants. A GET would also put the SQL in URLs, histories and
+    logs. No client needs either: ``spanscore query`` posts JSON and the dashboard reads fixed endpoints.
+    """
+    if request.method != "POST":
+        raise RequestShapeError(
+            f'{request.method} is not accepted here: POST the query as JSON, {{"sql": "...", "format": "json"}}', 405
+        )
+    if request.content_type != "application/json":
+        raise RequestShapeError(
+            f"Content-Type {request.content_type!r} is not accepted: send the query as application/json, "
+            '{"sql": "...", "format": "json|csv|tsv"}',
+            415,
+        )
+    raw = await request.read()
+    try:
+        body = json.loads(raw or b"{}")
+    except json.JSONDecodeError as exc:
+        raise PermanentError(f"request body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
+        raise PermanentError('request body must be {"sql": "...", "format": "json|csv|tsv"}')
+    return body["sql"], str(body.get("format", request.query.get("format", "json"))).lower()
 
 
 def _error_response(exc: BaseException) -> web.Response:
