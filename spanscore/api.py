@@ -21,7 +21,7 @@ from spanscore.config import ApiConfig
 from spanscore.errors import ConfigError, PermanentError
 from spanscore.storage.clickhouse import QUERY_FORMATS, ClickHouseStore
 from spanscore.web.dashboard import Dashboard
-from spanscore.web.origin import BrowserGuard
+from spanscore.web.origin import BrowserGuard, is_loopback
 from spanscore.web.prometheus import exposition
 
 log = logging.getLogger(__name__)
@@ -139,6 +139,13 @@ class ApiServer:
     async def start(self) -> None:
         self._runner, self.port = await serve_app(self.app(), self._config)
         log.info("API listening address=%s:%d", self._config.host, self.port)
+        if not self._tokens.enabled and not is_loopback(self._config.host):
+            log.warning(
+                "API on a non-loopback address without api.auth_tokens: anyone who can reach address=%s:%d can "
+                "query every stored span and score; set api.auth_tokens",
+                self._config.host,
+                self.port,
+            )
 
     async def shutdown(self) -> None:
         if self._runner is not None:

@@ -120,6 +120,17 @@ class BrowserGuard:
         return None
 
 
+def is_loopback(bind_host: str) -> bool:
+    """True for a bind address only this machine can reach (``localhost``, 127.0.0.0/8, ``::1``)."""
+    name = host_name(bind_host)
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
 def _is_page_navigation(request: web.Request) -> bool:
     headers = request.headers
     return (

@@ -76,6 +76,7 @@ async def attacker_port() -> AsyncIterator[int]:
 
 
 @needs_chromium
+@pytest.mark.reliability("keep-strangers-out")
 @pytest.mark.slow
 async def test_pages_from_other_origins_and_rebound_names_get_no_query_answered(
     recorded: tuple[Service, list[str]], attacker_port: int

@@ -58,6 +58,7 @@ async def call(method: str, url: str, **options: Any) -> tuple[int, Any]:
             return response.status, body
 
 
+@pytest.mark.reliability("keep-strangers-out")
 async def test_a_query_by_get_or_by_a_simple_post_is_refused_and_runs_nothing(edge: tuple[Service, list[str]]) -> None:
     service, ran = edge
     url = base(service) + "/api/v1/query"
@@ -72,6 +73,7 @@ async def test_a_query_by_get_or_by_a_simple_post_is_refused_and_runs_nothing(ed
     assert ran == ["SELECT 1 AS one"]
 
 
+@pytest.mark.reliability("keep-strangers-out")
 async def test_another_origin_or_host_gets_nothing_on_any_path(edge: tuple[Service, list[str]]) -> None:
     service, ran = edge
     root = base(service)
@@ -100,6 +102,7 @@ async def test_another_origin_or_host_gets_nothing_on_any_path(edge: tuple[Servi
     assert (status, ran) == (200, ["SELECT 1"])
 
 
+@pytest.mark.reliability("keep-strangers-out")
 async def test_metrics_need_the_api_token_when_tokens_are_set(service_config: ServiceConfig) -> None:
     service_config.api.auth_tokens = [TOKEN]
     service = Service(service_config)

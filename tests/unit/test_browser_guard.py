@@ -13,7 +13,7 @@ from aiohttp import web
 
 from spanscore.config import load_config
 from spanscore.errors import ConfigError
-from spanscore.web.origin import BrowserGuard
+from spanscore.web.origin import BrowserGuard, is_loopback
 
 
 @pytest.fixture
@@ -111,3 +111,8 @@ def test_allowed_hosts_are_validated_and_normalised() -> None:
 async def test_a_star_in_allowed_hosts_answers_any_host() -> None:
     guard = BrowserGuard(["*"])
     assert guard.allows_host("anything.example:1234") and not BrowserGuard([]).allows_host("anything.example")
+
+
+def test_loopback_bind_addresses_are_told_from_the_rest() -> None:
+    assert all(is_loopback(host) for host in ("127.0.0.1", "127.9.9.9", "::1", "[::1]", "localhost", "LOCALHOST"))
+    assert not any(is_loopback(host) for host in ("0.0.0.0", "::", "", "10.0.0.5", "spanscore.internal"))

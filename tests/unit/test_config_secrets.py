@@ -30,6 +30,7 @@ SECRET_CASES = [
 
 
 @pytest.mark.parametrize(("document", "key"), SECRET_CASES, ids=[key for _, key in SECRET_CASES])
+@pytest.mark.reliability("keep-strangers-out")
 def test_a_config_error_names_the_secret_key_but_never_its_value(tmp_path: Path, document: str, key: str) -> None:
     path = tmp_path / "c.yaml"
     path.write_text(document, encoding="utf-8")
@@ -72,6 +73,7 @@ def test_values_of_ordinary_keys_are_still_shown(tmp_path: Path) -> None:
     assert "storage.spans_ttl_days" in str(caught.value) and "got -3" in str(caught.value)
 
 
+@pytest.mark.reliability("keep-strangers-out")
 def test_the_cli_prints_the_key_but_not_the_token(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "c.yaml"
     path.write_text(f"collector:\n  auth_tokens: {SECRET}\n", encoding="utf-8")
