@@ -85,6 +85,7 @@ class ApiServer:
             self._tokens.verify(request.headers.get("Authorization"))
             if self._operations is None:
                 raise PermanentError("this service has no operations configured")
+            _require_json(request)
             try:
                 body = json.loads(await request.read() or b"{}")
             except json.JSONDecodeError as exc:
@@ -94,6 +95,8 @@ class ApiServer:
             since = str(body.get("since", "24h"))
             method = self._operations.preview if name == "preview" else self._operations.backfill
             result = await method(body["rule"], since)
+        except RequestShapeError as exc:
+            return web.json_response({"error": str(exc)}, status=exc.status)
         except ConfigError as exc:
             return web.json_response({"error": str(exc)}, status=400)
         except Exception as exc:
@@ -165,12 +168,7 @@ async def _query_arguments(request: web.Request) -> tuple[str, str]:
         raise RequestShapeError(
             f'{request.method} is not accepted here: POST the query as JSON, {{"sql": "...", "format": "json"}}', 405
         )
-    if request.content_type != "application/json":
-        raise RequestShapeError(
-            f"Content-Type {request.content_type!r} is not accepted: send the query as application/json, "
-            '{"sql": "...", "format": "json|csv|tsv"}',
-            415,
-        )
+    _require_json(request)
     raw = await request.read()
     try:
         body = json.loads(raw or b"{}")
@@ -179,6 +177,14 @@ async def _query_arguments(request: web.Request) -> tuple[str, str]:
     if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
         raise PermanentError('request body must be {"sql": "...", "format": "json|csv|tsv"}')
     return body["sql"], str(body.get("format", request.query.get("format", "json"))).lower()
+
+
+def _require_json(request: web.Request) -> None:
+    """Bodies are JSON only: a text/plain or form POST is one any web page can send without a CORS preflight."""
+    if request.content_type != "application/json":
+        raise RequestShapeError(
+            f"Content-Type {request.content_type!r} is not accepted: send the body as application/json", 415
+        )
 
 
 def _error_response(exc: BaseException) -> web.Response:

@@ -67,6 +67,8 @@ async def test_a_query_by_get_or_by_a_simple_post_is_refused_and_runs_nothing(ed
     for content_type in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"):
         status, body = await call("POST", url, data=b"SELECT 1", headers={"Content-Type": content_type})
         assert status == 415 and "application/json" in body["error"], (content_type, body)
+    status, body = await call("POST", base(service) + "/api/v1/backfill", data=b'{"rule": "r"}')
+    assert status == 415 and "application/json" in body["error"], body
     assert ran == []
     status, body = await call("POST", url, json={"sql": "SELECT 1 AS one"})
     assert status == 200 and body["data"] == [{"one": 1}], body
