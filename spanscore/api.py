@@ -3,6 +3,8 @@
 ``spanscore query`` talks to this listener while ``serve`` owns the embedded
 store (only one process may open a chDB directory). Queries go through the
 storage guard; results come back in the engine's JSON, CSV or TSV output.
+Every path sits behind ``spanscore.web.origin.BrowserGuard`` (allowed Host names,
+no cross-origin browser requests), and bodies are JSON only.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ MetricsFn = Callable[[], dict[str, float]]
 
 
 class RequestShapeError(PermanentError):
-    """A query request in a method or content type the API does not take; ``status`` is the HTTP answer."""
+    """A request in a method or content type the API does not take; ``status`` is the HTTP answer (405, 415)."""
 
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message)
@@ -130,7 +132,8 @@ class ApiServer:
                 raise PermanentError(f"unknown format {fmt!r}; use one of {', '.join(QUERY_FORMATS)}")
             result = await self._store.query(sql, fmt)
         except RequestShapeError as exc:
-            return web.json_response({"error": str(exc)}, status=exc.status)
+            headers = {"Allow": "POST"} if exc.status == 405 else {}
+            return web.json_response({"error": str(exc)}, status=exc.status, headers=headers)
         except web.HTTPRequestEntityTooLarge:
             limit = self._store.limits.max_query_bytes
             too_large = f"request body is too large; queries are limited to {limit} bytes (storage.query_max_bytes)"

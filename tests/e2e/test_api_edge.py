@@ -62,8 +62,10 @@ async def call(method: str, url: str, **options: Any) -> tuple[int, Any]:
 async def test_a_query_by_get_or_by_a_simple_post_is_refused_and_runs_nothing(edge: tuple[Service, list[str]]) -> None:
     service, ran = edge
     url = base(service) + "/api/v1/query"
-    status, body = await call("GET", url, params={"sql": "SELECT 1"})
-    assert status == 405 and "POST the query as JSON" in body["error"], body
+    async with aiohttp.ClientSession() as session:
+        async with session.get(url, params={"sql": "SELECT 1"}) as response:
+            assert response.status == 405 and response.headers["Allow"] == "POST"
+            assert "POST the query as JSON" in (await response.json())["error"]
     for content_type in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"):
         status, body = await call("POST", url, data=b"SELECT 1", headers={"Content-Type": content_type})
         assert status == 415 and "application/json" in body["error"], (content_type, body)
