@@ -110,8 +110,18 @@ GUARANTEES = (
         "Strangers are kept out",
         "Only holders of a configured bearer token may send or query (constant-time comparison, gRPC metadata "
         "keys read case-insensitively, separate tokens for the API); listeners bind to loopback by default and "
-        "serve TLS when configured.",
-        ("Tokens are static (config or environment); there is no rotation without a restart.",),
+        "serve TLS when configured. Browsers cannot be turned against the API: it answers only Host names it "
+        "knows (loopback names, IP literals, its bind address, `api.allowed_hosts`), refuses cross-origin "
+        "requests (Origin, Sec-Fetch-Site) on every path, and takes queries only as JSON POSTs; `/metrics` "
+        "needs the API token when tokens are set; config errors never repeat the value of a secret.",
+        (
+            "Tokens are static (config or environment); there is no rotation without a restart.",
+            "No token is generated on first start (notebook servers do, but they run code): the browser attacks a "
+            "generated token would stop are refused by the Host and Origin checks without one, and a generated "
+            "token would have to reach the CLI, scripts and dashboard links through a file on disk. A token-less "
+            "API on loopback stays open to every local user and program (read-only queries), so set "
+            "`api.auth_tokens` on a shared machine; a non-loopback bind without tokens logs a warning at start.",
+        ),
     ),
 )
 

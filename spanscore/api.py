@@ -3,6 +3,8 @@
 ``spanscore query`` talks to this listener while ``serve`` owns the embedded
 store (only one process may open a chDB directory). Queries go through the
 storage guard; results come back in the engine's JSON, CSV or TSV output.
+Every path sits behind ``spanscore.web.origin.BrowserGuard`` (allowed Host names,
+no cross-origin browser requests), and bodies are JSON only.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from spanscore.config import ApiConfig
 from spanscore.errors import ConfigError, PermanentError
 from spanscore.storage.clickhouse import QUERY_FORMATS, ClickHouseStore
 from spanscore.web.dashboard import Dashboard
+from spanscore.web.origin import BrowserGuard, is_loopback
+from spanscore.web.prometheus import exposition
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +36,14 @@ CONTENT_TYPES = {
 }
 
 MetricsFn = Callable[[], dict[str, float]]
+
+
+class RequestShapeError(PermanentError):
+    """A request in a method or content type the API does not take; ``status`` is the HTTP answer (405, 415)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class Operations(Protocol):
@@ -53,11 +65,12 @@ class ApiServer:
         self.port = 0
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=1 << 20)
+        guard = BrowserGuard(self._config.allowed_hosts, bind_host=self._config.host)
+        app = web.Application(client_max_size=1 << 20, middlewares=[guard.middleware])
         app.router.add_get("/healthz", self._health)
         app.router.add_get("/metrics", self._prometheus)
         app.router.add_get("/api/v1/status", self._status)
-        app.router.add_route("*", "/api/v1/query", self._query)
+        app.router.add_route("*", "/api/v1/query", self._query)  # POST only: _query_arguments says why
         app.router.add_post("/api/v1/rules/preview", self._preview)
         app.router.add_post("/api/v1/backfill", self._backfill)
         Dashboard(self._store, self._tokens).add_routes(app)
@@ -74,6 +87,7 @@ class ApiServer:
             self._tokens.verify(request.headers.get("Authorization"))
             if self._operations is None:
                 raise PermanentError("this service has no operations configured")
+            _require_json(request)
             try:
                 body = json.loads(await request.read() or b"{}")
             except json.JSONDecodeError as exc:
@@ -83,6 +97,8 @@ class ApiServer:
             since = str(body.get("since", "24h"))
             method = self._operations.preview if name == "preview" else self._operations.backfill
             result = await method(body["rule"], since)
+        except RequestShapeError as exc:
+            return web.json_response({"error": str(exc)}, status=exc.status)
         except ConfigError as exc:
             return web.json_response({"error": str(exc)}, status=400)
         except Exception as exc:
@@ -100,11 +116,13 @@ class ApiServer:
         return web.json_response(self._metrics())
 
     async def _prometheus(self, request: web.Request) -> web.Response:
-        lines = []
-        for name, value in sorted(self._metrics().items()):
-            metric = "spanscore_" + name.replace(".", "_")
-            lines.append(f"# TYPE {metric} gauge\n{metric} {value:g}")
-        return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+        try:
+            if not self._config.metrics_public:
+                self._tokens.verify(request.headers.get("Authorization"))
+        except Exception as exc:
+            return _error_response(exc)
+        body, content_type = exposition(self._metrics())
+        return web.Response(body=body, headers={"Content-Type": content_type})
 
     async def _query(self, request: web.Request) -> web.Response:
         try:
@@ -113,6 +131,9 @@ class ApiServer:
             if fmt not in QUERY_FORMATS:
                 raise PermanentError(f"unknown format {fmt!r}; use one of {', '.join(QUERY_FORMATS)}")
             result = await self._store.query(sql, fmt)
+        except RequestShapeError as exc:
+            headers = {"Allow": "POST"} if exc.status == 405 else {}
+            return web.json_response({"error": str(exc)}, status=exc.status, headers=headers)
         except web.HTTPRequestEntityTooLarge:
             limit = self._store.limits.max_query_bytes
             too_large = f"request body is too large; queries are limited to {limit} bytes (storage.query_max_bytes)"
@@ -124,6 +145,13 @@ class ApiServer:
     async def start(self) -> None:
         self._runner, self.port = await serve_app(self.app(), self._config)
         log.info("API listening address=%s:%d", self._config.host, self.port)
+        if not self._tokens.enabled and not is_loopback(self._config.host):
+            log.warning(
+                "API on a non-loopback address without api.auth_tokens: anyone who can reach address=%s:%d can "
+                "query every stored span and score; set api.auth_tokens",
+                self._config.host,
+                self.port,
+            )
 
     async def shutdown(self) -> None:
         if self._runner is not None:
@@ -132,25 +160,34 @@ class ApiServer:
 
 
 async def _query_arguments(request: web.Request) -> tuple[str, str]:
-    fmt = request.query.get("format", "json").lower()
-    if request.method == "GET":
-        sql = request.query.get("sql", "")
-    elif request.method == "POST":
-        raw = await request.read()
-        if request.content_type == "application/json":
-            try:
-                body = json.loads(raw or b"{}")
-            except json.JSONDecodeError as exc:
-                raise PermanentError(f"request body is not valid JSON: {exc}") from None
-            if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
-                raise PermanentError('request body must be {"sql": "...", "format": "json|csv|tsv"}')
-            sql = body["sql"]
-            fmt = str(body.get("format", fmt)).lower()
-        else:
-            sql = raw.decode("utf-8", "replace")
-    else:
-        raise PermanentError("use GET ?sql=... or POST")
-    return sql, fmt
+    """The SQL and format of a ``POST`` with an ``application/json`` body; anything else is refused.
+
+    A GET (``<img src>``, a link, a prefetch) and a ``text/plain`` or form POST are requests any web page
+    can make a browser send without asking the server first; a JSON POST from another origin needs a
+    CORS preflight, which this API never grants. A GET would also put the SQL in URLs, histories and
+    logs. No client needs either: ``spanscore query`` posts JSON and the dashboard reads fixed endpoints.
+    """
+    if request.method != "POST":
+        raise RequestShapeError(
+            f'{request.method} is not accepted here: POST the query as JSON, {{"sql": "...", "format": "json"}}', 405
+        )
+    _require_json(request)
+    raw = await request.read()
+    try:
+        body = json.loads(raw or b"{}")
+    except json.JSONDecodeError as exc:
+        raise PermanentError(f"request body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
+        raise PermanentError('request body must be {"sql": "...", "format": "json|csv|tsv"}')
+    return body["sql"], str(body.get("format", request.query.get("format", "json"))).lower()
+
+
+def _require_json(request: web.Request) -> None:
+    """Bodies are JSON only: a text/plain or form POST is one any web page can send without a CORS preflight."""
+    if request.content_type != "application/json":
+        raise RequestShapeError(
+            f"Content-Type {request.content_type!r} is not accepted: send the body as application/json", 415
+        )
 
 
 def _error_response(exc: BaseException) -> web.Response:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from spanscore.collector.config import RunsConfig
 from spanscore.collector.limits import LimitsConfig
+from spanscore.config_secrets import is_secret_location, is_secret_value, scrub
 from spanscore.errors import ConfigError
 from spanscore.forward import ForwardConfig
 from spanscore.live import ScoringConfig
@@ -145,6 +146,27 @@ class ApiConfig(_Section):
     auth_tokens: list[str] = []
     """Bearer tokens for the query API (separate from ingestion tokens); empty means open on its bind address."""
     tls: TlsConfig | None = None
+    allowed_hosts: list[str] = []
+    """Host names the API answers to besides localhost, 127.0.0.1, ::1, IP literals and its bind address (a guard
+    against DNS rebinding): add the names clients use to reach it, e.g. ``spanscore.internal``; ``*`` accepts any."""
+    metrics_public: bool = False
+    """Serve ``/metrics`` without a token even when ``auth_tokens`` are set (for a scraper that sends none)."""
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _check_allowed_hosts(cls, hosts: list[str]) -> list[str]:
+        from spanscore.web.origin import check_allowed_host
+
+        problems = []
+        checked = []
+        for index, host in enumerate(hosts):
+            try:
+                checked.append(check_allowed_host(host))
+            except ValueError as exc:
+                problems.append(f"[{index}] {host!r} {exc}")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return checked
 
 
 class ServiceConfig(_Section):
@@ -189,7 +211,7 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str] 
         try:
             loaded = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise ConfigError(f"config {source}: not valid YAML: {exc}") from None
+            raise ConfigError(f"config {source}: not valid YAML: {_yaml_problem(exc)}") from None
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"config {source}: the top level must be a mapping, got {type(loaded).__name__}")
         document = loaded or {}
@@ -239,6 +261,14 @@ def _overlay_environment(document: dict[str, Any], environ: Mapping[str, str], s
             node[keys[-1]] = raw
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """What is wrong and where, without the snippet of the file a YAML error quotes (it may hold a secret)."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        return f"{exc.problem or exc.context or 'syntax error'} at line {mark.line + 1}, column {mark.column + 1}"
+    return type(exc).__name__
+
+
 def _location(parts: tuple[int | str, ...]) -> str:
     text = ""
     for part in parts:
@@ -266,7 +296,10 @@ def _describe(exc: ValidationError, source: str, prefix: tuple[str, ...] = ()) -
         if error["type"] == "extra_forbidden":
             message = "unknown key (check the spelling against the configuration reference in README)"
         got = error.get("input")
-        quiet = error["type"] == "extra_forbidden" or isinstance(got, dict | list) or "got" in message
+        secret = is_secret_location(prefix + tuple(error["loc"])) or is_secret_value(got)
+        if secret:
+            message = scrub(message, got)
+        quiet = secret or error["type"] == "extra_forbidden" or isinstance(got, dict | list) or "got" in message
         suffix = "" if quiet else f", got {got!r}"
         lines.append(f"  {where}: {message}{suffix}")
     return "\n".join(lines)

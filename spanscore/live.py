@@ -27,6 +27,7 @@ from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.collector.readiness import ReadyRun, RunAssembler
 from spanscore.errors import ConfigError, RetryableError
 from spanscore.forward import INTERNAL_ATTRIBUTE, ScoreExporter
+from spanscore.metric_keys import metric_key
 from spanscore.model import Run
 from spanscore.sampling.decisions import Decision, Outcome
 from spanscore.sampling.engine import RuleEngine
@@ -126,7 +127,7 @@ class LiveScoring:
         )
         self._poller: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
-        self.scores_written: Counter[str] = Counter()
+        self.scores_written: Counter[tuple[str, str]] = Counter()  # (rule, status)
         self.decisions_written: Counter[str] = Counter()
         self.lost_writes = 0
         self.internal_runs_skipped = 0
@@ -246,7 +247,7 @@ class LiveScoring:
         task = asyncio.create_task(self._write_score(row))
         self._score_writes.add(task)
         task.add_done_callback(self._score_writes.discard)
-        self.scores_written[f"{book.decision.rule}/{result.status.value}"] += 1
+        self.scores_written[book.decision.rule, result.status.value] += 1
         if self._exporter is not None and result.status is Status.OK:
             self._exporter.export(row)
         tokens = result.input_tokens + result.output_tokens
@@ -344,11 +345,10 @@ class LiveScoring:
         }
         for state, count in self.workers.states.items():
             out[f"scoring_jobs_{state}"] = count
-        for key, count in self.scores_written.items():
-            rule, status = key.split("/", 1)
-            out[f'scores_written{{rule="{rule}",status="{status}"}}'] = count
+        for (rule, status), count in self.scores_written.items():
+            out[metric_key("scores_written", rule=rule, status=status)] = count
         for decision, count in self.decisions_written.items():
-            out[f'decisions_written{{decision="{decision}"}}'] = count
+            out[metric_key("decisions_written", decision=decision)] = count
         return out
 
 

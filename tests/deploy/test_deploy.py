@@ -275,3 +275,15 @@ def test_every_sql_example_in_the_dashboards_doc_runs(seeded: ClickHouseStore) -
     )[0][0]
     assert len(seeded.internal_query(examples[3])) == hours >= 6
     assert len(seeded.internal_query(examples[5])) == 3
+
+
+def test_prometheus_scrapes_metrics_by_an_allowed_name_with_the_token_from_a_file() -> None:
+    scrape = load_yaml(DEPLOY / "prometheus" / "prometheus.yml")
+    [job] = scrape["scrape_configs"]
+    assert job["metrics_path"] == "/metrics"
+    assert job["authorization"]["type"] == "Bearer" and "credentials" not in job["authorization"]
+    assert job["authorization"]["credentials_file"].startswith("/")
+    config = load_config(DEPLOY / "spanscore.yaml", environ={})
+    for target in job["static_configs"][0]["targets"]:
+        host, port = target.rsplit(":", 1)
+        assert int(port) == config.api.port and host in config.api.allowed_hosts, target
