@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from spanscore.scorers import Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.judge_checks import ItemsExpected
 from spanscore.scorers.llm.steps import (
     JudgeOverride,
     JudgeStep,
@@ -195,6 +196,14 @@ def answer_relevancy(
         schema=RelevancyResults,
         prompt=results_prompt,
         when_empty=lambda _: {"results": []},
+        expect=lambda step: [
+            ItemsExpected(
+                "results",
+                len((step.preprocess_result or {}).get("statements") or []),
+                label_field="result",
+                labels=("yes", "unsure", "no"),
+            )
+        ],
     )
     return (
         scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
@@ -286,6 +295,14 @@ def answer_similarity(
         schema=SimilarityAnalysis,
         prompt=match_prompt,
         when_empty=lambda _: {"matches": [], "extra_in_output": [], "contradictions": []},
+        expect=lambda step: [
+            ItemsExpected(
+                "matches",
+                len((step.preprocess_result or {}).get("ground_truth_units") or []),
+                label_field="match_type",
+                labels=("exact", "semantic", "partial", "missing"),
+            )
+        ],
     )
     return (
         scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)

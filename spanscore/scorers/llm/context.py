@@ -27,7 +27,9 @@ from pydantic import BaseModel, Field
 
 from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.judge_checks import ItemsExpected
 from spanscore.scorers.llm.steps import (
+    Expectation,
     JudgeOverride,
     JudgeSettings,
     JudgeStep,
@@ -141,6 +143,7 @@ def judge_step(
     schema: type[BaseModel],
     prompt: Any,
     empty: Any,
+    expect: Expectation | None = None,
 ) -> JudgeStep:
     return JudgeStep(
         scorer_id=scorer_id,
@@ -150,7 +153,18 @@ def judge_step(
         schema=schema,
         prompt=prompt,
         when_empty=(lambda _: empty) if empty is not None else None,
+        expect=expect,
     )
+
+
+def one_per_piece(configured: tuple[str, ...] | None, field: str, label: str, labels: tuple[str, ...]) -> Expectation:
+    """Every context piece judged once, by its ``context_index``, with a label from ``labels``."""
+
+    def expect(step: StepContext) -> list[ItemsExpected]:
+        count = len(run_context(step.run, configured) or [])
+        return [ItemsExpected(field, count, index_field="context_index", label_field=label, labels=labels)]
+
+    return expect
 
 
 @register("context_precision")
@@ -189,7 +203,14 @@ def context_precision(
         {"scale": scale, "context": list(configured) if configured else None, "model": settings.config.model},
     )
     analyze = judge_step(
-        "context_precision", "analyze", settings, PRECISION_INSTRUCTIONS, IndexedVerdicts, prompt, None
+        "context_precision",
+        "analyze",
+        settings,
+        PRECISION_INSTRUCTIONS,
+        IndexedVerdicts,
+        prompt,
+        None,
+        one_per_piece(configured, "verdicts", "verdict", ("yes", "no")),
     )
     return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
 
@@ -250,7 +271,14 @@ def context_relevance(
         {"scale": scale, **penalties, "model": settings.config.model},
     )
     analyze = judge_step(
-        "context_relevance", "analyze", settings, RELEVANCE_INSTRUCTIONS, RelevanceAnalysis, prompt, None
+        "context_relevance",
+        "analyze",
+        settings,
+        RELEVANCE_INSTRUCTIONS,
+        RelevanceAnalysis,
+        prompt,
+        None,
+        one_per_piece(configured, "evaluations", "relevance_level", tuple(RELEVANCE_WEIGHTS)),
     )
     return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
 

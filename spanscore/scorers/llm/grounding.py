@@ -8,7 +8,13 @@ none of these is ``missing_input``, never scored.
 * faithfulness = claims the context supports / claims, x scale (higher is
   better); "unsure" and "no" count zero; no claims -> 0.
 * hallucination = claims that contradict or are not backed by the context /
-  claims, x scale (lower is better); an empty answer -> 0.
+  claims, x scale (lower is better); an empty answer -> 0. A claim the judge
+  is ``unsure`` about is not backed by the context, so it counts as
+  hallucinated (the spec: "claims not present in context are treated as
+  hallucinations"); only "no" (not hallucinated) counts as grounded.
+
+The judge must return one verdict per claim; any other answer is re-asked
+and then recorded as an error (``judge_checks``), never scored.
 
 Both round to two decimals, like the reference.
 """
@@ -20,6 +26,7 @@ from typing import Any
 
 from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.judge_checks import ItemsExpected
 from spanscore.scorers.llm.steps import (
     JudgeOverride,
     JudgeStep,
@@ -66,8 +73,8 @@ def faithfulness_score(verdicts: Sequence[Mapping[str, Any]], scale: float = 1.0
 
 
 def hallucination_score(verdicts: Sequence[Mapping[str, Any]], scale: float = 1.0) -> float:
-    """Hallucinated claims ('yes') / claims x scale, rounded to 2 decimals; 0 without verdicts."""
-    return round2(fraction(list(verdicts), "verdict", "yes") * scale)
+    """Hallucinated claims ('yes' or 'unsure') / claims x scale, rounded to 2 decimals; 0 without verdicts."""
+    return round2((1.0 - fraction(list(verdicts), "verdict", "no")) * scale) if verdicts else 0.0
 
 
 def _claims_prompt(context: StepContext) -> str | None:
@@ -89,6 +96,12 @@ def _check_prompt(configured: tuple[str, ...] | None, verb: str) -> Any:
         )
 
     return build
+
+
+def one_verdict_per_claim(context: StepContext) -> list[ItemsExpected]:
+    """The analyze step judged the preprocess step's claims, in order."""
+    claims = (context.preprocess_result or {}).get("claims") or []
+    return [ItemsExpected("verdicts", len(claims), label_field="verdict", labels=("yes", "no", "unsure"))]
 
 
 def _require_context(configured: tuple[str, ...] | None) -> Any:
@@ -125,12 +138,14 @@ def _grounding_scorer(
         verdicts = (context.analyze_result or {}).get("verdicts") or []
         if not verdicts:
             return f"The score is {context.score} because the answer makes no checkable claims."
-        flagged = sum(1 for v in verdicts if v.get("verdict") == "yes")
+        flagged = sum(
+            1 for v in verdicts if v.get("verdict") == "yes" or (not is_faithfulness and v.get("verdict") == "unsure")
+        )
         if is_faithfulness:
             worst = listed_reasons(verdicts, "verdict", "no") or listed_reasons(verdicts, "verdict", "unsure")
             summary = f"{flagged} of {len(verdicts)} claims are supported by the context"
         else:
-            worst = listed_reasons(verdicts, "verdict", "yes")
+            worst = listed_reasons(verdicts, "verdict", "yes") or listed_reasons(verdicts, "verdict", "unsure")
             summary = f"{flagged} of {len(verdicts)} claims are not backed by the context"
         return f"The score is {context.score} because {summary}." + (f" {worst}." if worst else "")
 
@@ -164,6 +179,7 @@ def _grounding_scorer(
                 schema=ClaimVerdicts,
                 prompt=_check_prompt(configured, verb),
                 when_empty=lambda _: {"verdicts": []},
+                expect=one_verdict_per_claim,
             )
         )
         .generate_score(generate_score)

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from spanscore.scorers import Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.judge_checks import ItemsExpected
 from spanscore.scorers.llm.steps import (
     JudgeOverride,
     JudgeStep,
@@ -143,6 +144,14 @@ def bias(
                 schema=BinaryResults,
                 prompt=results_prompt,
                 when_empty=lambda _: {"results": []},
+                expect=lambda step: [
+                    ItemsExpected(
+                        "results",
+                        len((step.preprocess_result or {}).get("opinions") or []),
+                        label_field="result",
+                        labels=("yes", "no"),
+                    )
+                ],
                 scorer_id="bias",
                 settings=settings,
             )

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from spanscore.scorers import Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.judge_checks import ItemsExpected
 from spanscore.scorers.llm.steps import JudgeOverride, JudgeStep, as_json, delimit, judge_settings, round2
 from spanscore.scorers.registry import register
 
@@ -123,6 +124,7 @@ def tool_call_accuracy_llm(
         instructions=TOOL_INSTRUCTIONS,
         schema=ToolAnalysis,
         prompt=prompt,
+        expect=lambda step: [ItemsExpected("evaluations", len(step.preprocess_result["tool_call_infos"]))],
     )
     return (
         scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
