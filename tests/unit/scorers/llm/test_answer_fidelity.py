@@ -124,7 +124,9 @@ async def test_a_corrected_answer_after_the_reask_is_scored(judge_server, judge_
 
 async def test_hallucination_counts_unsure_as_hallucinated(judge_server, judge_options):
     judge_server.script(
-        "hal", Reply.json({"claims": ["a", "b", "c", "d"]}), Reply.json({"verdicts": yes_no("no", "unsure", "yes", "no")})
+        "hal",
+        Reply.json({"claims": ["a", "b", "c", "d"]}),
+        Reply.json({"verdicts": yes_no("no", "unsure", "yes", "no")}),
     )
     result = await build("hallucination", **judge_options("hal")).arun(RUN)
     assert result.score == 0.5
