@@ -39,18 +39,25 @@ SYSTEM_WEIGHTS = (0.35, 0.35, 0.15, 0.15)
 IMPACT_WEIGHTS = {"none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1}
 
 ALIGNMENT_INSTRUCTIONS = (
-    "You rate how well an answer follows the prompt it was given, on four dimensions, each a number from 0 "
-    "to 1: intent (is the main intent addressed), requirements (share of explicit requirements met; list each "
-    "requirement and whether it is met), completeness (nothing asked for is left out), appropriateness (format "
-    "and tone fit what was asked). Rate strictly against the prompt named in the request."
+    "You rate how well an answer follows a prompt, on four dimensions, each from 0 to 1. Against a user prompt: "
+    "intent_alignment = is the main request addressed; requirements_fulfillment = share of its explicit "
+    "requirements met (list each requirement and whether it is met); completeness = nothing asked for is left out; "
+    "response_appropriateness = format and tone fit what was asked (bullets when bullets were asked). Against a "
+    "system prompt: intent = the answer serves the role it sets; requirements = share of its standing rules "
+    "obeyed ('always give a code example', 'be concise'); completeness = every rule that applies here was applied; "
+    "appropriateness = the persona, format and tone it sets. Example: user 'List 3 benefits in bullets', answer a "
+    "paragraph with 3 benefits -> intent 1, requirements 0.5, completeness 1, appropriateness 0.3. Rate strictly "
+    "against the prompt named in the request."
 )
 NOISE_INSTRUCTIONS = (
     "You test an agent's robustness to noise. You get the original question, a baseline answer given without "
-    "noise, the noisy version of the question (with misinformation, distractions or conflicting instructions), "
-    "and the agent's answer to the noisy question. Rate the impact of the noise on five dimensions: "
-    "content_accuracy, completeness, relevance, consistency, hallucination; impact_level is none, minimal, "
-    "moderate, significant or severe. List major issues (empty when none) and give robustness_score from 0 "
-    "(derailed) to 1 (unaffected)."
+    "noise, the noisy question (misinformation, distractions or conflicting instructions added) and the agent's "
+    "answer to it. For each dimension (content_accuracy, completeness, relevance, consistency, hallucination) "
+    "give impact_level, comparing the agent's answer with the baseline: 'none' = as good as the baseline; "
+    "'minimal' = wording differs, still correct and complete; 'moderate' = noticeably worse (a gap, an aside the "
+    "noise caused) but the core answer is right; 'significant' = a major error or omission caused by the noise; "
+    "'severe' = derailed: it adopts the misinformation or answers the noise instead. List major issues (empty "
+    "when none) and give robustness_score from 0 (derailed) to 1 (unaffected)."
 )
 
 

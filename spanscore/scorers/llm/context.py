@@ -48,16 +48,18 @@ RELEVANCE_WEIGHTS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
 NO_CONTEXT = "no context: set the context option, or score runs with retrieved documents or tool results"
 
 PRECISION_INSTRUCTIONS = (
-    "You grade retrieved context pieces. For every piece, by its index, answer 'yes' when the piece was useful "
-    "for arriving at the given answer to the question, and 'no' when it was not. One verdict per piece, with a "
-    "one-sentence reason."
+    "You grade retrieved context pieces for a question and its answer. For every piece, by its index: 'yes' = the "
+    "piece holds information used in, or needed for, the answer (question 'Capital of France?', piece 'Paris is "
+    "France's capital.'); 'no' = it does not help arrive at the answer ('France makes cheese.'). One verdict per "
+    "piece, with a one-sentence reason."
 )
 RELEVANCE_INSTRUCTIONS = (
-    "You grade how relevant each retrieved context piece is to the question and whether the answer used it. "
-    "relevance_level: 'high' = directly addresses the question, 'medium' = useful supporting information, "
-    "'low' = only tangentially related, 'none' = unrelated. was_used: true when the answer relies on the "
-    "piece's information. Also list information that was missing from the context but needed for a complete "
-    "answer (missing_context; empty when nothing was missing). One evaluation per piece, by index."
+    "You grade each retrieved context piece, by index, for relevance to the question, and say whether the answer "
+    "used it. Question 'What causes solar eclipses?': 'high' = directly answers it ('The Moon blocks the Sun.'); "
+    "'medium' = useful supporting detail ('Eclipses last up to 7.5 minutes.'); 'low' = same topic, little help "
+    "('The Moon is visible at night.'); 'none' = unrelated ('Stars twinkle.'). was_used: true when the answer "
+    "relies on the piece's information. missing_context: information the answer needed but no piece gave (empty "
+    "when none). One evaluation per piece."
 )
 
 

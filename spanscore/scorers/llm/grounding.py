@@ -50,17 +50,20 @@ CLAIMS_INSTRUCTIONS = (
 )
 
 FAITHFULNESS_INSTRUCTIONS = (
-    "You check claims against reference context. For each claim, in order, answer 'yes' when the context "
-    "supports it, 'no' when the context contradicts it, and 'unsure' when the context neither supports nor "
-    "contradicts it. Use only the context, not your own knowledge. Give a one-sentence reason per claim."
+    "You check each claim, in order, against the context pieces only (not your own knowledge). "
+    "'yes': the context states it or directly implies it (context 'sales doubled in 2023', claim 'sales rose in "
+    "2023'). 'no': the context contradicts it (claim 'sales fell in 2023'). 'unsure': the context neither supports "
+    "nor contradicts it (claim 'sales rose because of ads'). A claim that is only partly supported is 'unsure'. "
+    "Give a one-sentence reason per claim."
 )
 
 HALLUCINATION_INSTRUCTIONS = (
-    "You look for hallucinations: claims not grounded in the reference context. For each claim, in order, "
-    "answer 'yes' (hallucinated) when the context contradicts it or does not contain what it asserts, and "
-    "'no' when the context backs it. Speculative wording about facts that are in the context is fine; "
-    "speculation or opinion about things absent from the context counts as hallucinated. Approximate numbers "
-    "are fine when the context's precision allows them. Use only the context. Give a one-sentence reason."
+    "You look for hallucinations: for each claim, in order, decide whether the context pieces back it. 'no' (not "
+    "hallucinated): the context states or directly implies it, and approximations the context's precision allows "
+    "count (context '498 staff', claim 'about 500 staff'). 'yes' (hallucinated): the context contradicts it "
+    "(claim '300 staff') or does not contain what it asserts (claim 'staff are happy'); speculation or opinion "
+    "about things absent from the context counts. 'unsure': you cannot tell; it is treated as hallucinated. Use "
+    "only the context. Give a one-sentence reason per claim."
 )
 
 

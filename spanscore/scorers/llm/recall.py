@@ -39,12 +39,14 @@ from spanscore.scorers.llm.verdicts import Claims, YesNo
 from spanscore.scorers.registry import register
 
 RECALL_INSTRUCTIONS = (
-    "You check recall: for every context piece, by its index, answer 'yes' when the answer conveys the "
-    "information of that piece (paraphrase counts) and 'no' when it leaves it out. One verdict per piece."
+    "You check recall: for every context piece, by its index, 'yes' = the answer conveys the piece's information, "
+    "paraphrase counts (piece 'The shop opens at 9.', answer 'It opens at nine.'); 'no' = the answer leaves it "
+    "out or changes it. One verdict per piece."
 )
 ATTRIBUTION_INSTRUCTIONS = (
-    "You check attribution: for every claim of the reference answer, in order, answer 'yes' when the context "
-    "pieces contain the information needed to state it and 'no' otherwise."
+    "You check attribution: for every claim of the reference answer, in order, 'yes' = the context pieces contain "
+    "what is needed to state it (claim 'The shop opens at 9.', piece 'Opening time: 9:00.'); 'no' = they do not, "
+    "or they say otherwise. One verdict per claim."
 )
 GROUND_TRUTH_CLAIMS = (
     "You split a reference answer into self-contained factual claims, one fact each, with pronouns resolved."
