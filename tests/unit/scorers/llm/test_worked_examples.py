@@ -185,6 +185,7 @@ EXAMPLES = [
         [THREE, {"verdicts": verdicts("verdict", "no", "no", "unsure")}],
         0.33,
     ),
+    Example("TV-H-1", "hallucination", Run(input="q", output="", context=["c"]), [], 0.0),
     Example(
         "TV-NS-1", "noise_sensitivity", Run(input="q", output="a"), [noise(0.9, ("none",) * 5)], 0.9, NOISE_OPTIONS
     ),
