@@ -141,9 +141,8 @@ def _grounding_scorer(
         verdicts = (context.analyze_result or {}).get("verdicts") or []
         if not verdicts:
             return f"The score is {context.score} because the answer makes no checkable claims."
-        flagged = sum(
-            1 for v in verdicts if v.get("verdict") == "yes" or (not is_faithfulness and v.get("verdict") == "unsure")
-        )
+        counted = ("yes",) if is_faithfulness else ("yes", "unsure")  # unsure = not backed = hallucinated
+        flagged = sum(1 for v in verdicts if v.get("verdict") in counted)
         if is_faithfulness:
             worst = listed_reasons(verdicts, "verdict", "no") or listed_reasons(verdicts, "verdict", "unsure")
             summary = f"{flagged} of {len(verdicts)} claims are supported by the context"
