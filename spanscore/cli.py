@@ -37,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("sql", help="one SELECT/SHOW/DESCRIBE/EXPLAIN statement")
 
     commands.add_parser("score", help="score runs offline from JSONL or an OTLP JSON export", add_help=False)
+    judge = commands.add_parser("judge", help="judge tools: 'judge check' measures a judge model's agreement")
+    judge.add_argument("judge_command", choices=["check"])
 
     status = commands.add_parser("status", help="queue depth, jobs by state, scores and decisions so far")
     status.add_argument("-c", "--config", help="YAML configuration file")
@@ -75,6 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list and args_list[0] == "score":
         offline = importlib.import_module("spanscore.scorers.offline")
         return int(offline.main(args_list[1:]))
+    if args_list[:2] == ["judge", "check"]:
+        return _judge_check(args_list[2:])
     args = _parser().parse_args(args_list)
     try:
         config = load_config(args.config)
@@ -266,3 +270,9 @@ def _cell(value: object) -> str:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def _judge_check(argv: list[str]) -> int:
+    """``spanscore judge check``: the LLM scorers' labelled cases against a judge (see scorers.judge_check)."""
+    judge_check = importlib.import_module("spanscore.scorers.judge_check")
+    return int(judge_check.main(argv))

@@ -5,8 +5,8 @@ accepts and steps down a ladder when the model refuses a mode: JSON schema
 (``response_format: json_schema``) -> JSON mode (``json_object``) -> a forced
 tool call whose arguments are the verdict -> plain text. Whatever the mode,
 the answer is read tolerantly: code fences, a reasoning preamble or prose
-around the object do not matter, and the first JSON object that validates
-against the step's pydantic schema wins. Validation itself stays strict.
+around the object do not matter, and the last top-level JSON object that
+validates against the step's pydantic schema wins. Validation itself stays strict.
 """
 
 from __future__ import annotations
@@ -105,9 +105,11 @@ def reply_text(message: Any) -> str:
 def parse_verdict(text: str, schema: type[VerdictT]) -> VerdictT:
     """Validate the judge's reply against ``schema``.
 
-    Tries the whole text first, then every JSON object embedded in it, in
-    order. Raises ``AnswerFormatError`` when no JSON object is found and
-    pydantic's ``ValidationError`` (of the first object) when objects were
+    The whole text first; failing that, every top-level JSON object embedded
+    in it, and the LAST one that validates wins: a judge that quotes an
+    example verdict (or its first draft) before its own answer is scored on
+    its own answer. Raises ``AnswerFormatError`` when no JSON object is found
+    and pydantic's ``ValidationError`` (of the last object) when objects were
     found but none fits.
     """
     whole = _loads(text)
@@ -115,35 +117,45 @@ def parse_verdict(text: str, schema: type[VerdictT]) -> VerdictT:
         try:
             return schema.model_validate(whole)
         except ValidationError:
-            pass  # maybe a better candidate is nested or follows; the scan below reports the first error
-    first_error: ValidationError | None = None
-    for candidate in _json_candidates(text):
-        try:
-            return schema.model_validate(candidate)
-        except ValidationError as exc:
-            first_error = first_error or exc
-    if first_error is not None:
-        raise first_error
+            pass  # maybe a better candidate is nested in prose; the scan below reports the error
+    last_error: ValidationError | None = None
+    for nested in (False, True):  # objects wrapped in another object only when no top-level one fits
+        chosen: VerdictT | None = None
+        for candidate in _json_candidates(text, nested=nested):
+            try:
+                chosen = schema.model_validate(candidate)
+            except ValidationError as exc:
+                last_error = exc
+        if chosen is not None:
+            return chosen
+    if last_error is not None:
+        raise last_error
     raise AnswerFormatError(f"no JSON object in the judge's reply ({len(text)} characters)")
 
 
-def _json_candidates(text: str) -> list[Any]:
-    """Every JSON object found in ``text``: the whole text, then objects starting at each ``{``."""
+_MAX_CANDIDATES = 64
+
+
+def _json_candidates(text: str, *, nested: bool = False) -> list[Any]:
+    """The JSON objects in ``text``, in order: top-level ones only, or with ``nested`` every object."""
     cleaned = _THINK_BLOCK.sub("", text).strip()
-    found: list[Any] = []
     whole = _loads(cleaned)
-    if isinstance(whole, dict):
-        found.append(whole)
+    if isinstance(whole, dict) and not nested:
+        return [whole]
+    found: list[Any] = []
     decoder = json.JSONDecoder()
     position = cleaned.find("{")
-    while position != -1 and len(found) < 8:
+    while position != -1 and len(found) < _MAX_CANDIDATES:
+        end: int | None
         try:
-            value: Any = decoder.raw_decode(cleaned, position)[0]
+            value, end = decoder.raw_decode(cleaned, position)
         except json.JSONDecodeError:
-            value = _repair(cleaned[position:])
-        if isinstance(value, dict) and value not in found:
+            value, end = _repair(cleaned[position:])
+            end = None if end is None else position + end
+        if isinstance(value, dict):
             found.append(value)
-        position = cleaned.find("{", position + 1)
+        skip_inside = not nested and end is not None and isinstance(value, dict)
+        position = cleaned.find("{", end if skip_inside and end is not None else position + 1)
     return found
 
 
@@ -154,12 +166,15 @@ def _loads(text: str) -> Any:
         return None
 
 
-def _repair(fragment: str) -> Any:
-    """Salvage the commonest judge mistake, trailing commas, within the balanced object at the start."""
+def _repair(fragment: str) -> tuple[Any, int | None]:
+    """Salvage the commonest judge mistake, trailing commas, within the balanced object at the start.
+
+    Returns the value (``None`` when beyond repair) and where the balanced object ends.
+    """
     end = _balanced_end(fragment)
     if end is None:
-        return None
-    return _loads(_TRAILING_COMMA.sub(r"\1", fragment[:end]))
+        return None, None
+    return _loads(_TRAILING_COMMA.sub(r"\1", fragment[:end])), end
 
 
 def _balanced_end(fragment: str) -> int | None:

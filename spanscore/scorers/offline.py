@@ -8,9 +8,13 @@ summary on stderr.
 
 Exit status: 0 when every threshold holds, 1 when a ``--min``/``--max``
 threshold fails (on a scorer's mean over the runs it scored), 2 for bad usage
-or invalid input, with a message naming the line and field. Runs that a
-scorer cannot score (missing input, not applicable, error) are counted in the
-summary and never enter the mean.
+or invalid input, with a message naming the line and field, and 3 when the
+evidence is missing: a scorer scored no run at all, or a scorer errored on
+some run (judge down, judge answers that never matched the question). A CI
+job must not pass on no evidence; ``--allow-errors`` accepts errors and
+unscored scorers (the summary still says why). Runs that a scorer cannot
+score (missing input, not applicable, error) are counted in the summary and
+never enter the mean.
 """
 
 from __future__ import annotations
@@ -60,6 +64,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--judge-model", metavar="MODEL", help="litellm model string for LLM scorers' judge")
     parser.add_argument("--judge-api-base", metavar="URL", help="base URL of an OpenAI-compatible judge server")
     parser.add_argument("--judge-api-key-env", metavar="VAR", help="environment variable holding the judge's API key")
+    parser.add_argument(
+        "--allow-errors",
+        action="store_true",
+        help="exit 0 even when a scorer errored on a run or scored no run (default: exit 3)",
+    )
     parser.add_argument("file", metavar="FILE", help="runs file (JSONL or OTLP/JSON); '-' reads stdin")
     return parser
 
@@ -244,7 +253,7 @@ def _report(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``score`` command; returns the exit status (0 ok, 1 threshold failed, 2 invalid)."""
+    """Run the ``score`` command; returns the exit status (0 ok, 1 threshold failed, 2 invalid, 3 no evidence)."""
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     names: list[str] = args.scorer
     try:
@@ -267,7 +276,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     summaries = _score_all(runs, scorers, sys.stdout)
     sys.stdout.flush()
-    return 0 if _report(summaries, minimums, maximums, sys.stderr) else 1
+    if not _report(summaries, minimums, maximums, sys.stderr):
+        return 1
+    problems = missing_evidence(summaries)
+    for problem in problems:
+        print(f"spanscore score: {problem}", file=sys.stderr)
+    if problems and not args.allow_errors:
+        print("spanscore score: failing for lack of evidence (pass --allow-errors to accept this)", file=sys.stderr)
+        return 3
+    return 0
+
+
+def missing_evidence(summaries: dict[str, _Summary]) -> list[str]:
+    """Why the scores do not stand as evidence: scorers that scored nothing, or errored on some run."""
+    problems = []
+    for name, summary in summaries.items():
+        errors = summary.statuses.get(Status.ERROR.value, 0)
+        if errors:
+            problems.append(f"{name}: {errors} run(s) ended in error (see the 'reason' of their lines)")
+        if not summary.scores:
+            counts = ", ".join(f"{k}={v}" for k, v in sorted(summary.statuses.items())) or "no runs"
+            problems.append(f"{name}: no run was scored ({counts})")
+    return problems
 
 
 if __name__ == "__main__":

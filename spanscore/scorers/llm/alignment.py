@@ -5,8 +5,12 @@
   weighs them 0.4 / 0.3 / 0.2 / 0.1 against the user's prompt, "system"
   0.35 / 0.35 / 0.15 / 0.15 against the system prompt, and "both" (default)
   asks for both ratings and combines 0.7 x user + 0.3 x system, as the seed
-  documents state (1.10.2 reuses the user rating for the system part). x
-  scale, rounded. A run lacking the prompt its mode needs is ``missing_input``.
+  documents state (1.10.2 reuses the user rating for the system part). In
+  "both" mode a run without a system prompt (the seed's basic examples) is
+  rated against the user prompt alone and scored with the user weights,
+  which is what the reference returns for it. x scale, rounded. A run lacking
+  the user prompt ("user", "both") or the system prompt ("system") is
+  ``missing_input``.
 * noise_sensitivity (a CI scorer: needs ``baseline_response`` and
   ``noisy_query``): the judge compares the agent's answer to the noisy query
   with the clean baseline on five dimensions (impact none ... severe) and
@@ -19,14 +23,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.judge_checks import ItemsExpected
 from spanscore.scorers.llm.steps import JudgeOverride, JudgeStep, delimit, judge_settings, round2, scale_option
-from spanscore.scorers.llm.verdicts import Unit
+from spanscore.scorers.llm.verdicts import Unit, labelled
 from spanscore.scorers.registry import register
 
 USER_WEIGHTS = (0.4, 0.3, 0.2, 0.1)
@@ -34,18 +39,25 @@ SYSTEM_WEIGHTS = (0.35, 0.35, 0.15, 0.15)
 IMPACT_WEIGHTS = {"none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1}
 
 ALIGNMENT_INSTRUCTIONS = (
-    "You rate how well an answer follows the prompt it was given, on four dimensions, each a number from 0 "
-    "to 1: intent (is the main intent addressed), requirements (share of explicit requirements met; list each "
-    "requirement and whether it is met), completeness (nothing asked for is left out), appropriateness (format "
-    "and tone fit what was asked). Rate strictly against the prompt named in the request."
+    "You rate how well an answer follows a prompt, on four dimensions, each from 0 to 1. Against a user prompt: "
+    "intent_alignment = is the main request addressed; requirements_fulfillment = share of its explicit "
+    "requirements met (list each requirement and whether it is met); completeness = nothing asked for is left out; "
+    "response_appropriateness = format and tone fit what was asked (bullets when bullets were asked). Against a "
+    "system prompt: intent = the answer serves the role it sets; requirements = share of its standing rules "
+    "obeyed ('always give a code example', 'be concise'); completeness = every rule that applies here was applied; "
+    "appropriateness = the persona, format and tone it sets. Example: user 'List 3 benefits in bullets', answer a "
+    "paragraph with 3 benefits -> intent 1, requirements 0.5, completeness 1, appropriateness 0.3. Rate strictly "
+    "against the prompt named in the request."
 )
 NOISE_INSTRUCTIONS = (
     "You test an agent's robustness to noise. You get the original question, a baseline answer given without "
-    "noise, the noisy version of the question (with misinformation, distractions or conflicting instructions), "
-    "and the agent's answer to the noisy question. Rate the impact of the noise on five dimensions: "
-    "content_accuracy, completeness, relevance, consistency, hallucination; impact_level is none, minimal, "
-    "moderate, significant or severe. List major issues (empty when none) and give robustness_score from 0 "
-    "(derailed) to 1 (unaffected)."
+    "noise, the noisy question (misinformation, distractions or conflicting instructions added) and the agent's "
+    "answer to it. For each dimension (content_accuracy, completeness, relevance, consistency, hallucination) "
+    "give impact_level, comparing the agent's answer with the baseline: 'none' = as good as the baseline; "
+    "'minimal' = wording differs, still correct and complete; 'moderate' = noticeably worse (a gap, an aside the "
+    "noise caused) but the core answer is right; 'significant' = a major error or omission caused by the noise; "
+    "'severe' = derailed: it adopts the misinformation or answers the noise instead. List major issues (empty "
+    "when none) and give robustness_score from 0 (derailed) to 1 (unaffected)."
 )
 
 
@@ -70,8 +82,11 @@ class BothDimensions(BaseModel):
     system: Dimensions
 
 
+NOISE_DIMENSIONS = ("content_accuracy", "completeness", "relevance", "consistency", "hallucination")
+
+
 class NoiseDimension(BaseModel):
-    dimension: str
+    dimension: Annotated[Literal[NOISE_DIMENSIONS], BeforeValidator(labelled)]  # type: ignore[valid-type]
     impact_level: Literal["none", "minimal", "moderate", "significant", "severe"]
     specific_changes: str = ""
     noise_influence: str = ""
@@ -91,7 +106,7 @@ def weighted(dimensions: Mapping[str, Any], weights: tuple[float, float, float, 
 
 def prompt_alignment_score(analysis: Mapping[str, Any], mode: str = "both", scale: float = 1.0) -> float:
     """Weighted dimensions per mode (see the module docstring) x scale, rounded to 2 decimals."""
-    if mode == "user":
+    if mode == "user" or (mode == "both" and "user" not in analysis):
         raw = weighted(analysis, USER_WEIGHTS)
     elif mode == "system":
         raw = weighted(analysis, SYSTEM_WEIGHTS)
@@ -135,24 +150,25 @@ def prompt_alignment(
         raise ValueError(f"option evaluation_mode must be 'user', 'system' or 'both', got {evaluation_mode!r}")
     settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
     scale = scale_option(scale)
-    needs = {"user": ("input",), "system": ("system",), "both": ("input", "system")}[evaluation_mode]
+    needs = {"user": ("input",), "system": ("system",), "both": ("input",)}[evaluation_mode]
 
     def prompt(step: StepContext) -> str:
         run = step.run
         answer = run.output_text or ""
         if not answer.strip():
             raise MissingInput(["output"], "the answer is empty")
+        mode = _effective_mode(evaluation_mode, step)
         parts = []
-        if evaluation_mode in ("user", "both"):
+        if mode in ("user", "both"):
             parts.append(delimit("user_prompt", run.input_text or ""))
-        if evaluation_mode in ("system", "both"):
+        if mode in ("system", "both"):
             parts.append(delimit("system_prompt", run.system or ""))
         what = {
             "user": "Rate the answer against the user prompt.",
             "system": "Rate the answer against the system prompt.",
             "both": "Rate the answer twice: under 'user' against the user prompt, under 'system' against the system "
             "prompt.",
-        }[evaluation_mode]
+        }[mode]
         return "\n\n".join([what, *parts, delimit("answer", answer)])
 
     def generate_score(step: StepContext) -> float:
@@ -160,7 +176,7 @@ def prompt_alignment(
 
     def generate_reason(step: StepContext) -> str:
         result = step.analyze_result
-        focus = result if evaluation_mode != "both" else result["user"]
+        focus = result["user"] if "user" in result else result
         unmet = [r["requirement"] for r in focus.get("requirements") or [] if not r["is_fulfilled"]]
         tail = f" Unmet: {'; '.join(unmet[:3])}." if unmet else ""
         return f"The score is {step.score} ({evaluation_mode} alignment, intent {focus['intent_alignment']}).{tail}"
@@ -172,15 +188,39 @@ def prompt_alignment(
         kind="llm",
         options={"evaluation_mode": evaluation_mode, "scale": scale, "model": settings.config.model},
     )
-    analyze = JudgeStep(
-        scorer_id="prompt_alignment",
-        step="analyze",
-        settings=settings,
-        instructions=ALIGNMENT_INSTRUCTIONS,
-        schema=BothDimensions if evaluation_mode == "both" else Dimensions,
-        prompt=prompt,
+    one, both = (
+        JudgeStep(
+            scorer_id="prompt_alignment",
+            step="analyze",
+            settings=settings,
+            instructions=ALIGNMENT_INSTRUCTIONS,
+            schema=schema,
+            prompt=prompt,
+        )
+        for schema in (Dimensions, BothDimensions)
     )
+    analyze = _ModeStep(evaluation_mode, one, both)
     return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
+
+
+def _effective_mode(evaluation_mode: str, step: StepContext) -> str:
+    """In "both" mode a run without a system prompt is rated against the user prompt alone, as the reference does."""
+    if evaluation_mode == "both" and not (step.run.system or "").strip():
+        return "user"
+    return evaluation_mode
+
+
+class _ModeStep:
+    """The analyze step: asks for one rating, or for user and system ratings when the run has both prompts."""
+
+    is_async = True
+
+    def __init__(self, evaluation_mode: str, one: JudgeStep, both: JudgeStep) -> None:
+        self.evaluation_mode, self.one, self.both = evaluation_mode, one, both
+
+    async def __call__(self, step: StepContext) -> Any:
+        chosen = self.both if _effective_mode(self.evaluation_mode, step) == "both" else self.one
+        return await chosen(step)
 
 
 @register("noise_sensitivity")
@@ -248,5 +288,14 @@ def noise_sensitivity(
         instructions=NOISE_INSTRUCTIONS,
         schema=NoiseAnalysis,
         prompt=prompt,
+        expect=lambda _: [
+            ItemsExpected(
+                "dimensions",
+                len(NOISE_DIMENSIONS),
+                label_field="dimension",
+                labels=NOISE_DIMENSIONS,
+                one_label_each=True,
+            )
+        ],
     )
     return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)

@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from spanscore.scorers import Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.judge_checks import ItemsExpected
 from spanscore.scorers.llm.steps import (
     JudgeOverride,
     JudgeStep,
@@ -42,19 +43,25 @@ STATEMENT_INSTRUCTIONS = (
     "that each stands on its own. Do not judge them."
 )
 RELEVANCY_INSTRUCTIONS = (
-    "You rate how relevant each statement of an answer is to the user's question. 'yes': it directly helps "
-    "answer the question. 'unsure': it is loosely related or only partly helpful. 'no': it is off-topic. "
-    "Relevance only, not correctness. One result per statement, in order, with a one-sentence reason."
+    "You rate each statement of an answer, in order, for relevance to the user's question (relevance only: a wrong "
+    "but on-topic statement is still relevant). Question 'How do I reset my password?': 'yes' = it directly helps "
+    "answer this question ('Click Forgot password on the login page.'); 'unsure' = it is about the question's "
+    "subject but does not help answer it ('Passwords should be long.'); 'no' = it is about something else ('Our "
+    "office opens at 9.'). Use 'unsure' only for that middle case, never because you doubt the statement is "
+    "true. One result per statement, with a one-sentence reason."
 )
 UNITS_INSTRUCTIONS = (
     "You split two texts, an answer and an expected answer, into semantic units: the smallest self-contained "
     "facts or points. Keep each unit close to the original wording."
 )
 MATCH_INSTRUCTIONS = (
-    "You compare an answer with the expected answer unit by unit. For every expected unit give the best answer "
-    "unit and a match_type: 'exact' (same content), 'semantic' (same meaning, different words), 'partial' "
-    "(some of it), or 'missing' (absent; output_unit null). List answer units that contradict an expected unit "
-    "under contradictions, and answer units with information the expected answer lacks under extra_in_output."
+    "You compare an answer with the expected answer. For every expected unit, in order, give the closest answer unit "
+    "and a match_type: 'exact' = same content, near-same words ('Paris is the capital' / 'The capital is Paris'); "
+    "'semantic' = same meaning, different words ('4' / 'four'); 'partial' = some of it ('red and blue' for 'red, "
+    "blue and yellow'); 'missing' = nothing in the answer says it (output_unit null). An answer unit that says the "
+    "opposite of an expected unit ('Lyon is the capital' for 'Paris is the capital') is 'missing' for that unit and "
+    "is listed under contradictions. List answer units with information the expected answer lacks under "
+    "extra_in_output."
 )
 
 
@@ -195,6 +202,14 @@ def answer_relevancy(
         schema=RelevancyResults,
         prompt=results_prompt,
         when_empty=lambda _: {"results": []},
+        expect=lambda step: [
+            ItemsExpected(
+                "results",
+                len((step.preprocess_result or {}).get("statements") or []),
+                label_field="result",
+                labels=("yes", "unsure", "no"),
+            )
+        ],
     )
     return (
         scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
@@ -286,6 +301,14 @@ def answer_similarity(
         schema=SimilarityAnalysis,
         prompt=match_prompt,
         when_empty=lambda _: {"matches": [], "extra_in_output": [], "contradictions": []},
+        expect=lambda step: [
+            ItemsExpected(
+                "matches",
+                len((step.preprocess_result or {}).get("ground_truth_units") or []),
+                label_field="match_type",
+                labels=("exact", "semantic", "partial", "missing"),
+            )
+        ],
     )
     return (
         scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)

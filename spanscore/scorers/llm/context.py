@@ -27,7 +27,9 @@ from pydantic import BaseModel, Field
 
 from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.judge_checks import ItemsExpected
 from spanscore.scorers.llm.steps import (
+    Expectation,
     JudgeOverride,
     JudgeSettings,
     JudgeStep,
@@ -46,16 +48,18 @@ RELEVANCE_WEIGHTS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
 NO_CONTEXT = "no context: set the context option, or score runs with retrieved documents or tool results"
 
 PRECISION_INSTRUCTIONS = (
-    "You grade retrieved context pieces. For every piece, by its index, answer 'yes' when the piece was useful "
-    "for arriving at the given answer to the question, and 'no' when it was not. One verdict per piece, with a "
-    "one-sentence reason."
+    "You grade retrieved context pieces for a question and its answer. For every piece, by its index: 'yes' = the "
+    "piece holds information used in, or needed for, the answer (question 'Capital of France?', piece 'Paris is "
+    "France's capital.'); 'no' = it does not help arrive at the answer ('France makes cheese.'). One verdict per "
+    "piece, with a one-sentence reason."
 )
 RELEVANCE_INSTRUCTIONS = (
-    "You grade how relevant each retrieved context piece is to the question and whether the answer used it. "
-    "relevance_level: 'high' = directly addresses the question, 'medium' = useful supporting information, "
-    "'low' = only tangentially related, 'none' = unrelated. was_used: true when the answer relies on the "
-    "piece's information. Also list information that was missing from the context but needed for a complete "
-    "answer (missing_context; empty when nothing was missing). One evaluation per piece, by index."
+    "You grade each retrieved context piece, by index, for relevance to the question, and say whether the answer "
+    "used it. Question 'What causes solar eclipses?': 'high' = directly answers it ('The Moon blocks the Sun.'); "
+    "'medium' = useful supporting detail ('Eclipses last up to 7.5 minutes.'); 'low' = same topic, little help "
+    "('The Moon is visible at night.'); 'none' = unrelated ('Stars twinkle.'). was_used: true when the answer "
+    "relies on the piece's information. missing_context: information the answer needed but no piece gave (empty "
+    "when none). One evaluation per piece."
 )
 
 
@@ -141,6 +145,7 @@ def judge_step(
     schema: type[BaseModel],
     prompt: Any,
     empty: Any,
+    expect: Expectation | None = None,
 ) -> JudgeStep:
     return JudgeStep(
         scorer_id=scorer_id,
@@ -150,7 +155,18 @@ def judge_step(
         schema=schema,
         prompt=prompt,
         when_empty=(lambda _: empty) if empty is not None else None,
+        expect=expect,
     )
+
+
+def one_per_piece(configured: tuple[str, ...] | None, field: str, label: str, labels: tuple[str, ...]) -> Expectation:
+    """Every context piece judged once, by its ``context_index``, with a label from ``labels``."""
+
+    def expect(step: StepContext) -> list[ItemsExpected]:
+        count = len(run_context(step.run, configured) or [])
+        return [ItemsExpected(field, count, index_field="context_index", label_field=label, labels=labels)]
+
+    return expect
 
 
 @register("context_precision")
@@ -189,7 +205,14 @@ def context_precision(
         {"scale": scale, "context": list(configured) if configured else None, "model": settings.config.model},
     )
     analyze = judge_step(
-        "context_precision", "analyze", settings, PRECISION_INSTRUCTIONS, IndexedVerdicts, prompt, None
+        "context_precision",
+        "analyze",
+        settings,
+        PRECISION_INSTRUCTIONS,
+        IndexedVerdicts,
+        prompt,
+        None,
+        one_per_piece(configured, "verdicts", "verdict", ("yes", "no")),
     )
     return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
 
@@ -250,7 +273,14 @@ def context_relevance(
         {"scale": scale, **penalties, "model": settings.config.model},
     )
     analyze = judge_step(
-        "context_relevance", "analyze", settings, RELEVANCE_INSTRUCTIONS, RelevanceAnalysis, prompt, None
+        "context_relevance",
+        "analyze",
+        settings,
+        RELEVANCE_INSTRUCTIONS,
+        RelevanceAnalysis,
+        prompt,
+        None,
+        one_per_piece(configured, "evaluations", "relevance_level", tuple(RELEVANCE_WEIGHTS)),
     )
     return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
 

@@ -19,9 +19,20 @@ the analysis: ``{fraction: {items, field, equals}}``, ``{mean: {items,
 field}}`` or ``{field: name}``, each with an optional ``scale``.
 
 Template placeholders: ``{input}``, ``{output}``, ``{system}``,
-``{context}``, ``{ground_truth}`` (inserted delimited, as data) and
-``{extract}`` / ``{analysis}`` (earlier steps' answers as JSON). Only these
+``{context}``, ``{ground_truth}``, ``{extract}`` / ``{analysis}`` (earlier
+steps' answers as JSON) and ``{score}``. Every value is inserted delimited, as
+data, with marker look-alikes defused, so an extracted string cannot close its
+block and speak to the judge. ``{context}`` is the context the built-in
+scorers use: the run's retrieved documents, else its tool results. Only these
 exact tokens are replaced, so braces elsewhere in a prompt are left alone.
+
+A step may say what it asks the judge to judge (``expect``), so the judge
+client checks the answer like a built-in's (``judge_checks``): in Python a
+function of the step context returning ``ItemsExpected`` rules, in the config
+``{items: <answer list field>, one_per: context | extract.<list field>,
+index_field: <optional>, label: <optional field whose schema enum gives the
+allowed labels>}``. Declarative scores are rounded to two decimals like the
+built-ins'.
 """
 
 from __future__ import annotations
@@ -36,7 +47,18 @@ from pydantic import BaseModel, create_model
 
 from spanscore.scorers import Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
-from spanscore.scorers.llm.steps import JudgeOverride, JudgeSettings, JudgeStep, delimit, judge_settings, numbered
+from spanscore.scorers.llm.custom_checks import configured_expectation
+from spanscore.scorers.llm.steps import (
+    Expectation,
+    JudgeOverride,
+    JudgeSettings,
+    JudgeStep,
+    delimit,
+    judge_settings,
+    numbered,
+    round2,
+    run_context,
+)
 from spanscore.scorers.registry import register
 
 ScoreFunction = Callable[[StepContext], float]
@@ -50,6 +72,7 @@ class LLMStep:
     schema: type[BaseModel] | Mapping[str, Any]
     judge: JudgeOverride = None
     description: str = ""
+    expect: Expectation | None = None
 
 
 class ReasonAnswer(BaseModel):
@@ -138,7 +161,7 @@ def _as_step(scorer_id: str, step: str, spec: LLMStep | Mapping[str, Any]) -> LL
         return spec
     if not isinstance(spec, Mapping) or "prompt" not in spec:
         raise ValueError(f"custom scorer {scorer_id!r}: step {step} needs a prompt")
-    unknown = sorted(set(spec) - {"prompt", "schema", "output_schema", "judge", "description"})
+    unknown = sorted(set(spec) - {"prompt", "schema", "output_schema", "judge", "description", "expect"})
     if unknown:
         raise ValueError(f"custom scorer {scorer_id!r}: step {step} has unknown key(s) {unknown}")
     schema = spec.get("schema", spec.get("output_schema"))
@@ -146,8 +169,15 @@ def _as_step(scorer_id: str, step: str, spec: LLMStep | Mapping[str, Any]) -> LL
         if step != "generate_reason":
             raise ValueError(f"custom scorer {scorer_id!r}: step {step} needs a schema (a JSON schema object)")
         schema = ReasonAnswer
+    expect = spec.get("expect")
     return LLMStep(
-        prompt=spec["prompt"], schema=schema, judge=spec.get("judge"), description=spec.get("description", "")
+        prompt=spec["prompt"],
+        schema=schema,
+        judge=spec.get("judge"),
+        description=spec.get("description", ""),
+        expect=configured_expectation(f"custom scorer {scorer_id!r}: step {step}", expect, schema)
+        if expect is not None
+        else None,
     )
 
 
@@ -165,6 +195,7 @@ def _judge_step(scorer_id: str, step: str, spec: LLMStep, settings: JudgeSetting
         schema=schema,
         prompt=prompt,
         transform=(lambda value: value["reason"]) if step == "generate_reason" else None,
+        expect=spec.expect,
     )
 
 
@@ -178,11 +209,11 @@ def _template(text: str) -> Callable[[StepContext], str]:
             "{input}": lambda: delimit("input", run.input_text or ""),
             "{output}": lambda: delimit("output", run.output_text or ""),
             "{system}": lambda: delimit("system", run.system or ""),
-            "{context}": lambda: numbered("context", run.context or ()),
+            "{context}": lambda: numbered("context", run_context(run, None) or ()),
             "{ground_truth}": lambda: delimit("ground_truth", run.ground_truth or ""),
-            "{extract}": lambda: json.dumps(step.preprocess_result, ensure_ascii=False),
-            "{analysis}": lambda: json.dumps(step.analyze_result, ensure_ascii=False),
-            "{score}": lambda: str(step.score),
+            "{extract}": lambda: delimit("extract", json.dumps(step.preprocess_result, ensure_ascii=False)),
+            "{analysis}": lambda: delimit("analysis", json.dumps(step.analyze_result, ensure_ascii=False)),
+            "{score}": lambda: delimit("score", str(step.score)),
         }
         rendered = text
         for token, value in values.items():
@@ -226,13 +257,13 @@ def _declared(scorer_id: str, rule: Mapping[str, Any]) -> ScoreFunction:
     def compute(step: StepContext) -> float:
         analysis = step.analyze_result or {}
         if kind == "field":
-            return float(analysis[spec]) * scale
+            return round2(float(analysis[spec]) * scale)
         items = analysis.get(spec["items"]) or []
         if not items:
             return 0.0
         if kind == "fraction":
-            return sum(1 for item in items if item.get(spec["field"]) == spec["equals"]) / len(items) * scale
-        return sum(float(item[spec["field"]]) for item in items) / len(items) * scale
+            return round2(sum(1 for item in items if item.get(spec["field"]) == spec["equals"]) / len(items) * scale)
+        return round2(sum(float(item[spec["field"]]) for item in items) / len(items) * scale)
 
     return compute
 

@@ -8,7 +8,13 @@ none of these is ``missing_input``, never scored.
 * faithfulness = claims the context supports / claims, x scale (higher is
   better); "unsure" and "no" count zero; no claims -> 0.
 * hallucination = claims that contradict or are not backed by the context /
-  claims, x scale (lower is better); an empty answer -> 0.
+  claims, x scale (lower is better); an empty answer -> 0. A claim the judge
+  is ``unsure`` about is not backed by the context, so it counts as
+  hallucinated (the spec: "claims not present in context are treated as
+  hallucinations"); only "no" (not hallucinated) counts as grounded.
+
+The judge must return one verdict per claim; any other answer is re-asked
+and then recorded as an error (``judge_checks``), never scored.
 
 Both round to two decimals, like the reference.
 """
@@ -20,6 +26,7 @@ from typing import Any
 
 from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.judge_checks import ItemsExpected
 from spanscore.scorers.llm.steps import (
     JudgeOverride,
     JudgeStep,
@@ -43,17 +50,20 @@ CLAIMS_INSTRUCTIONS = (
 )
 
 FAITHFULNESS_INSTRUCTIONS = (
-    "You check claims against reference context. For each claim, in order, answer 'yes' when the context "
-    "supports it, 'no' when the context contradicts it, and 'unsure' when the context neither supports nor "
-    "contradicts it. Use only the context, not your own knowledge. Give a one-sentence reason per claim."
+    "You check each claim, in order, against the context pieces only (not your own knowledge). "
+    "'yes': the context states it or directly implies it (context 'sales doubled in 2023', claim 'sales rose in "
+    "2023'). 'no': the context contradicts it (claim 'sales fell in 2023'). 'unsure': the context neither supports "
+    "nor contradicts it (claim 'sales rose because of ads'). A claim that is only partly supported is 'unsure'. "
+    "Give a one-sentence reason per claim."
 )
 
 HALLUCINATION_INSTRUCTIONS = (
-    "You look for hallucinations: claims not grounded in the reference context. For each claim, in order, "
-    "answer 'yes' (hallucinated) when the context contradicts it or does not contain what it asserts, and "
-    "'no' when the context backs it. Speculative wording about facts that are in the context is fine; "
-    "speculation or opinion about things absent from the context counts as hallucinated. Approximate numbers "
-    "are fine when the context's precision allows them. Use only the context. Give a one-sentence reason."
+    "You look for hallucinations: for each claim, in order, decide whether the context pieces back it. 'no' (not "
+    "hallucinated): the context states or directly implies it, and approximations the context's precision allows "
+    "count (context '498 staff', claim 'about 500 staff'). 'yes' (hallucinated): the context contradicts it "
+    "(claim '300 staff') or does not contain what it asserts (claim 'staff are happy'); speculation or opinion "
+    "about things absent from the context counts. 'unsure': you cannot tell; it is treated as hallucinated. Use "
+    "only the context. Give a one-sentence reason per claim."
 )
 
 
@@ -66,8 +76,8 @@ def faithfulness_score(verdicts: Sequence[Mapping[str, Any]], scale: float = 1.0
 
 
 def hallucination_score(verdicts: Sequence[Mapping[str, Any]], scale: float = 1.0) -> float:
-    """Hallucinated claims ('yes') / claims x scale, rounded to 2 decimals; 0 without verdicts."""
-    return round2(fraction(list(verdicts), "verdict", "yes") * scale)
+    """Hallucinated claims ('yes' or 'unsure') / claims x scale, rounded to 2 decimals; 0 without verdicts."""
+    return round2((1.0 - fraction(list(verdicts), "verdict", "no")) * scale) if verdicts else 0.0
 
 
 def _claims_prompt(context: StepContext) -> str | None:
@@ -89,6 +99,12 @@ def _check_prompt(configured: tuple[str, ...] | None, verb: str) -> Any:
         )
 
     return build
+
+
+def one_verdict_per_claim(context: StepContext) -> list[ItemsExpected]:
+    """The analyze step judged the preprocess step's claims, in order."""
+    claims = (context.preprocess_result or {}).get("claims") or []
+    return [ItemsExpected("verdicts", len(claims), label_field="verdict", labels=("yes", "no", "unsure"))]
 
 
 def _require_context(configured: tuple[str, ...] | None) -> Any:
@@ -125,12 +141,13 @@ def _grounding_scorer(
         verdicts = (context.analyze_result or {}).get("verdicts") or []
         if not verdicts:
             return f"The score is {context.score} because the answer makes no checkable claims."
-        flagged = sum(1 for v in verdicts if v.get("verdict") == "yes")
+        counted = ("yes",) if is_faithfulness else ("yes", "unsure")  # unsure = not backed = hallucinated
+        flagged = sum(1 for v in verdicts if v.get("verdict") in counted)
         if is_faithfulness:
             worst = listed_reasons(verdicts, "verdict", "no") or listed_reasons(verdicts, "verdict", "unsure")
             summary = f"{flagged} of {len(verdicts)} claims are supported by the context"
         else:
-            worst = listed_reasons(verdicts, "verdict", "yes")
+            worst = listed_reasons(verdicts, "verdict", "yes") or listed_reasons(verdicts, "verdict", "unsure")
             summary = f"{flagged} of {len(verdicts)} claims are not backed by the context"
         return f"The score is {context.score} because {summary}." + (f" {worst}." if worst else "")
 
@@ -164,6 +181,7 @@ def _grounding_scorer(
                 schema=ClaimVerdicts,
                 prompt=_check_prompt(configured, verb),
                 when_empty=lambda _: {"verdicts": []},
+                expect=one_verdict_per_claim,
             )
         )
         .generate_score(generate_score)

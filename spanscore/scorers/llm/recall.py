@@ -10,14 +10,22 @@ min(1, attributed / claims) x scale. No items -> 0; no context at all ->
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from spanscore.scorers import Scorer, StepContext
 from spanscore.scorers.judge import JudgeClient
-from spanscore.scorers.llm.context import IndexedVerdicts, documents_of, judge_step, llm_scorer, question_answer
+from spanscore.scorers.judge_checks import ItemsExpected
+from spanscore.scorers.llm.context import (
+    IndexedVerdicts,
+    documents_of,
+    judge_step,
+    llm_scorer,
+    one_per_piece,
+    question_answer,
+)
 from spanscore.scorers.llm.steps import (
     JudgeOverride,
     context_option,
@@ -31,12 +39,14 @@ from spanscore.scorers.llm.verdicts import Claims, YesNo
 from spanscore.scorers.registry import register
 
 RECALL_INSTRUCTIONS = (
-    "You check recall: for every context piece, by its index, answer 'yes' when the answer conveys the "
-    "information of that piece (paraphrase counts) and 'no' when it leaves it out. One verdict per piece."
+    "You check recall: for every context piece, by its index, 'yes' = the answer conveys the piece's information, "
+    "paraphrase counts (piece 'The shop opens at 9.', answer 'It opens at nine.'); 'no' = the answer leaves it "
+    "out or changes it. One verdict per piece."
 )
 ATTRIBUTION_INSTRUCTIONS = (
-    "You check attribution: for every claim of the reference answer, in order, answer 'yes' when the context "
-    "pieces contain the information needed to state it and 'no' otherwise."
+    "You check attribution: for every claim of the reference answer, in order, 'yes' = the context pieces contain "
+    "what is needed to state it (claim 'The shop opens at 9.', piece 'Opening time: 9:00.'); 'no' = they do not, "
+    "or they say otherwise. One verdict per claim."
 )
 GROUND_TRUTH_CLAIMS = (
     "You split a reference answer into self-contained factual claims, one fact each, with pronouns resolved."
@@ -53,11 +63,34 @@ class AttributionVerdicts(BaseModel):
     verdicts: list[AttributionVerdict]
 
 
-def recall_score(verdicts: Sequence[Mapping[str, Any]], scale: float = 1.0) -> float:
-    """Recalled (or attributed) items / items, capped at 1, x scale, rounded to 2 decimals; 0 without items."""
-    if not verdicts:
+def recall_score(verdicts: Sequence[Mapping[str, Any]], scale: float = 1.0, *, items: int | None = None) -> float:
+    """Recalled (or attributed) / items judged, capped at 1, x scale, rounded to 2 decimals; 0 without items.
+
+    ``items`` is the number of items the judge was asked about (context pieces, or ground-truth claims);
+    the count of verdicts it returned is only a fallback for callers that have nothing else.
+    """
+    total = len(verdicts) if items is None else items
+    if total <= 0:
         return 0.0
-    return round2(min(1.0, sum(1 for v in verdicts if v.get("verdict") == "yes") / len(verdicts)) * scale)
+    return round2(min(1.0, sum(1 for v in verdicts if v.get("verdict") == "yes") / total) * scale)
+
+
+def _items_judged(against: str, configured: tuple[str, ...] | None) -> Callable[[StepContext], int]:
+    """How many items the analyze step asked about: context pieces, or the ground truth's claims."""
+
+    def count(step: StepContext) -> int:
+        if against == "output":
+            return len(documents_of(step, configured))
+        return len((step.preprocess_result or {}).get("claims") or [])
+
+    return count
+
+
+def _expectation(against: str, configured: tuple[str, ...] | None) -> Callable[[StepContext], list[ItemsExpected]]:
+    if against == "output":
+        return one_per_piece(configured, "verdicts", "verdict", ("yes", "no"))
+    count = _items_judged(against, configured)
+    return lambda step: [ItemsExpected("verdicts", count(step), label_field="verdict", labels=("yes", "no"))]
 
 
 @register("context_recall")
@@ -77,18 +110,22 @@ def context_recall(
     settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
     configured, scale = context_option(context), scale_option(scale)
 
+    items_judged = _items_judged(against, configured)
+    expect = _expectation(against, configured)
+
     def generate_score(step: StepContext) -> float:
-        return recall_score((step.analyze_result or {}).get("verdicts") or [], scale)
+        return recall_score((step.analyze_result or {}).get("verdicts") or [], scale, items=items_judged(step))
 
     def generate_reason(step: StepContext) -> str:
         verdicts = (step.analyze_result or {}).get("verdicts") or []
         hits = sum(1 for v in verdicts if v.get("verdict") == "yes")
+        total = items_judged(step)
         noun = (
             "context pieces are recalled by the answer"
             if against == "output"
             else "ground-truth claims are backed by the context"
         )
-        return f"The score is {step.score} because {hits} of {len(verdicts)} {noun}."
+        return f"The score is {step.score} because {hits} of {total} {noun}."
 
     options = {"scale": scale, "against": against, "model": settings.config.model}
     if against == "output":
@@ -104,7 +141,14 @@ def context_recall(
             "context_recall", "Share of the retrieved context the answer conveys.", ("output",), options
         )
         analyze = judge_step(
-            "context_recall", "analyze", settings, RECALL_INSTRUCTIONS, IndexedVerdicts, recall_prompt, {"verdicts": []}
+            "context_recall",
+            "analyze",
+            settings,
+            RECALL_INSTRUCTIONS,
+            IndexedVerdicts,
+            recall_prompt,
+            {"verdicts": []},
+            expect,
         )
         return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
 
@@ -136,6 +180,7 @@ def context_recall(
         AttributionVerdicts,
         attribution_prompt,
         {"verdicts": []},
+        expect,
     )
     return (
         scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)

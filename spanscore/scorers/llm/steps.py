@@ -27,9 +27,13 @@ from pydantic import BaseModel
 from spanscore.model import Run
 from spanscore.scorers import StepContext, StepOutput
 from spanscore.scorers.judge import JudgeClient, JudgeConfig, JudgeError, default_judge_config, shared_client
+from spanscore.scorers.judge_checks import ItemsExpected, check_for
+from spanscore.scorers.llm.markers import defuse_markers
 
 JudgeOverride = JudgeConfig | Mapping[str, Any] | str | None
 PromptBuilder = Callable[[StepContext], str | None]
+Expectation = Callable[[StepContext], list[ItemsExpected]]
+"""What a step asked the judge to judge, from the same context its prompt was built from."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,7 @@ class JudgeStep:
         prompt: PromptBuilder,
         when_empty: Callable[[StepContext], Any] | None = None,
         transform: Callable[[Any], Any] | None = None,
+        expect: Expectation | None = None,
     ) -> None:
         self.scorer_id = scorer_id
         self.step = step
@@ -94,12 +99,14 @@ class JudgeStep:
         self.prompt = prompt
         self.when_empty = when_empty
         self.transform = transform
+        self.expect = expect
 
     async def __call__(self, context: StepContext) -> Any:
         prompt = self.prompt(context)
         if prompt is None:
             return self.when_empty(context) if self.when_empty is not None else None
         config = self.settings.for_step(self.step)
+        check = check_for(self.expect(context)) if self.expect is not None else None
         try:
             answer = await self.settings.active_client.ask(
                 config,
@@ -108,6 +115,7 @@ class JudgeStep:
                 schema=self.schema,
                 name=f"{self.scorer_id}_{self.step}",
                 scorer=self.scorer_id,
+                check=check,
             )
         except JudgeError as exc:
             spend = exc.spend
@@ -132,10 +140,12 @@ class JudgeStep:
 
 
 def delimit(name: str, text: str) -> str:
-    """Wrap judged text in the markers the judge is told to treat as data."""
-    # A text that contains our end marker must not be able to close its own block early.
-    safe = text.replace(f"<<<END {name}>>>", f"<<<END {name} (quoted)>>>")
-    return f"<<<BEGIN {name}>>>\n{safe}\n<<<END {name}>>>"
+    """Wrap judged text in the markers the judge is told to treat as data.
+
+    Marker-like sequences inside the text (any case, spacing or look-alike characters) are defused first
+    (``markers.defuse_markers``), so judged text can neither close its own block nor open a new one.
+    """
+    return f"<<<BEGIN {name}>>>\n{defuse_markers(text)}\n<<<END {name}>>>"
 
 
 def numbered(name: str, items: Iterable[str]) -> str:
@@ -195,3 +205,45 @@ def listed_reasons(items: list[Mapping[str, Any]], key: str, value: str, limit: 
 
 def as_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+class CombinedJudgeSteps:
+    """Several judge steps run in turn as one scorer step; their answers merge into one dict, spend adds up.
+
+    For a step whose parts must not see each other's material (summarization writes its coverage questions
+    from the source without the summary in view, and answers them from the summary without the source).
+    """
+
+    is_async = True
+
+    def __init__(self, *parts: JudgeStep) -> None:
+        self.parts = parts
+
+    async def __call__(self, context: StepContext) -> Any:
+        merged: dict[str, Any] = {}
+        outputs: list[StepOutput] = []
+        for part in self.parts:
+            try:
+                output = await part(context)
+            except JudgeError as exc:
+                spent = getattr(exc, "spent", None)
+                if isinstance(spent, StepOutput):
+                    exc.spent = _combined([*outputs, spent], None)  # type: ignore[attr-defined]
+                raise
+            value = output.value if isinstance(output, StepOutput) else output
+            if isinstance(output, StepOutput):
+                outputs.append(output)
+            merged.update(value or {})
+        return _combined(outputs, merged)
+
+
+def _combined(outputs: list[StepOutput], value: Any) -> StepOutput:
+    prompts = [o.prompt for o in outputs if o.prompt]
+    return StepOutput(
+        value=value,
+        prompt="\n\n-----\n\n".join(prompts) if prompts else None,
+        judge_model=next((o.judge_model for o in outputs if o.judge_model), None),
+        input_tokens=sum(o.input_tokens for o in outputs),
+        output_tokens=sum(o.output_tokens for o in outputs),
+        cost_usd=sum(o.cost_usd for o in outputs),
+    )

@@ -18,15 +18,16 @@ from pydantic import BaseModel, Field
 
 from spanscore.scorers import Scorer, StepContext, create_scorer
 from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.judge_checks import ItemsExpected
 from spanscore.scorers.llm.steps import JudgeOverride, JudgeStep, as_json, delimit, judge_settings, round2
 from spanscore.scorers.registry import register
 
 TOOL_INSTRUCTIONS = (
-    "You audit an agent's tool use. For each tool call, in order, decide whether calling that tool (with those "
-    "arguments) was appropriate for the user's request given the tools available: a tool that merely could help "
-    "but is not what the request needs is not appropriate. If the agent called no tool, that is right when the "
-    "request was unclear and it asked for clarification, or when no tool was needed. List in missing_tools the "
-    "available tools that the request clearly needed but were not called."
+    "You audit an agent's tool use. For each tool call, in order, was_appropriate: true when that tool, with those "
+    "arguments, is what the user's request needs given the tools available (weather question -> weather tool); "
+    "false when it is not, including a tool that could merely help (weather question -> web search). An agent "
+    "that called no tool is right when the request was unclear and it asked for clarification, or when no tool "
+    "was needed. missing_tools: available tools the request clearly needed but were not called (empty when none)."
 )
 
 
@@ -123,6 +124,7 @@ def tool_call_accuracy_llm(
         instructions=TOOL_INSTRUCTIONS,
         schema=ToolAnalysis,
         prompt=prompt,
+        expect=lambda step: [ItemsExpected("evaluations", len(step.preprocess_result["tool_call_infos"]))],
     )
     return (
         scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)

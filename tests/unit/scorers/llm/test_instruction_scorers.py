@@ -7,7 +7,7 @@ import pytest
 from spanscore.errors import ConfigError
 from spanscore.model import Run
 from spanscore.scorers import Status, build
-from spanscore.scorers.llm.alignment import noise_sensitivity_score, prompt_alignment_score
+from spanscore.scorers.llm.alignment import NOISE_DIMENSIONS, noise_sensitivity_score, prompt_alignment_score
 from spanscore.scorers.llm.summarization import summarization_score
 from spanscore.scorers.llm.tools import tool_call_accuracy_llm_score
 from tests.fakes.fake_openai import Reply
@@ -35,7 +35,7 @@ def test_prompt_alignment_weights():
 
 def noise(robustness: float, levels: tuple[str, ...], issues: int = 0) -> dict[str, object]:
     return {
-        "dimensions": [{"dimension": f"d{i}", "impact_level": level} for i, level in enumerate(levels)],
+        "dimensions": [{"dimension": NOISE_DIMENSIONS[i % 5], "impact_level": level} for i, level in enumerate(levels)],
         "major_issues": [f"issue {i}" for i in range(issues)],
         "robustness_score": robustness,
     }
@@ -80,9 +80,8 @@ async def test_prompt_alignment_both_mode_end_to_end(judge_server, judge_options
 
 async def test_prompt_alignment_modes_need_their_prompt(judge_server, judge_options):
     run = Run(input="Explain recursion", output="Recursion is...")
-    for mode in ("system", "both"):
-        result = await build("prompt_alignment", evaluation_mode=mode, **judge_options("pa")).arun(run)
-        assert result.status is Status.MISSING_INPUT and result.missing_fields == ("system",)
+    result = await build("prompt_alignment", evaluation_mode="system", **judge_options("pa")).arun(run)
+    assert result.status is Status.MISSING_INPUT and result.missing_fields == ("system",)
     judge_server.script("pa", Reply.json(dims(0.9, 1, 0.8, 0.5)))
     result = await build("prompt_alignment", evaluation_mode="user", scale=10, **judge_options("pa")).arun(run)
     assert result.score == pytest.approx(8.7)
@@ -161,16 +160,16 @@ def test_tool_call_accuracy_llm_needs_available_tools():
 async def test_summarization_end_to_end(judge_server, judge_options):
     judge_server.script(
         "sum",
-        Reply.json({"claims": ["a", "b"], "questions": ["q1", "q2", "q3", "q4"]}),
-        Reply.json(
-            {
-                "claim_verdicts": [{"verdict": "yes"}, {"verdict": "yes"}],
-                "question_verdicts": [{"answered": a} for a in ("yes", "yes", "yes", "no")],
-            }
-        ),
+        Reply.json({"claims": ["a", "b"]}),
+        Reply.json({"questions": ["q1", "q2", "q3", "q4"]}),
+        Reply.json({"claim_verdicts": [{"verdict": "yes"}, {"verdict": "yes"}]}),
+        Reply.json({"question_verdicts": [{"answered": a} for a in ("yes", "yes", "yes", "no")]}),
     )
-    result = await build("summarization", max_questions=4, **judge_options("sum")).arun(
-        Run(input="Summarise: a long article ...", output="A short summary.")
-    )
+    run = Run(input="Summarise: a long article ...", output="A short summary.")
+    result = await build("summarization", max_questions=4, **judge_options("sum")).arun(run)
     assert result.score == 0.75
-    assert "at most 4 questions" in judge_server.requests[0]["messages"][1]["content"]
+    prompts = [request["messages"][1]["content"] for request in judge_server.requests]
+    assert "at most 4 questions" in prompts[1]
+    # Questions are written without the summary in view, and answered without the source in view.
+    assert "A short summary." not in prompts[1] and "a long article" in prompts[1]
+    assert "a long article" not in prompts[3] and "A short summary." in prompts[3]

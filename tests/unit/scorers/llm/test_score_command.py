@@ -81,3 +81,22 @@ def test_bad_judge_flag_is_a_usage_error(tmp_path):
     assert result.returncode == 2
     assert "spanscore score: --judge-*" in result.stderr
     assert result.stdout == ""
+
+
+def test_nothing_scored_is_a_failure_unless_errors_are_allowed(judge_url, tmp_path):
+    bare = [{"id": "bare", "input": "q", "output": "An answer without any context."}]
+    flags = ["--scorer", "faithfulness", "--judge-model", "openai/judge", "--judge-api-base", judge_url]
+    result = score(flags, bare, tmp_path)
+    assert result.returncode == 3
+    assert "faithfulness: no run was scored (missing_input=1)" in result.stderr
+    assert "--allow-errors" in result.stderr
+
+
+def test_a_judge_error_fails_the_command(tmp_path):
+    # Nothing listens on port 1: every judge call fails, every run is an error.
+    flags = ["--scorer", "faithfulness", "--judge-model", "openai/judge", "--judge-api-base", "http://127.0.0.1:1/v1"]
+    result = score([*flags, "--option", 'faithfulness.judge={"retries": 0}'], RUNS[:1], tmp_path)
+    assert result.returncode == 3, result.stderr
+    assert "faithfulness: 1 run(s) ended in error" in result.stderr
+    allowed = score([*flags, "--allow-errors", "--option", 'faithfulness.judge={"retries": 0}'], RUNS[:1], tmp_path)
+    assert allowed.returncode == 0 and "ended in error" in allowed.stderr
