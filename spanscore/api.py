@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
+from spanscore.client_gone import while_connected
 from spanscore.collector.auth import TokenCheck
 from spanscore.collector.http import serve_app
 from spanscore.collector.status import PayloadTooLargeError, classify
@@ -112,7 +113,7 @@ class ApiServer:
             sql, fmt = await _query_arguments(request)
             if fmt not in QUERY_FORMATS:
                 raise PermanentError(f"unknown format {fmt!r}; use one of {', '.join(QUERY_FORMATS)}")
-            result = await self._store.query(sql, fmt)
+            result = await while_connected(request, self._store.query(sql, fmt))
         except web.HTTPRequestEntityTooLarge:
             limit = self._store.limits.max_query_bytes
             too_large = f"request body is too large; queries are limited to {limit} bytes (storage.query_max_bytes)"

@@ -26,7 +26,7 @@ from spanscore.errors import PermanentError, RetryableError
 from spanscore.storage.guard import QueryLimits, explain_engine_error, guard_query, with_limits
 from spanscore.storage.migrations import migrate
 from spanscore.storage.query_check import FunctionCatalog, engine_checked_statement, load_catalog
-from spanscore.storage.readers import ReaderPool, kill_marked, new_mark
+from spanscore.storage.readers import ReaderPool, kill_marked, new_mark, refuse_writable_query_user
 from spanscore.storage.retention import apply_ttls
 from spanscore.storage.rows import LOG_COLUMNS, log_columns, records_to_json
 from spanscore.storage.scores import DECISION_COLUMNS, SCORE_COLUMNS, DecisionRow, ScoreRow, to_columns
@@ -71,6 +71,7 @@ class ClickHouseStore:
         cluster: str | None = None,
         query_dsn: str = "",
         query_readers: int = 2,
+        query_allow_writable: bool = False,
     ) -> None:
         self._retention = (spans_ttl_days, scores_ttl_days)
         self.cluster = cluster
@@ -82,11 +83,13 @@ class ClickHouseStore:
         # through query_dsn when set: on a server, a user the engine itself keeps read-only.
         self.query_dsn = query_dsn or dsn
         self._query_readers = query_readers
+        self._query_allow_writable = query_allow_writable
         self._readers: ReaderPool | None = None
         self._query_client: Any = None  # the dashboard's own reader
         self._query_lock = threading.Lock()
         self._catalog: FunctionCatalog | None = None
         self._control: Any = None
+        self._abandoned: set[str] = set()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spanscore-insert")
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spanscore-read")
         self._api_readers = ThreadPoolExecutor(max_workers=query_readers, thread_name_prefix="spanscore-query")
@@ -103,6 +106,8 @@ class ClickHouseStore:
             self._client.database = self.database
             self._query_client = self._connect_reader()
             self._readers = ReaderPool(self._connect_reader, self._query_readers)
+            if not is_embedded(self.query_dsn) and not self._query_allow_writable:
+                refuse_writable_query_user(self._query_client, _redact(self.query_dsn))
             # Cancels abandoned queries; spanscore's own user, which may stop any query.
             self._control = connect(self.dsn, self.database)
             if applied:
@@ -207,7 +212,7 @@ class ClickHouseStore:
     def query_sync(self, sql: str, fmt: str = "json", mark: str = "") -> bytes:
         """Run an untrusted read query: the engine parses it, the tree is checked, its canonical text runs.
 
-        ``mark`` (from ``readers.new_mark``) names the running query so ``cancel`` can stop it.
+        ``mark`` (from ``readers.new_mark``) names the running query so it can be killed when its caller is gone.
         """
         engine_format = QUERY_FORMATS.get(fmt.lower())
         if engine_format is None:
@@ -216,6 +221,9 @@ class ClickHouseStore:
         if self._readers is None:
             raise RuntimeError("store is not open")
         with self._readers.use() as reader:
+            if mark in self._abandoned:
+                self._abandoned.discard(mark)
+                raise PermanentError("query was cancelled before it started: its client went away")
             try:
                 statement = engine_checked_statement(reader, sql, self.database, self._functions(reader), self._checks)
                 result: bytes = reader.raw_query(mark + with_limits(statement, self.limits), fmt=engine_format)
@@ -244,14 +252,17 @@ class ClickHouseStore:
         try:
             return await asyncio.shield(running)
         except asyncio.CancelledError:
+            self._abandoned.add(mark)
+            running.cancel()  # a query still waiting for a reader never starts
             await asyncio.to_thread(kill_marked, self._control, mark)
             raise
 
     def read_sync(self, sql: str, parameters: dict[str, Any]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
         """Fixed SQL with bound parameters, run like a user query (the dashboard's reads).
 
-        Same connection, lock, read-only mode and time and memory limits as ``query_sync``: a
-        read cut by a limit leaves no partial output on spanscore's own connection.
+        Read-only with the time and memory limits of ``query_sync``, on a reader connection kept for the
+        dashboard (API queries cannot take it): a read cut by a limit leaves no partial output on
+        spanscore's own connection.
         """
         if self._query_client is None:
             raise RuntimeError("store is not open")

@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 
 from clickhouse_connect.driver.exceptions import ClickHouseError
 
+from spanscore.errors import ConfigError
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 _MARK = "spanscore-query:"
@@ -60,3 +62,17 @@ def kill_marked(control: Any, mark: str) -> None:
         control.command(f"KILL QUERY WHERE startsWith(query, '/* {query_id} */') ASYNC")
     except ClickHouseError as exc:
         log.warning("could not cancel an abandoned query mark=%s error=%s", query_id, exc)
+
+
+def refuse_writable_query_user(reader: Any, dsn: str) -> None:
+    """Raise ConfigError when a server's query user is not read-only by its own profile.
+
+    The engine's ``readonly`` setting, as the user's settings profile sets it, is what keeps a
+    server user from writing whatever text it runs; spanscore's parse check is a second line.
+    """
+    readonly = int(reader.query("SELECT toUInt8(getSetting('readonly'))").result_rows[0][0])
+    if readonly == 0:
+        raise ConfigError(
+            f"storage: the query API's ClickHouse user ({dsn}) can write: set storage.query_dsn to a read-only "
+            "user (deploy/clickhouse/query-user.sql), or set storage.query_allow_writable: true to accept the risk"
+        )

@@ -206,7 +206,8 @@ def dangerous_queries(draw: st.DrawFn, canary: Path, outfile: Path, port: int) -
     core = "".join(draw(_gap) if char == " " and draw(st.booleans()) else char for char in core)
     if core.startswith("DESCRIBE"):
         return core
-    wrapping = draw(st.sampled_from(["{}", "SELECT * FROM ({})", "WITH q AS ({}) SELECT * FROM q", "SELECT 1 UNION ALL {}"]))
+    nestings = ["{}", "SELECT * FROM ({})", "WITH q AS ({}) SELECT * FROM q", "SELECT 1 UNION ALL {}"]
+    wrapping = draw(st.sampled_from(nestings))
     if "INTO" in core or "FORMAT" in core:
         wrapping = draw(st.sampled_from(["{}", "SELECT 1 UNION ALL {}"]))
     return wrapping.format(core)
