@@ -7,6 +7,7 @@ pointed.
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -20,8 +21,9 @@ from hypothesis import strategies as st
 from spanscore.errors import PermanentError
 from spanscore.storage.clickhouse import ClickHouseStore
 
-# Every character ClickHouse's lexer skips as whitespace, probed on the embedded engine (26.9):
-# `SELECT<c>1` parses exactly for these.
+# Every character ClickHouse's lexer skips as whitespace: ASCII spaces and the code points in
+# skipWhitespacesUTF8 (Common/StringUtils.h: 0085 00A0 180E 2000..200D 2028 2029 202F 205F 2060 3000 FEFF).
+# Probed on the embedded engine (26.9) over every Zs, Zl, Zp, Cf and Cc character: `SELECT<c>1` parses for these only.
 ENGINE_WHITESPACE = [
     "\t", "\n", "\v", "\f", "\r", " ", "\x85", "\xa0", "\u180e", "\u2000", "\u2001", "\u2002", "\u2003",
     "\u2004", "\u2005", "\u2006", "\u2007", "\u2008", "\u2009", "\u200a", "\u200b", "\u200c", "\u200d",
@@ -62,6 +64,17 @@ def listener() -> Iterator[Listener]:
     stop.set()
     thread.join(timeout=5)
     server.close()
+
+
+@pytest.fixture(scope="module")
+def store(chdb_dsn: str) -> Iterator[ClickHouseStore]:
+    """One store for the module: every test here only reads, and opening one costs seconds."""
+    opened = ClickHouseStore(chdb_dsn, f"query_check_{os.getpid()}")
+    opened.open()
+    try:
+        yield opened
+    finally:
+        opened.close()
 
 
 @pytest.fixture
