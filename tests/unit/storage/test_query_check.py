@@ -190,6 +190,11 @@ _DANGEROUS = [
     "SELECT 1 FORMAT CSV",
     "SELECT * FROM system.processes",
     "SELECT name FROM {system}.{users}",
+    "SELECT 1 WHERE 1 IN {system}.{users}",
+    "SELECT * FROM scores AS s JOIN {system}.{users} AS u ON 1",
+    "EXPLAIN SELECT {file}('{canary}')",
+    "SELECT {getSetting}('readonly')",
+    "SELECT length({file}('{canary}')) > 0 AS leaked FROM numbers(1)",
 ]
 
 
@@ -213,11 +218,11 @@ _gap = st.lists(
 @st.composite
 def dangerous_queries(draw: st.DrawFn, canary: Path, outfile: Path, port: int) -> str:
     template = draw(st.sampled_from(_DANGEROUS))
-    names = {name: draw(_quoted(name)) for name in ("file", "url", "remote", "s3", "system", "users")}
+    names = {name: draw(_quoted(name)) for name in ("file", "url", "remote", "s3", "system", "users", "getSetting")}
     core = template.format(canary=canary, outfile=outfile, port=port, **names)
     # Every space between tokens becomes engine whitespace or a comment.
     core = "".join(draw(_gap) if char == " " and draw(st.booleans()) else char for char in core)
-    if core.startswith("DESCRIBE"):
+    if core.startswith(("DESCRIBE", "EXPLAIN")):
         return core
     nestings = ["{}", "SELECT * FROM ({})", "WITH q AS ({}) SELECT * FROM q", "SELECT 1 UNION ALL {}"]
     wrapping = draw(st.sampled_from(nestings))
