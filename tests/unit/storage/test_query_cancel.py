@@ -46,6 +46,7 @@ def wait_until_running(store: ClickHouseStore, count: int) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.reliability("query-api-own-database")
 async def test_abandoned_heavy_queries_are_killed_and_a_later_select_answers(patient_store: ClickHouseStore) -> None:
     heavy = [asyncio.ensure_future(patient_store.query(HEAVY_SQL)) for _ in range(5)]
     await asyncio.to_thread(wait_until_running, patient_store, 2)  # the readers are busy
@@ -59,6 +60,7 @@ async def test_abandoned_heavy_queries_are_killed_and_a_later_select_answers(pat
     assert await asyncio.to_thread(running_marked_queries, patient_store) == 0
 
 
+@pytest.mark.reliability("query-api-own-database")
 async def test_the_dashboard_reader_answers_while_api_readers_are_busy(patient_store: ClickHouseStore) -> None:
     heavy = [asyncio.ensure_future(patient_store.query(HEAVY_SQL)) for _ in range(3)]
     try:

@@ -89,17 +89,20 @@ def assert_refused(store: ClickHouseStore, sql: str, reason: str) -> None:
         store.query_sync(sql, "csv")
 
 
+@pytest.mark.reliability("query-api-own-database")
 def test_a_zero_width_space_does_not_hide_into_outfile(store: ClickHouseStore, tmp_path: Path) -> None:
     target = tmp_path / "written.txt"
     assert_refused(store, f"SELECT 1 INTO\u200bOUTFILE '{target}'", "INTO OUTFILE is not allowed")
     assert not target.exists()
 
 
+@pytest.mark.reliability("query-api-own-database")
 def test_into_outfile_truncate_does_not_overwrite(store: ClickHouseStore, canary: Path) -> None:
     assert_refused(store, f"SELECT 'x' INTO\u2060OUTFILE '{canary}' TRUNCATE", "INTO OUTFILE is not allowed")
     assert canary.read_text() == CANARY_TEXT
 
 
+@pytest.mark.reliability("query-api-own-database")
 @pytest.mark.parametrize("spelling", ["`file`", '"file"', "FILE", "File"])
 def test_a_quoted_or_recased_file_function_reads_nothing(store: ClickHouseStore, canary: Path, spelling: str) -> None:
     assert_refused(store, f"SELECT {spelling}('{canary}')", "(?i)file")
@@ -109,6 +112,7 @@ def test_the_environment_of_the_process_is_not_readable(store: ClickHouseStore) 
     assert_refused(store, "SELECT `file`('/proc/self/environ')", "not allowed")
 
 
+@pytest.mark.reliability("query-api-own-database")
 def test_describe_of_a_url_contacts_nothing(store: ClickHouseStore, listener: Listener) -> None:
     url = f"http://127.0.0.1:{listener.port}/x.csv"
     assert_refused(store, f"DESCRIBE TABLE `url`('{url}','CSVWithNames')", "DESCRIBE is allowed for one")
@@ -125,6 +129,7 @@ def test_describe_of_a_url_contacts_nothing(store: ClickHouseStore, listener: Li
         "DESCRIBE s3('http://127.0.0.1:{port}/b/k.csv')",
     ],
 )
+@pytest.mark.reliability("query-api-own-database")
 def test_remote_and_s3_forms_contact_nothing(store: ClickHouseStore, listener: Listener, sql: str) -> None:
     assert_refused(store, sql.format(port=listener.port), "not allowed|DESCRIBE is allowed")
     assert listener.connections == []
@@ -231,6 +236,7 @@ def dangerous_queries(draw: st.DrawFn, canary: Path, outfile: Path, port: int) -
     return wrapping.format(core)
 
 
+@pytest.mark.reliability("query-api-own-database")
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_no_dressing_gets_a_dangerous_query_executed(

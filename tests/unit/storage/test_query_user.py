@@ -9,6 +9,7 @@ from spanscore.storage.clickhouse import ClickHouseStore, connect
 from spanscore.storage.readers import refuse_writable_query_user
 
 
+@pytest.mark.reliability("query-api-own-database")
 def test_a_user_that_can_write_is_refused_with_the_way_out(store: ClickHouseStore) -> None:
     with pytest.raises(ConfigError, match="storage.query_dsn") as refused:
         refuse_writable_query_user(store.client, "clickhouse://writer:***@db:8123")
