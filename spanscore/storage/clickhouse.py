@@ -221,11 +221,11 @@ class ClickHouseStore:
         if self._readers is None:
             raise RuntimeError("store is not open")
         with self._readers.use() as reader:
-            if mark in self._abandoned:
-                self._abandoned.discard(mark)
-                raise PermanentError("query was cancelled before it started: its client went away")
             try:
                 statement = engine_checked_statement(reader, sql, self.database, self._functions(reader), self._checks)
+                if mark and mark in self._abandoned:
+                    self._abandoned.discard(mark)
+                    raise PermanentError("query was cancelled before it started: its client went away")
                 result: bytes = reader.raw_query(mark + with_limits(statement, self.limits), fmt=engine_format)
             except DatabaseError as exc:
                 if is_embedded(self.dsn):
@@ -233,6 +233,8 @@ class ClickHouseStore:
                 raise PermanentError(explain_engine_error(_clean_engine_error(str(exc)), self.limits)) from None
             except OperationalError as exc:
                 raise RetryableError(f"storage unavailable: {exc}") from exc
+            finally:
+                self._abandoned.discard(mark)
         return result
 
     @property
@@ -252,7 +254,8 @@ class ClickHouseStore:
         try:
             return await asyncio.shield(running)
         except asyncio.CancelledError:
-            self._abandoned.add(mark)
+            if not running.done():
+                self._abandoned.add(mark)
             running.cancel()  # a query still waiting for a reader never starts
             await asyncio.to_thread(kill_marked, self._control, mark)
             raise

@@ -54,12 +54,12 @@ class ReaderPool:
 
 
 def kill_marked(control: Any, mark: str) -> None:
-    """Stop the running query that carries ``mark`` (nothing happens if it already ended)."""
+    """Stop the running query that carries ``mark`` and wait until it has stopped (no-op if it already ended)."""
     query_id = mark.removeprefix("/* ").removesuffix(" */ ")
     if not query_id.startswith(_MARK) or not query_id[len(_MARK) :].isalnum():
         raise ValueError(f"not a query mark: {mark!r}")
     try:
-        control.command(f"KILL QUERY WHERE startsWith(query, '/* {query_id} */') ASYNC")
+        control.command(f"KILL QUERY WHERE startsWith(query, '/* {query_id} */') SYNC")
     except ClickHouseError as exc:
         log.warning("could not cancel an abandoned query mark=%s error=%s", query_id, exc)
 
