@@ -4,12 +4,32 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 
 from aiohttp import web
 
 from spanscore.client_gone import while_connected
 
 HANG_GUARD_S = 30
+
+
+@asynccontextmanager
+async def serving(work: Callable[[], Awaitable[bytes]]) -> AsyncIterator[int]:
+    """A real aiohttp server on loopback whose one handler answers ``work()`` under ``while_connected``."""
+
+    async def handler(request: web.Request) -> web.Response:
+        return web.Response(body=await while_connected(request, work()))
+
+    app = web.Application()
+    app.router.add_get("/q", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield runner.addresses[0][1]
+    finally:
+        await runner.cleanup()
 
 
 async def test_work_is_cancelled_when_the_client_goes_away() -> None:
@@ -24,46 +44,22 @@ async def test_work_is_cancelled_when_the_client_goes_away() -> None:
             raise
         return b""
 
-    async def handler(request: web.Request) -> web.Response:
-        return web.Response(body=await while_connected(request, endless()))
-
-    app = web.Application()
-    app.router.add_get("/q", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    async with serving(endless) as port:
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(b"GET /q HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         await writer.drain()
         await asyncio.wait_for(started.wait(), HANG_GUARD_S)
         assert not cancelled.is_set()
         writer.transport.abort()  # the client goes away without an answer
         await asyncio.wait_for(cancelled.wait(), HANG_GUARD_S)
-    finally:
-        await runner.cleanup()
 
 
 async def test_work_that_finishes_is_answered() -> None:
     async def quick() -> bytes:
         return b"done"
 
-    async def handler(request: web.Request) -> web.Response:
-        return web.Response(body=await while_connected(request, quick()))
-
-    app = web.Application()
-    app.router.add_get("/q", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
+    async with serving(quick) as port:
         with socket.create_connection(("127.0.0.1", port)) as client:
             client.sendall(b"GET /q HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
             answer = await asyncio.to_thread(client.recv, 4096)
         assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"done")
-    finally:
-        await runner.cleanup()
