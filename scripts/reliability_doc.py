@@ -123,6 +123,32 @@ GUARANTEES = (
             "`api.auth_tokens` on a shared machine; a non-loopback bind without tokens logs a warning at start.",
         ),
     ),
+    Guarantee(
+        "query-api-own-database",
+        "The query API reads spanscore's database and nothing else",
+        "The engine parses every API query (parseQueryToJSON, the text a bound parameter) and its tree must pass "
+        "an allowlist: one SELECT (UNION, INTERSECT, EXCEPT, WITH), SHOW TABLES, DESCRIBE TABLE of a table in "
+        "spanscore's database, EXPLAIN of a SELECT; no INTO OUTFILE, FORMAT or SETTINGS anywhere; table functions "
+        "numbers, numbers_mt, zeros, zeros_mt and generate_series only; tables of spanscore's database (plus "
+        "system.one, system.numbers, system.zeros); no function that reads files or other tables, reaches the "
+        "network, reads settings or reveals the host (file, dictGet*, joinGet, getSetting, hostName, ...), "
+        "names resolved through the engine's case-insensitive names and aliases. What runs is the engine's "
+        "canonical text of the query, only when it parses back to the checked tree, so whitespace, comments, "
+        "quoting and case never reach the check. Queries run on a pool of readers; one whose HTTP client goes "
+        "away is killed, and the dashboard has a reader of its own.",
+        (
+            "On a server, the engine's access control is the first line: storage.query_dsn names a read-only user "
+            "(deploy/clickhouse/query-user.sql) and the API refuses to start with a user that can write unless "
+            "storage.query_allow_writable is true. The embedded engine has no users: the parse-tree check and "
+            "per-query readonly settings are what guard it.",
+            "Scalar functions are checked against a list of dangerous ones (everything else the engine knows is "
+            "allowed); a new engine version's new function that reaches outside needs adding to that list.",
+            "A query cancelled in the instant between its last check and its start in the engine runs on to its "
+            "time limit.",
+            "The check needs the engine's parseQueryToJSON (present in the embedded engine, 26.9); on an older "
+            "server every API query is refused with the engine's unknown-function error.",
+        ),
+    ),
 )
 
 # Tests written before the `reliability` marker existed: file -> ((test function, guarantee), ...).
@@ -178,6 +204,7 @@ LIMIT_KEYS = (
     ("storage.query_max_memory_bytes", "memory cap of an API query"),
     ("storage.query_max_result_rows", "result-row cap of an API query"),
     ("storage.query_max_bytes", "longest accepted query text"),
+    ("storage.query_readers", "API queries running at once (the dashboard has one more reader)"),
     ("scoring.queue_size", "scoring jobs waiting for a worker; when full, ready runs wait"),
     ("scoring.max_attempts", "attempts per scoring job for retryable failures"),
     ("scoring.drain_timeout_s", "how long running jobs may finish at shutdown"),

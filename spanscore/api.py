@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
+from spanscore.client_gone import while_connected
 from spanscore.collector.auth import TokenCheck
 from spanscore.collector.http import serve_app
 from spanscore.collector.status import PayloadTooLargeError, classify
@@ -130,7 +131,7 @@ class ApiServer:
             sql, fmt = await _query_arguments(request)
             if fmt not in QUERY_FORMATS:
                 raise PermanentError(f"unknown format {fmt!r}; use one of {', '.join(QUERY_FORMATS)}")
-            result = await self._store.query(sql, fmt)
+            result = await while_connected(request, self._store.query(sql, fmt))
         except RequestShapeError as exc:
             headers = {"Allow": "POST"} if exc.status == 405 else {}
             return web.json_response({"error": str(exc)}, status=exc.status, headers=headers)

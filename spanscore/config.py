@@ -120,8 +120,15 @@ class StorageConfig(_Section):
     query_max_result_bytes: int = Field(128 << 20, ge=1024)
     """Result-size cap of an API query, in uncompressed bytes as the engine counts them (checked per block)."""
     query_max_bytes: int = Field(65_536, ge=64)
+    query_dsn: str = ""
+    """A separate DSN for the query API and dashboard reads: on a server, a user the engine keeps read-only
+    (deploy/clickhouse/query-user.sql). Empty uses ``dsn``."""
+    query_allow_writable: bool = False
+    """Let the query API run through a server user that can write (refused at start-up otherwise)."""
+    query_readers: int = Field(2, ge=1, le=16)
+    """Connections that run API queries at once; the dashboard has one more of its own."""
 
-    @field_validator("dsn")
+    @field_validator("dsn", "query_dsn")
     @classmethod
     def _check_dsn(cls, dsn: str) -> str:
         if dsn and not dsn.startswith(("chdb:", "clickhouse://", "clickhouses://", "http://", "https://")):

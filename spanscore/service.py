@@ -45,6 +45,9 @@ def store_for(config: ServiceConfig) -> ClickHouseStore:
         spans_ttl_days=storage.spans_ttl_days,
         scores_ttl_days=storage.scores_ttl_days,
         cluster=storage.cluster,
+        query_dsn=storage.query_dsn,
+        query_readers=storage.query_readers,
+        query_allow_writable=storage.query_allow_writable,
         limits=QueryLimits(
             max_query_bytes=storage.query_max_bytes,
             max_execution_time_s=storage.query_max_execution_time_s,

@@ -2,9 +2,9 @@
 
 ``chdb:///abs/path`` opens the embedded engine in this process; ``clickhouse://``,
 ``http://`` and ``https://`` DSNs reach a server or cluster. Only the DSN
-differs. All calls are blocking, so the service runs them on a dedicated thread
-(one writer thread, one reader thread) and never on its event loop; the chDB
-backend serialises engine calls itself.
+differs. All calls are blocking, so the service runs them off its event loop: one
+writer thread, a small pool of reader connections for API queries (see ``readers``)
+and one reader connection kept for the dashboard, so no API client can starve it.
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError,
 
 from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.errors import PermanentError, RetryableError
-from spanscore.storage.guard import QueryLimits, explain_engine_error, guard_query
+from spanscore.storage.guard import QueryLimits, explain_engine_error, guard_query, with_limits
 from spanscore.storage.migrations import migrate
+from spanscore.storage.query_check import FunctionCatalog, engine_checked_statement, load_catalog
+from spanscore.storage.readers import ReaderPool, kill_marked, new_mark, refuse_writable_query_user
 from spanscore.storage.retention import apply_ttls
 from spanscore.storage.rows import LOG_COLUMNS, log_columns, records_to_json
 from spanscore.storage.scores import DECISION_COLUMNS, SCORE_COLUMNS, DecisionRow, ScoreRow, to_columns
@@ -67,6 +69,9 @@ class ClickHouseStore:
         spans_ttl_days: int = 0,
         scores_ttl_days: int = 0,
         cluster: str | None = None,
+        query_dsn: str = "",
+        query_readers: int = 2,
+        query_allow_writable: bool = False,
     ) -> None:
         self._retention = (spans_ttl_days, scores_ttl_days)
         self.cluster = cluster
@@ -74,11 +79,20 @@ class ClickHouseStore:
         self.database = database
         self.limits = limits or QueryLimits()
         self._client: Any = None
-        # User queries get their own connection: a failed one must not disturb spanscore's own calls.
-        self._query_client: Any = None
+        # User queries get their own connections (a failed one must not disturb spanscore's own calls),
+        # through query_dsn when set: on a server, a user the engine itself keeps read-only.
+        self.query_dsn = query_dsn or dsn
+        self._query_readers = query_readers
+        self._query_allow_writable = query_allow_writable
+        self._readers: ReaderPool | None = None
+        self._query_client: Any = None  # the dashboard's own reader
         self._query_lock = threading.Lock()
+        self._catalog: FunctionCatalog | None = None
+        self._control: Any = None
+        self._abandoned: set[str] = set()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spanscore-insert")
-        self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spanscore-query")
+        self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spanscore-read")
+        self._api_readers = ThreadPoolExecutor(max_workers=query_readers, thread_name_prefix="spanscore-query")
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -90,20 +104,37 @@ class ClickHouseStore:
             apply_ttls(self._client, self.database, *self._retention, cluster=self.cluster)
             # Unqualified names in user queries resolve to spanscore's database.
             self._client.database = self.database
-            self._query_client = connect(self.dsn, self.database)
-            self._query_client.database = self.database
+            self._query_client = self._connect_reader()
+            self._readers = ReaderPool(self._connect_reader, self._query_readers)
+            if not is_embedded(self.query_dsn) and not self._query_allow_writable:
+                refuse_writable_query_user(self._query_client, _redact(self.query_dsn))
+            # Cancels abandoned queries; spanscore's own user, which may stop any query.
+            self._control = connect(self.dsn, self.database)
             if applied:
                 log.info("schema migrated versions=%s dsn=%s", applied, _redact(self.dsn))
 
     def close(self) -> None:
         self._writer.shutdown(wait=True)
         self._reader.shutdown(wait=True)
+        self._api_readers.shutdown(wait=True)
+        if self._readers is not None:
+            self._readers.close()
+            self._readers = None
+        if self._control is not None:
+            self._control.close()
+            self._control = None
         if self._query_client is not None:
             self._query_client.close()
             self._query_client = None
         if self._client is not None:
             self._client.close()
             self._client = None
+
+    def _connect_reader(self) -> Any:
+        reader = connect(self.query_dsn, self.database)
+        # Unqualified names in user queries resolve to spanscore's database.
+        reader.database = self.database
+        return reader
 
     @property
     def client(self) -> Any:
@@ -178,33 +209,63 @@ class ClickHouseStore:
 
     # -- reads ----------------------------------------------------------------------------------
 
-    def query_sync(self, sql: str, fmt: str = "json") -> bytes:
-        """Run an untrusted read query under the guard; returns the engine's formatted output."""
+    def query_sync(self, sql: str, fmt: str = "json", mark: str = "") -> bytes:
+        """Run an untrusted read query: the engine parses it, the tree is checked, its canonical text runs.
+
+        ``mark`` (from ``readers.new_mark``) names the running query so it can be killed when its caller is gone.
+        """
         engine_format = QUERY_FORMATS.get(fmt.lower())
         if engine_format is None:
             raise PermanentError(f"unknown format {fmt!r}; use one of {', '.join(QUERY_FORMATS)}")
-        guarded = guard_query(sql, self.limits)
-        if self._query_client is None:
+        guard_query(sql, self.limits)  # a cheap first filter with clear messages; the engine decides below
+        if self._readers is None:
             raise RuntimeError("store is not open")
-        with self._query_lock:
+        with self._readers.use() as reader:
             try:
-                result: bytes = self._query_client.raw_query(guarded, fmt=engine_format)
+                statement = engine_checked_statement(reader, sql, self.database, self._functions(reader), self._checks)
+                if mark and mark in self._abandoned:
+                    self._abandoned.discard(mark)
+                    raise PermanentError("query was cancelled before it started: its client went away")
+                result: bytes = reader.raw_query(mark + with_limits(statement, self.limits), fmt=engine_format)
             except DatabaseError as exc:
                 if is_embedded(self.dsn):
-                    _discard_partial_output(self._query_client)
+                    _discard_partial_output(reader)
                 raise PermanentError(explain_engine_error(_clean_engine_error(str(exc)), self.limits)) from None
             except OperationalError as exc:
                 raise RetryableError(f"storage unavailable: {exc}") from exc
+            finally:
+                self._abandoned.discard(mark)
         return result
 
+    @property
+    def _checks(self) -> dict[str, Any]:
+        """Settings for the engine's parse of a query: read-only and bounded like the query itself."""
+        return {"readonly": 1, "max_execution_time": self.limits.max_execution_time_s}
+
+    def _functions(self, reader: Any) -> FunctionCatalog:
+        if self._catalog is None:
+            self._catalog = load_catalog(reader)
+        return self._catalog
+
     async def query(self, sql: str, fmt: str = "json") -> bytes:
-        return await asyncio.get_running_loop().run_in_executor(self._reader, self.query_sync, sql, fmt)
+        """``query_sync`` on a reader; if the caller is cancelled (its client left), the query is killed."""
+        mark = new_mark()
+        running = asyncio.get_running_loop().run_in_executor(self._api_readers, self.query_sync, sql, fmt, mark)
+        try:
+            return await asyncio.shield(running)
+        except asyncio.CancelledError:
+            if not running.done():
+                self._abandoned.add(mark)
+            running.cancel()  # a query still waiting for a reader never starts
+            await asyncio.to_thread(kill_marked, self._control, mark)
+            raise
 
     def read_sync(self, sql: str, parameters: dict[str, Any]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
         """Fixed SQL with bound parameters, run like a user query (the dashboard's reads).
 
-        Same connection, lock, read-only mode and time and memory limits as ``query_sync``: a
-        read cut by a limit leaves no partial output on spanscore's own connection.
+        Read-only with the time and memory limits of ``query_sync``, on a reader connection kept for the
+        dashboard (API queries cannot take it): a read cut by a limit leaves no partial output on
+        spanscore's own connection.
         """
         if self._query_client is None:
             raise RuntimeError("store is not open")

@@ -4,8 +4,9 @@ Untrusted SQL is never edited or spliced: it is checked and then run verbatim
 with a ``SETTINGS`` clause that spanscore appends (``readonly=1`` plus time,
 memory and result caps). Query-level settings are used rather than session
 ``SET`` because the embedded engine shares one session with the span writer.
-The checks are a first line that gives clear errors; ``readonly=1`` is what the
-engine enforces. The tokenizer follows ClickHouse's lexer where it matters for
+The checks here are only a cheap first filter that gives clear errors; what a query
+is gets decided on the engine's own parse tree (``query_check``) and, on a server,
+by a read-only user's grants. The tokenizer follows ClickHouse's lexer where it matters for
 hiding text: nested ``/* */`` comments and ``$tag$...$tag$`` heredoc strings, so
 nothing the engine reads as code looks like a comment or a string here.
 """
@@ -128,12 +129,17 @@ def guard_query(sql: str, limits: QueryLimits) -> str:
         followed_by_paren = index + 1 < len(tokens) and tokens[index + 1] == ("other", "(")
         if followed_by_paren and not after_dot and text.lower() in _BLOCKED_FUNCTIONS:
             raise PermanentError(f"table function {text}() is not allowed in the query API")
+    return with_limits(body, limits)
+
+
+def with_limits(statement: str, limits: QueryLimits) -> str:
+    """``statement`` with spanscore's ``SETTINGS`` clause: readonly and the time, memory and result caps."""
     settings = (
         f"readonly=1, max_execution_time={limits.max_execution_time_s:g}, "
         f"max_memory_usage={limits.max_memory_bytes}, max_result_rows={limits.max_result_rows}, "
         f"max_result_bytes={limits.max_result_bytes}, result_overflow_mode='throw'"
     )
-    return f"{body}\nSETTINGS {settings}"
+    return f"{statement}\nSETTINGS {settings}"
 
 
 def explain_engine_error(message: str, limits: QueryLimits) -> str:

@@ -1,0 +1,21 @@
+-- A read-only ClickHouse user for spanscore's query API (storage.query_dsn).
+-- Run as an administrator; replace the password and, if you changed storage.database, the database name.
+-- The engine enforces all of this whatever text a query carries; spanscore's own parse check is a second line.
+
+CREATE SETTINGS PROFILE IF NOT EXISTS spanscore_query_profile SETTINGS
+    readonly = 1 CONST,                 -- no writes, no SET, no settings in queries
+    max_execution_time = 10 CONST,      -- seconds per query
+    max_memory_usage = 1073741824 CONST, -- 1 GiB per query
+    max_result_rows = 100000 CONST,
+    max_result_bytes = 134217728 CONST,
+    result_overflow_mode = 'throw' CONST,
+    max_concurrent_queries_for_user = 4;
+
+CREATE USER IF NOT EXISTS spanscore_query
+    IDENTIFIED WITH sha256_password BY 'CHANGE-ME'
+    SETTINGS PROFILE 'spanscore_query_profile';
+
+-- SELECT on spanscore's database and nothing else: no SOURCES (FILE, URL, REMOTE, S3, ...), no dictionaries,
+-- no other databases, no system tables beyond what every user sees.
+REVOKE ALL ON *.* FROM spanscore_query;
+GRANT SELECT, SHOW TABLES ON spanscore.* TO spanscore_query;
