@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import signal
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +28,7 @@ from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.config import ServiceConfig
 from spanscore.forward import ScoreExporter, SpanPassThrough
 from spanscore.live import LiveScoring
+from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.guard import QueryLimits
 from spanscore.storage.rows import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC
@@ -100,6 +102,7 @@ class Service:
     def _live_scoring(self, config: ServiceConfig) -> LiveScoring | None:
         if not config.rules:
             return None
+        check_scorers(rule_scorer_uses(config.rules), config.judge, os.environ)
         if config.judge:
             from spanscore.scorers.judge import JudgeConfig, set_default_judge_config
 

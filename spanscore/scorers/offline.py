@@ -80,6 +80,18 @@ def _configure_judge(args: argparse.Namespace) -> None:
         raise ConfigError(f"--judge-*: {exc.errors()[0]['msg']}") from None
 
 
+def _check_judges(args: argparse.Namespace, names: list[str], options: dict[str, dict[str, Any]]) -> None:
+    """Unknown scorers and LLM scorers without a judge the user named fail before anything is scored."""
+    import os
+
+    from spanscore.scorers.preflight import ScorerUse, check_scorers
+
+    flags = {"model": args.judge_model, "api_base": args.judge_api_base, "api_key_env": args.judge_api_key_env}
+    judge = {key: value for key, value in flags.items() if value is not None}
+    uses = [ScorerUse(f"--scorer {name}", name, options[name]) for name in names]
+    check_scorers(uses, judge, os.environ, source="arguments")
+
+
 def _parse_value(text: str) -> Any:
     try:
         return json.loads(text)
@@ -250,6 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _configure_judge(args)
         options = _options_for(names, args.option)
+        _check_judges(args, names, options)
         scorers = {name: build(name, **options[name]) for name in names}
         minimums = _thresholds(args.min, "--min", names)
         maximums = _thresholds(args.max, "--max", names)
