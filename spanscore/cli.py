@@ -64,6 +64,14 @@ def _parser() -> argparse.ArgumentParser:
     trend.add_argument("--format", choices=["table", "json", "csv"], default="table")
     trend.add_argument("-c", "--config", help="YAML configuration file")
 
+    migrate = commands.add_parser("migrate", help="apply the schema migrations once (before replicas with migrate off)")
+    migrate.add_argument("-c", "--config", help="YAML configuration file")
+
+    config_command = commands.add_parser("config", help="inspect a configuration file")
+    config_commands = config_command.add_subparsers(dest="config_command", required=True)
+    config_check = config_commands.add_parser("check", help="validate rules, scorers, judge and storage; start nothing")
+    config_check.add_argument("-c", "--config", help="YAML configuration file")
+
     demo = commands.add_parser("demo", help="send synthetic agent traces to a running service")
     demo.add_argument("-c", "--config", help="YAML configuration file (for the gRPC address and token)")
     demo.add_argument("--traces", type=int, default=30, help="how many agent traces to send")
@@ -99,6 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(config, args)
         if args.command == "demo":
             return _demo(config, args.traces)
+        if args.command in ("migrate", "config"):
+            return _migrate(config) if args.command == "migrate" else _config_check(config, args.config)
     except SpanscoreError as exc:
         print(f"spanscore: {exc}", file=sys.stderr)
         return 1
@@ -241,6 +251,40 @@ def _demo(config: ServiceConfig, traces: int) -> int:
     sent = send_demo(endpoint, traces, headers=headers)
     print(f"sent {sent} agent traces to {endpoint}; scores appear after the quiet period:")
     print('  spanscore query "SELECT Rule, Scorer, count(), avg(Score) FROM scores FINAL GROUP BY ALL"')
+    return 0
+
+
+def _migrate(config: ServiceConfig) -> int:
+    """Bring the schema up to date once, for deployments whose replicas start with storage.migrate off."""
+    from spanscore.service import store_for
+    from spanscore.storage.schema_state import missing_migrations
+
+    config.storage.migrate = True
+    store = store_for(config)
+    try:
+        store.open()
+        missing = missing_migrations(store.client, config.storage.database)
+    except SpanscoreError:
+        raise
+    except Exception as exc:
+        raise SpanscoreError(f"migrate: cannot migrate {config.storage.database}: {exc}") from None
+    finally:
+        store.close()
+    if missing:
+        raise SpanscoreError(f"migrate: migrations {missing} are still not recorded after migrating")
+    print(f"schema of database {config.storage.database} is up to date")
+    return 0
+
+
+def _config_check(config: ServiceConfig, path: str | None) -> int:
+    """What ``serve`` would refuse, found without opening storage or binding a port."""
+    import os
+
+    from spanscore.config_check import check_config
+
+    for line in check_config(config, os.environ):
+        print(line)
+    print(f"config {path or '<defaults>'}: OK")
     return 0
 
 

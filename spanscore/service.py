@@ -47,6 +47,7 @@ def store_for(config: ServiceConfig) -> ClickHouseStore:
         spans_ttl_days=storage.spans_ttl_days,
         scores_ttl_days=storage.scores_ttl_days,
         cluster=storage.cluster,
+        migrate_schema=storage.migrate,
         limits=QueryLimits(
             max_query_bytes=storage.query_max_bytes,
             max_execution_time_s=storage.query_max_execution_time_s,
