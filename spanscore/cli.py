@@ -75,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="send synthetic agent traces to a running service")
     demo.add_argument("-c", "--config", help="YAML configuration file (for the gRPC address and token)")
     demo.add_argument("--traces", type=int, default=30, help="how many agent traces to send")
+    demo.add_argument("--hours", type=float, default=6.0, help="spread the runs over this many past hours")
     return parser
 
 
@@ -106,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "report":
             return _report(config, args)
         if args.command == "demo":
-            return _demo(config, args.traces)
+            return _demo(config, args.traces, args.hours)
         if args.command in ("migrate", "config"):
             return _migrate(config) if args.command == "migrate" else _config_check(config, args.config)
     except SpanscoreError as exc:
@@ -116,10 +117,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 async def _serve(config: ServiceConfig) -> int:
+    from spanscore.default_rules import apply_default_rules
     from spanscore.service import run_until_signal
 
     try:
-        return await run_until_signal(config)
+        return await run_until_signal(config, default_rule=apply_default_rules(config))
     except ConfigError as exc:
         print(f"spanscore: {exc}", file=sys.stderr)
         return 2
@@ -214,6 +216,8 @@ def _status(config: ServiceConfig, output: str) -> int:
         width = max((len(k) for k in metrics), default=0)
         for key in sorted(metrics):
             print(f"{key.ljust(width)}  {metrics[key]:g}")
+        if not metrics.get("rules_loaded", 1):
+            print("no rules loaded: spans are stored, nothing is scored (add rules: to the config)", file=sys.stderr)
     return 0
 
 
@@ -241,15 +245,29 @@ async def _operation_locally(config: ServiceConfig, path: str, rule: str, since:
         await asyncio.to_thread(service.store.close)
 
 
-def _demo(config: ServiceConfig, traces: int) -> int:
+def _demo(config: ServiceConfig, traces: int, hours: float) -> int:
+    """Send the demo traces and report what the service acknowledged; non-zero unless all of it was."""
+    from spanscore.banner import dashboard_url, reachable
     from spanscore.demo import send_demo
 
-    host = "127.0.0.1" if config.collector.grpc.host in ("0.0.0.0", "::", "") else config.collector.grpc.host
-    endpoint = f"{host}:{config.collector.grpc.port}"
+    if traces < 1 or hours <= 0:
+        raise SpanscoreError("demo: --traces must be at least 1 and --hours above 0")
+    endpoint = f"{reachable(config.collector.grpc.host)}:{config.collector.grpc.port}"
     tokens = config.collector.auth_tokens
     headers = {"authorization": f"Bearer {tokens[0]}"} if tokens else None
-    sent = send_demo(endpoint, traces, headers=headers)
-    print(f"sent {sent} agent traces to {endpoint}; scores appear after the quiet period:")
+    report = send_demo(endpoint, traces, headers=headers, hours=hours)
+    print(
+        f"{report.traces_accepted} of {report.traces} agent traces accepted by {endpoint} "
+        f"({report.spans_accepted} of {report.spans_created} spans), spread over the past {hours:g} hours"
+    )
+    if report.spans_accepted < report.spans_created:
+        missing = report.spans_created - report.spans_accepted
+        print(f"spanscore: {missing} span(s) were not accepted (is spanscore serve running?)", file=sys.stderr)
+        return 1
+    print("scores appear after the quiet period:")
+    url = dashboard_url(config)
+    if url:
+        print(f"  dashboard: {url}")
     print('  spanscore query "SELECT Rule, Scorer, count(), avg(Score) FROM scores FINAL GROUP BY ALL"')
     return 0
 
