@@ -182,6 +182,17 @@ class ServiceConfig(_Section):
     shutdown_timeout_s: float = Field(30.0, gt=0)
     """How long SIGTERM may take to drain buffered spans before the process gives up."""
 
+    @model_validator(mode="after")
+    def _drain_fits_in_shutdown(self) -> ServiceConfig:
+        # Cut scoring jobs are rescored after a restart, so a drain that ends leaves time to flush and exit 0;
+        # a drain as long as the whole shutdown ran into the deadline and exited 1.
+        if self.scoring.drain_timeout_s >= self.shutdown_timeout_s:
+            raise ValueError(
+                f"scoring.drain_timeout_s ({self.scoring.drain_timeout_s:g}) must be shorter than "
+                f"shutdown_timeout_s ({self.shutdown_timeout_s:g}), leaving time to flush scores and spans"
+            )
+        return self
+
 
 def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None) -> ServiceConfig:
     """Read, overlay the environment, validate; raise ConfigError listing every problem."""
