@@ -17,6 +17,7 @@ import sys
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
+from pathlib import Path
 
 from spanscore import __version__
 from spanscore.config import ServiceConfig, load_config
@@ -181,8 +182,11 @@ def _call_api(config: ServiceConfig, path: str, payload: dict[str, object] | Non
 
 
 def _query_store(config: ServiceConfig, sql: str, fmt: str) -> bytes:
+    """Read the store directly (no service answers); never create or migrate one by reading."""
     from spanscore.service import store_for
 
+    _require_existing_store(config)
+    config.storage.migrate = False
     store = store_for(config)
     try:
         store.open()
@@ -192,6 +196,20 @@ def _query_store(config: ServiceConfig, sql: str, fmt: str) -> bytes:
         return store.query_sync(sql, fmt)
     finally:
         store.close()
+
+
+def _require_existing_store(config: ServiceConfig) -> None:
+    dsn = config.storage.dsn
+    if not dsn.startswith("chdb:///"):
+        return
+    path = dsn.removeprefix("chdb://")
+    if not (Path(path) / "metadata").is_dir():
+        scheme = "https" if config.api.tls else "http"
+        raise SpanscoreError(
+            f"no service answers on {scheme}://{config.api.host}:{config.api.port} and there is no store at "
+            f"{path}; start `spanscore serve`, or run this from the service's working directory or with "
+            f"-c <its config> (storage.data_dir)"
+        )
 
 
 def _report(config: ServiceConfig, args: argparse.Namespace) -> int:

@@ -135,6 +135,10 @@ def _thresholds(pairs: list[str], flag: str, names: list[str]) -> dict[str, floa
 def _check_record(record: Any, line: int) -> None:
     if not isinstance(record, dict):
         raise InputError(f"line {line}: expected a JSON object, got {type(record).__name__}")
+    unknown = sorted(set(record) - set(RUN_FIELDS))
+    if unknown:  # a misspelt key ("inpt") would otherwise become a silent missing_input
+        names = ", ".join(map(repr, unknown))
+        raise InputError(f"line {line}: unknown field(s) {names}; a run has {', '.join(RUN_FIELDS)}")
     for name, types in RUN_FIELDS.items():
         value = record.get(name)
         if value is not None and not isinstance(value, types):

@@ -137,6 +137,7 @@ def test_demo_status_and_preview_from_the_cli(tmp_path: Path) -> None:
             capture_output=True,
             text=True,
             timeout=120,
+            cwd=tmp_path,
         )
 
     try:
