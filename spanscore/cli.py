@@ -251,8 +251,10 @@ def _operation(config: ServiceConfig, path: str, rule: str, since: str) -> int:
 
 
 async def _operation_locally(config: ServiceConfig, path: str, rule: str, since: str) -> dict[str, object]:
+    from spanscore.default_rules import apply_default_rules
     from spanscore.service import Service
 
+    apply_default_rules(config)  # the rules serve would have loaded
     service = Service(config)
     await asyncio.to_thread(service.store.open)
     try:
@@ -317,7 +319,10 @@ def _config_check(config: ServiceConfig, path: str | None) -> int:
     import os
 
     from spanscore.config_check import check_config
+    from spanscore.default_rules import apply_default_rules
 
+    if apply_default_rules(config):
+        print("no rules: key, so serve loads the default rule")
     for line in check_config(config, os.environ):
         print(line)
     print(f"config {path or '<defaults>'}: OK")
