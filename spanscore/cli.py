@@ -16,7 +16,8 @@ import logging
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from spanscore import __version__
 from spanscore.config import ServiceConfig, load_config
@@ -66,9 +67,18 @@ def _parser() -> argparse.ArgumentParser:
     trend.add_argument("--format", choices=["table", "json", "csv"], default="table")
     trend.add_argument("-c", "--config", help="YAML configuration file")
 
+    migrate = commands.add_parser("migrate", help="apply the schema migrations once (before replicas with migrate off)")
+    migrate.add_argument("-c", "--config", help="YAML configuration file")
+
+    config_command = commands.add_parser("config", help="inspect a configuration file")
+    config_commands = config_command.add_subparsers(dest="config_command", required=True)
+    config_check = config_commands.add_parser("check", help="validate rules, scorers, judge and storage; start nothing")
+    config_check.add_argument("-c", "--config", help="YAML configuration file")
+
     demo = commands.add_parser("demo", help="send synthetic agent traces to a running service")
     demo.add_argument("-c", "--config", help="YAML configuration file (for the gRPC address and token)")
     demo.add_argument("--traces", type=int, default=30, help="how many agent traces to send")
+    demo.add_argument("--hours", type=float, default=6.0, help="spread the runs over this many past hours")
     return parser
 
 
@@ -90,30 +100,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.command == "serve":
         return asyncio.run(_serve(config))
+    command = _COMMANDS.get(args.command)
+    if command is None:
+        return 2
     try:
-        if args.command == "query":
-            return _query(config, args.sql, args.format)
-        if args.command == "status":
-            return _status(config, args.format)
-        if args.command == "rules":
-            return _operation(config, "rules/preview", args.rule, args.since)
-        if args.command == "backfill":
-            return _operation(config, "backfill", args.rule, args.since)
-        if args.command == "report":
-            return _report(config, args)
-        if args.command == "demo":
-            return _demo(config, args.traces)
+        return command(config, args)
     except SpanscoreError as exc:
         print(f"spanscore: {exc}", file=sys.stderr)
         return 1
-    return 2
+
+
+_COMMANDS: dict[str, Callable[[ServiceConfig, argparse.Namespace], int]] = {
+    "query": lambda config, args: _query(config, args.sql, args.format),
+    "status": lambda config, args: _status(config, args.format),
+    "rules": lambda config, args: _operation(config, "rules/preview", args.rule, args.since),
+    "backfill": lambda config, args: _operation(config, "backfill", args.rule, args.since),
+    "report": lambda config, args: _report(config, args),
+    "demo": lambda config, args: _demo(config, args.traces, args.hours),
+    "migrate": lambda config, args: _migrate(config),
+    "config": lambda config, args: _config_check(config, args.config),
+}
+"""The subcommands that run against a loaded config, other than ``serve``."""
 
 
 async def _serve(config: ServiceConfig) -> int:
+    from spanscore.default_rules import apply_default_rules
     from spanscore.service import run_until_signal
 
     try:
-        return await run_until_signal(config)
+        return await run_until_signal(config, default_rule=apply_default_rules(config))
     except ConfigError as exc:
         print(f"spanscore: {exc}", file=sys.stderr)
         return 2
@@ -173,8 +188,11 @@ def _call_api(config: ServiceConfig, path: str, payload: dict[str, object] | Non
 
 
 def _query_store(config: ServiceConfig, sql: str, fmt: str) -> bytes:
+    """Read the store directly (no service answers); never create or migrate one by reading."""
     from spanscore.service import store_for
 
+    _require_existing_store(config)
+    config.storage.migrate = False
     store = store_for(config)
     try:
         store.open()
@@ -184,6 +202,20 @@ def _query_store(config: ServiceConfig, sql: str, fmt: str) -> bytes:
         return store.query_sync(sql, fmt)
     finally:
         store.close()
+
+
+def _require_existing_store(config: ServiceConfig) -> None:
+    dsn = config.storage.dsn
+    if not dsn.startswith("chdb:///"):
+        return
+    path = dsn.removeprefix("chdb://")
+    if not (Path(path) / "metadata").is_dir():
+        scheme = "https" if config.api.tls else "http"
+        raise SpanscoreError(
+            f"no service answers on {scheme}://{config.api.host}:{config.api.port} and there is no store at "
+            f"{path}; start `spanscore serve`, or run this from the service's working directory or with "
+            f"-c <its config> (storage.data_dir)"
+        )
 
 
 def _report(config: ServiceConfig, args: argparse.Namespace) -> int:
@@ -208,6 +240,8 @@ def _status(config: ServiceConfig, output: str) -> int:
         width = max((len(k) for k in metrics), default=0)
         for key in sorted(metrics):
             print(f"{key.ljust(width)}  {metrics[key]:g}")
+        if not metrics.get("rules_loaded", 1):
+            print("no rules loaded: spans are stored, nothing is scored (add rules: to the config)", file=sys.stderr)
     return 0
 
 
@@ -223,8 +257,10 @@ def _operation(config: ServiceConfig, path: str, rule: str, since: str) -> int:
 
 
 async def _operation_locally(config: ServiceConfig, path: str, rule: str, since: str) -> dict[str, object]:
+    from spanscore.default_rules import apply_default_rules
     from spanscore.service import Service
 
+    apply_default_rules(config)  # the rules serve would have loaded
     service = Service(config)
     await asyncio.to_thread(service.store.open)
     try:
@@ -235,16 +271,67 @@ async def _operation_locally(config: ServiceConfig, path: str, rule: str, since:
         await asyncio.to_thread(service.store.close)
 
 
-def _demo(config: ServiceConfig, traces: int) -> int:
+def _demo(config: ServiceConfig, traces: int, hours: float) -> int:
+    """Send the demo traces and report what the service acknowledged; non-zero unless all of it was."""
+    from spanscore.banner import dashboard_url, reachable
     from spanscore.demo import send_demo
 
-    host = "127.0.0.1" if config.collector.grpc.host in ("0.0.0.0", "::", "") else config.collector.grpc.host
-    endpoint = f"{host}:{config.collector.grpc.port}"
+    if traces < 1 or hours <= 0:
+        raise SpanscoreError("demo: --traces must be at least 1 and --hours above 0")
+    endpoint = f"{reachable(config.collector.grpc.host)}:{config.collector.grpc.port}"
     tokens = config.collector.auth_tokens
     headers = {"authorization": f"Bearer {tokens[0]}"} if tokens else None
-    sent = send_demo(endpoint, traces, headers=headers)
-    print(f"sent {sent} agent traces to {endpoint}; scores appear after the quiet period:")
+    report = send_demo(endpoint, traces, headers=headers, hours=hours)
+    print(
+        f"{report.traces_accepted} of {report.traces} agent traces accepted by {endpoint} "
+        f"({report.spans_accepted} of {report.spans_created} spans), spread over the past {hours:g} hours"
+    )
+    if report.spans_accepted < report.spans_created:
+        missing = report.spans_created - report.spans_accepted
+        print(f"spanscore: {missing} span(s) were not accepted (is spanscore serve running?)", file=sys.stderr)
+        return 1
+    print("scores appear after the quiet period:")
+    url = dashboard_url(config)
+    if url:
+        print(f"  dashboard: {url}")
     print('  spanscore query "SELECT Rule, Scorer, count(), avg(Score) FROM scores FINAL GROUP BY ALL"')
+    return 0
+
+
+def _migrate(config: ServiceConfig) -> int:
+    """Bring the schema up to date once, for deployments whose replicas start with storage.migrate off."""
+    from spanscore.service import store_for
+    from spanscore.storage.schema_state import missing_migrations
+
+    config.storage.migrate = True
+    store = store_for(config)
+    try:
+        store.open()
+        missing = missing_migrations(store.client, config.storage.database)
+    except SpanscoreError:
+        raise
+    except Exception as exc:
+        raise SpanscoreError(f"migrate: cannot migrate {config.storage.database}: {exc}") from None
+    finally:
+        store.close()
+    if missing:
+        raise SpanscoreError(f"migrate: migrations {missing} are still not recorded after migrating")
+    print(f"schema of database {config.storage.database} is up to date")
+    return 0
+
+
+def _config_check(config: ServiceConfig, path: str | None) -> int:
+    """What ``serve`` would refuse, found without opening storage or binding a port."""
+    import os
+
+    from spanscore.config_check import check_config
+    from spanscore.default_rules import apply_default_rules
+
+    if apply_default_rules(config):
+        print("no rules: key, so serve loads the default rule")
+    for line in check_config(config, os.environ):
+        print(line)
+    print(f"config {path or '<defaults>'}: OK")
     return 0
 
 

@@ -28,7 +28,7 @@ from spanscore.sampling.rules import RuleConfig
 
 ENV_PREFIX = "SPANSCORE_"
 DATA_DIR_NAME = "spanscore-data"
-SPOOL_DIR_NAME = "spanscore-spool"
+SPOOL_DIR_NAME = "spool"
 
 
 class _Section(BaseModel):
@@ -82,9 +82,16 @@ class CollectorConfig(_Section):
 class StorageConfig(_Section):
     """Where spans and scores live, and how spans are batched into it."""
 
+    data_dir: str = ""
+    """Writable directory for the embedded store and the spool (default: spanscore-data in the working
+    directory; /var/lib/spanscore in the container image). Never derived from the config file's place: configs
+    are often mounted read-only (a Kubernetes ConfigMap, a compose ``:ro`` bind)."""
     dsn: str = ""
-    """`chdb:///absolute/path` (embedded, default: a data directory next to the config file, or
-    ./spanscore-data without one), or `clickhouse://user:pass@host:8123/` / `https://...` for a server."""
+    """`chdb:///absolute/path` (embedded, default: ``data_dir`` itself), or `clickhouse://user:pass@host:8123/` /
+    `https://...` for a server."""
+    migrate: bool = True
+    """Apply schema migrations at start. Replicas of one deployment set it to false and let one
+    ``spanscore migrate`` run (a Kubernetes Job, a compose one-shot service) bring the schema up first."""
     database: str = Field("spanscore", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     cluster: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """Name of a ClickHouse cluster: DDL runs ON CLUSTER with Replicated tables and Distributed tables over them."""
@@ -93,8 +100,8 @@ class StorageConfig(_Section):
     scores_ttl_days: int = Field(0, ge=0)
     """Delete scores and sampling decisions older than this many days (by run time); 0 keeps them forever."""
     spool_dir: str = ""
-    """Where spans wait on local disk while storage is unavailable (default: spanscore-spool next to the config
-    file, or in the working directory without one). Acknowledged spans are always in storage or here."""
+    """Where spans wait on local disk while storage is unavailable (default: ``data_dir``/spool).
+    Acknowledged spans are always in storage or here."""
     spool_max_bytes: int = Field(1 << 30, ge=0)
     """Spool size limit; beyond it receivers answer with backpressure. 0 disables the spool (exports are then
     refused with a retry hint while storage is down)."""
@@ -204,6 +211,17 @@ class ServiceConfig(_Section):
     shutdown_timeout_s: float = Field(30.0, gt=0)
     """How long SIGTERM may take to drain buffered spans before the process gives up."""
 
+    @model_validator(mode="after")
+    def _drain_fits_in_shutdown(self) -> ServiceConfig:
+        # Cut scoring jobs are rescored after a restart, so a drain that ends leaves time to flush and exit 0;
+        # a drain as long as the whole shutdown ran into the deadline and exited 1.
+        if self.scoring.drain_timeout_s >= self.shutdown_timeout_s:
+            raise ValueError(
+                f"scoring.drain_timeout_s ({self.scoring.drain_timeout_s:g}) must be shorter than "
+                f"shutdown_timeout_s ({self.shutdown_timeout_s:g}), leaving time to flush scores and spans"
+            )
+        return self
+
 
 def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None) -> ServiceConfig:
     """Read, overlay the environment, validate; raise ConfigError listing every problem."""
@@ -229,12 +247,18 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str] 
         raise ConfigError(_describe(exc, source)) from None
     if config.judge:
         _check_judge(config.judge, source)
-    base = Path(path).resolve().parent if path else Path.cwd()
-    if not config.storage.dsn:
-        config.storage.dsn = f"chdb://{(base / DATA_DIR_NAME).as_posix()}"
-    if not config.storage.spool_dir:
-        config.storage.spool_dir = (base / SPOOL_DIR_NAME).as_posix()
+    _fill_data_paths(config.storage)
     return config
+
+
+def _fill_data_paths(storage: StorageConfig) -> None:
+    """Default the store and the spool into the writable data directory, never next to the config file."""
+    data_dir = Path(storage.data_dir or DATA_DIR_NAME).resolve()
+    storage.data_dir = data_dir.as_posix()
+    if not storage.dsn:
+        storage.dsn = f"chdb://{data_dir.as_posix()}"
+    if not storage.spool_dir:
+        storage.spool_dir = (data_dir / SPOOL_DIR_NAME).as_posix()
 
 
 def _check_judge(judge: dict[str, Any], source: str) -> None:

@@ -43,6 +43,15 @@ def trend_sql(scorer: str, since: str, by: str, rule: str | None = None) -> str:
     )
 
 
+def _require_scorer_with_data(run_query: Callable[[str, str], bytes], scorer: str) -> None:
+    """A scorer id with no scores at all is a typo more often than a quiet scorer: say which ids have data."""
+    result = json.loads(run_query("SELECT DISTINCT Scorer FROM score_trend_hourly ORDER BY Scorer", "json"))
+    known = [str(row["Scorer"]) for row in result.get("data", [])]
+    if scorer not in known:
+        listed = ", ".join(known) if known else "none yet"
+        raise ConfigError(f"no scores for scorer {scorer!r} at any time; scorers with data: {listed}")
+
+
 def sparkline(values: list[float | None]) -> str:
     present = [v for v in values if v is not None]
     if not present:
@@ -56,6 +65,7 @@ def trend(run_query: Callable[[str, str], bytes], scorer: str, since: str, by: s
           rule: str | None = None) -> str:  # fmt: skip
     """Run the trend query and render it as a table with a sparkline, or pass JSON/CSV through."""
     sql = trend_sql(scorer, since, by, rule)
+    _require_scorer_with_data(run_query, scorer)
     if output in ("csv", "tsv"):
         return run_query(sql, output).decode("utf-8")
     result = json.loads(run_query(sql, "json"))

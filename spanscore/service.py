@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import signal
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 
 from spanscore.api import ApiServer
 from spanscore.backfill import backfill, find_rule, parse_since, preview
+from spanscore.banner import serve_banner
 from spanscore.collector.auth import TokenCheck
 from spanscore.collector.grpc import GrpcReceiver
 from spanscore.collector.http import HttpReceiver
@@ -27,6 +29,7 @@ from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.config import ServiceConfig
 from spanscore.forward import ScoreExporter, SpanPassThrough
 from spanscore.live import LiveScoring
+from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.guard import QueryLimits
 from spanscore.storage.rows import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC
@@ -48,6 +51,7 @@ def store_for(config: ServiceConfig) -> ClickHouseStore:
         query_dsn=storage.query_dsn,
         query_readers=storage.query_readers,
         query_allow_writable=storage.query_allow_writable,
+        migrate_schema=storage.migrate,
         limits=QueryLimits(
             max_query_bytes=storage.query_max_bytes,
             max_execution_time_s=storage.query_max_execution_time_s,
@@ -103,6 +107,7 @@ class Service:
     def _live_scoring(self, config: ServiceConfig) -> LiveScoring | None:
         if not config.rules:
             return None
+        check_scorers(rule_scorer_uses(config.rules), config.judge, os.environ)
         if config.judge:
             from spanscore.scorers.judge import JudgeConfig, set_default_judge_config
 
@@ -139,21 +144,26 @@ class Service:
     def metrics(self) -> dict[str, float]:
         spans = self.span_writer.stats
         live = self.live.metrics() if self.live is not None else {}
-        return live | {
-            "spans_received": self.ingest.received_spans,
-            "spans_rejected": self.ingest.rejected_spans,
-            "spans_stored": spans.stored,
-            "spans_refused_backpressure": spans.refused,
-            "spans_spooled": spans.spooled,
-            "spans_replayed": spans.replayed,
-            "spans_pending": self.span_writer.pending,
-            "storage_inserts": spans.inserts,
-            "storage_insert_failures": spans.failed_inserts,
-            "logs_stored": self.log_writer.stats.stored,
-            "attribute_values_truncated": self.ingest.limit_counters.truncated_values,
-            "attributes_dropped": self.ingest.limit_counters.dropped_attributes,
-            "requests_refused_too_many_spans": self.ingest.limit_counters.refused_requests,
-        }
+        return (
+            live
+            | {
+                "spans_received": self.ingest.received_spans,
+                "spans_rejected": self.ingest.rejected_spans,
+                "spans_stored": spans.stored,
+                "spans_refused_backpressure": spans.refused,
+                "spans_spooled": spans.spooled,
+                "spans_replayed": spans.replayed,
+                "spans_pending": self.span_writer.pending,
+                "storage_inserts": spans.inserts,
+                "storage_insert_failures": spans.failed_inserts,
+                "logs_stored": self.log_writer.stats.stored,
+                "attribute_values_truncated": self.ingest.limit_counters.truncated_values,
+                "attributes_dropped": self.ingest.limit_counters.dropped_attributes,
+                "requests_refused_too_many_spans": self.ingest.limit_counters.refused_requests,
+                "rules_loaded": len(self.config.rules),
+            }
+            | {f'rule_scorers{{rule="{rule.name}"}}': len(rule.scorers) for rule in self.config.rules}
+        )
 
     async def start(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.store.open)
@@ -219,7 +229,7 @@ def freeze_startup_objects() -> None:
     gc.freeze()
 
 
-async def run_until_signal(config: ServiceConfig) -> int:
+async def run_until_signal(config: ServiceConfig, *, default_rule: bool = False) -> int:
     """Serve until SIGTERM or SIGINT, then drain and return the exit code."""
     service = Service(config)
     stop = asyncio.Event()
@@ -234,7 +244,8 @@ async def run_until_signal(config: ServiceConfig) -> int:
     freeze_startup_objects()
     addresses = " ".join(f"{k}={v}" for k, v in service.addresses().items())
     log.info("spanscore serving %s storage=%s", addresses, config.storage.database)
-    print(f"spanscore serving {addresses}", flush=True)
+    ports = {name: c.port for name, c in (("grpc", service.grpc), ("http", service.http), ("api", service.api)) if c}
+    print(serve_banner(config, service.addresses(), ports, default_rule), flush=True)
     await stop.wait()
     log.info("signal received: draining")
     try:

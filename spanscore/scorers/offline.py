@@ -89,6 +89,18 @@ def _configure_judge(args: argparse.Namespace) -> None:
         raise ConfigError(f"--judge-*: {exc.errors()[0]['msg']}") from None
 
 
+def _check_judges(args: argparse.Namespace, names: list[str], options: dict[str, dict[str, Any]]) -> None:
+    """Unknown scorers and LLM scorers without a judge the user named fail before anything is scored."""
+    import os
+
+    from spanscore.scorers.preflight import ScorerUse, check_scorers
+
+    flags = {"model": args.judge_model, "api_base": args.judge_api_base, "api_key_env": args.judge_api_key_env}
+    judge = {key: value for key, value in flags.items() if value is not None}
+    uses = [ScorerUse(f"--scorer {name}", name, options[name]) for name in names]
+    check_scorers(uses, judge, os.environ, source="arguments")
+
+
 def _parse_value(text: str) -> Any:
     try:
         return json.loads(text)
@@ -132,6 +144,10 @@ def _thresholds(pairs: list[str], flag: str, names: list[str]) -> dict[str, floa
 def _check_record(record: Any, line: int) -> None:
     if not isinstance(record, dict):
         raise InputError(f"line {line}: expected a JSON object, got {type(record).__name__}")
+    unknown = sorted(set(record) - set(RUN_FIELDS))
+    if unknown:  # a misspelt key ("inpt") would otherwise become a silent missing_input
+        names = ", ".join(map(repr, unknown))
+        raise InputError(f"line {line}: unknown field(s) {names}; a run has {', '.join(RUN_FIELDS)}")
     for name, types in RUN_FIELDS.items():
         value = record.get(name)
         if value is not None and not isinstance(value, types):
@@ -259,6 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _configure_judge(args)
         options = _options_for(names, args.option)
+        _check_judges(args, names, options)
         scorers = {name: build(name, **options[name]) for name in names}
         minimums = _thresholds(args.min, "--min", names)
         maximums = _thresholds(args.max, "--max", names)

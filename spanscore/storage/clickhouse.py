@@ -29,6 +29,7 @@ from spanscore.storage.query_check import FunctionCatalog, engine_checked_statem
 from spanscore.storage.readers import ReaderPool, kill_marked, new_mark, refuse_writable_query_user
 from spanscore.storage.retention import apply_ttls
 from spanscore.storage.rows import LOG_COLUMNS, log_columns, records_to_json
+from spanscore.storage.schema_state import require_current_schema
 from spanscore.storage.scores import DECISION_COLUMNS, SCORE_COLUMNS, DecisionRow, ScoreRow, to_columns
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,10 @@ class ClickHouseStore:
         query_dsn: str = "",
         query_readers: int = 2,
         query_allow_writable: bool = False,
+        migrate_schema: bool = True,
     ) -> None:
+        self.migrate_schema = migrate_schema
+        """Apply migrations on open; when false, only check that someone did (``spanscore migrate``)."""
         self._retention = (spans_ttl_days, scores_ttl_days)
         self.cluster = cluster
         self.dsn = dsn
@@ -100,8 +104,12 @@ class ClickHouseStore:
         """Connect and bring the schema up to date (blocking; call before serving)."""
         if self._client is None:
             self._client = connect(self.dsn, self.database)
-            applied = migrate(self._client, self.database, cluster=self.cluster)
-            apply_ttls(self._client, self.database, *self._retention, cluster=self.cluster)
+            applied = []
+            if self.migrate_schema:
+                applied = migrate(self._client, self.database, cluster=self.cluster)
+                apply_ttls(self._client, self.database, *self._retention, cluster=self.cluster)
+            else:
+                require_current_schema(self._client, self.database)
             # Unqualified names in user queries resolve to spanscore's database.
             self._client.database = self.database
             self._query_client = self._connect_reader()

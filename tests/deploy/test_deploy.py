@@ -80,7 +80,7 @@ def compose_environment(service: dict[str, Any], values: dict[str, str]) -> dict
 def test_compose_runs_clickhouse_spanscore_and_grafana() -> None:
     compose = load_yaml(DEPLOY / "compose.yaml")
     services = compose["services"]
-    assert set(services) == {"clickhouse", "spanscore", "grafana"}
+    assert set(services) == {"clickhouse", "migrate", "spanscore", "grafana"}
     assert services["clickhouse"]["image"].startswith("clickhouse/clickhouse-server:")
     assert services["grafana"]["image"].startswith("grafana/grafana:")
     published = {str(p).split(":")[-2]: str(p).split(":")[-1] for p in services["spanscore"]["ports"]}
@@ -168,7 +168,7 @@ def test_spanscore_runs_several_replicas_with_config_and_secret_references(tmp_p
     assert container["args"] == ["serve", "-c", "/etc/spanscore/spanscore.yaml"]
     assert pod["securityContext"]["runAsNonRoot"] is True
     config_map = find("ConfigMap", pod["volumes"][0]["configMap"]["name"])
-    secret = find("Secret", "spanscore-secrets")
+    secret = load_yaml(K8S / "examples" / "spanscore-secret.yaml")
     environ = {}
     for variable in container["env"]:
         ref = variable["valueFrom"]["secretKeyRef"]
@@ -182,6 +182,81 @@ def test_spanscore_runs_several_replicas_with_config_and_secret_references(tmp_p
     config = load_config(local, environ=environ)
     assert config.storage.dsn.startswith("clickhouse://")
     assert config.collector.grpc.host == "0.0.0.0" and config.collector.grpc.port == 4317
+
+
+def test_applying_the_folder_never_overwrites_the_real_secret() -> None:
+    assert not [d for d in k8s_documents() if d["kind"] == "Secret"]
+    example = load_yaml(K8S / "examples" / "spanscore-secret.yaml")
+    assert example["kind"] == "Secret" and example["metadata"]["name"] == "spanscore-secrets"
+
+
+def test_one_job_migrates_and_the_replicas_only_check(tmp_path: Path) -> None:
+    config_map = find("ConfigMap", "spanscore-config")
+    local = tmp_path / "spanscore.yaml"
+    local.write_text(config_map["data"]["spanscore.yaml"], encoding="utf-8")
+    assert load_config(local, environ={}).storage.migrate is False
+    job = find("Job", "spanscore-migrate")["spec"]["template"]["spec"]
+    deployment = find("Deployment", "spanscore")["spec"]["template"]["spec"]
+    assert job["containers"][0]["args"] == ["migrate", "-c", "/etc/spanscore/spanscore.yaml"]
+    assert job["containers"][0]["image"] == deployment["containers"][0]["image"]
+    assert job["volumes"][0]["configMap"]["name"] == "spanscore-config"
+    compose = load_yaml(DEPLOY / "compose.yaml")["services"]
+    assert compose["migrate"]["command"][0] == "migrate"
+    assert compose["spanscore"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert compose["spanscore"]["environment"]["SPANSCORE_STORAGE__MIGRATE"] == "false"
+
+
+def test_data_directory_is_a_writable_volume_never_the_config_mount(tmp_path: Path) -> None:
+    dockerfile = (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
+    assert "SPANSCORE_STORAGE__DATA_DIR=/var/lib/spanscore" in dockerfile
+    assert re.search(r"chown spanscore\S* /var/lib/spanscore", dockerfile)
+    config = load_config(DEPLOY / "spanscore.yaml", environ={"SPANSCORE_STORAGE__DATA_DIR": "/var/lib/spanscore"})
+    assert config.storage.dsn == "chdb:///var/lib/spanscore"
+    assert config.storage.spool_dir.startswith("/var/lib/spanscore/")
+    compose = load_yaml(DEPLOY / "compose.yaml")
+    assert "spanscore-data:/var/lib/spanscore" in compose["services"]["spanscore"]["volumes"]
+    assert "spanscore-data" in compose["volumes"]
+    pod = find("Deployment", "spanscore")["spec"]["template"]["spec"]
+    mounts = {m["mountPath"]: m for m in pod["containers"][0]["volumeMounts"]}
+    assert mounts["/etc/spanscore"]["readOnly"] is True
+    assert not mounts["/var/lib/spanscore"].get("readOnly", False)
+
+
+def test_one_image_name_everywhere_with_build_and_push_steps() -> None:
+    names = {load_yaml(DEPLOY / "compose.yaml")["services"][s]["image"] for s in ("migrate", "spanscore")}
+    names |= {
+        c["image"]
+        for d in k8s_documents()
+        if d["kind"] in ("Deployment", "Job")
+        for c in d["spec"]["template"]["spec"]["containers"]
+        if not c["image"].startswith("otel/")
+    }
+    assert names == {"spanscore:0.1.0"}
+    doc = (DEPLOY.parent / "docs" / "deployment.md").read_text(encoding="utf-8")
+    assert "docker build -f deploy/Dockerfile -t spanscore:0.1.0 ." in doc
+    assert "docker push <registry>/spanscore:0.1.0" in doc
+    assert "OTEL_EXPORTER_OTLP_PROTOCOL=grpc" in doc
+    assert "## Not done yet" not in doc
+
+
+def test_build_context_leaves_out_the_virtualenv_and_the_licence_is_shipped() -> None:
+    ignored = (DEPLOY.parent / ".dockerignore").read_text(encoding="utf-8").split()
+    assert {".venv", ".git", "spanscore-data"} <= set(ignored)
+    assert "spanscore" not in ignored and "pyproject.toml" not in ignored
+    licence = (DEPLOY.parent / "LICENSE").read_text(encoding="utf-8")
+    assert "Apache License" in licence and "Version 2.0, January 2004" in licence
+    assert "END OF TERMS AND CONDITIONS" in licence
+
+
+def test_env_example_matches_what_compose_requires() -> None:
+    text = (DEPLOY / ".env.example").read_text(encoding="utf-8")
+    values = dict(line.split("=", 1) for line in text.splitlines() if line and not line.startswith("#"))
+    raw = (DEPLOY / "compose.yaml").read_text(encoding="utf-8")
+    required = set(re.findall(r"\$\{(\w+):\?", raw))
+    assert required <= set(values)
+    assert all(values[name] for name in required)  # every required one has a placeholder to replace
+    optional = set(values) - required
+    assert all(re.search(rf"\$\{{{name}:-", raw) for name in optional)
 
 
 def test_collector_routes_each_trace_to_one_replica_through_the_headless_service() -> None:

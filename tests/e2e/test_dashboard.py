@@ -296,6 +296,7 @@ async def test_dashboard_in_headless_chromium(seeded: Service, tmp_path: Path) -
         try:
             await check_dashboard_and_run_page(browser, base, tmp_path)
             await check_sign_in_form(browser, base)
+            await check_narrow_screen(browser, base, tmp_path)
         finally:
             await browser.close()
 
@@ -348,6 +349,19 @@ async def check_dashboard_and_run_page(browser: Any, base: str, tmp_path: Path) 
     assert "One claim is only partly supported." in scores_text
     assert "timeout" in await page.locator("#spans-table tbody").inner_text()
     assert watch.problems == []
+    await page.close()
+
+
+async def check_narrow_screen(browser: Any, base: str, tmp_path: Path) -> None:
+    """At 400 px the page never scrolls sideways: wide tables scroll inside themselves, charts fit."""
+    page = await browser.new_page(viewport={"width": 400, "height": 900})
+    await page.goto(f"{base}/dashboard/#token={TOKEN}")
+    await page.wait_for_selector("body[data-state=ready]", timeout=20_000)
+    await page.screenshot(path=str(tmp_path / "dashboard-400.png"), full_page=True)
+    assert await page.evaluate("document.documentElement.scrollWidth") <= 400
+    for chart in ("trend-chart", "coverage-chart", "cost-chart"):
+        box = await page.locator(f"#{chart} canvas").bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 400, chart
     await page.close()
 
 

@@ -137,6 +137,7 @@ def test_demo_status_and_preview_from_the_cli(tmp_path: Path) -> None:
             capture_output=True,
             text=True,
             timeout=120,
+            cwd=tmp_path,
         )
 
     try:
@@ -152,7 +153,7 @@ def test_demo_status_and_preview_from_the_cli(tmp_path: Path) -> None:
         status = cli("status", "--format", "json")
         assert status.returncode == 0, status.stderr
         assert json.loads(status.stdout)["spans_stored"] > 0
-        preview = cli("rules", "preview", "cheap-checks", "--since", "1h")
+        preview = cli("rules", "preview", "cheap-checks", "--since", "24h")
         assert preview.returncode == 0, preview.stderr
         assert json.loads(preview.stdout)["sampled"] == 9
         unknown = cli("backfill", "nope")

@@ -26,6 +26,7 @@ def _free_port() -> int:
 def _start(config: Path) -> subprocess.Popen[str]:
     process = subprocess.Popen(
         [sys.executable, "-m", "spanscore.cli", "serve", "-c", str(config)],
+        cwd=config.parent,  # the data directory defaults to ./spanscore-data: keep it in the test's directory
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -46,6 +47,7 @@ def _start(config: Path) -> subprocess.Popen[str]:
 def _query(config: Path, sql: str, fmt: str = "csv") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "spanscore.cli", "query", "-c", str(config), "--format", fmt, sql],
+        cwd=config.parent,
         capture_output=True,
         text=True,
         timeout=120,

@@ -8,9 +8,14 @@ from spanscore.config import load_config
 from spanscore.errors import ConfigError
 
 
-def test_defaults_are_loopback_and_embedded_next_to_config(tmp_path: Path) -> None:
-    path = tmp_path / "c.yaml"
+def test_defaults_are_loopback_and_embedded_in_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config_dir = tmp_path / "etc"
+    config_dir.mkdir()
+    path = config_dir / "c.yaml"
     path.write_text("", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
     config = load_config(path, environ={})
     assert config.collector.grpc.host == "127.0.0.1" and config.collector.grpc.port == 4317
     assert config.collector.http.port == 4318
@@ -87,9 +92,11 @@ def test_rule_problems_are_named_by_path(tmp_path: Path) -> None:
         load_config(path, environ={})
 
 
-def test_spool_defaults_next_to_the_config(tmp_path: Path) -> None:
-    path = tmp_path / "c.yaml"
+def test_spool_defaults_into_the_data_dir_not_next_to_the_config(tmp_path: Path) -> None:
+    path = tmp_path / "etc" / "c.yaml"
+    path.parent.mkdir()
     path.write_text("", encoding="utf-8")
-    config = load_config(path, environ={})
-    assert config.storage.spool_dir == (tmp_path / "spanscore-spool").as_posix()
+    config = load_config(path, environ={"SPANSCORE_STORAGE__DATA_DIR": str(tmp_path / "var")})
+    assert config.storage.spool_dir == (tmp_path / "var" / "spool").as_posix()
+    assert config.storage.dsn == f"chdb://{(tmp_path / 'var').as_posix()}"
     assert config.storage.spool_max_bytes == 1 << 30

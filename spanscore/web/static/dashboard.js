@@ -50,7 +50,7 @@
       value: (u, v) => (v === null ? "–" : format(v)),
     })));
     const options = {
-      width: Math.max(320, box.clientWidth),
+      width: Math.max(240, box.clientWidth),
       height: 240,
       series,
       // x spans the chosen window (or the days present), so a single bucket does not stretch over years.
@@ -63,7 +63,7 @@
   }
 
   new ResizeObserver(() => {
-    for (const [id, chart] of charts) chart.setSize({ width: Math.max(320, document.getElementById(id).clientWidth), height: 240 });
+    for (const [id, chart] of charts) chart.setSize({ width: Math.max(240, document.getElementById(id).clientWidth), height: 240 });
   }).observe(document.getElementById("content"));
 
   function renderScorers(scorers) {

@@ -71,6 +71,7 @@ def test_options_are_parsed_as_json_and_targeted(tmp_path: Path, capsys: pytest.
         ([{"id": "a", "output": "x"}, "not an object"], "line 2: expected a JSON object"),
         ([{"id": "a", "output": "x", "context": ["ok", 3]}], "line 1: field 'context[1]'"),
         ([{"id": "a", "output": "x", "tool_calls": [{"arguments": {}}]}], "line 1: tool_calls[0]"),
+        ([{"id": "a", "output": "x"}, {"id": "b", "inpt": "q", "output": "x"}], "line 2: unknown field(s) 'inpt'"),
     ],
 )
 def test_invalid_input_names_line_and_field(

@@ -58,3 +58,9 @@ def test_sparkline_orders_values() -> None:
     assert sparkline([0.0, 0.5, 1.0]) == "▁▅█"
     assert sparkline([None, 1.0]) == " ▁"
     assert sparkline([]) == ""
+
+
+def test_unknown_scorer_lists_the_scorers_with_data(store: ClickHouseStore) -> None:
+    store.insert_scores_sync([_row(1, hours_ago=1, score=0.5, sample_rate=1.0)])
+    with pytest.raises(ConfigError, match=r"no scores for scorer 'faithfullness'.*scorers with data: faithfulness"):
+        trend(store.query_sync, "faithfullness", "1d", "hour", "table")

@@ -1,0 +1,39 @@
+"""The rule ``spanscore serve`` loads when the configuration has no ``rules:`` key.
+
+A newcomer who starts the service without a config file and sends traces
+should see scores, not an empty ``scores`` table. The default rule runs three
+local code scorers that need nothing but a run's input and output, on every
+run: no text leaves the machine. Any ``rules:`` key, even an empty list,
+replaces it (``rules: []`` stores spans and scores nothing).
+"""
+
+from __future__ import annotations
+
+from spanscore.config import ServiceConfig
+from spanscore.sampling.rules import RuleConfig
+
+DEFAULT_RULE = {
+    "name": "default",
+    "sample": 1.0,
+    "scorers": ["completeness", "keyword_coverage", "tone_consistency"],
+}
+"""Documented in README ("Live scoring"): every run, three code scorers comparing the output with the input."""
+
+
+def apply_default_rules(config: ServiceConfig) -> bool:
+    """Give ``config`` the default rule when it names no rules at all; return whether it did."""
+    if "rules" in config.model_fields_set:
+        return False
+    config.rules = [RuleConfig.model_validate(DEFAULT_RULE)]
+    return True
+
+
+def describe_rules(config: ServiceConfig) -> list[str]:
+    """One line per loaded rule, or the reason nothing will be scored."""
+    if not config.rules:
+        return ["rules: none loaded, so nothing is scored (add rules: to the config; see README 'Live scoring')"]
+    lines = []
+    for rule in config.rules:
+        scorers = ", ".join(spec.name for spec in rule.scorers)
+        lines.append(f"rule {rule.name}: sample={rule.sample:g} scorers={scorers}")
+    return lines

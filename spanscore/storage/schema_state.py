@@ -1,0 +1,37 @@
+"""Whether a database's schema is what this version of spanscore expects, without changing it.
+
+Replicas of one deployment start with ``storage.migrate: false``: one
+``spanscore migrate`` run (a Kubernetes Job, a compose one-shot service) brings
+the schema up, and each replica only checks here that it did, instead of N
+replicas racing through the same DDL at the same moment. The CLI uses the same
+check so that reading a store never creates one.
+"""
+
+from __future__ import annotations
+
+from spanscore.errors import ConfigError
+from spanscore.storage.migrations import CommandRunner, load_migrations
+
+
+def missing_migrations(client: CommandRunner, database: str) -> list[int]:
+    """Versions of the packaged migrations that the database has not recorded (all of them for a new one)."""
+    expected = [migration.version for migration in load_migrations(database)]
+    if str(client.command(f"EXISTS TABLE {database}.schema_migrations")).strip() != "1":
+        return expected
+    recorded = str(
+        client.command(f"SELECT arrayStringConcat(groupArray(Version), ',') FROM {database}.schema_migrations FINAL")
+    )
+    applied = {int(version) for version in recorded.split(",") if version.strip()}
+    return [version for version in expected if version not in applied]
+
+
+def require_current_schema(client: CommandRunner, database: str) -> None:
+    """Raise ``ConfigError`` saying how to migrate when the schema is missing or behind."""
+    missing = missing_migrations(client, database)
+    if missing:
+        state = "has no spanscore schema" if len(missing) == len(load_migrations(database)) else "is behind"
+        raise ConfigError(
+            f"storage: database {database} {state} (migrations {missing[0]}..{missing[-1]} not applied) and "
+            f"storage.migrate is false; run `spanscore migrate -c <config>` once (the migrate Job or compose "
+            f"service does), then start the service"
+        )
