@@ -42,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("-c", "--config", help="YAML configuration file")
     status.add_argument("--format", choices=["table", "json"], default="table")
 
+    _add_deadletter_parser(commands)
     rules = commands.add_parser("rules", help="inspect sampling rules")
     rules_commands = rules.add_subparsers(dest="rules_command", required=True)
     rules_preview = rules_commands.add_parser("preview", help="how many stored runs a rule matches and samples")
@@ -99,6 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(config, args)
         if args.command == "demo":
             return _demo(config, args.traces)
+        if args.command == "deadletter":
+            return _deadletter(config, args)
     except SpanscoreError as exc:
         print(f"spanscore: {exc}", file=sys.stderr)
         return 1
@@ -204,6 +207,34 @@ def _status(config: ServiceConfig, output: str) -> int:
         width = max((len(k) for k in metrics), default=0)
         for key in sorted(metrics):
             print(f"{key.ljust(width)}  {metrics[key]:g}")
+    return 0
+
+
+def _add_deadletter_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    deadletter = commands.add_parser("deadletter", help="rows storage refused: list them, or replay them")
+    actions = deadletter.add_subparsers(dest="deadletter_command", required=True)
+    listing = actions.add_parser("list", help="every dead-lettered batch with the engine's reason")
+    listing.add_argument("-c", "--config", help="YAML configuration file")
+    listing.add_argument("--format", choices=["table", "json"], default="table")
+    replay = actions.add_parser("replay", help="send dead-lettered rows through the write path again")
+    replay.add_argument("-c", "--config", help="YAML configuration file")
+    replay.add_argument("--writer", choices=["spans", "logs", "scores", "decisions"], help="only this writer's")
+    replay.add_argument("--id", dest="entry_id", help="only this entry (see `spanscore deadletter list`)")
+
+
+def _deadletter(config: ServiceConfig, args: argparse.Namespace) -> int:
+    """Through the running service's API, or on the spool directory and store directly when none runs."""
+    from spanscore import deadletter_cli
+
+    if args.deadletter_command == "list":
+        body = _call_api(config, "deadletter", None, 10)
+        listing = json.loads(body) if body is not None else deadletter_cli.list_locally(config)
+        sys.stdout.write(deadletter_cli.format_listing(listing, args.format))
+        return 0
+    payload = {"writer": args.writer, "id": args.entry_id}
+    body = _call_api(config, "deadletter/replay", payload, 600)
+    result = json.loads(body) if body is not None else asyncio.run(deadletter_cli.replay_locally(config, payload))
+    print(json.dumps(result, indent=2, sort_keys=True))
     return 0
 
 

@@ -24,6 +24,7 @@ from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError,
 from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.errors import PermanentError, RetryableError
 from spanscore.storage.guard import QueryLimits, explain_engine_error, guard_query
+from spanscore.storage.insert_errors import classify_engine_error, encoding_error
 from spanscore.storage.migrations import migrate
 from spanscore.storage.retention import apply_ttls
 from spanscore.storage.rows import LOG_COLUMNS, log_columns, records_to_json
@@ -147,13 +148,19 @@ class ClickHouseStore:
 
     @staticmethod
     def _guarded(table: str, insert: Callable[[], object]) -> None:
-        """Run one insert; every engine or transport failure becomes retryable (the spool keeps the rows)."""
+        """Run one insert; a transport failure is retryable, an engine failure as its code says.
+
+        ``InsertDataError`` (see ``insert_errors``) means this block will never be taken: the
+        write path splits it instead of retrying it forever.
+        """
         try:
             insert()
         except OperationalError as exc:
             raise RetryableError(f"storage unavailable: {exc}", retry_after=2.0) from exc
         except ClickHouseError as exc:
-            raise RetryableError(f"storage rejected the insert into {table}: {exc}", retry_after=2.0) from exc
+            raise classify_engine_error(table, exc) from exc
+        except (TypeError, ValueError, OverflowError) as exc:  # the driver could not encode a row
+            raise encoding_error(table, exc) from exc
 
     def insert_scores_sync(self, rows: Sequence[ScoreRow]) -> None:
         self._insert("scores", SCORE_COLUMNS, to_columns(rows))

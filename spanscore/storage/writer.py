@@ -23,6 +23,12 @@ exporters. Batches written by this process stay in memory (bounded by
 or an overflow. Inserts are spaced ``insert_interval`` apart so their fixed
 engine cost is paid for many batches at once, and when the spool codec can join
 encoded batches, an insert sends the bytes already written to the log.
+
+A batch the engine refuses for what it holds (``InsertDataError``) is never retried
+as it is: the ``Salvager`` splits it by partition and then bisects, stores every row it
+can and dead-letters the rest with the engine's reason, and the batches behind it flow
+on. Only retryable failures are retried; a writer that has been failing for longer
+than ``stuck_after_s`` says so in ``problems()``, which ``/healthz`` reports.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from spanscore.errors import RetryableError
+from spanscore.storage.insert_errors import InsertDataError
+from spanscore.storage.salvage import Salvage, Salvager
 from spanscore.storage.spool import Spool
 
 log = logging.getLogger(__name__)
@@ -85,6 +93,8 @@ class BatchWriter(Generic[T]):
         insert_interval: float = 0.0,
         insert_encoded: EncodedInsertFn | None = None,
         cache_max_bytes: int = 256 << 20,
+        salvager: Salvager[T] | None = None,
+        stuck_after_s: float = 30.0,
     ) -> None:
         if acknowledge not in ("stored", "spooled"):
             raise ValueError(f"acknowledge must be 'stored' or 'spooled', got {acknowledge!r}")
@@ -125,6 +135,10 @@ class BatchWriter(Generic[T]):
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self.stats = WriterStats()
+        self.salvager: Salvager[T] = salvager or Salvager(name)
+        self._salvaging: Salvage[T] | None = None  # the refused batch at the head of the spool, part-stored
+        self._stuck_after = stuck_after_s
+        self._failing_since: float | None = None  # monotonic time of the first failure since the last success
 
     @property
     def pending(self) -> int:
@@ -226,21 +240,61 @@ class BatchWriter(Generic[T]):
         started = time.perf_counter()
         try:
             await self._insert(records)
+        except InsertDataError as exc:
+            await self._salvage_now(records, exc)
+            return
         except Exception as exc:
             self._note_failure(exc, len(records))
             if self._spool is None:
                 raise
             await self._to_spool(records)
             return
+        self._succeeded()
         self.stats.inserts += 1
         self.stats.stored += len(records)
         self.stats.insert_seconds += time.perf_counter() - started
         self._stored(records)
 
+    async def _salvage_now(self, records: list[T], error: InsertDataError) -> None:
+        """Store a refused batch piece by piece; if storage goes away meanwhile, spool what is left."""
+        salvage = self.salvager.begin(records, self._insert, error)
+        try:
+            await salvage.run()
+        except Exception as exc:
+            self._note_failure(exc, len(salvage.remaining))
+            if self._spool is None:
+                raise
+            await self._to_spool(salvage.remaining)
+        else:
+            self._succeeded()
+        finally:
+            self.stats.inserts += salvage.inserts
+            self.stats.stored += len(salvage.stored)
+            self._stored(salvage.stored)
+
     def _note_failure(self, exc: BaseException, count: int) -> None:
+        if self._failing_since is None:
+            self._failing_since = time.monotonic()
         self.stats.failed_inserts += 1
         self.stats.last_error = str(exc)
         log.warning("insert failed writer=%s records=%d error=%s", self.name, count, exc)
+
+    def _succeeded(self) -> None:
+        self._failing_since = None
+
+    def problems(self) -> list[str]:
+        """What keeps this writer from being healthy: retrying for too long, or rows dead-lettered."""
+        found = []
+        if self._failing_since is not None and time.monotonic() - self._failing_since > self._stuck_after:
+            waited = time.monotonic() - self._failing_since
+            found.append(f"{self.name} writer has been retrying for {waited:.0f}s: {self.stats.last_error}")
+        dead = self.salvager.dead_letters
+        if dead is not None and dead.batches:
+            found.append(
+                f"{self.name}: {dead.records} rows dead-lettered in {dead.batches} batches "
+                f"(see `spanscore deadletter list`)"
+            )
+        return found
 
     async def _to_spool(self, records: list[T], *, count: bool = True) -> tuple[Path, bytes]:
         """Log one batch; returns its file and the bytes written."""
@@ -251,7 +305,7 @@ class BatchWriter(Generic[T]):
         self._spooled_event.set()
         return path, data
 
-    def _stored(self, records: list[T]) -> None:
+    def _stored(self, records: Sequence[T]) -> None:
         if self.on_stored is not None:
             try:
                 self.on_stored(records)
@@ -341,16 +395,13 @@ class BatchWriter(Generic[T]):
             return True
         started = time.perf_counter()
         self._last_insert = time.monotonic()
-        encoded = [self._cached_bytes.get(path) for path in taken]
         try:
-            if self._insert_encoded is not None and self._join_encoded is not None and None not in encoded:
-                await self._insert_encoded(self._join_encoded([data for data in encoded if data is not None]))
-            else:
-                await self._insert(records)
+            stored = await self._insert_taken(taken, records)
         except Exception as exc:
             self._note_failure(exc, len(records))
             self._retry = taken
             return False
+        self._succeeded()
         self._retry = []
         await loop.run_in_executor(None, _remove_all, spool, taken)
         for path in taken:
@@ -361,11 +412,32 @@ class BatchWriter(Generic[T]):
         self.stats.inserts += 1
         self.stats.insert_seconds += time.perf_counter() - started
         self.stats.replayed += from_disk
-        self.stats.stored += len(records)
-        self._stored(records)
+        self.stats.stored += len(stored)
+        self._stored(stored)
         if from_disk:
             log.info("replayed spooled batches writer=%s records=%d left=%d", self.name, from_disk, spool.batches)
         return True
+
+    async def _insert_taken(self, taken: list[Path], records: list[T]) -> Sequence[T]:
+        """Insert the batches ``taken`` from the spool; returns the records now stored.
+
+        A refused set is salvaged, and a salvage interrupted by an outage resumes on the retry
+        of the same set instead of starting over.
+        """
+        if self._salvaging is None:
+            encoded = [self._cached_bytes.get(path) for path in taken]
+            try:
+                if self._insert_encoded is not None and self._join_encoded is not None and None not in encoded:
+                    await self._insert_encoded(self._join_encoded([data for data in encoded if data is not None]))
+                else:
+                    await self._insert(records)
+                return records
+            except InsertDataError as exc:
+                self._salvaging = self.salvager.begin(records, self._insert, exc)
+        salvage = self._salvaging
+        await salvage.run()
+        self._salvaging = None
+        return salvage.stored
 
     async def shutdown(self) -> None:
         """Flush everything already accepted, then stop; safe to call twice or before start."""
