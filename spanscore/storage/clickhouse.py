@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import clickhouse_connect
-from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError, OperationalError
+from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError, DataError, OperationalError
 
 from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.errors import PermanentError, RetryableError
@@ -122,7 +122,11 @@ class ClickHouseStore:
         both decoders refuse unpaired surrogates before a record exists.
         """
         if spans:
-            self.insert_span_json_sync(records_to_json(spans))
+            try:
+                body = records_to_json(spans)
+            except TypeError as exc:  # a value JSON cannot hold, e.g. an integer past 64 bits
+                raise encoding_error("otel_traces_intake", exc) from exc
+            self.insert_span_json_sync(body)
 
     def insert_span_json_sync(self, body: bytes) -> None:
         """Insert spans already encoded by ``records_to_json`` (the spool's bytes, reused as they are)."""
@@ -157,6 +161,8 @@ class ClickHouseStore:
             insert()
         except OperationalError as exc:
             raise RetryableError(f"storage unavailable: {exc}", retry_after=2.0) from exc
+        except DataError as exc:  # the driver could not serialise a value for its column
+            raise encoding_error(table, exc) from exc
         except ClickHouseError as exc:
             raise classify_engine_error(table, exc) from exc
         except (TypeError, ValueError, OverflowError) as exc:  # the driver could not encode a row
