@@ -150,6 +150,7 @@ class Service:
             out[f"{writer.name}_dead_lettered"] = writer.salvager.dead_lettered
             out[f"{writer.name}_dead_letters_waiting"] = dead.records if dead is not None else 0
             out[f"{writer.name}_salvaged_batches"] = writer.salvager.salvaged_batches
+            out[f"{writer.name}_spooled"] = writer.stats.spooled
         out["write_path_degraded"] = 1 if self.dead_letters.health() else 0
         return out
 

@@ -76,6 +76,7 @@ async def _rows(service: Service, signal: str, service_name: str, expected: int,
         await asyncio.sleep(0.1)
 
 
+@pytest.mark.reliability("bad-data-never-blocks-storage")
 @pytest.mark.parametrize("signal", ["traces", "logs"])
 async def test_a_request_over_120_days_is_stored_and_the_next_one_follows(service: Service, signal: str) -> None:
     days = [BASE_NS + index * DAY_NS for index in range(120)]
@@ -100,6 +101,7 @@ async def _assert_dead_lettered_and_shown(service: Service, writer: str) -> None
     assert "could not be encoded" in entry["reason"] or "Code:" in entry["reason"]
 
 
+@pytest.mark.reliability("bad-data-never-blocks-storage")
 async def test_a_log_record_storage_refuses_is_dead_lettered_with_the_reason(service: Service) -> None:
     times = [BASE_NS + index for index in range(4)] + [PAST_64_BITS]
     assert await _post(service, "logs", _body("logs", "mixed", times)) == 200
@@ -110,6 +112,7 @@ async def test_a_log_record_storage_refuses_is_dead_lettered_with_the_reason(ser
     assert await _rows(service, "logs", "mixed", 5, wait_s=0.5) == 4  # the refused row is not stored
 
 
+@pytest.mark.reliability("bad-data-never-blocks-storage")
 async def test_a_span_storage_refuses_is_dead_lettered_with_the_reason(service: Service) -> None:
     """OTLP cannot carry a negative time, so the refused span is handed to the service's span writer directly."""
     spans = [
@@ -125,6 +128,7 @@ async def test_a_span_storage_refuses_is_dead_lettered_with_the_reason(service: 
     assert "Code: 72" in entry["reason"]  # the engine's own reason (CANNOT_PARSE_NUMBER)
 
 
+@pytest.mark.reliability("bad-data-never-blocks-storage")
 async def test_a_spooled_wide_batch_does_not_wedge_storage_after_a_restart(service_config: ServiceConfig) -> None:
     """The 120-day batch reaches the spool during an outage; the next process must store it, then the rest."""
     first = Service(service_config)
