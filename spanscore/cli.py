@@ -207,6 +207,8 @@ def _status(config: ServiceConfig, output: str) -> int:
         width = max((len(k) for k in metrics), default=0)
         for key in sorted(metrics):
             print(f"{key.ljust(width)}  {metrics[key]:g}")
+        if metrics.get("write_path_degraded"):
+            print("degraded: rows are dead-lettered or a writer is stuck; see `spanscore deadletter list` and /healthz")
     return 0
 
 

@@ -285,7 +285,8 @@ class BatchWriter(Generic[T]):
     def problems(self) -> list[str]:
         """What keeps this writer from being healthy: retrying for too long, or rows dead-lettered."""
         found = []
-        if self._failing_since is not None and time.monotonic() - self._failing_since > self._stuck_after:
+        held = self._spool is not None and self._spool.batches > 0  # without a spool, failures went back to clients
+        if held and self._failing_since is not None and time.monotonic() - self._failing_since > self._stuck_after:
             waited = time.monotonic() - self._failing_since
             found.append(f"{self.name} writer has been retrying for {waited:.0f}s: {self.stats.last_error}")
         dead = self.salvager.dead_letters

@@ -77,8 +77,21 @@ async def _rows(service: Service, signal: str, service_name: str, expected: int,
 
 
 @pytest.mark.reliability("bad-data-never-blocks-storage")
-@pytest.mark.parametrize("signal", ["traces", "logs"])
-async def test_a_request_over_120_days_is_stored_and_the_next_one_follows(service: Service, signal: str) -> None:
+@pytest.mark.parametrize(("signal", "acknowledge"), [("traces", "stored"), ("logs", "stored"), ("traces", "spooled")])
+async def test_a_request_over_120_days_is_stored_and_the_next_one_follows(
+    service_config: ServiceConfig, signal: str, acknowledge: str
+) -> None:
+    """120 spans (or log records) one day apart in one request: stored, and the batch after it too."""
+    service_config.storage.acknowledge = acknowledge  # type: ignore[assignment]
+    service = Service(service_config)
+    await service.start()
+    try:
+        await _wide_request_then_the_next(service, signal)
+    finally:
+        await service.shutdown()
+
+
+async def _wide_request_then_the_next(service: Service, signal: str) -> None:
     days = [BASE_NS + index * DAY_NS for index in range(120)]
     assert await _post(service, signal, _body(signal, "backfill", days)) == 200
     assert await _rows(service, signal, "backfill", 120) == 120
@@ -103,6 +116,7 @@ async def _assert_dead_lettered_and_shown(service: Service, writer: str) -> None
 
 @pytest.mark.reliability("bad-data-never-blocks-storage")
 async def test_a_log_record_storage_refuses_is_dead_lettered_with_the_reason(service: Service) -> None:
+    """A log time past 64 bits is refused by the driver: that record is dead-lettered, the others stored."""
     times = [BASE_NS + index for index in range(4)] + [PAST_64_BITS]
     assert await _post(service, "logs", _body("logs", "mixed", times)) == 200
     assert await _rows(service, "logs", "mixed", 4) == 4
@@ -126,6 +140,17 @@ async def test_a_span_storage_refuses_is_dead_lettered_with_the_reason(service: 
     await _assert_dead_lettered_and_shown(service, "spans")
     [entry] = (await _get(service, "/api/v1/deadletter"))["entries"]
     assert "Code: 72" in entry["reason"]  # the engine's own reason (CANNOT_PARSE_NUMBER)
+
+    assert service.api is not None
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(f"http://127.0.0.1:{service.api.port}/api/v1/deadletter/replay", json={"writer": "spans"}) as got,
+    ):
+        assert got.status == 200
+        assert [item["id"] for item in (await got.json())["replayed"]] == [entry["id"]]
+    [again] = (await _get(service, "/api/v1/deadletter"))["entries"]  # still refused: a new entry, the old one gone
+    assert again["id"] != entry["id"] and "Code: 72" in again["reason"]
+    assert (await _get(service, "/healthz"))["status"] == "degraded"
 
 
 @pytest.mark.reliability("bad-data-never-blocks-storage")
