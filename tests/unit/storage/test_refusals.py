@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -101,3 +102,41 @@ def test_dead_letters_survive_a_reopen_and_remove_by_id(tmp_path: Path) -> None:
     assert (again.batches, again.records) == (1, 1)
     with pytest.raises(KeyError, match="no dead-letter entry"):
         again.read(kept.id)
+
+
+async def test_a_writer_retrying_past_its_limit_reports_stuck_until_storage_takes_rows(tmp_path: Path) -> None:
+    from spanscore.storage.spool import Spool
+    from spanscore.storage.writer import BatchWriter
+
+    stored: list[int] = []
+    down = {"on": True}
+
+    async def insert(rows: Sequence[int]) -> None:
+        if down["on"]:
+            raise RetryableError("storage unavailable (injected)")
+        stored.extend(rows)
+
+    writer: BatchWriter[int] = BatchWriter(
+        "numbers",
+        insert,
+        batch_max=10,
+        flush_interval=0.0,
+        max_pending=100,
+        spool=Spool(tmp_path / "spool", 1 << 20),
+        replay_backoff_s=0.01,
+        stuck_after_s=0.0,
+    )
+    await writer.start()
+    try:
+        await writer.consume([1, 2, 3])  # acknowledged from the spool
+        [problem] = writer.problems()
+        assert "numbers writer has been retrying" in problem and "injected" in problem
+        down["on"] = False
+        for _ in range(500):  # at most 5 s
+            if stored:
+                break
+            await asyncio.sleep(0.01)
+        assert stored == [1, 2, 3]
+        assert writer.problems() == []
+    finally:
+        await writer.shutdown()
