@@ -131,8 +131,13 @@ GUARANTEES = (
             '`"status": "degraded"` or `spanscore_write_path_degraded`.',
             "An engine error whose code is not known to be about the data (including an unknown code) is retried: "
             "when unsure, spanscore keeps the rows. Such a writer shows as stuck in `/healthz` after 30 s.",
-            "Splitting costs inserts: a batch of n rows with one refused row takes about 2·log2(n) inserts, and a "
-            "batch whose rows are all refused about 2n; this happens only after a refusal, never on the hot path.",
+            "Splitting costs inserts, only after a refusal: a batch of n rows with one refused row takes about "
+            "2·log2(n) inserts. One salvage halves at most 64 refused pieces; past that, refused pieces are "
+            "dead-lettered whole (good rows among them included, with the reason), so a batch of nothing but bad "
+            "rows holds up the batches behind it for about 130 inserts, not 2n. `spanscore deadletter replay` "
+            "splits them again.",
+            "Rows are dead-lettered as the engine refused them; to discard them instead of replaying, delete "
+            "their files under `<spool_dir>/deadletter/<writer>/` (`/healthz` is degraded until then).",
             "A salvage interrupted by a restart starts again from the whole batch: pieces are deterministic, so span "
             "pieces already stored are dropped by block deduplication; score and decision rows collapse by their "
             "ReplacingMergeTree key; log pieces can be stored twice in that corner.",

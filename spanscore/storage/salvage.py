@@ -6,10 +6,12 @@ nothing for it. A batch spread over many days is first cut into pieces of at mos
 timestamp), which is all a backfill or a clock-skewed client needs. A piece that is
 still refused is halved, and halved again, until the rows the engine refuses stand
 alone; those go to the dead letters with the engine's reason, and every other row is
-stored. Pieces are deterministic, so a piece retried after an outage is the same
-block as before and the engine's block deduplication drops what an earlier attempt
-stored. A ``Salvage`` keeps its remaining pieces across a retryable failure, so a
-writer resumes where storage went away instead of starting over.
+stored. A salvage halves at most ``MAX_REFUSALS`` refused pieces; past that it dead-letters
+refused pieces whole, so a batch of nothing but bad rows cannot hold up storage for long
+(``spanscore deadletter replay`` bisects them again later). Pieces are deterministic,
+so a piece retried after an outage is the same block as before and the engine's block
+deduplication drops what an earlier attempt stored. A ``Salvage`` keeps its remaining
+pieces across a retryable failure, so a writer resumes where storage went away.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ T = TypeVar("T")
 DAY_NS = 86_400 * 1_000_000_000
 MAX_PARTITIONS_PER_PIECE = 64
 """Below ClickHouse's default ``max_partitions_per_insert_block`` (100), with room for a time zone shift."""
+MAX_REFUSALS = 64
+"""Refused pieces one salvage halves before it dead-letters refused pieces whole: bisecting a batch whose rows
+are all bad would cost about two inserts per row and hold up the batches behind it for minutes."""
 
 InsertFn = Callable[[Sequence[T]], Awaitable[None]]
 PartitionKey = Callable[[T], int]
@@ -54,8 +59,11 @@ def split_by_partition(records: Sequence[T], key: PartitionKey[T] | None, max_pa
 class Salvage(Generic[T]):
     """One refused batch being stored piece by piece; ``run`` again after a retryable failure to resume."""
 
-    def __init__(self, pieces: list[list[T]], insert: InsertFn[T], salvager: Salvager[T]) -> None:
+    def __init__(
+        self, pieces: list[list[T]], insert: InsertFn[T], salvager: Salvager[T], max_refusals: int = MAX_REFUSALS
+    ) -> None:
         self._stack = list(reversed(pieces))  # the next piece is last
+        self._refusals_left = max_refusals
         self._insert = insert
         self._salvager = salvager
         self.stored: list[T] = []
@@ -72,7 +80,8 @@ class Salvage(Generic[T]):
             try:
                 await self._insert(piece)
             except InsertDataError as exc:
-                if len(piece) == 1:
+                self._refusals_left -= 1
+                if len(piece) == 1 or self._refusals_left < 0:
                     await self._salvager.dead_letter(piece, exc)
                     self._stack.pop()
                 else:

@@ -140,3 +140,21 @@ async def test_a_writer_retrying_past_its_limit_reports_stuck_until_storage_take
         assert writer.problems() == []
     finally:
         await writer.shutdown()
+
+
+async def test_a_batch_of_only_bad_rows_costs_a_bounded_number_of_inserts(tmp_path: Path) -> None:
+    engine = Engine()
+    attempts = {"n": 0}
+
+    async def counted(rows: Sequence[int]) -> None:
+        attempts["n"] += 1
+        await engine.insert(rows)
+
+    dead: DeadLetters[int] = DeadLetters(tmp_path / "dead", "numbers")
+    salvager: Salvager[int] = Salvager("numbers", dead)
+    rows = [-row - 1 for row in range(5000)]
+    await salvager.begin(rows, counted, InsertDataError("Code: 72.", code=72)).run()
+    assert attempts["n"] <= 2 * 64 + 2  # not about 10,000 (two per row)
+    assert engine.stored == []
+    assert salvager.dead_lettered == 5000
+    assert sorted(row for entry in dead.entries() for row in dead.read(entry.id)) == sorted(rows)
