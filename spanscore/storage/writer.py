@@ -43,6 +43,7 @@ from typing import Generic, TypeVar
 
 from spanscore.errors import RetryableError
 from spanscore.storage.insert_errors import InsertDataError
+from spanscore.storage.logged_batches import LoggedBatches
 from spanscore.storage.salvage import Salvage, Salvager
 from spanscore.storage.spool import Spool
 
@@ -101,21 +102,12 @@ class BatchWriter(Generic[T]):
         if acknowledge == "spooled" and spool is None:
             raise ValueError("acknowledge='spooled' needs a spool")
         self._ack_spooled = acknowledge == "spooled"
-        self._cached: dict[Path, Sequence[T]] = {}  # batches logged by this process, not inserted yet
-        # With ``insert_encoded`` (it takes the spool codec's bytes, joined by the codec), the spool
-        # file's bytes of each cached batch: the insert reuses them instead of encoding again. Only
-        # batches logged for a spooled acknowledgement are cached, so only that mode uses it.
-        self._cached_bytes: dict[Path, bytes] = {}
-        # Logged batches stay in memory up to max_pending records and, for those kept as bytes too, up
-        # to this many bytes: 200,000 LLM-sized spans would otherwise hold about 2 GB twice over. A
-        # batch past the bound is read back from the log when its turn comes.
-        self._cache_max_bytes = cache_max_bytes
-        self._cached_size = 0
+        # Only batches logged for a spooled acknowledgement are kept, so only that mode uses it.
+        self._logged: LoggedBatches[T] = LoggedBatches(max_pending, cache_max_bytes)
         self._join_encoded = spool.codec.join if spool is not None else None
         usable = self._join_encoded is not None and self._ack_spooled
         self._insert_encoded = insert_encoded if usable else None
         self._retry: list[Path] = []  # the batch files of a failed replay insert, retried exactly as they were
-        self._cached_count = 0
         self._spool = spool
         self._replay_backoff = replay_backoff_s
         self._insert_interval = insert_interval
@@ -225,14 +217,7 @@ class BatchWriter(Generic[T]):
         """Make ``records`` durable: in storage, or (when storage fails and a spool exists) on disk."""
         if self._ack_spooled:
             path, written = await self._to_spool(records, count=False)
-            data = written if self._insert_encoded is not None else None  # kept only if an insert sends them
-            fits = self._cached_count + len(records) <= self._max_pending
-            if fits and (data is None or self._cached_size + len(data) <= self._cache_max_bytes):
-                self._cached[path] = records
-                self._cached_count += len(records)
-                if data is not None:
-                    self._cached_bytes[path] = data
-                    self._cached_size += len(data)
+            self._logged.keep(path, records, written if self._insert_encoded is not None else None)
             return
         if self._spool is not None and self._spool.batches:
             await self._to_spool(records)  # storage is behind its spool: keep arrival order
@@ -351,7 +336,7 @@ class BatchWriter(Generic[T]):
         await _wait_while(
             self._spooled_event,
             self._last_insert + self._insert_interval,
-            lambda: not self._closing and self._cached_count < self._batch_max,
+            lambda: not self._closing and self._logged.count < self._batch_max,
         )
 
     async def _next_replay(self, spool: Spool[T]) -> tuple[list[Path], list[T], int]:
@@ -363,14 +348,14 @@ class BatchWriter(Generic[T]):
         if self._retry:
             taken = list(self._retry)
             for path in taken:
-                batch = self._cached.get(path)
+                batch = self._logged.records(path)
                 if batch is None:
                     batch = await loop.run_in_executor(None, spool.read, path)
                     from_disk += len(batch)
                 records.extend(batch)
             return taken, records, from_disk
         for path in await loop.run_in_executor(None, spool.waiting, 256):
-            batch = self._cached.get(path)
+            batch = self._logged.records(path)
             if batch is None:  # read back from disk: it goes alone
                 if not taken:
                     records = await loop.run_in_executor(None, spool.read, path)
@@ -406,10 +391,7 @@ class BatchWriter(Generic[T]):
         self._retry = []
         await loop.run_in_executor(None, _remove_all, spool, taken)
         for path in taken:
-            cached = self._cached.pop(path, None)
-            self._cached_size -= len(self._cached_bytes.pop(path, b""))
-            if cached is not None:
-                self._cached_count -= len(cached)
+            self._logged.forget(path)
         self.stats.inserts += 1
         self.stats.insert_seconds += time.perf_counter() - started
         self.stats.replayed += from_disk
@@ -426,7 +408,7 @@ class BatchWriter(Generic[T]):
         of the same set instead of starting over.
         """
         if self._salvaging is None:
-            encoded = [self._cached_bytes.get(path) for path in taken]
+            encoded = [self._logged.encoded(path) for path in taken]
             try:
                 if self._insert_encoded is not None and self._join_encoded is not None and None not in encoded:
                     await self._insert_encoded(self._join_encoded([data for data in encoded if data is not None]))
