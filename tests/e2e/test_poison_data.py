@@ -159,19 +159,17 @@ async def test_a_spooled_wide_batch_does_not_wedge_storage_after_a_restart(servi
     first = Service(service_config)
     await first.start()
     try:
-        real_insert = first.span_writer._insert
 
         async def unavailable(batch: Any) -> None:
             raise RetryableError("storage unavailable (injected)")
 
-        first.span_writer._insert = unavailable
+        first.span_writer._insert = unavailable  # down until this process has stopped
         days = [BASE_NS + index * DAY_NS for index in range(120)]
         assert await _post(first, "traces", _body("traces", "spooled-days", days)) == 200
         assert first.metrics()["spans_spooled"] == 120
     finally:
-        first.span_writer._insert = real_insert
-        first.span_writer._closing = True  # stop as a crash would: the spool keeps the batch
-        await first.shutdown()
+        await first.shutdown()  # storage is down: the batch stays in the spool for the next process
+    assert first.span_writer._spool is not None and first.span_writer._spool.batches == 1
     second = Service(service_config)
     await second.start()
     try:
