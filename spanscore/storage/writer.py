@@ -1,17 +1,12 @@
-"""Group-commit batch writer: many concurrent exports, few large inserts.
+"""The durable write path: group commit -> write-ahead spool -> inserter, for spans, logs, scores and decisions.
 
-Each ``consume`` call appends its records to a bounded pending list and waits
-until the batch holding them is in storage, so an OTLP acknowledgement always
-means "stored". One background task flushes when ``batch_max`` records are
-waiting or the oldest has waited ``flush_interval``; concurrent exporters share
-each insert, which is what makes small exports cheap. Past ``max_pending`` the
-writer refuses new work with ``RetryableError`` (backpressure) instead of
-growing. A failed insert fails every waiter of that batch with a retryable
-error, so exporters resend and nothing acknowledged is lost. With a spool,
-a failed batch is written to local disk instead and acknowledged from there;
-while the spool holds batches, new batches queue behind them so storage
-receives everything in arrival order, and a replay task drains the spool as
-soon as storage takes inserts again (also after a restart).
+``consume`` hands records to a ``GroupCommit`` (many concurrent exports, few large
+writes, bounded with backpressure), whose sink here makes each batch durable: in
+storage, so an OTLP acknowledgement means "stored", or, when an insert fails and a
+spool exists, fsynced on local disk and acknowledged from there. While the spool
+holds batches, new batches queue behind them so storage receives everything in
+arrival order, and a replay task drains the spool as soon as storage takes inserts
+again (also after a restart).
 
 With ``acknowledge="spooled"`` the spool is the write-ahead log: every batch is
 fsynced there and acknowledged at once, and the replay task inserts behind it,
@@ -37,11 +32,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from spanscore.errors import RetryableError
+from spanscore.storage.group_commit import GroupCommit, WriterStats, wait_while
 from spanscore.storage.insert_errors import InsertDataError
 from spanscore.storage.logged_batches import LoggedBatches
 from spanscore.storage.salvage import Salvage, Salvager
@@ -54,26 +48,6 @@ T = TypeVar("T")
 InsertFn = Callable[[Sequence[T]], Awaitable[None]]
 EncodedInsertFn = Callable[[bytes], Awaitable[None]]
 StoredHook = Callable[[Sequence[T]], None]
-
-
-@dataclass(slots=True)
-class _Pending(Generic[T]):
-    records: Sequence[T]
-    done: asyncio.Future[None]
-
-
-@dataclass(slots=True)
-class WriterStats:
-    accepted: int = 0
-    stored: int = 0
-    refused: int = 0
-    spooled: int = 0
-    replayed: int = 0
-    failed_inserts: int = 0
-    inserts: int = 0
-    last_error: str = ""
-    insert_seconds: float = 0.0
-    batch_sizes: list[int] = field(default_factory=list)
 
 
 class BatchWriter(Generic[T]):
@@ -117,16 +91,17 @@ class BatchWriter(Generic[T]):
         self.name = name
         self._insert = insert
         self._batch_max = batch_max
-        self._flush_interval = flush_interval
-        self._max_pending = max_pending
         self.on_stored = on_stored
-        self._queue: list[_Pending[T]] = []
-        self._pending_count = 0
-        self._oldest: float = 0.0
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
         self._closing = False
         self.stats = WriterStats()
+        self._batcher: GroupCommit[T] = GroupCommit(
+            name,
+            self._write,
+            batch_max=batch_max,
+            flush_interval=flush_interval,
+            max_pending=max_pending,
+            stats=self.stats,
+        )
         self.salvager: Salvager[T] = salvager or Salvager(name)
         self._salvaging: Salvage[T] | None = None  # the refused batch at the head of the spool, part-stored
         self._stuck_after = stuck_after_s
@@ -134,84 +109,18 @@ class BatchWriter(Generic[T]):
 
     @property
     def pending(self) -> int:
-        return self._pending_count
+        return self._batcher.pending
 
     async def start(self) -> None:
-        if self._task is None:
+        if self._replay_task is None:
             self._closing = False
-            self._task = asyncio.create_task(self._run(), name=f"writer-{self.name}")
+            await self._batcher.start()
             if self._spool is not None:
                 self._replay_task = asyncio.create_task(self._replay(), name=f"replay-{self.name}")
 
     async def consume(self, records: Sequence[T], /) -> None:
-        """Return once ``records`` are stored; raise RetryableError when full or storage fails."""
-        if not records:
-            return
-        if self._closing or self._task is None:
-            raise RetryableError(f"{self.name} writer is shutting down", retry_after=5.0)
-        if self._pending_count + len(records) > self._max_pending and self._pending_count > 0:
-            self.stats.refused += len(records)
-            raise RetryableError(f"{self.name} writer is full ({self._pending_count} waiting)", retry_after=1.0)
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        if not self._queue:
-            self._oldest = time.monotonic()
-        self._queue.append(_Pending(records, done))
-        self._pending_count += len(records)
-        self.stats.accepted += len(records)
-        self._wake.set()
-        # The writer owns the future: a cancelled exporter must not cancel the shared insert.
-        await asyncio.shield(done)
-
-    async def _run(self) -> None:
-        while True:
-            await self._wake.wait()
-            if not self._queue:
-                self._wake.clear()
-                if self._closing:
-                    return
-                continue
-            if self._pending_count < self._batch_max and not self._closing:
-                delay = self._flush_interval - (time.monotonic() - self._oldest)
-                if delay > 0:
-                    await self._sleep_or_full(delay)
-            await self._flush_once()
-
-    async def _sleep_or_full(self, delay: float) -> None:
-        await _wait_while(
-            self._wake, time.monotonic() + delay, lambda: self._pending_count < self._batch_max and not self._closing
-        )
-
-    def _take_batch(self) -> list[_Pending[T]]:
-        batch: list[_Pending[T]] = []
-        size = 0
-        while self._queue and (not batch or size + len(self._queue[0].records) <= self._batch_max):
-            item = self._queue.pop(0)
-            batch.append(item)
-            size += len(item.records)
-        self._oldest = time.monotonic()
-        return batch
-
-    async def _flush_once(self) -> None:
-        batch = self._take_batch()
-        records: list[T] = [r for item in batch for r in item.records]
-        try:
-            await self._write(records)
-        except Exception as exc:  # every failure becomes "retry later" for the waiters
-            error = exc if isinstance(exc, RetryableError) else RetryableError(f"storage write failed: {exc}")
-            for item in batch:
-                if not item.done.done():
-                    item.done.set_exception(error)
-                    item.done.exception()  # mark retrieved: a waiter may have gone away
-        else:
-            for item in batch:
-                if not item.done.done():
-                    item.done.set_result(None)
-        finally:
-            self._pending_count -= len(records)
-            if not self._queue:
-                self._wake.clear()
-            if self._closing:
-                self._wake.set()
+        """Return once ``records`` are durable; raise RetryableError when full or storage fails without a spool."""
+        await self._batcher.consume(records)
 
     async def _write(self, records: list[T]) -> None:
         """Make ``records`` durable: in storage, or (when storage fails and a spool exists) on disk."""
@@ -333,7 +242,7 @@ class BatchWriter(Generic[T]):
         """
         if not self._ack_spooled or self._retry:
             return
-        await _wait_while(
+        await wait_while(
             self._spooled_event,
             self._last_insert + self._insert_interval,
             lambda: not self._closing and self._logged.count < self._batch_max,
@@ -425,27 +334,11 @@ class BatchWriter(Generic[T]):
     async def shutdown(self) -> None:
         """Flush everything already accepted, then stop; safe to call twice or before start."""
         self._closing = True
-        self._wake.set()
-        if self._task is not None:
-            await self._task
-            self._task = None
+        await self._batcher.shutdown()
         if self._replay_task is not None:
             self._spooled_event.set()
             await self._replay_task
             self._replay_task = None
-
-
-async def _wait_while(event: asyncio.Event, deadline: float, waiting: Callable[[], bool]) -> None:
-    """Wait until ``deadline`` (monotonic) while ``waiting()`` holds, checking it again whenever ``event`` fires."""
-    while waiting():
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return
-        event.clear()
-        try:
-            await asyncio.wait_for(event.wait(), remaining)
-        except TimeoutError:
-            return
 
 
 def _remove_all(spool: Spool[T], paths: list[Path]) -> None:
