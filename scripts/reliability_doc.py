@@ -149,6 +149,52 @@ GUARANTEES = (
             "server every API query is refused with the engine's unknown-function error.",
         ),
     ),
+    Guarantee(
+        "bad-data-never-blocks-storage",
+        "Data the engine refuses never stops storage",
+        "A batch the engine refuses for what it holds is never retried as it is: engine errors are classified by "
+        "their code (unavailable, timeout, memory, too many parts: retry; parse and type errors, too many "
+        "partitions in one block: data), a refused batch is split by partition (day) and then bisected, every row "
+        "the engine takes is stored, and the rows it still refuses go to a dead-letter file under "
+        "`<spool_dir>/deadletter/<writer>/` with the engine's reason. Batches behind it flow on, also after a "
+        'restart. `/healthz` answers 200 with `"status": "degraded"` and the reasons while rows are '
+        "dead-lettered or a writer has retried for over 30 s; `spanscore status` and `/api/v1/status` count them "
+        "(`<writer>_dead_lettered`, `<writer>_dead_letters_waiting`, `write_path_degraded`); "
+        "`spanscore deadletter list|replay` shows and retries them.",
+        (
+            "`/healthz` stays 200 when degraded, by choice: the receivers still take and keep data, and a probe "
+            "that restarted the process or took it out of rotation would not fix a dead letter. Alert on "
+            '`"status": "degraded"` or `spanscore_write_path_degraded`.',
+            "An engine error whose code is not known to be about the data (including an unknown code) is retried: "
+            "when unsure, spanscore keeps the rows. Such a writer shows as stuck in `/healthz` after 30 s.",
+            "Splitting costs inserts, only after a refusal: a batch of n rows with one refused row takes about "
+            "2·log2(n) inserts. One salvage halves at most 64 refused pieces; past that, refused pieces are "
+            "dead-lettered whole (good rows among them included, with the reason), so a batch of nothing but bad "
+            "rows holds up the batches behind it for about 130 inserts, not 2n. `spanscore deadletter replay` "
+            "splits them again.",
+            "Rows are dead-lettered as the engine refused them; to discard them instead of replaying, delete "
+            "their files under `<spool_dir>/deadletter/<writer>/` (`/healthz` is degraded until then).",
+            "A salvage interrupted by a restart starts again from the whole batch: pieces are deterministic, so span "
+            "pieces already stored are dropped by block deduplication; score and decision rows collapse by their "
+            "ReplacingMergeTree key; log pieces can be stored twice in that corner.",
+            "A replayed dead letter is removed after its rows went back through the write path; a crash between "
+            "the two replays it again.",
+        ),
+    ),
+    Guarantee(
+        "no-score-lost",
+        "No score or decision is lost",
+        "Scores and sampling decisions go through the same write path as spans: stored, or fsynced in their own "
+        "spool (`<spool_dir>/scores`, `<spool_dir>/decisions`) while storage is down, and replayed after a "
+        "restart or a kill -9. A storage outage of any length loses none; when the spool is full, scoring waits "
+        "(score writes hold worker slots, ready runs stay in the assembler) and never drops.",
+        (
+            "Score rows are keyed by a deterministic id in a ReplacingMergeTree, so a replay can leave a second raw "
+            "row until a merge; read with `FINAL` (as the reports and dashboard do).",
+            "A score computed but not yet handed to the writer at a kill -9 is not in the spool; its `sampled` "
+            "decision without a score is scored again by start-up recovery.",
+        ),
+    ),
 )
 
 # Tests written before the `reliability` marker existed: file -> ((test function, guarantee), ...).

@@ -23,6 +23,7 @@ from spanscore.collector.status import PayloadTooLargeError, classify
 from spanscore.config import ApiConfig
 from spanscore.errors import ConfigError, PermanentError
 from spanscore.storage.clickhouse import QUERY_FORMATS, ClickHouseStore
+from spanscore.storage.deadletter_ops import DeadLetterOps
 from spanscore.web.dashboard import Dashboard
 from spanscore.web.origin import BrowserGuard, is_loopback
 from spanscore.web.prometheus import exposition
@@ -55,8 +56,15 @@ class Operations(Protocol):
 
 class ApiServer:
     def __init__(
-        self, config: ApiConfig, store: ClickHouseStore, metrics: MetricsFn, operations: Operations | None = None
+        self,
+        config: ApiConfig,
+        store: ClickHouseStore,
+        metrics: MetricsFn,
+        operations: Operations | None = None,
+        *,
+        dead_letters: DeadLetterOps | None = None,
     ) -> None:
+        self._dead_letters = dead_letters
         self._operations = operations
         self._config = config
         self._store = store
@@ -71,6 +79,8 @@ class ApiServer:
         app.router.add_get("/healthz", self._health)
         app.router.add_get("/metrics", self._prometheus)
         app.router.add_get("/api/v1/status", self._status)
+        app.router.add_get("/api/v1/deadletter", self._dead_letter_list)
+        app.router.add_post("/api/v1/deadletter/replay", self._dead_letter_replay)
         app.router.add_route("*", "/api/v1/query", self._query)  # POST only: _query_arguments says why
         app.router.add_post("/api/v1/rules/preview", self._preview)
         app.router.add_post("/api/v1/backfill", self._backfill)
@@ -107,7 +117,35 @@ class ApiServer:
         return web.json_response(result)
 
     async def _health(self, request: web.Request) -> web.Response:
-        return web.json_response({"status": "ok", "database": self._store.database})
+        """200 either way: "degraded" with reasons while a writer is stuck or rows are dead-lettered.
+
+        Not 503: the receivers still take and keep data, and a probe that restarts the process or
+        takes it out of rotation would not fix a dead letter (see docs/reliability.md).
+        """
+        problems = self._dead_letters.health() if self._dead_letters is not None else []
+        body: dict[str, Any] = {"status": "degraded" if problems else "ok", "database": self._store.database}
+        if problems:
+            body["problems"] = problems
+        return web.json_response(body)
+
+    async def _dead_letter_list(self, request: web.Request) -> web.Response:
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+        except Exception as exc:
+            return _error_response(exc)
+        ops = self._dead_letters
+        entries = ops.entries() if ops is not None else []
+        return web.json_response({"entries": entries, "problems": ops.health() if ops is not None else []})
+
+    async def _dead_letter_replay(self, request: web.Request) -> web.Response:
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+            writer, entry = await _replay_arguments(request)
+            if self._dead_letters is None:
+                raise PermanentError("this API has no write path to replay dead letters into")
+            return web.json_response(await self._dead_letters.replay(writer, entry))
+        except Exception as exc:
+            return _error_response(exc)
 
     async def _status(self, request: web.Request) -> web.Response:
         try:
@@ -158,6 +196,21 @@ class ApiServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+
+async def _replay_arguments(request: web.Request) -> tuple[str | None, str | None]:
+    """``{"writer": "spans", "id": "000000000001"}``, both optional (all writers, all entries)."""
+    usage = 'send a JSON object such as {"writer": "spans", "id": "000000000001"} (both optional)'
+    try:
+        body = await request.json() if request.can_read_body else {}
+    except ValueError:
+        raise PermanentError(f"the replay request is not JSON; {usage}") from None
+    if not isinstance(body, dict):
+        raise PermanentError(usage)
+    writer, entry = body.get("writer"), body.get("id")
+    if not isinstance(writer, str | None) or not isinstance(entry, str | None):
+        raise PermanentError(f"writer and id must be strings; {usage}")
+    return writer, entry
 
 
 async def _query_arguments(request: web.Request) -> tuple[str, str]:

@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("-c", "--config", help="YAML configuration file")
     status.add_argument("--format", choices=["table", "json"], default="table")
 
+    _add_deadletter_parser(commands)
     rules = commands.add_parser("rules", help="inspect sampling rules")
     rules_commands = rules.add_subparsers(dest="rules_command", required=True)
     rules_preview = rules_commands.add_parser("preview", help="how many stored runs a rule matches and samples")
@@ -108,19 +109,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpanscoreError as exc:
         print(f"spanscore: {exc}", file=sys.stderr)
         return 1
-
-
-_COMMANDS: dict[str, Callable[[ServiceConfig, argparse.Namespace], int]] = {
-    "query": lambda config, args: _query(config, args.sql, args.format),
-    "status": lambda config, args: _status(config, args.format),
-    "rules": lambda config, args: _operation(config, "rules/preview", args.rule, args.since),
-    "backfill": lambda config, args: _operation(config, "backfill", args.rule, args.since),
-    "report": lambda config, args: _report(config, args),
-    "demo": lambda config, args: _demo(config, args.traces, args.hours),
-    "migrate": lambda config, args: _migrate(config),
-    "config": lambda config, args: _config_check(config, args.config),
-}
-"""The subcommands that run against a loaded config, other than ``serve``."""
 
 
 async def _serve(config: ServiceConfig) -> int:
@@ -242,6 +230,36 @@ def _status(config: ServiceConfig, output: str) -> int:
             print(f"{key.ljust(width)}  {metrics[key]:g}")
         if not metrics.get("rules_loaded", 1):
             print("no rules loaded: spans are stored, nothing is scored (add rules: to the config)", file=sys.stderr)
+        if metrics.get("write_path_degraded"):
+            print("degraded: rows are dead-lettered or a writer is stuck; see `spanscore deadletter list` and /healthz")
+    return 0
+
+
+def _add_deadletter_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    deadletter = commands.add_parser("deadletter", help="rows storage refused: list them, or replay them")
+    actions = deadletter.add_subparsers(dest="deadletter_command", required=True)
+    listing = actions.add_parser("list", help="every dead-lettered batch with the engine's reason")
+    listing.add_argument("-c", "--config", help="YAML configuration file")
+    listing.add_argument("--format", choices=["table", "json"], default="table")
+    replay = actions.add_parser("replay", help="send dead-lettered rows through the write path again")
+    replay.add_argument("-c", "--config", help="YAML configuration file")
+    replay.add_argument("--writer", choices=["spans", "logs", "scores", "decisions"], help="only this writer's")
+    replay.add_argument("--id", dest="entry_id", help="only this entry (see `spanscore deadletter list`)")
+
+
+def _deadletter(config: ServiceConfig, args: argparse.Namespace) -> int:
+    """Through the running service's API, or on the spool directory and store directly when none runs."""
+    from spanscore import deadletter_cli
+
+    if args.deadletter_command == "list":
+        body = _call_api(config, "deadletter", None, 10)
+        listing = json.loads(body) if body is not None else deadletter_cli.list_locally(config)
+        sys.stdout.write(deadletter_cli.format_listing(listing, args.format))
+        return 0
+    payload = {"writer": args.writer, "id": args.entry_id}
+    body = _call_api(config, "deadletter/replay", payload, 600)
+    result = json.loads(body) if body is not None else asyncio.run(deadletter_cli.replay_locally(config, payload))
+    print(json.dumps(result, indent=2, sort_keys=True))
     return 0
 
 
@@ -363,3 +381,17 @@ def _judge_check(argv: list[str]) -> int:
     """``spanscore judge check``: the LLM scorers' labelled cases against a judge (see scorers.judge_check)."""
     judge_check = importlib.import_module("spanscore.scorers.judge_check")
     return int(judge_check.main(argv))
+
+
+_COMMANDS: dict[str, Callable[[ServiceConfig, argparse.Namespace], int]] = {
+    "query": lambda config, args: _query(config, args.sql, args.format),
+    "status": lambda config, args: _status(config, args.format),
+    "rules": lambda config, args: _operation(config, "rules/preview", args.rule, args.since),
+    "backfill": lambda config, args: _operation(config, "backfill", args.rule, args.since),
+    "report": _report,
+    "demo": lambda config, args: _demo(config, args.traces, args.hours),
+    "migrate": lambda config, args: _migrate(config),
+    "config": lambda config, args: _config_check(config, args.config),
+    "deadletter": _deadletter,
+}
+"""The subcommands that run against a loaded config, other than ``serve``."""

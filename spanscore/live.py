@@ -105,19 +105,38 @@ class LiveScoring:
         batch_max: int = 5000,
         flush_interval: float = 0.05,
         exporter: ScoreExporter | None = None,
+        writers: tuple[BatchWriter[ScoreRow], BatchWriter[DecisionRow]] | None = None,
     ) -> None:
+        """Build the stage; ``writers`` are the durable score and decision write paths.
+
+        The service passes spooled ones (``storage.write_paths``); without them, plain in-memory
+        writers are used (backfill, tests).
+        """
         self._exporter = exporter
         self.config = scoring or ScoringConfig()
         self._store = store
         self.engine = RuleEngine(SamplingConfig(rules=list(rules)))
         self.assembler = RunAssembler(runs)
         self.scorers = build_rule_scorers(rules)
-        self.score_writer: BatchWriter[ScoreRow] = BatchWriter(
-            "scores", store.insert_scores, batch_max=batch_max, flush_interval=flush_interval, max_pending=100_000
-        )
-        self.decision_writer: BatchWriter[DecisionRow] = BatchWriter(
-            "decisions", store.insert_decisions, batch_max=batch_max, flush_interval=flush_interval, max_pending=100_000
-        )
+        if writers is None:
+            writers = (
+                BatchWriter(
+                    "scores",
+                    store.insert_scores,
+                    batch_max=batch_max,
+                    flush_interval=flush_interval,
+                    max_pending=100_000,
+                ),
+                BatchWriter(
+                    "decisions",
+                    store.insert_decisions,
+                    batch_max=batch_max,
+                    flush_interval=flush_interval,
+                    max_pending=100_000,
+                ),
+            )
+        self.score_writer: BatchWriter[ScoreRow] = writers[0]
+        self.decision_writer: BatchWriter[DecisionRow] = writers[1]
         self.workers = ScoringWorkers(
             self._on_result,
             workers=self.config.workers,
@@ -130,7 +149,7 @@ class LiveScoring:
         self._stopping = asyncio.Event()
         self.scores_written: Counter[tuple[str, str]] = Counter()  # (rule, status)
         self.decisions_written: Counter[str] = Counter()
-        self.lost_writes = 0
+        self.write_retries = 0
         self.internal_runs_skipped = 0
         # Score rows are written in the background so workers move on; a crash before a row lands
         # leaves a sampled decision without a score, which recovery scores again.
@@ -321,25 +340,29 @@ class LiveScoring:
             self.decisions_written[row.decision] += 1
 
     async def _write(self, writer: BatchWriter[ScoreRow] | BatchWriter[DecisionRow], rows: list) -> None:  # type: ignore[type-arg]
-        """Storage hiccups are retried with backoff; a write is given up only after a minute (and counted)."""
+        """Write until durable: a score or decision is never given up.
+
+        With the service's writers a storage outage is absorbed by the spool, so this loop only turns
+        when the spool is full, storage fails without a spool, or the writer is full; then it waits
+        with backoff, and the wait is the backpressure: score writes hold worker slots, the workers'
+        queue fills, and ready runs stay in the assembler until storage takes rows again.
+        """
         delay = 0.2
-        deadline = time.monotonic() + 60
         while True:
             try:
                 await writer.consume(rows)
                 return
             except RetryableError as exc:
-                if time.monotonic() > deadline:
-                    self.lost_writes += len(rows)
-                    log.error("giving up writing %s rows=%d error=%s", writer.name, len(rows), exc)
-                    return
+                self.write_retries += 1
+                if self.write_retries % 50 == 1:
+                    log.warning("waiting to write %s rows=%d error=%s", writer.name, len(rows), exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
 
     def metrics(self) -> dict[str, float]:
         out: dict[str, float] = {
             "scoring_queue_depth": self.workers.depth,
-            "scoring_lost_writes": self.lost_writes,
+            "scoring_write_retries": self.write_retries,
             "runs_pending_traces": self.assembler.stats.pending_traces,
             "runs_evicted_traces": self.assembler.stats.evicted_traces,
             "runs_ready": self.assembler.stats.runs_ready,

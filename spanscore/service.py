@@ -15,7 +15,6 @@ import logging
 import os
 import signal
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from spanscore.api import ApiServer
@@ -30,10 +29,10 @@ from spanscore.config import ServiceConfig
 from spanscore.forward import ScoreExporter, SpanPassThrough
 from spanscore.live import LiveScoring
 from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
+from spanscore.storage import write_paths
 from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.deadletter_ops import DeadLetterOps
 from spanscore.storage.guard import QueryLimits
-from spanscore.storage.rows import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC
-from spanscore.storage.spool import Spool
 from spanscore.storage.writer import BatchWriter
 
 log = logging.getLogger(__name__)
@@ -65,34 +64,9 @@ def store_for(config: ServiceConfig) -> ClickHouseStore:
 class Service:
     def __init__(self, config: ServiceConfig) -> None:
         self.config = config
-        storage = config.storage
         self.store = store_for(config)
-        spooling = storage.spool_max_bytes > 0 and bool(storage.spool_dir)
-        self.span_writer: BatchWriter[SpanRecord] = BatchWriter(
-            "spans",
-            self.store.insert_spans,
-            batch_max=storage.batch_max_spans,
-            flush_interval=storage.flush_interval_s,
-            max_pending=storage.max_pending_spans,
-            spool=Spool(Path(storage.spool_dir) / "spans", storage.spool_max_bytes, SPAN_SPOOL_CODEC)
-            if spooling
-            else None,
-            acknowledge=storage.acknowledge,
-            insert_interval=storage.insert_interval_s,
-            insert_encoded=self.store.insert_span_json,
-        )
-        self.log_writer: BatchWriter[LogRecord] = BatchWriter(
-            "logs",
-            self.store.insert_logs,
-            batch_max=storage.batch_max_spans,
-            flush_interval=storage.flush_interval_s,
-            max_pending=storage.max_pending_spans,
-            spool=Spool(Path(storage.spool_dir) / "logs", storage.spool_max_bytes, LOG_SPOOL_CODEC)
-            if spooling
-            else None,
-            acknowledge=storage.acknowledge,
-            insert_interval=storage.insert_interval_s,
-        )
+        self.span_writer: BatchWriter[SpanRecord] = write_paths.span_writer(self.store, config.storage)
+        self.log_writer: BatchWriter[LogRecord] = write_paths.log_writer(self.store, config.storage)
         self.live = self._live_scoring(config)
         self.passthrough = (
             SpanPassThrough(config.forward) if config.forward is not None and config.forward.spans else None
@@ -101,7 +75,12 @@ class Service:
         tokens = TokenCheck(config.collector.auth_tokens)
         self.grpc = GrpcReceiver(config.collector.grpc, self.ingest, tokens) if config.collector.grpc.enabled else None
         self.http = HttpReceiver(config.collector.http, self.ingest, tokens) if config.collector.http.enabled else None
-        self.api = ApiServer(config.api, self.store, self.metrics, self) if config.api.enabled else None
+        self.dead_letters = DeadLetterOps(self.writers)
+        self.api = (
+            ApiServer(config.api, self.store, self.metrics, self, dead_letters=self.dead_letters)
+            if config.api.enabled
+            else None
+        )
         self._stopped = asyncio.Event()
 
     def _live_scoring(self, config: ServiceConfig) -> LiveScoring | None:
@@ -127,6 +106,10 @@ class Service:
             scoring=config.scoring,
             flush_interval=config.storage.flush_interval_s,
             exporter=exporter,
+            writers=(
+                write_paths.score_writer(self.store, config.storage),
+                write_paths.decision_writer(self.store, config.storage),
+            ),
         )
         self.span_writer.on_stored = live.on_spans_stored
         self.log_writer.on_stored = live.on_logs_stored
@@ -160,10 +143,29 @@ class Service:
                 "attribute_values_truncated": self.ingest.limit_counters.truncated_values,
                 "attributes_dropped": self.ingest.limit_counters.dropped_attributes,
                 "requests_refused_too_many_spans": self.ingest.limit_counters.refused_requests,
+                **self._write_path_metrics(),
                 "rules_loaded": len(self.config.rules),
             }
             | {f'rule_scorers{{rule="{rule.name}"}}': len(rule.scorers) for rule in self.config.rules}
         )
+
+    def writers(self) -> list[BatchWriter[Any]]:
+        """Every durable write path: spans, logs, and (with rules) scores and decisions."""
+        found: list[BatchWriter[Any]] = [self.span_writer, self.log_writer]
+        if self.live is not None:
+            found += [self.live.score_writer, self.live.decision_writer]
+        return found
+
+    def _write_path_metrics(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for writer in self.writers():
+            dead = writer.salvager.dead_letters
+            out[f"{writer.name}_dead_lettered"] = writer.salvager.dead_lettered
+            out[f"{writer.name}_dead_letters_waiting"] = dead.records if dead is not None else 0
+            out[f"{writer.name}_salvaged_batches"] = writer.salvager.salvaged_batches
+            out[f"{writer.name}_spooled"] = writer.stats.spooled
+        out["write_path_degraded"] = 1 if self.dead_letters.health() else 0
+        return out
 
     async def start(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.store.open)

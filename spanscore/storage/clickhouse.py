@@ -19,11 +19,12 @@ from typing import Any
 from urllib.parse import urlparse
 
 import clickhouse_connect
-from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError, OperationalError
+from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError, DataError, OperationalError
 
 from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.errors import PermanentError, RetryableError
 from spanscore.storage.guard import QueryLimits, explain_engine_error, guard_query, with_limits
+from spanscore.storage.insert_errors import classify_engine_error, encoding_error
 from spanscore.storage.migrations import migrate
 from spanscore.storage.query_check import FunctionCatalog, engine_checked_statement, load_catalog
 from spanscore.storage.readers import ReaderPool, kill_marked, new_mark, refuse_writable_query_user
@@ -160,7 +161,11 @@ class ClickHouseStore:
         both decoders refuse unpaired surrogates before a record exists.
         """
         if spans:
-            self.insert_span_json_sync(records_to_json(spans))
+            try:
+                body = records_to_json(spans)
+            except TypeError as exc:  # a value JSON cannot hold, e.g. an integer past 64 bits
+                raise encoding_error("otel_traces_intake", exc) from exc
+            self.insert_span_json_sync(body)
 
     def insert_span_json_sync(self, body: bytes) -> None:
         """Insert spans already encoded by ``records_to_json`` (the spool's bytes, reused as they are)."""
@@ -186,13 +191,21 @@ class ClickHouseStore:
 
     @staticmethod
     def _guarded(table: str, insert: Callable[[], object]) -> None:
-        """Run one insert; every engine or transport failure becomes retryable (the spool keeps the rows)."""
+        """Run one insert; a transport failure is retryable, an engine failure as its code says.
+
+        ``InsertDataError`` (see ``insert_errors``) means this block will never be taken: the
+        write path splits it instead of retrying it forever.
+        """
         try:
             insert()
         except OperationalError as exc:
             raise RetryableError(f"storage unavailable: {exc}", retry_after=2.0) from exc
+        except DataError as exc:  # the driver could not serialise a value for its column
+            raise encoding_error(table, exc) from exc
         except ClickHouseError as exc:
-            raise RetryableError(f"storage rejected the insert into {table}: {exc}", retry_after=2.0) from exc
+            raise classify_engine_error(table, exc) from exc
+        except (TypeError, ValueError, OverflowError) as exc:  # the driver could not encode a row
+            raise encoding_error(table, exc) from exc
 
     def insert_scores_sync(self, rows: Sequence[ScoreRow]) -> None:
         self._insert("scores", SCORE_COLUMNS, to_columns(rows))

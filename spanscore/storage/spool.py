@@ -97,7 +97,7 @@ class Spool(Generic[T]):
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(temporary, target)
-            _fsync_directory(self.directory)
+            fsync_directory(self.directory)
             self._bytes += len(data)
             self._count += 1
         return target, data
@@ -115,12 +115,12 @@ class Spool(Generic[T]):
         with self._lock:
             size = path.stat().st_size
             path.unlink()
-            _fsync_directory(self.directory)
+            fsync_directory(self.directory)
             self._bytes -= size
             self._count -= 1
 
 
-def _fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
     descriptor = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(descriptor)

@@ -1,17 +1,12 @@
-"""Group-commit batch writer: many concurrent exports, few large inserts.
+"""The durable write path: group commit -> write-ahead spool -> inserter, for spans, logs, scores and decisions.
 
-Each ``consume`` call appends its records to a bounded pending list and waits
-until the batch holding them is in storage, so an OTLP acknowledgement always
-means "stored". One background task flushes when ``batch_max`` records are
-waiting or the oldest has waited ``flush_interval``; concurrent exporters share
-each insert, which is what makes small exports cheap. Past ``max_pending`` the
-writer refuses new work with ``RetryableError`` (backpressure) instead of
-growing. A failed insert fails every waiter of that batch with a retryable
-error, so exporters resend and nothing acknowledged is lost. With a spool,
-a failed batch is written to local disk instead and acknowledged from there;
-while the spool holds batches, new batches queue behind them so storage
-receives everything in arrival order, and a replay task drains the spool as
-soon as storage takes inserts again (also after a restart).
+``consume`` hands records to a ``GroupCommit`` (many concurrent exports, few large
+writes, bounded with backpressure), whose sink here makes each batch durable: in
+storage, so an OTLP acknowledgement means "stored", or, when an insert fails and a
+spool exists, fsynced on local disk and acknowledged from there. While the spool
+holds batches, new batches queue behind them so storage receives everything in
+arrival order, and a replay task drains the spool as soon as storage takes inserts
+again (also after a restart).
 
 With ``acknowledge="spooled"`` the spool is the write-ahead log: every batch is
 fsynced there and acknowledged at once, and the replay task inserts behind it,
@@ -23,6 +18,12 @@ exporters. Batches written by this process stay in memory (bounded by
 or an overflow. Inserts are spaced ``insert_interval`` apart so their fixed
 engine cost is paid for many batches at once, and when the spool codec can join
 encoded batches, an insert sends the bytes already written to the log.
+
+A batch the engine refuses for what it holds (``InsertDataError``) is never retried
+as it is: the ``Salvager`` splits it by partition and then bisects, stores every row it
+can and dead-letters the rest with the engine's reason, and the batches behind it flow
+on. Only retryable failures are retried; a writer that has been failing for longer
+than ``stuck_after_s`` says so in ``problems()``, which ``/healthz`` reports.
 """
 
 from __future__ import annotations
@@ -31,11 +32,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from spanscore.errors import RetryableError
+from spanscore.storage.group_commit import GroupCommit, WriterStats, wait_while
+from spanscore.storage.insert_errors import InsertDataError
+from spanscore.storage.logged_batches import LoggedBatches
+from spanscore.storage.salvage import Salvage, Salvager
 from spanscore.storage.spool import Spool
 
 log = logging.getLogger(__name__)
@@ -45,26 +48,6 @@ T = TypeVar("T")
 InsertFn = Callable[[Sequence[T]], Awaitable[None]]
 EncodedInsertFn = Callable[[bytes], Awaitable[None]]
 StoredHook = Callable[[Sequence[T]], None]
-
-
-@dataclass(slots=True)
-class _Pending(Generic[T]):
-    records: Sequence[T]
-    done: asyncio.Future[None]
-
-
-@dataclass(slots=True)
-class WriterStats:
-    accepted: int = 0
-    stored: int = 0
-    refused: int = 0
-    spooled: int = 0
-    replayed: int = 0
-    failed_inserts: int = 0
-    inserts: int = 0
-    last_error: str = ""
-    insert_seconds: float = 0.0
-    batch_sizes: list[int] = field(default_factory=list)
 
 
 class BatchWriter(Generic[T]):
@@ -85,27 +68,20 @@ class BatchWriter(Generic[T]):
         insert_interval: float = 0.0,
         insert_encoded: EncodedInsertFn | None = None,
         cache_max_bytes: int = 256 << 20,
+        salvager: Salvager[T] | None = None,
+        stuck_after_s: float = 30.0,
     ) -> None:
         if acknowledge not in ("stored", "spooled"):
             raise ValueError(f"acknowledge must be 'stored' or 'spooled', got {acknowledge!r}")
         if acknowledge == "spooled" and spool is None:
             raise ValueError("acknowledge='spooled' needs a spool")
         self._ack_spooled = acknowledge == "spooled"
-        self._cached: dict[Path, Sequence[T]] = {}  # batches logged by this process, not inserted yet
-        # With ``insert_encoded`` (it takes the spool codec's bytes, joined by the codec), the spool
-        # file's bytes of each cached batch: the insert reuses them instead of encoding again. Only
-        # batches logged for a spooled acknowledgement are cached, so only that mode uses it.
-        self._cached_bytes: dict[Path, bytes] = {}
-        # Logged batches stay in memory up to max_pending records and, for those kept as bytes too, up
-        # to this many bytes: 200,000 LLM-sized spans would otherwise hold about 2 GB twice over. A
-        # batch past the bound is read back from the log when its turn comes.
-        self._cache_max_bytes = cache_max_bytes
-        self._cached_size = 0
+        # Only batches logged for a spooled acknowledgement are kept, so only that mode uses it.
+        self._logged: LoggedBatches[T] = LoggedBatches(max_pending, cache_max_bytes)
         self._join_encoded = spool.codec.join if spool is not None else None
         usable = self._join_encoded is not None and self._ack_spooled
         self._insert_encoded = insert_encoded if usable else None
         self._retry: list[Path] = []  # the batch files of a failed replay insert, retried exactly as they were
-        self._cached_count = 0
         self._spool = spool
         self._replay_backoff = replay_backoff_s
         self._insert_interval = insert_interval
@@ -115,110 +91,42 @@ class BatchWriter(Generic[T]):
         self.name = name
         self._insert = insert
         self._batch_max = batch_max
-        self._flush_interval = flush_interval
-        self._max_pending = max_pending
         self.on_stored = on_stored
-        self._queue: list[_Pending[T]] = []
-        self._pending_count = 0
-        self._oldest: float = 0.0
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
         self._closing = False
         self.stats = WriterStats()
+        self._batcher: GroupCommit[T] = GroupCommit(
+            name,
+            self._write,
+            batch_max=batch_max,
+            flush_interval=flush_interval,
+            max_pending=max_pending,
+            stats=self.stats,
+        )
+        self.salvager: Salvager[T] = salvager or Salvager(name)
+        self._salvaging: Salvage[T] | None = None  # the refused batch at the head of the spool, part-stored
+        self._stuck_after = stuck_after_s
+        self._failing_since: float | None = None  # monotonic time of the first failure since the last success
 
     @property
     def pending(self) -> int:
-        return self._pending_count
+        return self._batcher.pending
 
     async def start(self) -> None:
-        if self._task is None:
+        if self._replay_task is None:
             self._closing = False
-            self._task = asyncio.create_task(self._run(), name=f"writer-{self.name}")
+            await self._batcher.start()
             if self._spool is not None:
                 self._replay_task = asyncio.create_task(self._replay(), name=f"replay-{self.name}")
 
     async def consume(self, records: Sequence[T], /) -> None:
-        """Return once ``records`` are stored; raise RetryableError when full or storage fails."""
-        if not records:
-            return
-        if self._closing or self._task is None:
-            raise RetryableError(f"{self.name} writer is shutting down", retry_after=5.0)
-        if self._pending_count + len(records) > self._max_pending and self._pending_count > 0:
-            self.stats.refused += len(records)
-            raise RetryableError(f"{self.name} writer is full ({self._pending_count} waiting)", retry_after=1.0)
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        if not self._queue:
-            self._oldest = time.monotonic()
-        self._queue.append(_Pending(records, done))
-        self._pending_count += len(records)
-        self.stats.accepted += len(records)
-        self._wake.set()
-        # The writer owns the future: a cancelled exporter must not cancel the shared insert.
-        await asyncio.shield(done)
-
-    async def _run(self) -> None:
-        while True:
-            await self._wake.wait()
-            if not self._queue:
-                self._wake.clear()
-                if self._closing:
-                    return
-                continue
-            if self._pending_count < self._batch_max and not self._closing:
-                delay = self._flush_interval - (time.monotonic() - self._oldest)
-                if delay > 0:
-                    await self._sleep_or_full(delay)
-            await self._flush_once()
-
-    async def _sleep_or_full(self, delay: float) -> None:
-        await _wait_while(
-            self._wake, time.monotonic() + delay, lambda: self._pending_count < self._batch_max and not self._closing
-        )
-
-    def _take_batch(self) -> list[_Pending[T]]:
-        batch: list[_Pending[T]] = []
-        size = 0
-        while self._queue and (not batch or size + len(self._queue[0].records) <= self._batch_max):
-            item = self._queue.pop(0)
-            batch.append(item)
-            size += len(item.records)
-        self._oldest = time.monotonic()
-        return batch
-
-    async def _flush_once(self) -> None:
-        batch = self._take_batch()
-        records: list[T] = [r for item in batch for r in item.records]
-        try:
-            await self._write(records)
-        except Exception as exc:  # every failure becomes "retry later" for the waiters
-            error = exc if isinstance(exc, RetryableError) else RetryableError(f"storage write failed: {exc}")
-            for item in batch:
-                if not item.done.done():
-                    item.done.set_exception(error)
-                    item.done.exception()  # mark retrieved: a waiter may have gone away
-        else:
-            for item in batch:
-                if not item.done.done():
-                    item.done.set_result(None)
-        finally:
-            self._pending_count -= len(records)
-            if not self._queue:
-                self._wake.clear()
-            if self._closing:
-                self._wake.set()
+        """Return once ``records`` are durable; raise RetryableError when full or storage fails without a spool."""
+        await self._batcher.consume(records)
 
     async def _write(self, records: list[T]) -> None:
         """Make ``records`` durable: in storage, or (when storage fails and a spool exists) on disk."""
         if self._ack_spooled:
             path, written = await self._to_spool(records, count=False)
-            data = written if self._insert_encoded is not None else None  # kept only if an insert sends them
-            fits = self._cached_count + len(records) <= self._max_pending
-            if fits and (data is None or self._cached_size + len(data) <= self._cache_max_bytes):
-                self._cached[path] = records
-                self._cached_count += len(records)
-                if data is not None:
-                    self._cached_bytes[path] = data
-                    self._cached_size += len(data)
+            self._logged.keep(path, records, written if self._insert_encoded is not None else None)
             return
         if self._spool is not None and self._spool.batches:
             await self._to_spool(records)  # storage is behind its spool: keep arrival order
@@ -226,21 +134,62 @@ class BatchWriter(Generic[T]):
         started = time.perf_counter()
         try:
             await self._insert(records)
+        except InsertDataError as exc:
+            await self._salvage_now(records, exc)
+            return
         except Exception as exc:
             self._note_failure(exc, len(records))
             if self._spool is None:
                 raise
             await self._to_spool(records)
             return
+        self._succeeded()
         self.stats.inserts += 1
         self.stats.stored += len(records)
         self.stats.insert_seconds += time.perf_counter() - started
         self._stored(records)
 
+    async def _salvage_now(self, records: list[T], error: InsertDataError) -> None:
+        """Store a refused batch piece by piece; if storage goes away meanwhile, spool what is left."""
+        salvage = self.salvager.begin(records, self._insert, error)
+        try:
+            await salvage.run()
+        except Exception as exc:
+            self._note_failure(exc, len(salvage.remaining))
+            if self._spool is None:
+                raise
+            await self._to_spool(salvage.remaining)
+        else:
+            self._succeeded()
+        finally:
+            self.stats.inserts += salvage.inserts
+            self.stats.stored += len(salvage.stored)
+            self._stored(salvage.stored)
+
     def _note_failure(self, exc: BaseException, count: int) -> None:
+        if self._failing_since is None:
+            self._failing_since = time.monotonic()
         self.stats.failed_inserts += 1
         self.stats.last_error = str(exc)
         log.warning("insert failed writer=%s records=%d error=%s", self.name, count, exc)
+
+    def _succeeded(self) -> None:
+        self._failing_since = None
+
+    def problems(self) -> list[str]:
+        """What keeps this writer from being healthy: retrying for too long, or rows dead-lettered."""
+        found = []
+        held = self._spool is not None and self._spool.batches > 0  # without a spool, failures went back to clients
+        if held and self._failing_since is not None and time.monotonic() - self._failing_since > self._stuck_after:
+            waited = time.monotonic() - self._failing_since
+            found.append(f"{self.name} writer has been retrying for {waited:.0f}s: {self.stats.last_error}")
+        dead = self.salvager.dead_letters
+        if dead is not None and dead.batches:
+            found.append(
+                f"{self.name}: {dead.records} rows dead-lettered in {dead.batches} batches "
+                f"(see `spanscore deadletter list`)"
+            )
+        return found
 
     async def _to_spool(self, records: list[T], *, count: bool = True) -> tuple[Path, bytes]:
         """Log one batch; returns its file and the bytes written."""
@@ -251,7 +200,7 @@ class BatchWriter(Generic[T]):
         self._spooled_event.set()
         return path, data
 
-    def _stored(self, records: list[T]) -> None:
+    def _stored(self, records: Sequence[T]) -> None:
         if self.on_stored is not None:
             try:
                 self.on_stored(records)
@@ -293,10 +242,10 @@ class BatchWriter(Generic[T]):
         """
         if not self._ack_spooled or self._retry:
             return
-        await _wait_while(
+        await wait_while(
             self._spooled_event,
             self._last_insert + self._insert_interval,
-            lambda: not self._closing and self._cached_count < self._batch_max,
+            lambda: not self._closing and self._logged.count < self._batch_max,
         )
 
     async def _next_replay(self, spool: Spool[T]) -> tuple[list[Path], list[T], int]:
@@ -308,14 +257,14 @@ class BatchWriter(Generic[T]):
         if self._retry:
             taken = list(self._retry)
             for path in taken:
-                batch = self._cached.get(path)
+                batch = self._logged.records(path)
                 if batch is None:
                     batch = await loop.run_in_executor(None, spool.read, path)
                     from_disk += len(batch)
                 records.extend(batch)
             return taken, records, from_disk
         for path in await loop.run_in_executor(None, spool.waiting, 256):
-            batch = self._cached.get(path)
+            batch = self._logged.records(path)
             if batch is None:  # read back from disk: it goes alone
                 if not taken:
                     records = await loop.run_in_executor(None, spool.read, path)
@@ -341,56 +290,55 @@ class BatchWriter(Generic[T]):
             return True
         started = time.perf_counter()
         self._last_insert = time.monotonic()
-        encoded = [self._cached_bytes.get(path) for path in taken]
         try:
-            if self._insert_encoded is not None and self._join_encoded is not None and None not in encoded:
-                await self._insert_encoded(self._join_encoded([data for data in encoded if data is not None]))
-            else:
-                await self._insert(records)
+            stored = await self._insert_taken(taken, records)
         except Exception as exc:
             self._note_failure(exc, len(records))
             self._retry = taken
             return False
+        self._succeeded()
         self._retry = []
         await loop.run_in_executor(None, _remove_all, spool, taken)
         for path in taken:
-            cached = self._cached.pop(path, None)
-            self._cached_size -= len(self._cached_bytes.pop(path, b""))
-            if cached is not None:
-                self._cached_count -= len(cached)
+            self._logged.forget(path)
         self.stats.inserts += 1
         self.stats.insert_seconds += time.perf_counter() - started
         self.stats.replayed += from_disk
-        self.stats.stored += len(records)
-        self._stored(records)
+        self.stats.stored += len(stored)
+        self._stored(stored)
         if from_disk:
             log.info("replayed spooled batches writer=%s records=%d left=%d", self.name, from_disk, spool.batches)
         return True
 
+    async def _insert_taken(self, taken: list[Path], records: list[T]) -> Sequence[T]:
+        """Insert the batches ``taken`` from the spool; returns the records now stored.
+
+        A refused set is salvaged, and a salvage interrupted by an outage resumes on the retry
+        of the same set instead of starting over.
+        """
+        if self._salvaging is None:
+            encoded = [self._logged.encoded(path) for path in taken]
+            try:
+                if self._insert_encoded is not None and self._join_encoded is not None and None not in encoded:
+                    await self._insert_encoded(self._join_encoded([data for data in encoded if data is not None]))
+                else:
+                    await self._insert(records)
+                return records
+            except InsertDataError as exc:
+                self._salvaging = self.salvager.begin(records, self._insert, exc)
+        salvage = self._salvaging
+        await salvage.run()
+        self._salvaging = None
+        return salvage.stored
+
     async def shutdown(self) -> None:
         """Flush everything already accepted, then stop; safe to call twice or before start."""
         self._closing = True
-        self._wake.set()
-        if self._task is not None:
-            await self._task
-            self._task = None
+        await self._batcher.shutdown()
         if self._replay_task is not None:
             self._spooled_event.set()
             await self._replay_task
             self._replay_task = None
-
-
-async def _wait_while(event: asyncio.Event, deadline: float, waiting: Callable[[], bool]) -> None:
-    """Wait until ``deadline`` (monotonic) while ``waiting()`` holds, checking it again whenever ``event`` fires."""
-    while waiting():
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return
-        event.clear()
-        try:
-            await asyncio.wait_for(event.wait(), remaining)
-        except TimeoutError:
-            return
 
 
 def _remove_all(spool: Spool[T], paths: list[Path]) -> None:

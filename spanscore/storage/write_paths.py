@@ -1,0 +1,139 @@
+"""The four durable write paths (spans, logs, scores, decisions), built the same way from the storage config.
+
+Each is a ``BatchWriter`` (group commit) in front of its own write-ahead spool and
+dead letters under ``storage.spool_dir``, with the partition key its table is split
+by when the engine refuses a batch. Scores and decisions go through the same spool as
+spans, so a storage outage of any length loses none of them: past the spool's size
+the writer answers with backpressure and scoring waits.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+import orjson
+
+from spanscore.collector.model import LogRecord, SpanRecord
+from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.deadletter import DeadLetters
+from spanscore.storage.rows import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC
+from spanscore.storage.salvage import DAY_NS, InsertFn, PartitionKey, Salvager
+from spanscore.storage.scores import DecisionRow, ScoreRow
+from spanscore.storage.spool import Spool, SpoolCodec
+from spanscore.storage.writer import BatchWriter, EncodedInsertFn
+
+if TYPE_CHECKING:
+    from spanscore.config import StorageConfig
+
+T = TypeVar("T")
+
+WRITERS = ("spans", "logs", "scores", "decisions")
+SCORE_ROWS_PENDING = 100_000
+"""Score or decision rows waiting for a flush beyond which scoring is told to wait."""
+
+
+def _scores_from_json(data: bytes) -> list[ScoreRow]:
+    return [ScoreRow(**item) for item in orjson.loads(data)]
+
+
+def _decisions_from_json(data: bytes) -> list[DecisionRow]:
+    return [DecisionRow(**item) for item in orjson.loads(data)]
+
+
+def _rows_to_json(rows: object) -> bytes:
+    return orjson.dumps(rows if isinstance(rows, list) else list(rows))  # type: ignore[call-overload]
+
+
+SCORE_SPOOL_CODEC: SpoolCodec[ScoreRow] = SpoolCodec(_rows_to_json, _scores_from_json)
+DECISION_SPOOL_CODEC: SpoolCodec[DecisionRow] = SpoolCodec(_rows_to_json, _decisions_from_json)
+
+
+def _span_day(span: SpanRecord) -> int:
+    return span.start_time_ns // DAY_NS
+
+
+def _log_day(record: LogRecord) -> int:
+    return record.time_ns // DAY_NS
+
+
+def _run_day(row: ScoreRow | DecisionRow) -> int:
+    return row.run_timestamp_ns // DAY_NS
+
+
+def dead_letter_dir(spool_dir: str | Path, writer: str) -> Path:
+    return Path(spool_dir) / "deadletter" / writer
+
+
+def open_dead_letters(spool_dir: str | Path) -> dict[str, DeadLetters[object]]:
+    """Every writer's dead letters, for the CLI when no service runs (codecs decode them as written)."""
+    codecs: dict[str, SpoolCodec[object]] = {
+        "spans": SPAN_SPOOL_CODEC,  # type: ignore[dict-item]
+        "logs": LOG_SPOOL_CODEC,  # type: ignore[dict-item]
+        "scores": SCORE_SPOOL_CODEC,  # type: ignore[dict-item]
+        "decisions": DECISION_SPOOL_CODEC,  # type: ignore[dict-item]
+    }
+    return {name: DeadLetters(dead_letter_dir(spool_dir, name), name, codecs[name]) for name in WRITERS}
+
+
+def _writer(
+    name: str,
+    insert: InsertFn[T],
+    storage: StorageConfig,
+    codec: SpoolCodec[T],
+    partition_key: PartitionKey[T],
+    *,
+    max_pending: int,
+    acknowledge: str = "stored",
+    insert_encoded: EncodedInsertFn | None = None,
+) -> BatchWriter[T]:
+    spooling = storage.spool_max_bytes > 0 and bool(storage.spool_dir)
+    dead = DeadLetters(dead_letter_dir(storage.spool_dir, name), name, codec) if storage.spool_dir else None
+    return BatchWriter(
+        name,
+        insert,
+        batch_max=storage.batch_max_spans,
+        flush_interval=storage.flush_interval_s,
+        max_pending=max_pending,
+        spool=Spool(Path(storage.spool_dir) / name, storage.spool_max_bytes, codec) if spooling else None,
+        acknowledge=acknowledge,
+        insert_interval=storage.insert_interval_s,
+        salvager=Salvager(name, dead, partition_key),
+        insert_encoded=insert_encoded,
+    )
+
+
+def span_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[SpanRecord]:
+    return _writer(
+        "spans",
+        store.insert_spans,
+        storage,
+        SPAN_SPOOL_CODEC,
+        _span_day,
+        max_pending=storage.max_pending_spans,
+        acknowledge=storage.acknowledge,
+        insert_encoded=store.insert_span_json,
+    )
+
+
+def log_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[LogRecord]:
+    return _writer(
+        "logs",
+        store.insert_logs,
+        storage,
+        LOG_SPOOL_CODEC,
+        _log_day,
+        max_pending=storage.max_pending_spans,
+        acknowledge=storage.acknowledge,
+    )
+
+
+def score_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[ScoreRow]:
+    """Scores are acknowledged once stored or spooled: a worker's result is never held for an outage."""
+    return _writer("scores", store.insert_scores, storage, SCORE_SPOOL_CODEC, _run_day, max_pending=SCORE_ROWS_PENDING)
+
+
+def decision_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[DecisionRow]:
+    return _writer(
+        "decisions", store.insert_decisions, storage, DECISION_SPOOL_CODEC, _run_day, max_pending=SCORE_ROWS_PENDING
+    )
