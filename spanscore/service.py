@@ -28,6 +28,7 @@ from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.config import ServiceConfig
 from spanscore.forward import ScoreExporter, SpanPassThrough
 from spanscore.live import LiveScoring
+from spanscore.metric_keys import metric_key
 from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
 from spanscore.storage import write_paths
 from spanscore.storage.clickhouse import ClickHouseStore
@@ -146,7 +147,7 @@ class Service:
                 **self._write_path_metrics(),
                 "rules_loaded": len(self.config.rules),
             }
-            | {f'rule_scorers{{rule="{rule.name}"}}': len(rule.scorers) for rule in self.config.rules}
+            | {metric_key("rule_scorers", rule=rule.name): len(rule.scorers) for rule in self.config.rules}
         )
 
     def writers(self) -> list[BatchWriter[Any]]:
