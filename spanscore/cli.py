@@ -373,10 +373,6 @@ def _cell(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
-
-
 def _judge_check(argv: list[str]) -> int:
     """``spanscore judge check``: the LLM scorers' labelled cases against a judge (see scorers.judge_check)."""
     judge_check = importlib.import_module("spanscore.scorers.judge_check")
@@ -395,3 +391,7 @@ _COMMANDS: dict[str, Callable[[ServiceConfig, argparse.Namespace], int]] = {
     "deadletter": _deadletter,
 }
 """The subcommands that run against a loaded config, other than ``serve``."""
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
