@@ -185,6 +185,12 @@ class JudgeClient:
         ``check`` lists how a schema-valid answer fails the question (see ``judge_checks``); an answer with
         problems is re-asked like an invalid one, quoting them, and never returned.
         """
+        if not config.model:
+            raise JudgeAnswerError(
+                "no judge model is configured: name one under judge: (e.g. model: openai/gpt-4o-mini with "
+                "api_key_env), or in the scorer's judge/model option; spanscore never picks a provider itself",
+                spend=JudgeSpend(model=""),
+            )
         started = time.perf_counter()
         state = self.state_of(config)
         spend = JudgeSpend(model=config.model)

@@ -24,7 +24,9 @@ class JudgeConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str = Field(
-        "openai/gpt-4o-mini", min_length=1, description="Any litellm model string, provider prefix included."
+        "",
+        description="Any litellm model string, provider prefix included. No default: spanscore sends no text to "
+        "a model nobody named, so a judge call without one fails with an error saying so.",
     )
     api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server or proxy.")
     api_key_env: str | None = Field(None, description="Name of the environment variable holding the API key.")

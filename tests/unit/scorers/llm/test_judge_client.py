@@ -259,3 +259,12 @@ async def test_failed_judge_calls_are_traced_with_error_status(judge_server, jud
 
 async def _no_sleep(_: float) -> None:
     return None
+
+
+async def test_a_judge_without_a_model_sends_nothing_and_says_how_to_name_one(judge_server, judge_client):
+    """No implicit provider: the library default names no model, so nothing can reach a provider unasked."""
+    config = JudgeConfig(api_base=judge_server.base_url, timeout_s=5.0)
+    assert config.model == ""
+    with pytest.raises(JudgeAnswerError, match="no judge model is configured"):
+        await judge_client.ask(config, instructions="Judge the claim.", prompt="The sky is blue.", schema=Verdict)
+    assert judge_server.requests == []
