@@ -70,12 +70,20 @@ def _seed(data_dir: Path, seeded: int, size: int, start_ns: int, span_ns: int) -
     return time.perf_counter() - started
 
 
-def _store_figures(service: ServiceProcess) -> dict[str, int]:
-    rows = service.query(
-        "SELECT sum(rows) AS rows, sum(bytes_on_disk) AS bytes, count() AS parts FROM system.parts"
-        f" WHERE database = '{DATABASE}' AND table = 'otel_traces' AND active"
-    )
-    return {key: int(str(rows[0][key])) for key in ("rows", "bytes", "parts")}
+def _store_figures(data_dir: Path) -> dict[str, int]:
+    """Rows, bytes and parts of ``otel_traces``, read from the closed store: the query API answers only
+    about spanscore's own tables, and ``system.parts`` is not one of them."""
+    store = ClickHouseStore(f"chdb://{data_dir.as_posix()}", DATABASE)
+    store.open()
+    try:
+        [(rows, size, parts)] = store.internal_query(
+            "SELECT sum(rows), sum(bytes_on_disk), count() FROM system.parts"
+            " WHERE database = {database:String} AND table = 'otel_traces' AND active",
+            {"database": DATABASE},
+        )
+    finally:
+        store.close()
+    return {"rows": int(rows), "bytes": int(size), "parts": int(parts)}
 
 
 def _lookup(service: ServiceProcess, traces: int) -> tuple[float, bool]:
@@ -129,9 +137,9 @@ def ingest_growth(sizes: list[int], seconds: float, runs: int) -> dict[str, Any]
                     "runs": timed,
                     "service_start_s": service.start_seconds,
                     "peak_rss_bytes": service.peak_rss_bytes(),
-                    "store": _store_figures(service),
                 }
                 step["lookup_ms"], step["lookup_found"] = _lookup(service, size // TRACE_SIZE)
+            step["store"] = _store_figures(data_dir)
             rates = [run["spans_per_s"] for run in timed]
             print(
                 f"  {size:,}: {statistics.median(rates):,.0f} spans/s, peak RSS "
