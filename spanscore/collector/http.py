@@ -72,8 +72,7 @@ async def read_body(request: web.Request, limit: int) -> bytes:
     if inflater.unused_data:
         # A second gzip member or trailing garbage: refuse it rather than store half of what was sent.
         raise PermanentError(
-            f"request body has {len(inflater.unused_data)} bytes after the end of its gzip stream;"
-            " send one gzip member"
+            f"request body has {len(inflater.unused_data)} bytes after the end of its gzip stream; send one gzip member"
         )
     return data
 
