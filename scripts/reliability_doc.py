@@ -113,6 +113,21 @@ GUARANTEES = (
         "serve TLS when configured.",
         ("Tokens are static (config or environment); there is no rotation without a restart.",),
     ),
+    Guarantee(
+        "no-request-stalls-others",
+        "No request holds the others",
+        "Export bodies over 64 KiB are parsed, turned into rows and limited in a decode thread, not on the event "
+        "loop, so while a large export is decoded the other listeners (small exports, the API) keep answering; "
+        "every string of spans and logs is bounded (`collector.limits`), so one request cannot multiply its size "
+        "in storage.",
+        (
+            "The decode thread shares the GIL with the event loop: protobuf's and orjson's parse of a large body is "
+            "one call that does not release it (tens of milliseconds for tens of MB), and the loop gets about half "
+            "of one core while a large body is decoded. `bench/decode_stall.py` measures the latency.",
+            "An OK waits for the insert that holds the request's spans, so a small export sent during a large one "
+            "still waits for the large one's rows to be stored (group commit), not for its decoding.",
+        ),
+    ),
 )
 
 # Tests written before the `reliability` marker existed: file -> ((test function, guarantee), ...).
@@ -157,8 +172,11 @@ LIMIT_KEYS = (
     ("collector.grpc.max_message_bytes", "largest gRPC request; larger -> RESOURCE_EXHAUSTED"),
     ("collector.http.max_body_bytes", "largest HTTP body, before and after gzip; larger -> 413"),
     ("collector.limits.max_spans_per_request", "more spans in one request refuses it whole"),
-    ("collector.limits.max_attribute_value_chars", "longer values are truncated with a marker (counted)"),
-    ("collector.limits.max_attributes_per_span", "further attributes are dropped (counted)"),
+    ("collector.limits.max_attribute_value_chars", "longer values, log bodies, status messages truncated (counted)"),
+    ("collector.limits.max_attributes_per_span", "further attributes in one set are dropped (counted)"),
+    ("collector.limits.max_log_records_per_request", "more log records in one request refuses it whole"),
+    ("collector.limits.max_resource_attribute_value_chars", "resource and scope values truncated (counted)"),
+    ("collector.limits.max_name_chars", "names, keys, versions, severities, trace states truncated (counted)"),
     ("collector.runs.max_pending_traces", "traces held for run assembly; the oldest is evicted (counted)"),
     ("collector.runs.max_pending_spans", "spans held for run assembly; the oldest trace is evicted (counted)"),
     ("storage.max_pending_spans", "spans waiting for storage; beyond it receivers answer retry later"),

@@ -288,6 +288,7 @@ async def test_bearer_tokens_on_both_receivers(service_config) -> None:
         await service.shutdown()
 
 
+@pytest.mark.reliability("keep-strangers-out")
 async def test_grpc_checks_the_token_before_parsing_and_names_undecodable_messages(service_config) -> None:
     service_config.collector.auth_tokens = ["s3cret"]
     service = Service(service_config)

@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import aiohttp
+import pytest
 
 from spanscore.config import ServiceConfig
 from spanscore.service import Service
@@ -55,6 +56,7 @@ def _large_export(spans: int) -> bytes:
     return json.dumps(document).encode()
 
 
+@pytest.mark.reliability("no-request-stalls-others")
 async def test_a_large_export_does_not_hold_the_other_listeners(service: Service) -> None:
     """While a 40,000-span OTLP/JSON export is decoded, a small export and the API's health check finish first."""
     large = _large_export(40_000)
@@ -85,6 +87,7 @@ async def test_a_large_export_does_not_hold_the_other_listeners(service: Service
     assert rows[0][0] == 40_001
 
 
+@pytest.mark.reliability("bad-input-clear-error")
 async def test_log_exports_have_request_and_string_limits(service_config: ServiceConfig) -> None:
     service_config.collector.limits.max_log_records_per_request = 2
     service_config.collector.limits.max_attribute_value_chars = 100

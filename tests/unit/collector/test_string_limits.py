@@ -18,6 +18,7 @@ def _cut(longest: int, value: str = LONG) -> str:
     return value[:longest] + f"...[truncated by spanscore: {len(value) - longest} more characters]"
 
 
+@pytest.mark.reliability("bad-input-clear-error")
 def test_every_string_of_a_span_is_bounded() -> None:
     resource = {"service.name": "svc", "big": LONG, "third": "dropped"}
     span = SpanRecord(
@@ -40,6 +41,7 @@ def test_every_string_of_a_span_is_bounded() -> None:
     assert counters.truncated_values == 12
 
 
+@pytest.mark.reliability("no-request-stalls-others")
 def test_a_shared_resource_is_limited_once_per_request() -> None:
     resource = {"service.name": "svc", "big": "r" * 4_000_000}
     spans = [SpanRecord("01" * 16, f"{i + 1:016x}", "", "s", "Internal", 1, 2, "svc", {}, resource) for i in range(250)]
@@ -50,6 +52,7 @@ def test_a_shared_resource_is_limited_once_per_request() -> None:
     assert counters.truncated_values == 1
 
 
+@pytest.mark.reliability("bad-input-clear-error")
 def test_every_string_of_a_log_record_is_bounded() -> None:
     record = LogRecord(
         1, "", "", LONG, LONG, 9, LONG, "svc", {"a": LONG, "b": "x", "c": "dropped"},
