@@ -2,7 +2,8 @@
 
 Both receivers (gRPC and HTTP) call ``export_trace_body`` / ``export_log_body`` with the raw request bytes.
 Parsing, row building and limits run on the event loop only for small bodies; larger ones go to a worker
-thread (``decode_pool``), so one big export cannot hold every listener still while it is decoded. The
+thread (``decode_pool``), and large OTLP/JSON bodies are first turned into protobuf in a worker process
+(``json_pool``), so one big export cannot hold every listener still while it is decoded. The
 result says how many items were rejected and why, for the OTLP ``partial_success`` field. Errors propagate
 as ``RetryableError`` / ``PermanentError`` for ``status.py`` to map.
 """
@@ -10,8 +11,9 @@ as ``RetryableError`` / ``PermanentError`` for ``status.py`` to map.
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -21,6 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from spanscore.collector.decode import logs_from_request, parse_logs, parse_traces, spans_from_request
 from spanscore.collector.limits import LimitCounters, LimitsConfig, apply_limits, apply_log_limits
 from spanscore.collector.model import LogRecord, SpanRecord
+from spanscore.collector.otlp_json import otlp_json_to_protobuf
 from spanscore.pipeline import Consumer
 
 T = TypeVar("T")
@@ -37,6 +40,28 @@ def decode_pool() -> ThreadPoolExecutor:
     if _pool is None:
         _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="otlp-decode")
     return _pool
+
+
+_json_pool: ProcessPoolExecutor | None = None
+
+
+def json_pool() -> ProcessPoolExecutor:
+    """One worker process (started on the first large OTLP/JSON body) that turns JSON into protobuf bytes.
+
+    Spawned, not forked: the service holds gRPC and storage threads that a fork would copy mid-state.
+    """
+    global _json_pool
+    if _json_pool is None:
+        _json_pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    return _json_pool
+
+
+async def _as_protobuf(body: bytes, json_body: bool, logs: bool) -> tuple[bytes, bool]:
+    """Large OTLP/JSON bodies become protobuf in the worker process; everything else is returned as is."""
+    if not json_body or len(body) <= INLINE_DECODE_BYTES:
+        return body, json_body
+    encoded = await asyncio.get_running_loop().run_in_executor(json_pool(), otlp_json_to_protobuf, body, logs)
+    return encoded, False
 
 
 async def _off_loop(size: int, work: Callable[[], T]) -> T:
@@ -83,6 +108,7 @@ class Ingest:
 
     async def export_trace_body(self, body: bytes, *, json_body: bool) -> ExportOutcome:
         """Parse, limit and store one trace export given as protobuf or OTLP/JSON bytes."""
+        body, json_body = await _as_protobuf(body, json_body, logs=False)
         decoded = await _off_loop(len(body), lambda: self._decode_traces(parse_traces(body, json_body=json_body)))
         return await self._store_traces(decoded)
 
@@ -105,6 +131,7 @@ class Ingest:
 
     async def export_log_body(self, body: bytes, *, json_body: bool) -> ExportOutcome:
         """Parse, limit and store one log export given as protobuf or OTLP/JSON bytes."""
+        body, json_body = await _as_protobuf(body, json_body, logs=True)
         records, rejected, message = await _off_loop(
             len(body), lambda: self._decode_logs(parse_logs(body, json_body=json_body))
         )

@@ -135,3 +135,18 @@ def parse_otlp_json(body: bytes, message_class: Any) -> Any:
         raise PermanentError("request body is nested too deeply to be an OTLP export request") from None
     except (TypeError, ValueError, OverflowError) as exc:
         raise PermanentError(f"request body is not an OTLP export request: {exc}") from None
+
+
+def otlp_json_to_protobuf(body: bytes, logs: bool) -> bytes:
+    """The protobuf encoding of an OTLP/JSON export body; runs in a worker process for large bodies.
+
+    Parsing JSON (orjson) and building the messages are single calls that hold the GIL for hundreds of
+    milliseconds on tens of MB, which a thread cannot hide from the event loop; a process can. Protobuf bytes
+    come back, which the service parses in about a tenth of the time.
+    """
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    message_class = ExportLogsServiceRequest if logs else ExportTraceServiceRequest
+    encoded: bytes = parse_otlp_json(body, message_class).SerializeToString()
+    return encoded

@@ -116,3 +116,19 @@ async def test_log_exports_have_request_and_string_limits(service_config: Servic
         assert service.ingest.limit_counters.refused_log_requests == 1
     finally:
         await service.shutdown()
+
+
+async def test_large_bad_json_is_refused_by_the_worker_with_its_reason(service: Service) -> None:
+    """Bodies over 64 KiB are decoded away from the loop; their errors still reach the client as 400s."""
+    url = f"http://127.0.0.1:{service.http.port}/v1/traces"
+    spans = json.loads(_large_export(300))
+    spans["resourceSpans"][0]["scopeSpans"][0]["spans"][5]["traceId"] = "not hex"
+    async with aiohttp.ClientSession() as session:
+        for body, reason in ((b'{"resourceSpans": [' + b" " * 70_000 + b"{", "not valid JSON"),
+                             (json.dumps(spans).encode(), "not a hex id")):  # fmt: skip
+            assert len(body) > 64 << 10
+            async with session.post(url, data=body, headers={"Content-Type": "application/json"}) as response:
+                assert response.status == 400
+                assert reason in (await response.json())["message"]
+    rows = await asyncio.to_thread(service.store.internal_query, "SELECT count() FROM otel_traces")
+    assert rows[0][0] == 0
