@@ -116,15 +116,17 @@ GUARANTEES = (
     Guarantee(
         "no-request-stalls-others",
         "No request holds the others",
-        "Export bodies over 64 KiB are parsed, turned into rows and limited in a decode thread, not on the event "
-        "loop, so while a large export is decoded the other listeners (small exports, the API) keep answering; "
+        "Export bodies over 64 KiB are parsed, turned into rows and limited in a decode thread (OTLP/JSON first "
+        "becomes protobuf in a worker process), not on the event loop, so while a large export is decoded "
+        "the other listeners (small exports, the API) keep answering; "
         "every string of spans and logs is bounded (`collector.limits`), so one request cannot multiply its size "
         "in storage.",
         (
-            "The decode thread shares the GIL with the event loop, and parsing a body is one call that does not "
-            "release it: about 60 ms for 30 MB of protobuf, but about 460 ms for orjson on 33 MB of OTLP/JSON plus "
-            "150 ms to build its messages (2 busy cores), during which the loop waits. A process pool or chunked "
-            "parsing would remove that; `bench/decode_stall.py` measures the latency.",
+            "The decode thread shares the GIL with the event loop: parsing a protobuf body is one call that does "
+            "not release it (about 60 ms for 30 MB on 2 busy cores). Large OTLP/JSON bodies are first turned into "
+            "protobuf in one spawned worker process (orjson alone held the GIL for about 460 ms on 33 MB). Large "
+            "requests are decoded one at a time, and each waiting one holds its body in memory. "
+            "`bench/decode_stall.py` measures the latency.",
             "An OK waits for the insert that holds the request's spans, so a small export sent during a large one "
             "still waits for the large one's rows to be stored (group commit), not for its decoding.",
         ),
