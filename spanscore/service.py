@@ -144,6 +144,7 @@ class Service:
                 "attribute_values_truncated": self.ingest.limit_counters.truncated_values,
                 "attributes_dropped": self.ingest.limit_counters.dropped_attributes,
                 "requests_refused_too_many_spans": self.ingest.limit_counters.refused_requests,
+                "requests_refused_too_many_log_records": self.ingest.limit_counters.refused_log_requests,
                 **self._write_path_metrics(),
                 "rules_loaded": len(self.config.rules),
             }

@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from spanscore.collector.model import LogRecord, SpanEvent, SpanLink, SpanRecord
+from spanscore.collector.otlp_json import parse_otlp_json
 from spanscore.errors import PermanentError
 
 T = TypeVar("T")
@@ -200,39 +200,10 @@ def logs_from_request(request: ExportLogsServiceRequest) -> Decoded[LogRecord]:
 
 # --- parsing the wire formats -------------------------------------------------------------------
 
-_ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8, "trace_id": 16, "span_id": 8, "parent_span_id": 8}
-
-
-def _hex_ids_to_base64(node: Any, path: str = "$") -> None:
-    """OTLP/JSON writes ids as hex where protobuf JSON expects base64: convert in place."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in _ID_FIELDS and isinstance(value, str):
-                try:
-                    raw = bytes.fromhex(value)
-                except ValueError:
-                    raise PermanentError(f"{path}.{key}: not a hex id: {value[:64]!r}") from None
-                node[key] = base64.b64encode(raw).decode("ascii")
-            else:
-                _hex_ids_to_base64(value, f"{path}.{key}")
-    elif isinstance(node, list):
-        for index, item in enumerate(node):
-            _hex_ids_to_base64(item, f"{path}[{index}]")
-
 
 def _parse_json(body: bytes, message: M) -> M:
-    try:
-        document = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PermanentError(f"request body is not valid JSON: {exc}") from None
-    if not isinstance(document, dict):
-        raise PermanentError("request body must be a JSON object (an OTLP export request)")
-    _hex_ids_to_base64(document)
-    try:
-        json_format.ParseDict(document, message, ignore_unknown_fields=True)
-    except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
-        raise PermanentError(f"request body is not an OTLP export request: {exc}") from None
-    return message
+    parsed: M = parse_otlp_json(body, type(message))
+    return parsed
 
 
 def _parse_protobuf(body: bytes, message: M) -> M:

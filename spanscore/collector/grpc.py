@@ -1,7 +1,8 @@
 """OTLP/gRPC receiver: TraceService/Export and LogsService/Export on grpc.aio.
 
-The servicers only authenticate, call ``Ingest`` and translate its outcome;
-decoding and storage live elsewhere. Oversize messages are refused by grpcio
+The handlers receive raw bytes, authenticate, call ``Ingest`` (which parses, off
+the event loop when large) and translate its outcome; decoding and storage live
+elsewhere. Oversize messages are refused by grpcio
 itself (RESOURCE_EXHAUSTED) through ``max_receive_message_length``.
 """
 
@@ -11,8 +12,9 @@ import logging
 from typing import Any
 
 import grpc
-from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from google.protobuf.message import Message
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from spanscore.collector.auth import TokenCheck
 from spanscore.collector.ingest import Ingest
@@ -34,52 +36,59 @@ async def _fail(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException)
     await context.abort(error.grpc_code, error.message, trailing_metadata=grpc_trailers(error))
 
 
-class _TraceServicer(trace_service_pb2_grpc.TraceServiceServicer):
-    def __init__(self, ingest: Ingest, tokens: TokenCheck) -> None:
+class _ExportHandler:
+    """One Export method that receives the request as raw bytes.
+
+    Registered without a request deserializer, so grpcio does not parse the message before we see it: the
+    token is checked first, a message that does not parse is INVALID_ARGUMENT with the parser's reason
+    (grpcio's own deserializer failure is UNKNOWN), and parsing a large message runs off the event loop.
+    """
+
+    def __init__(self, ingest: Ingest, tokens: TokenCheck, logs: bool) -> None:
         self._ingest = ingest
         self._tokens = tokens
+        self._logs = logs
 
-    async def Export(
-        self, request: trace_service_pb2.ExportTraceServiceRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> trace_service_pb2.ExportTraceServiceResponse:
-        response = trace_service_pb2.ExportTraceServiceResponse()
+    async def export(self, body: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Message:
+        response: Message
         try:
             self._tokens.verify(_authorization(context))
-            outcome = await self._ingest.export_traces(request)
+            if self._logs:
+                outcome = await self._ingest.export_log_body(body, json_body=False)
+                response = logs_service_pb2.ExportLogsServiceResponse()
+                if outcome.rejected:
+                    response.partial_success.rejected_log_records = outcome.rejected
+                    response.partial_success.error_message = outcome.error_message
+            else:
+                outcome = await self._ingest.export_trace_body(body, json_body=False)
+                response = trace_service_pb2.ExportTraceServiceResponse()
+                if outcome.rejected:
+                    response.partial_success.rejected_spans = outcome.rejected
+                    response.partial_success.error_message = outcome.error_message
         except Exception as exc:
             await _fail(context, exc)
-            return response
-        if outcome.rejected:
-            response.partial_success.rejected_spans = outcome.rejected
-            response.partial_success.error_message = outcome.error_message
+            raise AssertionError("unreachable: context.abort raises") from exc
         return response
 
 
-class _LogsServicer(logs_service_pb2_grpc.LogsServiceServicer):
-    def __init__(self, ingest: Ingest, tokens: TokenCheck) -> None:
-        self._ingest = ingest
-        self._tokens = tokens
+def _register(server: grpc.aio.Server, ingest: Ingest, tokens: TokenCheck) -> None:
+    def export(handler: _ExportHandler) -> grpc.RpcMethodHandler:
+        return grpc.unary_unary_rpc_method_handler(
+            handler.export, request_deserializer=None, response_serializer=lambda message: message.SerializeToString()
+        )
 
-    async def Export(
-        self, request: logs_service_pb2.ExportLogsServiceRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> logs_service_pb2.ExportLogsServiceResponse:
-        response = logs_service_pb2.ExportLogsServiceResponse()
-        try:
-            self._tokens.verify(_authorization(context))
-            outcome = await self._ingest.export_logs(request)
-        except Exception as exc:
-            await _fail(context, exc)
-            return response
-        if outcome.rejected:
-            response.partial_success.rejected_log_records = outcome.rejected
-            response.partial_success.error_message = outcome.error_message
-        return response
-
-
-def _register(server: grpc.aio.Server, traces: _TraceServicer, logs: _LogsServicer) -> None:
-    # The generated registration helpers are untyped; this is the one place that calls them.
-    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(traces, server)  # type: ignore[no-untyped-call]
-    logs_service_pb2_grpc.add_LogsServiceServicer_to_server(logs, server)  # type: ignore[no-untyped-call]
+    server.add_generic_rpc_handlers(
+        (
+            grpc.method_handlers_generic_handler(
+                "opentelemetry.proto.collector.trace.v1.TraceService",
+                {"Export": export(_ExportHandler(ingest, tokens, logs=False))},
+            ),
+            grpc.method_handlers_generic_handler(
+                "opentelemetry.proto.collector.logs.v1.LogsService",
+                {"Export": export(_ExportHandler(ingest, tokens, logs=True))},
+            ),
+        )
+    )
 
 
 class GrpcReceiver:
@@ -96,7 +105,7 @@ class GrpcReceiver:
             ("grpc.so_reuseport", 0),
         ]
         server = grpc.aio.server(options=options)
-        _register(server, _TraceServicer(self._ingest, self._tokens), _LogsServicer(self._ingest, self._tokens))
+        _register(server, self._ingest, self._tokens)
         address = f"{self._config.host}:{self._config.port}"
         if self._config.tls is not None:
             credentials = grpc.ssl_server_credentials(

@@ -22,7 +22,6 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from spanscore.collector.auth import TokenCheck
-from spanscore.collector.decode import parse_logs, parse_traces
 from spanscore.collector.ingest import ExportOutcome, Ingest
 from spanscore.collector.status import PayloadTooLargeError, classify, http_status_body, retry_after_header
 from spanscore.config import HttpReceiverConfig
@@ -70,6 +69,11 @@ async def read_body(request: web.Request, limit: int) -> bytes:
         raise PayloadTooLargeError(f"decompressed request body exceeds the limit of {limit} bytes")
     if not inflater.eof:
         raise PermanentError("request body is truncated gzip")
+    if inflater.unused_data:
+        # A second gzip member or trailing garbage: refuse it rather than store half of what was sent.
+        raise PermanentError(
+            f"request body has {len(inflater.unused_data)} bytes after the end of its gzip stream; send one gzip member"
+        )
     return data
 
 
@@ -107,7 +111,7 @@ class HttpReceiver:
         return await self._export(request, self._export_logs)
 
     async def _export_traces(self, body: bytes, json_body: bool) -> Message:
-        outcome = await self._ingest.export_traces(parse_traces(body, json_body=json_body))
+        outcome = await self._ingest.export_trace_body(body, json_body=json_body)
         response = ExportTraceServiceResponse()
         if outcome.rejected:
             response.partial_success.rejected_spans = outcome.rejected
@@ -115,7 +119,7 @@ class HttpReceiver:
         return response
 
     async def _export_logs(self, body: bytes, json_body: bool) -> Message:
-        outcome: ExportOutcome = await self._ingest.export_logs(parse_logs(body, json_body=json_body))
+        outcome: ExportOutcome = await self._ingest.export_log_body(body, json_body=json_body)
         response = ExportLogsServiceResponse()
         if outcome.rejected:
             response.partial_success.rejected_log_records = outcome.rejected

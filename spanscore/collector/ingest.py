@@ -1,28 +1,86 @@
 """The receivers' single entry point: decode an export request and hand rows to storage.
 
-Both receivers (gRPC and HTTP) call ``export_traces`` / ``export_logs`` with a
-parsed request; the result says how many items were rejected and why, for the
-OTLP ``partial_success`` field. Errors propagate as ``RetryableError`` /
-``PermanentError`` for ``status.py`` to map.
+Both receivers (gRPC and HTTP) call ``export_trace_body`` / ``export_log_body`` with the raw request bytes.
+Parsing, row building and limits run on the event loop only for small bodies; larger ones go to a worker
+thread (``decode_pool``), and large OTLP/JSON bodies are first turned into protobuf in a worker process
+(``json_pool``), so one big export cannot hold every listener still while it is decoded. The
+result says how many items were rejected and why, for the OTLP ``partial_success`` field. Errors propagate
+as ``RetryableError`` / ``PermanentError`` for ``status.py`` to map.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import multiprocessing
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from spanscore.collector.decode import logs_from_request, spans_from_request
-from spanscore.collector.limits import LimitCounters, LimitsConfig, apply_limits
+from spanscore.collector.decode import logs_from_request, parse_logs, parse_traces, spans_from_request
+from spanscore.collector.limits import LimitCounters, LimitsConfig, apply_limits, apply_log_limits
 from spanscore.collector.model import LogRecord, SpanRecord
+from spanscore.collector.otlp_json import otlp_json_to_protobuf
 from spanscore.pipeline import Consumer
+
+T = TypeVar("T")
+
+INLINE_DECODE_BYTES = 64 << 10
+"""Bodies up to this size are decoded on the event loop (well under a millisecond); larger ones in a thread."""
+
+_pool: ThreadPoolExecutor | None = None
+
+
+def decode_pool() -> ThreadPoolExecutor:
+    """One decode thread per process: large requests are decoded one after another, never on the loop."""
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="otlp-decode")
+    return _pool
+
+
+_json_pool: ProcessPoolExecutor | None = None
+
+
+def json_pool() -> ProcessPoolExecutor:
+    """One worker process (started on the first large OTLP/JSON body) that turns JSON into protobuf bytes.
+
+    Spawned, not forked: the service holds gRPC and storage threads that a fork would copy mid-state.
+    """
+    global _json_pool
+    if _json_pool is None:
+        _json_pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    return _json_pool
+
+
+async def _as_protobuf(body: bytes, json_body: bool, logs: bool) -> tuple[bytes, bool]:
+    """Large OTLP/JSON bodies become protobuf in the worker process; everything else is returned as is."""
+    if not json_body or len(body) <= INLINE_DECODE_BYTES:
+        return body, json_body
+    encoded = await asyncio.get_running_loop().run_in_executor(json_pool(), otlp_json_to_protobuf, body, logs)
+    return encoded, False
+
+
+async def _off_loop(size: int, work: Callable[[], T]) -> T:
+    if size <= INLINE_DECODE_BYTES:
+        return work()
+    return await asyncio.get_running_loop().run_in_executor(decode_pool(), work)
 
 
 @dataclass(frozen=True, slots=True)
 class ExportOutcome:
     accepted: int
+    rejected: int
+    error_message: str
+
+
+@dataclass(frozen=True, slots=True)
+class _DecodedTraces:
+    request: ExportTraceServiceRequest
+    spans: list[SpanRecord]
     rejected: int
     error_message: str
 
@@ -43,17 +101,44 @@ class Ingest:
         self.received_spans = 0
         self.rejected_spans = 0
 
-    async def export_traces(self, request: ExportTraceServiceRequest) -> ExportOutcome:
+    def _decode_traces(self, request: ExportTraceServiceRequest) -> _DecodedTraces:
         decoded = spans_from_request(request)
         spans = apply_limits(decoded.items, self._limits, self.limit_counters)
+        return _DecodedTraces(request, spans, decoded.rejected, decoded.error_message)
+
+    async def export_trace_body(self, body: bytes, *, json_body: bool) -> ExportOutcome:
+        """Parse, limit and store one trace export given as protobuf or OTLP/JSON bytes."""
+        body, json_body = await _as_protobuf(body, json_body, logs=False)
+        decoded = await _off_loop(len(body), lambda: self._decode_traces(parse_traces(body, json_body=json_body)))
+        return await self._store_traces(decoded)
+
+    async def export_traces(self, request: ExportTraceServiceRequest) -> ExportOutcome:
+        """The same for an already parsed request (decoded on the loop: callers hold small requests)."""
+        return await self._store_traces(self._decode_traces(request))
+
+    async def _store_traces(self, decoded: _DecodedTraces) -> ExportOutcome:
         self.rejected_spans += decoded.rejected
-        await self._spans.consume(spans)
-        self.received_spans += len(decoded.items)
+        await self._spans.consume(decoded.spans)
+        self.received_spans += len(decoded.spans)
         if self._passthrough is not None:
-            await self._passthrough.consume(request)
-        return ExportOutcome(len(decoded.items), decoded.rejected, decoded.error_message)
+            await self._passthrough.consume(decoded.request)
+        return ExportOutcome(len(decoded.spans), decoded.rejected, decoded.error_message)
+
+    def _decode_logs(self, request: ExportLogsServiceRequest) -> tuple[list[LogRecord], int, str]:
+        decoded = logs_from_request(request)
+        records = apply_log_limits(decoded.items, self._limits, self.limit_counters)
+        return records, decoded.rejected, decoded.error_message
+
+    async def export_log_body(self, body: bytes, *, json_body: bool) -> ExportOutcome:
+        """Parse, limit and store one log export given as protobuf or OTLP/JSON bytes."""
+        body, json_body = await _as_protobuf(body, json_body, logs=True)
+        records, rejected, message = await _off_loop(
+            len(body), lambda: self._decode_logs(parse_logs(body, json_body=json_body))
+        )
+        await self._logs.consume(records)
+        return ExportOutcome(len(records), rejected, message)
 
     async def export_logs(self, request: ExportLogsServiceRequest) -> ExportOutcome:
-        decoded = logs_from_request(request)
-        await self._logs.consume(decoded.items)
-        return ExportOutcome(len(decoded.items), decoded.rejected, decoded.error_message)
+        records, rejected, message = self._decode_logs(request)
+        await self._logs.consume(records)
+        return ExportOutcome(len(records), rejected, message)

@@ -1,9 +1,11 @@
-"""Per-request and per-span limits applied between decoding and storage.
+"""Per-request and per-field limits applied between decoding and storage, to spans and logs alike.
 
-A request with more spans than allowed is refused whole (413 /
-RESOURCE_EXHAUSTED) so nothing of it is half-stored. Oversized attribute
-values are truncated with a visible marker, and attributes beyond the per-span
-cap are dropped; both are counted so the loss is never silent.
+A request with more spans or log records than allowed is refused whole (413 / RESOURCE_EXHAUSTED) so
+nothing of it is half-stored. Every string the wire carries is bounded: attribute values, log bodies and
+status messages by ``max_attribute_value_chars``; names, versions, keys, severities and trace states by
+``max_name_chars``; resource and scope attribute values, which storage repeats on every row, by the smaller
+``max_resource_attribute_value_chars``. A cut string ends with a marker saying how much was dropped,
+attributes beyond the per-set cap are dropped, and both are counted so the loss is never silent.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from spanscore.collector.model import SpanRecord
+from spanscore.collector.model import LogRecord, SpanEvent, SpanLink, SpanRecord
 from spanscore.collector.status import PayloadTooLargeError
 
 TRUNCATION_MARKER = "...[truncated by spanscore: {dropped} more characters]"
@@ -26,10 +28,19 @@ class LimitsConfig(BaseModel):
 
     max_spans_per_request: int = Field(100_000, ge=1)
     """More spans than this in one export request refuses the request (413 / RESOURCE_EXHAUSTED)."""
+    max_log_records_per_request: int = Field(100_000, ge=1)
+    """More log records than this in one export request refuses the request (413 / RESOURCE_EXHAUSTED)."""
     max_attribute_value_chars: int = Field(1_000_000, ge=64)
-    """Longer attribute values are cut to this length plus a marker saying how much was dropped."""
+    """Longer span, event, link and log attribute values, log bodies and status messages are cut to this
+    length plus a marker saying how much was dropped."""
+    max_resource_attribute_value_chars: int = Field(4096, ge=64)
+    """The same for resource and scope attribute values, which storage repeats on every row of the request."""
+    max_name_chars: int = Field(4096, ge=64)
+    """The same for names (span, event, scope, log event), scope versions, attribute keys, severity texts and
+    trace states."""
     max_attributes_per_span: int = Field(1024, ge=1)
-    """Attributes beyond this count are dropped (the first ones in request order are kept)."""
+    """Attributes beyond this count in one set (a span's, an event's, a link's, a log record's, a resource's or
+    a scope's) are dropped (the first ones in request order are kept)."""
 
 
 @dataclass(slots=True)
@@ -37,36 +48,118 @@ class LimitCounters:
     truncated_values: int = 0
     dropped_attributes: int = 0
     refused_requests: int = 0
+    refused_log_requests: int = 0
 
 
-def _limit_attributes(attributes: dict[str, str], config: LimitsConfig, counters: LimitCounters) -> dict[str, str]:
-    if len(attributes) > config.max_attributes_per_span:
-        counters.dropped_attributes += len(attributes) - config.max_attributes_per_span
-        attributes = dict(list(attributes.items())[: config.max_attributes_per_span])
-    longest = config.max_attribute_value_chars
-    if any(len(value) > longest for value in attributes.values()):
-        limited = {}
-        for key, value in attributes.items():
-            if len(value) > longest:
-                counters.truncated_values += 1
-                value = value[:longest] + TRUNCATION_MARKER.format(dropped=len(value) - longest)
-            limited[key] = value
-        attributes = limited
-    return attributes
+class _Limiter:
+    """Applies one config to the strings of one request; shared resource dicts are limited once."""
+
+    def __init__(self, config: LimitsConfig, counters: LimitCounters) -> None:
+        self.config = config
+        self.counters = counters
+        self._shared: dict[int, tuple[dict[str, str], dict[str, str]]] = {}
+
+    def text(self, value: str, longest: int) -> str:
+        if len(value) <= longest:
+            return value
+        self.counters.truncated_values += 1
+        return value[:longest] + TRUNCATION_MARKER.format(dropped=len(value) - longest)
+
+    def name(self, value: str) -> str:
+        return value if len(value) <= self.config.max_name_chars else self.text(value, self.config.max_name_chars)
+
+    def attributes(self, attributes: dict[str, str], longest: int) -> dict[str, str]:
+        config = self.config
+        if len(attributes) > config.max_attributes_per_span:
+            self.counters.dropped_attributes += len(attributes) - config.max_attributes_per_span
+            attributes = dict(list(attributes.items())[: config.max_attributes_per_span])
+        names = config.max_name_chars
+        if all(len(v) <= longest and len(k) <= names for k, v in attributes.items()):
+            return attributes
+        return {self.name(key): self.text(value, longest) for key, value in attributes.items()}
+
+    def shared(self, attributes: dict[str, str]) -> dict[str, str]:
+        """Resource and scope attributes: one dict object is shared by every row of its group."""
+        found = self._shared.get(id(attributes))
+        if found is not None and found[0] is attributes:
+            return found[1]
+        limited = self.attributes(attributes, self.config.max_resource_attribute_value_chars)
+        self._shared[id(attributes)] = (attributes, limited)
+        return limited
+
+    def span(self, span: SpanRecord) -> SpanRecord:
+        longest = self.config.max_attribute_value_chars
+        names = self.config.max_name_chars
+        attributes = self.attributes(span.attributes, longest)
+        resource = self.shared(span.resource_attributes)
+        if (
+            attributes is span.attributes
+            and resource is span.resource_attributes
+            and len(span.name) <= names
+            and len(span.status_message) <= longest
+            and max(len(span.trace_state), len(span.scope_name), len(span.scope_version)) <= names
+            and not span.events
+            and not span.links
+        ):
+            return span
+        return replace(
+            span,
+            name=self.name(span.name),
+            attributes=attributes,
+            resource_attributes=resource,
+            service_name=resource.get("service.name", ""),
+            status_message=self.text(span.status_message, longest),
+            trace_state=self.name(span.trace_state),
+            scope_name=self.name(span.scope_name),
+            scope_version=self.name(span.scope_version),
+            events=tuple(self._event(e) for e in span.events),
+            links=tuple(self._link(link) for link in span.links),
+        )
+
+    def _event(self, event: SpanEvent) -> SpanEvent:
+        attributes = self.attributes(event.attributes, self.config.max_attribute_value_chars)
+        if attributes is event.attributes and len(event.name) <= self.config.max_name_chars:
+            return event
+        return SpanEvent(event.time_ns, self.name(event.name), attributes)
+
+    def _link(self, link: SpanLink) -> SpanLink:
+        attributes = self.attributes(link.attributes, self.config.max_attribute_value_chars)
+        return SpanLink(link.trace_id, link.span_id, self.name(link.trace_state), attributes)
+
+    def log(self, record: LogRecord) -> LogRecord:
+        longest = self.config.max_attribute_value_chars
+        resource = self.shared(record.resource_attributes)
+        return replace(
+            record,
+            event_name=self.name(record.event_name),
+            severity_text=self.name(record.severity_text),
+            body=self.text(record.body, longest),
+            service_name=resource.get("service.name", ""),
+            attributes=self.attributes(record.attributes, longest),
+            resource_attributes=resource,
+            scope_name=self.name(record.scope_name),
+            scope_version=self.name(record.scope_version),
+        )
 
 
 def apply_limits(spans: Sequence[SpanRecord], config: LimitsConfig, counters: LimitCounters) -> list[SpanRecord]:
-    """Refuse an over-long request; return spans with their attributes within bounds."""
+    """Refuse an over-long request; return spans with every string and attribute set within bounds."""
     if len(spans) > config.max_spans_per_request:
         counters.refused_requests += 1
         raise PayloadTooLargeError(
             f"request holds {len(spans)} spans; the limit is {config.max_spans_per_request} per request"
         )
-    longest = config.max_attribute_value_chars
-    out: list[SpanRecord] = []
-    for span in spans:
-        attributes = span.attributes
-        if len(attributes) > config.max_attributes_per_span or any(len(v) > longest for v in attributes.values()):
-            span = replace(span, attributes=_limit_attributes(attributes, config, counters))
-        out.append(span)
-    return out
+    limiter = _Limiter(config, counters)
+    return [limiter.span(span) for span in spans]
+
+
+def apply_log_limits(records: Sequence[LogRecord], config: LimitsConfig, counters: LimitCounters) -> list[LogRecord]:
+    """The same for log records: refuse an over-long request, bound every string of the rest."""
+    if len(records) > config.max_log_records_per_request:
+        counters.refused_log_requests += 1
+        raise PayloadTooLargeError(
+            f"request holds {len(records)} log records; the limit is {config.max_log_records_per_request} "
+            "per request (collector.limits.max_log_records_per_request)"
+        )
+    limiter = _Limiter(config, counters)
+    return [limiter.log(record) for record in records]

@@ -38,6 +38,7 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "attribute_values_truncated": ("counter", "Attribute values cut to the configured length."),
     "attributes_dropped": ("counter", "Attributes dropped beyond the per-span limit."),
     "requests_refused_too_many_spans": ("counter", "Export requests refused for carrying too many spans."),
+    "requests_refused_too_many_log_records": ("counter", "Export requests refused for carrying too many log records."),
     "scoring_queue_depth": ("gauge", "Scoring jobs waiting for a worker now."),
     "scoring_write_retries": ("counter", "Score and decision writes retried because storage failed."),
     "rules_loaded": ("gauge", "Sampling rules loaded (the default rule counts when no rules are configured)."),

@@ -81,6 +81,19 @@ def otlp_json(trace_id: str = TRACE_ID, span_id: str = SPAN_ID) -> dict:
     }
 
 
+JSON = "application/json"
+
+
+def _deep_attribute(depth: int) -> dict:
+    """A span whose one attribute is an array nested ``depth`` times: deeper than protobuf accepts."""
+    value: dict = {"stringValue": "x"}
+    for _ in range(depth):
+        value = {"arrayValue": {"values": [value]}}
+    document = otlp_json()
+    document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"] = [{"key": "deep", "value": value}]
+    return document
+
+
 async def _post(port: int, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
     async with aiohttp.ClientSession() as session:
         async with session.post(f"http://127.0.0.1:{port}{path}", data=body, headers=headers) as response:
@@ -150,6 +163,15 @@ async def test_partial_success_rejects_only_bad_spans(service: Service) -> None:
         ("/v1/traces", b"hello", {"Content-Type": "text/plain"}, 415, "Content-Type"),
         ("/v1/traces", b"x" * 10, {"Content-Type": "application/json", "Content-Encoding": "br"}, 415, "Encoding"),
         ("/v1/traces", b"not gzip", {"Content-Type": "application/json", "Content-Encoding": "gzip"}, 400, "gzip"),
+        (
+            "/v1/traces",
+            gzip.compress(json.dumps(otlp_json()).encode()) + gzip.compress(b"more"),
+            {"Content-Type": "application/json", "Content-Encoding": "gzip"},
+            400,
+            "after the end of its gzip stream",
+        ),
+        ("/v1/traces", b'{"resourceSpans": ' + b"[" * 1500 + b"]" * 1500 + b"}", {"Content-Type": JSON}, 400, "depth"),
+        ("/v1/traces", json.dumps(_deep_attribute(60)).encode(), {"Content-Type": JSON}, 400, "deep"),
         ("/v1/traces", b"x" * 5000, {"Content-Type": "application/x-protobuf"}, 413, "limit"),
         (
             "/v1/traces",
@@ -262,5 +284,28 @@ async def test_bearer_tokens_on_both_receivers(service_config) -> None:
         await stub.Export(request, metadata=(("authorization", "Bearer s3cret"),))
         await channel.close()
         assert await _count(service) == 2
+    finally:
+        await service.shutdown()
+
+
+@pytest.mark.reliability("keep-strangers-out")
+async def test_grpc_checks_the_token_before_parsing_and_names_undecodable_messages(service_config) -> None:
+    service_config.collector.auth_tokens = ["s3cret"]
+    service = Service(service_config)
+    await service.start()
+    try:
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{service.grpc.port}")
+        for path in ("/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+                     "/opentelemetry.proto.collector.logs.v1.LogsService/Export"):  # fmt: skip
+            export = channel.unary_unary(path, request_serializer=None, response_deserializer=None)
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await export(b"\x0a\xff\xff\xff")  # no token and not a message: the token decides
+            assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await export(b"\x0a\xff\xff\xff", metadata=(("authorization", "Bearer s3cret"),))
+            assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "protobuf" in (caught.value.details() or "")
+        await channel.close()
+        assert await _count(service) == 0
     finally:
         await service.shutdown()

@@ -117,3 +117,32 @@ def test_every_field_of_a_span_lands_in_its_own_place() -> None:
         scope_version="scope-version", events=(SpanEvent(15, "event-name", {"ek": "ev"}),),
         links=(SpanLink(bytes(range(40, 56)).hex(), bytes(range(60, 68)).hex(), "lts", {"lk": "true"}),),
     )  # fmt: skip
+
+
+any_values = st.recursive(
+    scalars | st.binary(max_size=8).map(lambda b: AnyValue(bytes_value=b)),
+    lambda inner: (
+        st.lists(inner, max_size=3).map(lambda vs: AnyValue(array_value={"values": vs}))
+        | st.dictionaries(st.text(max_size=5), inner, max_size=3).map(
+            lambda d: AnyValue(kvlist_value={"values": [{"key": k, "value": v} for k, v in d.items()]})
+        )
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ids, span_ids, st.text(max_size=10), st.dictionaries(st.text(max_size=6), any_values, max_size=4), st.booleans())
+def test_the_json_decoder_builds_what_json_format_builds(trace_id, span_id, name, attributes, snake_case) -> None:
+    """orjson + constructors give the same message as protobuf's own JSON parser, field for field."""
+    request = _request(trace_id, span_id, name, attributes)
+    request.resource_spans[0].scope_spans[0].spans[0].status.code = 2
+    document = json_format.MessageToDict(request, preserving_proto_field_name=snake_case)
+    expected = ExportTraceServiceRequest()
+    json_format.ParseDict(document, expected)
+    span = document["resourceSpans" if not snake_case else "resource_spans"][0]
+    span = span["scopeSpans" if not snake_case else "scope_spans"][0]["spans"][0]
+    for key in ("traceId", "spanId", "trace_id", "span_id"):
+        if key in span:
+            span[key] = (trace_id if "race" in key else span_id).hex()
+    assert parse_traces(json.dumps(document).encode(), json_body=True) == expected
