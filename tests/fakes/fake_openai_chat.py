@@ -1,7 +1,10 @@
 """A tiny OpenAI-compatible chat completions server on loopback, for recording real instrumentation spans.
 
-The conversation is scripted: while the request carries no tool result the model asks for
-``get_weather(city="Paris")``; once a tool result is present it answers with the final text.
+The conversation is scripted: when the last message is not a tool result the model asks for
+``get_weather`` for the city the latest user message names (Paris unless it names Rome), with the
+call id ``call_weather_N`` for the N-th user message; after a tool result it answers with the final
+text. A conversation that goes on (a second user turn) so gets a second tool call and answer, the
+way an agent framework's multi-turn session would.
 Only non-streaming ``POST /v1/chat/completions`` is served. Bind port 0 and read ``url``.
 """
 
@@ -16,13 +19,21 @@ MODEL = "gpt-4o-mini"
 TOOL_CALL_ID = "call_weather_1"
 TOOL_ARGUMENTS = {"city": "Paris"}
 FINAL_ANSWER = "It is sunny and 22 C in Paris."
+SECOND_CITY = "Rome"
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""
 
 
 def _completion(request: dict[str, Any]) -> dict[str, Any]:
     messages = request.get("messages") or []
-    has_tool_result = any(m.get("role") == "tool" for m in messages)
-    if has_tool_result:
-        message: dict[str, Any] = {"role": "assistant", "content": FINAL_ANSWER}
+    users = [_text(m.get("content")) for m in messages if m.get("role") == "user"]
+    city = SECOND_CITY if users and SECOND_CITY in users[-1] else TOOL_ARGUMENTS["city"]
+    if messages and messages[-1].get("role") == "tool":
+        message: dict[str, Any] = {"role": "assistant", "content": FINAL_ANSWER.replace("Paris", city)}
         finish, usage = "stop", (60, 12)
     else:
         message = {
@@ -30,9 +41,9 @@ def _completion(request: dict[str, Any]) -> dict[str, Any]:
             "content": None,
             "tool_calls": [
                 {
-                    "id": TOOL_CALL_ID,
+                    "id": TOOL_CALL_ID if len(users) <= 1 else f"call_weather_{len(users)}",
                     "type": "function",
-                    "function": {"name": "get_weather", "arguments": json.dumps(TOOL_ARGUMENTS)},
+                    "function": {"name": "get_weather", "arguments": json.dumps({"city": city})},
                 }
             ],
         }
