@@ -27,6 +27,7 @@ from spanscore.collector.conventions.parsing import (
     role_of,
     split_system,
     text_of,
+    tool_call,
 )
 from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.model import Message, ToolCall
@@ -38,7 +39,8 @@ EVENT_PREFIXES = ("gen_ai.",)
 """Every span event and log record name this module reads starts with one of these; others yield no facts."""
 _KINDS = {
     "invoke_agent": "agent",
-    "create_agent": "agent",
+    # create_agent sets an agent up (LangGraph via OpenLLMetry emits it once per graph); it is not a run.
+    "create_agent": "chain",
     "chat": "llm",
     "text_completion": "llm",
     "generate_content": "llm",
@@ -110,12 +112,11 @@ def _tool(facts: SpanFacts, attributes: Mapping[str, str], source: str) -> None:
     if not name or facts.kind not in (None, "tool"):
         return
     facts.put("kind", "tool", source + "gen_ai.tool.name")
-    result = attributes.get("gen_ai.tool.call.result")
-    call = ToolCall(
-        name=name,
-        arguments=arguments_of(attributes.get("gen_ai.tool.call.arguments")),
-        result=result,
-        id=non_empty(attributes.get("gen_ai.tool.call.id")),
+    call = tool_call(
+        name,
+        attributes.get("gen_ai.tool.call.arguments"),
+        attributes.get("gen_ai.tool.call.result"),
+        non_empty(attributes.get("gen_ai.tool.call.id")),
     )
     facts.put("tool", call, source + "gen_ai.tool.name")
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from recorded_traces import load
 
 from spanscore.collector.config import RunsConfig
 from spanscore.collector.model import SpanRecord
 from spanscore.collector.runs import assemble_runs, runs_from_spans
+from spanscore.model import Run
 
 TRACE = "ab" * 16
 
@@ -92,11 +94,15 @@ def test_missing_fields_stay_none_never_empty_strings() -> None:
     assert run.input_text is None and run.output_text is None
 
 
-def test_empty_answer_is_kept_as_empty_not_missing() -> None:
-    root = span("01", gen_ai__operation__name="chat", gen_ai__output__messages='[{"role": "assistant", "parts": []}]')
+@pytest.mark.parametrize("parts", ["[]", '[{"type": "text", "content": "  \\n"}]'])
+def test_an_empty_answer_is_missing_so_it_is_never_scored(parts: str) -> None:
+    # An empty or whitespace-only answer scored as text gives confident nonsense (completeness 1.0 on
+    # nothing); it is missing, so every scorer that needs the output reports missing_input.
+    messages = f'[{{"role": "assistant", "parts": {parts}}}]'
+    root = span("01", gen_ai__operation__name="chat", gen_ai__output__messages=messages)
     (run,) = runs_from_spans([root])
-    assert run.output is not None and run.output_text == ""
-    assert run.tool_calls == ()  # the model answered, without tools
+    assert run.output is None
+    assert run.missing(["output"]) == ["output"]
 
 
 def test_ground_truth_from_configured_keys() -> None:
@@ -152,3 +158,9 @@ def test_a_run_whose_root_has_not_arrived_keeps_the_traces_tracestate() -> None:
     orphans = [replace(span(f"0{i}", "ff", start=i), trace_state="ot=th:8;rv:c0ffee00c0ffee") for i in (1, 2)]
     (run,) = runs_from_spans(orphans)
     assert (run.span_id, run.trace_state) == ("ff", "ot=th:8;rv:c0ffee00c0ffee")
+
+
+@pytest.mark.parametrize("field", ["input", "output"])
+def test_a_run_built_with_blank_text_lacks_that_field(field: str) -> None:
+    run = Run(**{"input": "What is the weather?", "output": "Sunny.", field: " \n\t"})
+    assert run.missing(["input", "output"]) == [field]
