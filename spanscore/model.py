@@ -223,14 +223,5 @@ class Run:
         return tuple(calls)
 
     def missing(self, fields: Iterable[str]) -> list[str]:
-        """The names among ``fields`` that this run does not carry.
-
-        An input or output whose text is empty or only whitespace counts as missing: a scorer given
-        nothing to read would report a confident score about nothing.
-        """
-        blank = {"input": self.input_text, "output": self.output_text}
-        return [
-            name
-            for name in fields
-            if getattr(self, name, None) is None or (name in blank and not (blank[name] or "").strip())
-        ]
+        """The names among ``fields`` that this run does not carry."""
+        return [name for name in fields if getattr(self, name, None) is None]

@@ -19,7 +19,8 @@ run's spans are merged into one run. Per field, in order:
 - usage: the sum over spans that report tokens and have no descendant that
   does (so an agent's total and its calls' counts are not added twice).
 
-A field no span supplies stays ``None`` (missing), never an empty string.
+A field no span supplies stays ``None`` (missing), never an empty string; an
+input or output whose text is empty or whitespace is missing too.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from spanscore.collector.config import RunsConfig
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.parsing import canonical_json
 from spanscore.collector.model import SpanRecord
-from spanscore.model import Run, ToolCall, Usage
+from spanscore.model import Message, Run, ToolCall, Usage
 
 _SPEAKERS = ("agent", "chain", None)
 
@@ -67,8 +68,8 @@ class RunFields:
         first = [self._root, *self._speakers, *self._calls]
         everyone = [self._root, *[m for m in self._members if m != self._root]]
         return Run(
-            self._pick("input", first),
-            self._pick("output", [self._root, *by_end, *calls_by_end]),
+            self._said("input", first),
+            self._said("output", [self._root, *by_end, *calls_by_end]),
             system=self._pick("system", first),
             context=self._documents(),
             ground_truth=self._ground_truth(root),
@@ -102,6 +103,22 @@ class RunFields:
                 self._sources[name] = self._source(span_id, self._facts[span_id].sources.get(name, ""))
                 return value
         return None
+
+    def _said(self, name: str, candidates: list[str]) -> tuple[Message, ...] | None:
+        """The picked input or output, or None when its text is empty or whitespace: nothing to score.
+
+        A scorer given an empty answer reports confident nonsense (completeness 1.0 over nothing), so an
+        empty field is missing and every scorer that needs it answers ``missing_input``.
+        """
+        messages: tuple[Message, ...] | None = self._pick(name, candidates)
+        if messages is None:
+            return None
+        probe = Run(input=messages) if name == "input" else Run(output=messages)
+        text = probe.input_text if name == "input" else probe.output_text
+        if text is None or not text.strip():
+            self._sources.pop(name, None)
+            return None
+        return messages
 
     def _agent_label(self, candidates: list[str]) -> str | None:
         label = self._pick("agent_label", candidates)

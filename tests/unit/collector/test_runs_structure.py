@@ -10,7 +10,6 @@ from recorded_traces import load
 from spanscore.collector.config import RunsConfig
 from spanscore.collector.model import SpanRecord
 from spanscore.collector.runs import assemble_runs, runs_from_spans
-from spanscore.model import Run
 
 TRACE = "ab" * 16
 
@@ -160,7 +159,15 @@ def test_a_run_whose_root_has_not_arrived_keeps_the_traces_tracestate() -> None:
     assert (run.span_id, run.trace_state) == ("ff", "ot=th:8;rv:c0ffee00c0ffee")
 
 
-@pytest.mark.parametrize("field", ["input", "output"])
-def test_a_run_built_with_blank_text_lacks_that_field(field: str) -> None:
-    run = Run(**{"input": "What is the weather?", "output": "Sunny.", field: " \n\t"})
-    assert run.missing(["input", "output"]) == [field]
+def test_an_answer_with_only_a_tool_request_and_blank_text_is_missing() -> None:
+    # The last model call asked for a tool and said nothing: there is no answer to score.
+    output = '[{"role": "assistant", "parts": [{"type": "text", "content": " "}, {"type": "tool_call", "name": "f"}]}]'
+    root = span(
+        "01",
+        gen_ai__operation__name="chat",
+        gen_ai__input__messages='[{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]',
+        gen_ai__output__messages=output,
+    )
+    (run,) = runs_from_spans([root])
+    assert run.input_text == "hi"
+    assert run.missing(["input", "output"]) == ["output"]
