@@ -108,13 +108,15 @@ def _values(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
 def _value_messages(text: str | None, mime_type: str | None, role: str) -> tuple[Message, ...] | None:
     if text is None:
         return None
-    if mime_type != "application/json":
+    # Without a mime type, a JSON object is still structured (smolagents sets none on its run kwargs).
+    if mime_type != "application/json" and (mime_type is not None or not text.startswith("{")):
         return (Message(role=role, content=text),)
     value: Any = unwrap(json_or_text(text))
     if message_fields(value) is not None:
         value = [value]
     if isinstance(value, Mapping):
-        for key in ("messages", "input", "output", "text", "content", "answer", "query", "question"):
+        # A chain's state or a run method's keyword arguments (smolagents: {"task": ..., "stream": ...}).
+        for key in ("messages", "input", "output", "text", "content", "answer", "query", "question", "task"):
             if key in value:
                 value = value[key]
                 break

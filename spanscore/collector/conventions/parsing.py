@@ -210,12 +210,28 @@ def final_answer(messages: tuple[Message, ...]) -> tuple[Message, ...] | None:
     return answer or None
 
 
+def call_arguments(value: Any) -> Any:
+    """A tool's arguments from a recorded Python call (``{"args": [...], "kwargs": {...}, flags}``), else ``value``.
+
+    Instrumentations that wrap the tool function itself (smolagents through OpenInference, traceloop's
+    ``@tool``) record the call's positional and keyword arguments, not the arguments the model sent:
+    keyword arguments alone are those, positional ones are kept under ``args``.
+    """
+    if not isinstance(value, Mapping) or not isinstance(value.get("kwargs"), Mapping):
+        return value
+    args = value.get("args")
+    if not isinstance(args, list):
+        return value
+    return dict(value["kwargs"]) if not args else {"args": args, **value["kwargs"]}
+
+
 def tool_call(name: str, arguments: Any, result: Any, call_id: str | None) -> ToolCall:
     """A tool call from a span's raw argument and result values, unwrapping LangChain's tool envelopes.
 
     A result that is text and not a LangChain message is kept exactly as the span carried it.
     """
     argument_value, argument_id = tool_arguments(json_or_text(arguments) if isinstance(arguments, str) else arguments)
+    argument_value = call_arguments(argument_value)
     decoded = json_or_text(result) if isinstance(result, str) else result
     result_value, result_id = tool_result(decoded)
     text = result if result_id is None and isinstance(result, str) else as_text(result_value)
