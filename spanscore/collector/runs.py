@@ -110,9 +110,12 @@ def _wrapper_agents(agents: set[str], facts: dict[str, SpanFacts], children: dic
     for span_id in agents:
         if facts[span_id].agent_name is not None:
             continue
-        stack = list(children.get(span_id, ()))
+        stack, seen = list(children.get(span_id, ())), {span_id}
         while stack:
             child = stack.pop()
+            if child in seen:  # parent links can form a cycle in bad input
+                continue
+            seen.add(child)
             if child in agents and facts[child].agent_name is not None:
                 wrappers.add(span_id)
                 break

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from spanscore.collector.conventions import converse
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.parsing import (
     arguments_of,
@@ -33,7 +34,7 @@ from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.model import Message, ToolCall
 
 DIALECT = "otel_genai"
-ATTRIBUTE_PREFIXES = ("gen_ai.", "user.id", "enduser.id", "error.type")
+ATTRIBUTE_PREFIXES = ("gen_ai.", "user.id", "enduser.id", "session.id", "error.type")
 """Every span attribute ``attribute_facts`` reads starts with one of these; a span with none yields no facts."""
 EVENT_PREFIXES = ("gen_ai.",)
 """Every span event and log record name this module reads starts with one of these; others yield no facts."""
@@ -96,7 +97,8 @@ def _from_attributes(attributes: Mapping[str, str], where: str) -> SpanFacts:
         facts.put("model", non_empty(get(key)), source + key)
     for key in ("gen_ai.provider.name", "gen_ai.system"):
         facts.put("provider", provider_name(get(key)), source + key)
-    facts.put("session_id", non_empty(get("gen_ai.conversation.id")), source + "gen_ai.conversation.id")
+    for key in ("gen_ai.conversation.id", "session.id"):
+        facts.put("session_id", non_empty(get(key)), source + key)
     for key in ("user.id", "enduser.id"):
         facts.put("user_id", non_empty(get(key)), source + key)
     for key in ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"):
@@ -209,8 +211,9 @@ def _from_events(span: SpanRecord, logs: Sequence[LogRecord]) -> SpanFacts:
             outputs.append(_event_message(choice, "assistant"))
         elif name in _MESSAGE_EVENTS:
             message = _event_message(body, _MESSAGE_EVENTS[name])
-            if message.role == "tool" and body.get("id") is not None:
+            if message.role == "tool" and body.get("id") is not None and message.content:
                 facts.tool_results[str(body["id"])] = message.content
+            facts.tool_results.update(converse.tool_results(body.get("content")))
             inputs.append(message)
     if inputs:
         rest, system = split_system(tuple(inputs))
@@ -222,10 +225,13 @@ def _from_events(span: SpanRecord, logs: Sequence[LogRecord]) -> SpanFacts:
 
 
 def _event_message(body: Mapping[str, Any], role: str) -> Message:
+    content = body.get("content")
+    if content is None and isinstance(body.get("message"), str | list):
+        content = body["message"]  # Strands: gen_ai.choice carries {"message": text or content blocks}
     return Message(
         role=role_of(body.get("role"), role),
-        content=text_of(body.get("content")),
-        tool_calls=openai_tool_calls(body.get("tool_calls")),
+        content=text_of(content),
+        tool_calls=openai_tool_calls(body.get("tool_calls")) or converse.tool_uses(content),
     )
 
 

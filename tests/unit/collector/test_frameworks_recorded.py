@@ -70,8 +70,9 @@ def expected_turns(name: str) -> list[dict[str, Any]]:
 
 def canonical(run: Run) -> dict[str, Any]:
     return {
-        "input_text": run.input_text,
-        "output_text": run.output_text,
+        # Surrounding whitespace is the framework's (Strands ends its answer with a newline), not a misreading.
+        "input_text": (run.input_text or "").strip(),
+        "output_text": (run.output_text or "").strip(),
         "system": run.system,
         "tool_calls": [(c.name, c.arguments, c.result, c.id) for c in run.tool_calls or ()],
         "agent_name": run.agent_name,
