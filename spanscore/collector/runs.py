@@ -2,7 +2,9 @@
 
 A run is an agent span (``invoke_agent``, an OpenInference ``AGENT``, a
 traceloop agent or workflow, a Mastra ``agent_run``, or a configured span
-name) with all its descendants. A trace without an agent span is one run
+name) with all its descendants. An agent span without a name of its own
+that only wraps a named agent span (the OpenAI Agents SDK's ``Agent
+workflow``) is not a run: the named agent inside is. A trace without an agent span is one run
 rooted at its root span. With ``nested_agents="outermost"`` an agent inside
 another agent belongs to the outer run; with ``"all"`` every agent span is a
 run of its own (and still part of its parents' runs).
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 
 from spanscore.collector.config import RunsConfig
 from spanscore.collector.conventions import span_facts
+from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.run_fields import RunFields
 from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.model import Run
@@ -86,6 +89,7 @@ def _trace_runs(
         for span_id, span in by_id.items()
         if facts[span_id].kind == "agent" or span.name in config.agent_span_names
     }
+    agents -= _wrapper_agents(agents, facts, children)
     roots = _run_roots(by_id, agents, config)
     runs = []
     for root_id in sorted(roots, key=lambda span_id: _start_key(by_id[span_id])):
@@ -94,6 +98,29 @@ def _trace_runs(
         confirmed = root_id not in placeholders and _confirmed(root_id, by_id, root_id in agents, config)
         runs.append(AssembledRun(fields.build(), confirmed, frozenset(members)))
     return runs
+
+
+def _wrapper_agents(agents: set[str], facts: dict[str, SpanFacts], children: dict[str, list[str]]) -> set[str]:
+    """Agent spans that only wrap a named agent: no agent name of their own, a named agent below them.
+
+    The OpenAI Agents SDK (through OpenInference) opens an ``Agent workflow`` span of the agent kind
+    around the real agent's span; the run, its scores and its agent name belong to the agent inside.
+    """
+    wrappers = set()
+    for span_id in agents:
+        if facts[span_id].agent_name is not None:
+            continue
+        stack, seen = list(children.get(span_id, ())), {span_id}
+        while stack:
+            child = stack.pop()
+            if child in seen:  # parent links can form a cycle in bad input
+                continue
+            seen.add(child)
+            if child in agents and facts[child].agent_name is not None:
+                wrappers.add(span_id)
+                break
+            stack.extend(children.get(child, ()))
+    return wrappers
 
 
 def _placeholders(by_id: dict[str, SpanRecord]) -> dict[str, SpanRecord]:

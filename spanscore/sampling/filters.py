@@ -18,6 +18,7 @@ from typing import Any, TypeGuard
 from spanscore.errors import ConfigError
 from spanscore.model import Run
 from spanscore.sampling.subject import (
+    FIELD_ALIASES,
     RUN_FIELDS,
     FieldValue,
     FilterSubject,
@@ -239,16 +240,17 @@ def _equality(expected: Scalar) -> Test:
 
 
 def _getter_for(key: str) -> Getter:
-    """Resolve a key: ``span.``/``resource.`` prefixes, then run fields, span and resource attributes."""
+    """Resolve a key: ``span.``/``resource.`` prefixes, run fields (and aliases), span and resource attributes."""
     if key.startswith("span."):
         name = key.removeprefix("span.")
         return lambda subject: subject.span_attributes.get(name)
     if key.startswith("resource."):
         name = key.removeprefix("resource.")
         return lambda subject: subject.resource_attributes.get(name)
-    if key in RUN_FIELDS:
+    field_key = FIELD_ALIASES.get(key, key)
+    if field_key in RUN_FIELDS:
         return lambda subject: _first_not_none(
-            subject.fields.get(key), subject.span_attributes.get(key), subject.resource_attributes.get(key)
+            subject.fields.get(field_key), subject.span_attributes.get(key), subject.resource_attributes.get(key)
         )
     return lambda subject: _first_not_none(subject.span_attributes.get(key), subject.resource_attributes.get(key))
 

@@ -32,6 +32,22 @@ RUN_STRING_FIELDS: Mapping[str, str] = {
 RUN_FIELDS: frozenset[str] = frozenset({*RUN_STRING_FIELDS, "error", "duration_ms"})
 """Keys that name a run-level field rather than an attribute."""
 
+FIELD_ALIASES: Mapping[str, str] = {
+    "gen_ai.agent.name": "agent.name",
+    "gen_ai.request.model": "model",
+    "gen_ai.response.model": "model",
+    "llm.model_name": "model",
+    "gen_ai.provider.name": "provider",
+    "gen_ai.system": "provider",
+    "llm.provider": "provider",
+    "gen_ai.conversation.id": "session.id",
+    "enduser.id": "user.id",
+}
+"""Convention attribute names accepted for a run-level field. Every dialect's agent name, model,
+provider, session and user land in the run's field, so ``gen_ai.agent.name: weather-agent`` matches an
+OpenInference, OpenLLMetry, Vercel AI SDK or pydantic-ai run alike, not only runs whose root span
+happens to carry that very attribute."""
+
 # Stored-row spellings accepted for each run-level field: the Run attribute
 # name first, then the otel_traces column where one exists.
 _ROW_ALIASES: Mapping[str, tuple[str, ...]] = {

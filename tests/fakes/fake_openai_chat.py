@@ -1,8 +1,13 @@
 """A tiny OpenAI-compatible chat completions server on loopback, for recording real instrumentation spans.
 
-The conversation is scripted: while the request carries no tool result the model asks for
-``get_weather(city="Paris")``; once a tool result is present it answers with the final text.
-Only non-streaming ``POST /v1/chat/completions`` is served. Bind port 0 and read ``url``.
+The conversation is scripted: when the last message is not a tool result the model asks for
+``get_weather`` for the city the latest user message names (Paris unless it names Rome), with the
+call id ``call_weather_N`` for the N-th user message; after a tool result it answers with the final
+text (through a ``final_answer`` tool when the request offers one, as smolagents expects). A
+conversation that goes on (a second user turn) so gets a second tool call and answer, the
+way an agent framework's multi-turn session would.
+``POST /v1/chat/completions`` is served, as one JSON body or, when the request asks to
+``stream``, as server-sent chunks of the same completion (usage in a last chunk). Bind port 0 and read ``url``.
 """
 
 from __future__ import annotations
@@ -16,26 +21,53 @@ MODEL = "gpt-4o-mini"
 TOOL_CALL_ID = "call_weather_1"
 TOOL_ARGUMENTS = {"city": "Paris"}
 FINAL_ANSWER = "It is sunny and 22 C in Paris."
+SECOND_CITY = "Rome"
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""
+
+
+def _is_tool_result(message: dict[str, Any]) -> bool:
+    """A tool-role message, or smolagents' way of returning one (a user message starting ``Observation:``).
+
+    smolagents merges a new task into the previous observation's message (``New task:``): that is a question.
+    """
+    if message.get("role") == "tool":
+        return True
+    text = _text(message.get("content"))
+    return message.get("role") == "user" and text.startswith("Observation:") and "New task:" not in text
+
+
+def _tool_names(request: dict[str, Any]) -> set[str]:
+    return {str((tool.get("function") or {}).get("name")) for tool in request.get("tools") or ()}
+
+
+def _call(name: str, call_id: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+    }
 
 
 def _completion(request: dict[str, Any]) -> dict[str, Any]:
     messages = request.get("messages") or []
-    has_tool_result = any(m.get("role") == "tool" for m in messages)
-    if has_tool_result:
-        message: dict[str, Any] = {"role": "assistant", "content": FINAL_ANSWER}
+    users = [_text(m.get("content")) for m in messages if m.get("role") == "user" and not _is_tool_result(m)]
+    city = SECOND_CITY if users and SECOND_CITY in users[-1] else TOOL_ARGUMENTS["city"]
+    if messages and _is_tool_result(messages[-1]):
+        message: dict[str, Any] = {"role": "assistant", "content": FINAL_ANSWER.replace("Paris", city)}
         finish, usage = "stop", (60, 12)
+        if "final_answer" in _tool_names(request):
+            message = _call("final_answer", f"call_final_{len(users)}", {"answer": message["content"]})
+            finish = "tool_calls"
     else:
-        message = {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": TOOL_CALL_ID,
-                    "type": "function",
-                    "function": {"name": "get_weather", "arguments": json.dumps(TOOL_ARGUMENTS)},
-                }
-            ],
-        }
+        message = _call(
+            "get_weather", TOOL_CALL_ID if len(users) <= 1 else f"call_weather_{len(users)}", {"city": city}
+        )
         finish, usage = "tool_calls", (40, 8)
     return {
         "id": f"chatcmpl-{len(messages)}",
@@ -55,12 +87,43 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self.send_error(404)
             return
-        payload = json.dumps(_completion(body)).encode()
+        completion = _completion(body)
+        if body.get("stream"):
+            self._stream(completion)
+            return
+        payload = json.dumps(completion).encode()
         self.send_response(200)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+    def _stream(self, completion: dict[str, Any]) -> None:
+        """The same completion as server-sent events: one delta with the message, one with usage, [DONE]."""
+        choice = completion["choices"][0]
+        delta = {key: value for key, value in choice["message"].items() if value is not None}
+        for call_index, call in enumerate(delta.get("tool_calls") or ()):
+            call["index"] = call_index
+        head = {key: completion[key] for key in ("id", "created", "model", "system_fingerprint")}
+        chunks = [
+            {
+                **head,
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+            },
+            {
+                **head,
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
+            },
+            {**head, "object": "chat.completion.chunk", "choices": [], "usage": completion["usage"]},
+        ]
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        for chunk in chunks:
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
 
     def log_message(self, format: str, *args: Any) -> None:
         return

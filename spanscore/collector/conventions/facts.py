@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
+from spanscore.collector.conventions.parsing import is_blank
 from spanscore.model import Message, ToolCall
 
 SpanKind = str
@@ -23,6 +24,9 @@ class SpanFacts:
 
     kind: SpanKind | None = None
     agent_name: str | None = None
+    agent_label: str | None = None
+    """A name guessed from an agent span's own name when no attribute names the agent (OpenInference
+    wrappers such as the OpenAI Agents SDK's ``Agent workflow``); any span's ``agent_name`` beats it."""
     input: tuple[Message, ...] | None = None
     output: tuple[Message, ...] | None = None
     system: str | None = None
@@ -40,8 +44,14 @@ class SpanFacts:
     sources: dict[str, str] = field(default_factory=dict)
 
     def put(self, name: str, value: object, source: str) -> None:
-        """Set ``name`` to ``value`` unless it is already set or ``value`` is None."""
+        """Set ``name`` to ``value`` unless it is already set, ``value`` is None, or it is blank messages.
+
+        Blank messages (a role without text or tool calls) say nothing, so a later, lower-precedence
+        source with the real text still fills the field.
+        """
         if value is None or getattr(self, name) is not None:
+            return
+        if name in ("input", "output") and is_blank(value):  # type: ignore[arg-type]
             return
         setattr(self, name, value)
         self.sources[name] = source

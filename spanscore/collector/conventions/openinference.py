@@ -13,16 +13,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from spanscore.collector.conventions.facts import SpanFacts
+from spanscore.collector.conventions.langchain import message_fields, unwrap
 from spanscore.collector.conventions.parsing import (
     arguments_of,
     as_int,
     chat_messages,
+    final_answer,
     indexed,
     json_or_text,
     non_empty,
     role_of,
     split_system,
     text_of,
+    tool_call,
 )
 from spanscore.collector.model import SpanRecord
 from spanscore.model import Message, ToolCall
@@ -43,7 +46,8 @@ def extract(span: SpanRecord) -> SpanFacts:
     kind = _KINDS.get((get(KIND) or "").upper())
     facts.put("kind", kind, f"{DIALECT}:{KIND}")
     if kind == "agent":
-        facts.put("agent_name", non_empty(get("agent.name")) or span.name, f"{DIALECT}:agent.name")
+        facts.put("agent_name", non_empty(get("agent.name")), f"{DIALECT}:agent.name")
+        facts.put("agent_label", non_empty(span.name), f"{DIALECT}:span name")
     _messages(facts, attributes)
     if kind == "tool":
         _tool(facts, attributes)
@@ -97,18 +101,22 @@ def _values(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
         messages = _value_messages(attributes.get(key), attributes.get(key.replace("value", "mime_type")), role)
         if messages is not None:
             rest, system = split_system(messages)
-            facts.put(name, rest, f"{DIALECT}:{key}")
+            facts.put(name, final_answer(rest) if name == "output" else rest, f"{DIALECT}:{key}")
             facts.put("system", system, f"{DIALECT}:{key}")
 
 
 def _value_messages(text: str | None, mime_type: str | None, role: str) -> tuple[Message, ...] | None:
     if text is None:
         return None
-    if mime_type != "application/json":
+    # Without a mime type, a JSON object is still structured (smolagents sets none on its run kwargs).
+    if mime_type != "application/json" and (mime_type is not None or not text.startswith("{")):
         return (Message(role=role, content=text),)
-    value: Any = json_or_text(text)
+    value: Any = unwrap(json_or_text(text))
+    if message_fields(value) is not None:
+        value = [value]
     if isinstance(value, Mapping):
-        for key in ("messages", "input", "output", "text", "content", "answer", "query", "question"):
+        # A chain's state or a run method's keyword arguments (smolagents: {"task": ..., "stream": ...}).
+        for key in ("messages", "input", "output", "text", "content", "answer", "query", "question", "task"):
             if key in value:
                 value = value[key]
                 break
@@ -124,10 +132,7 @@ def _tool(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
     name = attributes.get("tool.name")
     if not name:
         return
-    call = ToolCall(
-        name=name,
-        arguments=arguments_of(attributes.get("input.value")),
-        result=attributes.get("output.value"),
-        id=non_empty(attributes.get("tool_call.id")),
+    call = tool_call(
+        name, attributes.get("input.value"), attributes.get("output.value"), non_empty(attributes.get("tool_call.id"))
     )
     facts.put("tool", call, f"{DIALECT}:tool.name")

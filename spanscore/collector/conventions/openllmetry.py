@@ -14,10 +14,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from spanscore.collector.conventions.facts import SpanFacts
+from spanscore.collector.conventions.langchain import message_fields, unwrap
 from spanscore.collector.conventions.parsing import (
     arguments_of,
     as_int,
     as_text,
+    chat_messages,
+    final_answer,
     indexed,
     json_or_text,
     load_json,
@@ -25,6 +28,7 @@ from spanscore.collector.conventions.parsing import (
     role_of,
     split_system,
     text_of,
+    tool_call,
 )
 from spanscore.collector.model import SpanRecord
 from spanscore.model import Message, ToolCall
@@ -63,15 +67,41 @@ def extract(span: SpanRecord) -> SpanFacts:
 
 
 def _entity(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
-    question = _entity_input_text(load_json(attributes.get("traceloop.entity.input")))
+    value = load_json(attributes.get("traceloop.entity.input"))
+    conversation = _conversation(value, "user")
+    if conversation is not None:
+        rest, system = split_system(conversation)
+        facts.put("input", rest, f"{DIALECT}:traceloop.entity.input")
+        facts.put("system", system, f"{DIALECT}:traceloop.entity.input")
+    question = _entity_input_text(value)
     if question is not None:
         facts.put("input", (Message("user", question),), f"{DIALECT}:traceloop.entity.input")
     output = json_or_text(attributes.get("traceloop.entity.output"))
+    conversation = _conversation(output, "assistant")
+    if conversation is not None:
+        facts.put("output", final_answer(split_system(conversation)[0]), f"{DIALECT}:traceloop.entity.output")
     if isinstance(output, Mapping):
         output = next((output[k] for k in ("output", "answer", "text", "content", "result") if k in output), output)
     if output is not None:
         text = output if isinstance(output, str) else text_of(output) or as_text(output) or ""
         facts.put("output", (Message("assistant", text),), f"{DIALECT}:traceloop.entity.output")
+
+
+def _conversation(value: Any, role: str) -> tuple[Message, ...] | None:
+    """Chat messages in a LangChain callback value (``{"inputs": {"messages": [...]}}``), else None."""
+    value = unwrap(value)
+    if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
+        value = value["messages"]
+    elif message_fields(value) is not None:
+        value = [value]
+    if not isinstance(value, list) or not any(message_fields(item) or _is_chat(item) for item in value):
+        return None
+    parsed = chat_messages(value, role)
+    return parsed[0] if parsed is not None else None
+
+
+def _is_chat(item: Any) -> bool:
+    return isinstance(item, Mapping) and isinstance(item.get("role"), str)
 
 
 def _entity_input_text(value: Any) -> str | None:
@@ -97,13 +127,13 @@ def _tool(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
     if not name:
         return
     value = load_json(attributes.get("traceloop.entity.input"))
-    arguments: Any = None
-    if isinstance(value, Mapping):
+    arguments: Any = value
+    if isinstance(value, Mapping) and "input_str" not in value:
         args = value.get("args") or []
         kwargs = value.get("kwargs") or {}
         arguments = kwargs if not args and isinstance(kwargs, Mapping) else {"args": args, **dict(kwargs)}
     result = json_or_text(attributes.get("traceloop.entity.output"))
-    call = ToolCall(name=name, arguments=arguments_of(arguments), result=as_text(result))
+    call = tool_call(name, arguments, as_text(result), None)
     facts.put("tool", call, f"{DIALECT}:traceloop.entity.input")
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from spanscore.collector.conventions import converse
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.parsing import (
     arguments_of,
@@ -28,19 +29,21 @@ from spanscore.collector.conventions.parsing import (
     role_of,
     split_system,
     text_of,
+    tool_call,
     tool_result_text,
 )
 from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.model import Message, ToolCall
 
 DIALECT = "otel_genai"
-ATTRIBUTE_PREFIXES = ("gen_ai.", "user.id", "enduser.id", "error.type")
+ATTRIBUTE_PREFIXES = ("gen_ai.", "user.id", "enduser.id", "session.id", "error.type")
 """Every span attribute ``attribute_facts`` reads starts with one of these; a span with none yields no facts."""
 EVENT_PREFIXES = ("gen_ai.",)
 """Every span event and log record name this module reads starts with one of these; others yield no facts."""
 _KINDS = {
     "invoke_agent": "agent",
-    "create_agent": "agent",
+    # create_agent sets an agent up (LangGraph via OpenLLMetry emits it once per graph); it is not a run.
+    "create_agent": "chain",
     "chat": "llm",
     "text_completion": "llm",
     "generate_content": "llm",
@@ -98,7 +101,8 @@ def _from_attributes(attributes: Mapping[str, str], where: str) -> SpanFacts:
         facts.put("model", non_empty(get(key)), source + key)
     for key in ("gen_ai.provider.name", "gen_ai.system"):
         facts.put("provider", provider_name(get(key)), source + key)
-    facts.put("session_id", non_empty(get("gen_ai.conversation.id")), source + "gen_ai.conversation.id")
+    for key in ("gen_ai.conversation.id", "session.id"):
+        facts.put("session_id", non_empty(get(key)), source + key)
     for key in ("user.id", "enduser.id"):
         facts.put("user_id", non_empty(get(key)), source + key)
     for key in ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"):
@@ -114,12 +118,11 @@ def _tool(facts: SpanFacts, attributes: Mapping[str, str], source: str) -> None:
     if not name or facts.kind not in (None, "tool"):
         return
     facts.put("kind", "tool", source + "gen_ai.tool.name")
-    result = tool_result_text(attributes.get("gen_ai.tool.call.result"))
-    call = ToolCall(
-        name=name,
-        arguments=arguments_of(attributes.get("gen_ai.tool.call.arguments")),
-        result=result,
-        id=non_empty(attributes.get("gen_ai.tool.call.id")),
+    call = tool_call(
+        name,
+        attributes.get("gen_ai.tool.call.arguments"),
+        tool_result_text(attributes.get("gen_ai.tool.call.result")),
+        non_empty(attributes.get("gen_ai.tool.call.id")),
     )
     facts.put("tool", call, source + "gen_ai.tool.name")
 
@@ -228,8 +231,9 @@ def _from_events(span: SpanRecord, logs: Sequence[LogRecord]) -> SpanFacts:
             outputs.append(_event_message(choice, "assistant"))
         elif name in _MESSAGE_EVENTS:
             message = _event_message(body, _MESSAGE_EVENTS[name])
-            if message.role == "tool" and body.get("id") is not None:
+            if message.role == "tool" and body.get("id") is not None and message.content:
                 facts.tool_results[str(body["id"])] = message.content
+            facts.tool_results.update(converse.tool_results(body.get("content")))
             inputs.append(message)
     if inputs:
         rest, system = split_system(tuple(inputs))
@@ -241,10 +245,13 @@ def _from_events(span: SpanRecord, logs: Sequence[LogRecord]) -> SpanFacts:
 
 
 def _event_message(body: Mapping[str, Any], role: str) -> Message:
+    content = body.get("content")
+    if content is None and isinstance(body.get("message"), str | list):
+        content = body["message"]  # Strands: gen_ai.choice carries {"message": text or content blocks}
     return Message(
         role=role_of(body.get("role"), role),
-        content=text_of(body.get("content")),
-        tool_calls=openai_tool_calls(body.get("tool_calls")),
+        content=text_of(content),
+        tool_calls=openai_tool_calls(body.get("tool_calls")) or converse.tool_uses(content),
     )
 
 

@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from spanscore.collector.conventions.langchain import plain_message, tool_arguments, tool_result
 from spanscore.model import Message, ToolCall
 
 _ROLE_ALIASES = {"human": "user", "ai": "assistant", "model": "assistant", "developer": "system", "function": "tool"}
@@ -168,6 +169,7 @@ def chat_messages(value: Any, default_role: str) -> tuple[tuple[Message, ...], d
         if isinstance(item, str):
             messages.append(Message(role=default_role, content=item))
             continue
+        item = plain_message(item)
         if not isinstance(item, Mapping):
             continue
         role = role_of(item.get("role"), default_role)
@@ -197,3 +199,55 @@ def indexed(attributes: Mapping[str, str], prefix: str) -> list[dict[str, str]]:
             continue
         groups.setdefault(int(index_text), {})[rest] = value
     return [groups[index] for index in sorted(groups)]
+
+
+def is_blank(messages: tuple[Message, ...]) -> bool:
+    """No message says anything: no text (beyond whitespace) and no tool call.
+
+    Instrumentations write placeholders (a role with no content); such a value must never stand in
+    for a field that another attribute or span fills with the real text.
+    """
+    return all(not message.content.strip() and not message.tool_calls for message in messages)
+
+
+def final_answer(messages: tuple[Message, ...]) -> tuple[Message, ...] | None:
+    """The answer in an output that is a whole conversation (a LangGraph state): the last assistant turn.
+
+    An output made only of assistant messages is the answer as it is; one that also holds the user's
+    question and tool results ends with the answer, after the last non-assistant message.
+    """
+    if all(message.role == "assistant" for message in messages):
+        return messages
+    last = max(index for index, message in enumerate(messages) if message.role != "assistant")
+    answer = tuple(message for message in messages[last + 1 :] if message.content.strip())
+    return answer or None
+
+
+def call_arguments(value: Any) -> Any:
+    """A tool's arguments from a recorded Python call (``{"args": [...], "kwargs": {...}, flags}``), else ``value``.
+
+    Instrumentations that wrap the tool function itself (smolagents through OpenInference, traceloop's
+    ``@tool``) record the call's positional and keyword arguments, not the arguments the model sent:
+    keyword arguments alone are those, positional ones are kept under ``args``.
+    """
+    if not isinstance(value, Mapping) or not isinstance(value.get("kwargs"), Mapping):
+        return value
+    args = value.get("args")
+    if not isinstance(args, list):
+        return value
+    return dict(value["kwargs"]) if not args else {"args": args, **value["kwargs"]}
+
+
+def tool_call(name: str, arguments: Any, result: Any, call_id: str | None) -> ToolCall:
+    """A tool call from a span's raw argument and result values, unwrapping LangChain's tool envelopes.
+
+    A result that is text and not a LangChain message is kept exactly as the span carried it.
+    """
+    argument_value, argument_id = tool_arguments(json_or_text(arguments) if isinstance(arguments, str) else arguments)
+    argument_value = call_arguments(argument_value)
+    decoded = json_or_text(result) if isinstance(result, str) else result
+    result_value, result_id = tool_result(decoded)
+    text = result if result_id is None and isinstance(result, str) else as_text(result_value)
+    return ToolCall(
+        name=name, arguments=arguments_of(argument_value), result=text, id=call_id or argument_id or result_id
+    )

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from spanscore.collector.conventions import mastra, openinference, openllmetry, otel_genai, vercel_ai
+from spanscore.collector.conventions import mastra, openinference, openllmetry, otel_genai, pydantic_ai, vercel_ai
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.model import LogRecord, SpanRecord
 
@@ -45,6 +45,7 @@ PRECEDENCE: tuple[Dialect, ...] = (
     Dialect(openllmetry.DIALECT, openllmetry.extract, openllmetry.ATTRIBUTE_PREFIXES),
     Dialect(mastra.DIALECT, mastra.extract, mastra.ATTRIBUTE_PREFIXES),
     Dialect(vercel_ai.DIALECT, vercel_ai.extract, vercel_ai.ATTRIBUTE_PREFIXES),
+    Dialect(pydantic_ai.DIALECT, pydantic_ai.extract, pydantic_ai.ATTRIBUTE_PREFIXES),
 )
 """Framework dialects, after the GenAI attributes and before the GenAI events (see ``span_facts``)."""
 

@@ -14,16 +14,18 @@ run's spans are merged into one run. Per field, in order:
   object or array is re-serialised in one spelling (frameworks differ in whitespace);
 - context: the documents of every retrieval span, by start time;
 - model and provider: the first model call, then the root; agent name,
-  session and user: the root, then the other spans by start time;
+  session and user: the root, then the other spans by start time (an agent
+  name that only a span's own name suggests comes after every named one);
 - usage: the sum over spans that report tokens and have no descendant that
   does (so an agent's total and its calls' counts are not added twice).
 
-A field no span supplies stays ``None`` (missing), never an empty string.
+A field no span supplies stays ``None`` (missing), never an empty string; an
+input or output whose text is empty or whitespace is missing too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -31,7 +33,7 @@ from spanscore.collector.config import RunsConfig
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.parsing import canonical_json
 from spanscore.collector.model import SpanRecord
-from spanscore.model import Run, ToolCall, Usage
+from spanscore.model import Message, Run, ToolCall, Usage
 
 _SPEAKERS = ("agent", "chain", None)
 
@@ -66,8 +68,8 @@ class RunFields:
         first = [self._root, *self._speakers, *self._calls]
         everyone = [self._root, *[m for m in self._members if m != self._root]]
         return Run(
-            self._pick("input", first),
-            self._pick("output", [self._root, *by_end, *calls_by_end]),
+            self._said("input", first),
+            self._said("output", [self._root, *by_end, *calls_by_end]),
             system=self._pick("system", first),
             context=self._documents(),
             ground_truth=self._ground_truth(root),
@@ -77,7 +79,7 @@ class RunFields:
             span_id=root.span_id,
             model=self._pick("model", [*self._calls, *everyone]),
             provider=self._pick("provider", [*self._calls, *everyone]),
-            agent_name=self._pick("agent_name", everyone),
+            agent_name=self._pick("agent_name", everyone) or self._agent_label(everyone),
             service_name=root.service_name or root.resource_attributes.get("service.name") or None,
             session_id=self._pick("session_id", everyone),
             user_id=self._pick("user_id", everyone),
@@ -101,6 +103,28 @@ class RunFields:
                 self._sources[name] = self._source(span_id, self._facts[span_id].sources.get(name, ""))
                 return value
         return None
+
+    def _said(self, name: str, candidates: list[str]) -> tuple[Message, ...] | None:
+        """The picked input or output, or None when its text is empty or whitespace: nothing to score.
+
+        A scorer given an empty answer reports confident nonsense (completeness 1.0 over nothing), so an
+        empty field is missing and every scorer that needs it answers ``missing_input``.
+        """
+        messages: tuple[Message, ...] | None = self._pick(name, candidates)
+        if messages is None:
+            return None
+        probe = Run(input=messages) if name == "input" else Run(output=messages)
+        text = probe.input_text if name == "input" else probe.output_text
+        if text is None or not text.strip():
+            self._sources.pop(name, None)
+            return None
+        return messages
+
+    def _agent_label(self, candidates: list[str]) -> str | None:
+        label = self._pick("agent_label", candidates)
+        if label is not None:
+            self._sources["agent_name"] = self._sources.pop("agent_label")
+        return label  # type: ignore[no-any-return]
 
     def _documents(self) -> tuple[str, ...] | None:
         holders = [m for m in self._members if self._facts[m].documents is not None]
@@ -193,7 +217,10 @@ def _has_tokens(facts: SpanFacts) -> bool:
 def _merge_requested(
     timed: list[tuple[int, ToolCall]], requested: list[tuple[int, ToolCall]]
 ) -> list[tuple[int, ToolCall]]:
-    """Add requested calls that no tool span reports; fill a tool span's missing id or arguments from its request."""
+    """Add requested calls that no tool span reports; fill a tool span's missing id or arguments from its request.
+
+    A request matches a tool span by call id when both have one, else by tool name.
+    """
     merged = list(timed)
     taken: set[int] = set()
     for time_ns, call in requested:
@@ -209,10 +236,22 @@ def _merge_requested(
             replace(
                 span_call,
                 id=span_call.id or call.id,
-                arguments=span_call.arguments if span_call.arguments is not None else call.arguments,
+                arguments=_better_arguments(span_call.arguments, call.arguments),
             ),
         )
     return merged
+
+
+def _better_arguments(span_arguments: Any, requested: Any) -> Any:
+    """The tool span's arguments, unless they are text where the model's request has the structured form.
+
+    Some instrumentations record a tool's input as the framework passed it to the function (LangChain
+    gives a one-argument tool the bare value, ``"Paris"``); the model's request holds the arguments
+    the model actually sent, by name.
+    """
+    if span_arguments is None or (not isinstance(span_arguments, Mapping) and isinstance(requested, Mapping)):
+        return requested
+    return span_arguments
 
 
 def _matching_span_call(merged: list[tuple[int, ToolCall]], call: ToolCall, taken: set[int]) -> int | None:

@@ -23,7 +23,15 @@ from test_conventions_properties import KNOWN_KEYS, attribute_values, logs, span
 
 from spanscore.collector import runs
 from spanscore.collector.config import RunsConfig
-from spanscore.collector.conventions import mastra, openinference, openllmetry, otel_genai, precedence, vercel_ai
+from spanscore.collector.conventions import (
+    mastra,
+    openinference,
+    openllmetry,
+    otel_genai,
+    precedence,
+    pydantic_ai,
+    vercel_ai,
+)
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.precedence import extract_facts, may_carry_facts, span_facts
 from spanscore.collector.model import LogRecord, SpanEvent, SpanRecord
@@ -38,6 +46,7 @@ EXTRACTORS: dict[str, tuple[Extract, tuple[str, ...]]] = {
     "openllmetry": (openllmetry.extract, openllmetry.ATTRIBUTE_PREFIXES),
     "mastra": (mastra.extract, mastra.ATTRIBUTE_PREFIXES),
     "vercel_ai": (vercel_ai.extract, vercel_ai.ATTRIBUTE_PREFIXES),
+    "pydantic_ai": (pydantic_ai.extract, pydantic_ai.ATTRIBUTE_PREFIXES),
 }
 
 

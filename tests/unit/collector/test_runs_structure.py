@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from recorded_traces import load
 
 from spanscore.collector.config import RunsConfig
@@ -92,11 +93,15 @@ def test_missing_fields_stay_none_never_empty_strings() -> None:
     assert run.input_text is None and run.output_text is None
 
 
-def test_empty_answer_is_kept_as_empty_not_missing() -> None:
-    root = span("01", gen_ai__operation__name="chat", gen_ai__output__messages='[{"role": "assistant", "parts": []}]')
+@pytest.mark.parametrize("parts", ["[]", '[{"type": "text", "content": "  \\n"}]'])
+def test_an_empty_answer_is_missing_so_it_is_never_scored(parts: str) -> None:
+    # An empty or whitespace-only answer scored as text gives confident nonsense (completeness 1.0 on
+    # nothing); it is missing, so every scorer that needs the output reports missing_input.
+    messages = f'[{{"role": "assistant", "parts": {parts}}}]'
+    root = span("01", gen_ai__operation__name="chat", gen_ai__output__messages=messages)
     (run,) = runs_from_spans([root])
-    assert run.output is not None and run.output_text == ""
-    assert run.tool_calls == ()  # the model answered, without tools
+    assert run.output is None
+    assert run.missing(["output"]) == ["output"]
 
 
 def test_ground_truth_from_configured_keys() -> None:
@@ -152,3 +157,17 @@ def test_a_run_whose_root_has_not_arrived_keeps_the_traces_tracestate() -> None:
     orphans = [replace(span(f"0{i}", "ff", start=i), trace_state="ot=th:8;rv:c0ffee00c0ffee") for i in (1, 2)]
     (run,) = runs_from_spans(orphans)
     assert (run.span_id, run.trace_state) == ("ff", "ot=th:8;rv:c0ffee00c0ffee")
+
+
+def test_an_answer_with_only_a_tool_request_and_blank_text_is_missing() -> None:
+    # The last model call asked for a tool and said nothing: there is no answer to score.
+    output = '[{"role": "assistant", "parts": [{"type": "text", "content": " "}, {"type": "tool_call", "name": "f"}]}]'
+    root = span(
+        "01",
+        gen_ai__operation__name="chat",
+        gen_ai__input__messages='[{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]',
+        gen_ai__output__messages=output,
+    )
+    (run,) = runs_from_spans([root])
+    assert run.input_text == "hi"
+    assert run.missing(["input", "output"]) == ["output"]
