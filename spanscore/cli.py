@@ -64,6 +64,13 @@ def _parser() -> argparse.ArgumentParser:
     trend.add_argument("--format", choices=["table", "json", "csv"], default="table")
     trend.add_argument("-c", "--config", help="YAML configuration file")
 
+    runs = commands.add_parser("runs", help="what was scored: the assembled runs of a trace")
+    runs_commands = runs.add_subparsers(dest="runs_command", required=True)
+    runs_show = runs_commands.add_parser("show", help="print the input, output, tool calls and sources scored")
+    runs_show.add_argument("trace_id")
+    runs_show.add_argument("--format", choices=["text", "json"], default="text")
+    runs_show.add_argument("-c", "--config", help="YAML configuration file")
+
     demo = commands.add_parser("demo", help="send synthetic agent traces to a running service")
     demo.add_argument("-c", "--config", help="YAML configuration file (for the gRPC address and token)")
     demo.add_argument("--traces", type=int, default=30, help="how many agent traces to send")
@@ -99,6 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(config, args)
         if args.command == "demo":
             return _demo(config, args.traces)
+        if args.command == "runs":
+            return _runs_show(config, args.trace_id, args.format)
     except SpanscoreError as exc:
         print(f"spanscore: {exc}", file=sys.stderr)
         return 1
@@ -229,6 +238,20 @@ async def _operation_locally(config: ServiceConfig, path: str, rule: str, since:
         return await service.preview(rule, since)
     finally:
         await asyncio.to_thread(service.store.close)
+
+
+def _runs_show(config: ServiceConfig, trace_id: str, output: str) -> int:
+    """Print what the scorers received for a trace, read through the running service's API."""
+    from urllib.parse import quote
+
+    from spanscore.scored_run_text import format_scored_runs
+
+    body = _call_api(config, f"runs/{quote(trace_id.strip(), safe='')}", None, 30)
+    if body is None:
+        raise SpanscoreError(f"no service answers on the API listener {config.api.host}:{config.api.port}")
+    result = json.loads(body)
+    sys.stdout.write(json.dumps(result, indent=2) + "\n" if output == "json" else format_scored_runs(result["runs"]))
+    return 0
 
 
 def _demo(config: ServiceConfig, traces: int) -> int:
