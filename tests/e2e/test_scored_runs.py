@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ from spanscore.scorers.workers import ScoringJob
 from spanscore.service import Service
 from spanscore.storage.scored_runs import run_view
 from tests.e2e.otlp_clients import export, grpc_exporter
+from tests.e2e.test_dashboard import CHROMIUM as CHROMIUM_PATH
+from tests.e2e.test_dashboard import BrowserWatch, needs_chromium
 
 SYSTEM = "You are a terse travel assistant."
 QUESTION = "What is the weather in Paris?"
@@ -140,3 +143,36 @@ async def test_the_stored_run_is_the_run_the_scorers_received(
     for needle in (SYSTEM, f"[user] {QUESTION}", f"[assistant] {ANSWER}", "get_weather(city='Paris') -> sunny, 21C",
                    f"- {DOCUMENT}", "[from otel_genai:gen_ai.input.messages]"):  # fmt: skip
         assert needle in text, (needle, text)
+
+
+@needs_chromium
+@pytest.mark.slow
+async def test_run_page_shows_the_scored_conversation(service: Service, tmp_path: Path) -> None:
+    playwright = pytest.importorskip("playwright.async_api", reason="playwright is in the test extra")
+    assert service.api is not None
+    spans = weather_trace()
+    trace_id = f"{spans[0].get_span_context().trace_id:032x}"
+    assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+    await _scored(service, trace_id)
+    base = f"http://127.0.0.1:{service.api.port}"
+    async with playwright.async_playwright() as driver:
+        browser = await driver.chromium.launch(executable_path=CHROMIUM_PATH, headless=True)
+        try:
+            page = await browser.new_page(viewport={"width": 1280, "height": 1200})
+            watch = BrowserWatch(base)
+            watch.attach(page)
+            await page.goto(f"{base}/dashboard/run?trace={trace_id}")
+            await page.wait_for_selector("body[data-state=ready]", timeout=20_000)
+            await page.screenshot(path=str(tmp_path / "scored-run.png"), full_page=True)
+            if shot := os.environ.get("SPANSCORE_SCREENSHOT"):
+                await page.screenshot(path=shot, full_page=True)
+            turns = await page.locator("#scored-runs .turn").all_inner_texts()
+        finally:
+            await browser.close()
+    kinds = [text.split("\n", 1)[0].split(" · ")[0].upper() for text in turns]
+    assert kinds == ["SYSTEM", "USER", "TOOL CALL 1", "ASSISTANT", "RETRIEVED CONTEXT", "GROUND TRUTH"], turns
+    for needle, position in ((SYSTEM, 0), (QUESTION, 1), ('get_weather({"city":"Paris"})', 2), ("sunny, 21C", 2),
+                             (ANSWER, 3), (DOCUMENT, 4)):  # fmt: skip
+        assert needle in turns[position], (needle, turns)
+    assert "gen_ai.input.messages" in turns[1]
+    assert watch.problems == []
