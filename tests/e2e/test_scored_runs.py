@@ -81,10 +81,10 @@ def service_config(service_config: ServiceConfig) -> ServiceConfig:
     return service_config
 
 
-async def _get(service: Service, path: str) -> tuple[int, Any]:
+async def _get(service: Service, path: str, headers: dict[str, str] | None = None) -> tuple[int, Any]:
     assert service.api is not None
     async with aiohttp.ClientSession() as session:
-        async with session.get(f"http://127.0.0.1:{service.api.port}{path}") as response:
+        async with session.get(f"http://127.0.0.1:{service.api.port}{path}", headers=headers) as response:
             return response.status, await response.json()
 
 
@@ -130,6 +130,8 @@ async def test_the_stored_run_is_the_run_the_scorers_received(
     assert status == 200 and dashboard["scored_runs"] == body["runs"]
     status, missing = await _get(service, f"/api/v1/runs/{'e' * 32}")
     assert status == 404 and "no scored run stored" in missing["error"]
+    status, foreign = await _get(service, f"/api/v1/runs/{trace_id}", {"Origin": "http://attacker.example"})
+    assert status == 403 and "Origin" in foreign["error"]  # the API's browser guard covers the new route
     status, bad = await _get(service, "/api/v1/runs/not-a-trace")
     assert status == 400 and "32 hexadecimal" in bad["error"]
 
