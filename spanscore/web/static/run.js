@@ -63,7 +63,9 @@
     if (!view.input) box.append(turn("user", "input", src.input, null));
     for (const call of view.tool_calls || []) box.append(turn("tool", `tool call ${call.order + 1}`, src.tool_calls, callText(call)));
     for (const m of view.output || []) {
-      for (const call of m.tool_calls || []) box.append(turn("tool", "tool call", src.output, callText(call)));
+      /* Calls inside the answer are what scorers read only when the run has no tool_calls of its own. */
+      const calls = view.tool_calls ? [] : m.tool_calls || [];
+      for (const call of calls) box.append(turn("tool", "tool call", src.output, callText(call)));
       if (m.content) box.append(turn("assistant", m.role, src.output, m.content));
     }
     if (!view.output) box.append(turn("assistant", "output", src.output, null));
