@@ -76,6 +76,13 @@ def _parser() -> argparse.ArgumentParser:
     config_check = config_commands.add_parser("check", help="validate rules, scorers, judge and storage; start nothing")
     config_check.add_argument("-c", "--config", help="YAML configuration file")
 
+    runs = commands.add_parser("runs", help="what was scored: the assembled runs of a trace")
+    runs_commands = runs.add_subparsers(dest="runs_command", required=True)
+    runs_show = runs_commands.add_parser("show", help="print the input, output, tool calls and sources scored")
+    runs_show.add_argument("trace_id")
+    runs_show.add_argument("--format", choices=["text", "json"], default="text")
+    runs_show.add_argument("-c", "--config", help="YAML configuration file")
+
     demo = commands.add_parser("demo", help="send synthetic agent traces to a running service")
     demo.add_argument("-c", "--config", help="YAML configuration file (for the gRPC address and token)")
     demo.add_argument("--traces", type=int, default=30, help="how many agent traces to send")
@@ -243,7 +250,7 @@ def _add_deadletter_parser(commands: argparse._SubParsersAction[argparse.Argumen
     listing.add_argument("--format", choices=["table", "json"], default="table")
     replay = actions.add_parser("replay", help="send dead-lettered rows through the write path again")
     replay.add_argument("-c", "--config", help="YAML configuration file")
-    replay.add_argument("--writer", choices=["spans", "logs", "scores", "decisions"], help="only this writer's")
+    replay.add_argument("--writer", choices=["spans", "logs", "scores", "decisions", "scored_runs"], help="only this writer's")
     replay.add_argument("--id", dest="entry_id", help="only this entry (see `spanscore deadletter list`)")
 
 
@@ -287,6 +294,20 @@ async def _operation_locally(config: ServiceConfig, path: str, rule: str, since:
         return await service.preview(rule, since)
     finally:
         await asyncio.to_thread(service.store.close)
+
+
+def _runs_show(config: ServiceConfig, trace_id: str, output: str) -> int:
+    """Print what the scorers received for a trace, read through the running service's API."""
+    from urllib.parse import quote
+
+    from spanscore.scored_run_text import format_scored_runs
+
+    body = _call_api(config, f"runs/{quote(trace_id.strip(), safe='')}", None, 30)
+    if body is None:
+        raise SpanscoreError(f"no service answers on the API listener {config.api.host}:{config.api.port}")
+    result = json.loads(body)
+    sys.stdout.write(json.dumps(result, indent=2) + "\n" if output == "json" else format_scored_runs(result["runs"]))
+    return 0
 
 
 def _demo(config: ServiceConfig, traces: int, hours: float) -> int:
@@ -389,6 +410,7 @@ _COMMANDS: dict[str, Callable[[ServiceConfig, argparse.Namespace], int]] = {
     "migrate": lambda config, args: _migrate(config),
     "config": lambda config, args: _config_check(config, args.config),
     "deadletter": _deadletter,
+    "runs": lambda config, args: _runs_show(config, args.trace_id, args.format),
 }
 """The subcommands that run against a loaded config, other than ``serve``."""
 

@@ -38,6 +38,7 @@ from spanscore.scorers.registry import build
 from spanscore.scorers.workers import ScoringJob, ScoringWorkers
 from spanscore.storage.clickhouse import ClickHouseStore, is_embedded
 from spanscore.storage.recovery import StoredSpanSource, spend_since
+from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow, score_id
 from spanscore.storage.writer import BatchWriter
 
@@ -105,7 +106,7 @@ class LiveScoring:
         batch_max: int = 5000,
         flush_interval: float = 0.05,
         exporter: ScoreExporter | None = None,
-        writers: tuple[BatchWriter[ScoreRow], BatchWriter[DecisionRow]] | None = None,
+        writers: tuple[BatchWriter[ScoreRow], BatchWriter[DecisionRow], BatchWriter[ScoredRunRow]] | None = None,
     ) -> None:
         """Build the stage; ``writers`` are the durable score and decision write paths.
 
@@ -134,9 +135,18 @@ class LiveScoring:
                     flush_interval=flush_interval,
                     max_pending=100_000,
                 ),
+                BatchWriter(
+                    "scored_runs",
+                    store.insert_scored_runs,
+                    batch_max=batch_max,
+                    flush_interval=flush_interval,
+                    max_pending=100_000,
+                ),
             )
         self.score_writer: BatchWriter[ScoreRow] = writers[0]
         self.decision_writer: BatchWriter[DecisionRow] = writers[1]
+        # What the scorers received, one row per scored run (see spanscore.storage.scored_runs).
+        self.run_writer: BatchWriter[ScoredRunRow] = writers[2]
         self.workers = ScoringWorkers(
             self._on_result,
             workers=self.config.workers,
@@ -169,6 +179,7 @@ class LiveScoring:
     async def start(self) -> None:
         await self.score_writer.start()
         await self.decision_writer.start()
+        await self.run_writer.start()
         await self.workers.start()
         if self.config.recover_on_start:
             source = StoredSpanSource(self._store)
@@ -205,6 +216,7 @@ class LiveScoring:
             await asyncio.gather(*list(self._score_writes), return_exceptions=True)
         await self.score_writer.shutdown()
         await self.decision_writer.shutdown()
+        await self.run_writer.shutdown()
         if self._exporter is not None:
             await asyncio.to_thread(self._exporter.shutdown)
 
@@ -241,6 +253,7 @@ class LiveScoring:
         """
         rows: list[DecisionRow] = []
         jobs: list[ScoringJob] = []
+        scored: dict[tuple[str, str], ScoredRunRow] = {}
         for ready in items:
             if _is_internal(ready.run):
                 self.internal_runs_skipped += 1
@@ -253,8 +266,12 @@ class LiveScoring:
                 scorers = self.scorers.get(decision.rule, [])
                 book = _RuleRun(decision, ready, outstanding=len(scorers))
                 jobs.extend(ScoringJob(decision.rule, scorer, ready.run, context=book) for scorer in scorers)
+                if scorers:
+                    scored[ready.run.trace_id, ready.run.run_id] = ScoredRunRow.of(ready.run)
         if rows:
             await self._write_decisions(rows)
+        if scored:
+            await self._write(self.run_writer, list(scored.values()))  # type: ignore[arg-type]
         for job in jobs:
             await self.workers.submit(job)
 

@@ -110,6 +110,7 @@ class Service:
             writers=(
                 write_paths.score_writer(self.store, config.storage),
                 write_paths.decision_writer(self.store, config.storage),
+                write_paths.scored_run_writer(self.store, config.storage),
             ),
         )
         self.span_writer.on_stored = live.on_spans_stored
@@ -152,10 +153,10 @@ class Service:
         )
 
     def writers(self) -> list[BatchWriter[Any]]:
-        """Every durable write path: spans, logs, and (with rules) scores and decisions."""
+        """Every durable write path: spans, logs, and (with rules) scores, decisions and scored runs."""
         found: list[BatchWriter[Any]] = [self.span_writer, self.log_writer]
         if self.live is not None:
-            found += [self.live.score_writer, self.live.decision_writer]
+            found += [self.live.score_writer, self.live.decision_writer, self.live.run_writer]
         return found
 
     def _write_path_metrics(self) -> dict[str, float]:

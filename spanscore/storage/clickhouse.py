@@ -31,6 +31,7 @@ from spanscore.storage.readers import ReaderPool, kill_marked, new_mark, refuse_
 from spanscore.storage.retention import apply_ttls
 from spanscore.storage.rows import LOG_COLUMNS, log_columns, records_to_json
 from spanscore.storage.schema_state import require_current_schema
+from spanscore.storage.scored_runs import SCORED_RUN_COLUMNS, ScoredRunRow, scored_run_columns
 from spanscore.storage.scores import DECISION_COLUMNS, SCORE_COLUMNS, DecisionRow, ScoreRow, to_columns
 
 log = logging.getLogger(__name__)
@@ -212,6 +213,12 @@ class ClickHouseStore:
 
     def insert_decisions_sync(self, rows: Sequence[DecisionRow]) -> None:
         self._insert("score_decisions", DECISION_COLUMNS, to_columns(rows))
+
+    def insert_scored_runs_sync(self, rows: Sequence[ScoredRunRow]) -> None:
+        self._insert("scored_runs", SCORED_RUN_COLUMNS, scored_run_columns(rows))
+
+    async def insert_scored_runs(self, rows: Sequence[ScoredRunRow]) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_scored_runs_sync, rows)
 
     async def insert_scores(self, rows: Sequence[ScoreRow]) -> None:
         await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_scores_sync, rows)

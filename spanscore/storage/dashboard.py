@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.scored_runs import parse_stored_run
 
 REASON_CHARS = 400
 """Reasons in the worst-runs list are cut to this many characters; the run page shows them whole."""
@@ -149,12 +150,14 @@ class DashboardReader:
         spans = await self._rows(RUN_SPANS_SQL, trace_id=trace_id, limit=max_spans + 1)
         scores = await self._rows(RUN_SCORES_SQL, trace_id=trace_id)
         decisions = await self._rows(RUN_DECISIONS_SQL, trace_id=trace_id)
+        runs = await scored_runs(self._store, trace_id)
         return {
             "trace_id": trace_id,
             "spans": spans[:max_spans],
             "spans_cut": len(spans) > max_spans,
             "scores": scores,
             "decisions": decisions,
+            "scored_runs": runs,
         }
 
     async def _rows(self, sql: str, **parameters: Any) -> list[dict[str, Any]]:
@@ -175,3 +178,17 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_json_value(item) for item in value]
     return value
+
+
+RUN_VIEWS_SQL = """
+SELECT RunId AS run_id, SpanId AS span_id, Run AS run
+FROM scored_runs FINAL
+WHERE TraceId = {trace_id:String}
+ORDER BY RunTimestamp, RunId
+"""
+
+
+async def scored_runs(store: ClickHouseStore, trace_id: str) -> list[dict[str, Any]]:
+    """What the scorers received for each scored run of one trace (``spanscore.storage.scored_runs``)."""
+    _, rows = await store.read(RUN_VIEWS_SQL, {"trace_id": trace_id})
+    return [parse_stored_run(str(row[2])) for row in rows]

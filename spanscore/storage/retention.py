@@ -30,8 +30,9 @@ SPAN_TABLES: tuple[tuple[str, str], ...] = (
 SCORE_TABLES: tuple[tuple[str, str], ...] = (
     ("scores", "toDateTime(RunTimestamp)"),
     ("score_decisions", "toDateTime(RunTimestamp)"),
+    ("scored_runs", "toDateTime(RunTimestamp)"),
 )
-"""Tables holding scores and sampling decisions; both count from the run's time."""
+"""Tables holding scores, sampling decisions and the scored runs' text; all count from the run's time."""
 
 
 class CommandRunner(Protocol):

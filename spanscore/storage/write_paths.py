@@ -1,4 +1,4 @@
-"""The four durable write paths (spans, logs, scores, decisions), built the same way from the storage config.
+"""The durable write paths (spans, logs, scores, decisions, scored runs), built the same way from the storage config.
 
 Each is a ``BatchWriter`` (group commit) in front of its own write-ahead spool and
 dead letters under ``storage.spool_dir``, with the partition key its table is split
@@ -19,6 +19,7 @@ from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.deadletter import DeadLetters
 from spanscore.storage.rows import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC
 from spanscore.storage.salvage import DAY_NS, InsertFn, PartitionKey, Salvager
+from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow
 from spanscore.storage.spool import Spool, SpoolCodec
 from spanscore.storage.writer import BatchWriter, EncodedInsertFn
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-WRITERS = ("spans", "logs", "scores", "decisions")
+WRITERS = ("spans", "logs", "scores", "decisions", "scored_runs")
 SCORE_ROWS_PENDING = 100_000
 """Score or decision rows waiting for a flush beyond which scoring is told to wait."""
 
@@ -41,12 +42,17 @@ def _decisions_from_json(data: bytes) -> list[DecisionRow]:
     return [DecisionRow(**item) for item in orjson.loads(data)]
 
 
+def _scored_runs_from_json(data: bytes) -> list[ScoredRunRow]:
+    return [ScoredRunRow(**item) for item in orjson.loads(data)]
+
+
 def _rows_to_json(rows: object) -> bytes:
     return orjson.dumps(rows if isinstance(rows, list) else list(rows))  # type: ignore[call-overload]
 
 
 SCORE_SPOOL_CODEC: SpoolCodec[ScoreRow] = SpoolCodec(_rows_to_json, _scores_from_json)
 DECISION_SPOOL_CODEC: SpoolCodec[DecisionRow] = SpoolCodec(_rows_to_json, _decisions_from_json)
+SCORED_RUN_SPOOL_CODEC: SpoolCodec[ScoredRunRow] = SpoolCodec(_rows_to_json, _scored_runs_from_json)
 
 
 def _span_day(span: SpanRecord) -> int:
@@ -57,7 +63,7 @@ def _log_day(record: LogRecord) -> int:
     return record.time_ns // DAY_NS
 
 
-def _run_day(row: ScoreRow | DecisionRow) -> int:
+def _run_day(row: ScoreRow | DecisionRow | ScoredRunRow) -> int:
     return row.run_timestamp_ns // DAY_NS
 
 
@@ -72,6 +78,7 @@ def open_dead_letters(spool_dir: str | Path) -> dict[str, DeadLetters[object]]:
         "logs": LOG_SPOOL_CODEC,  # type: ignore[dict-item]
         "scores": SCORE_SPOOL_CODEC,  # type: ignore[dict-item]
         "decisions": DECISION_SPOOL_CODEC,  # type: ignore[dict-item]
+        "scored_runs": SCORED_RUN_SPOOL_CODEC,  # type: ignore[dict-item]
     }
     return {name: DeadLetters(dead_letter_dir(spool_dir, name), name, codecs[name]) for name in WRITERS}
 
@@ -136,4 +143,16 @@ def score_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[
 def decision_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[DecisionRow]:
     return _writer(
         "decisions", store.insert_decisions, storage, DECISION_SPOOL_CODEC, _run_day, max_pending=SCORE_ROWS_PENDING
+    )
+
+
+def scored_run_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[ScoredRunRow]:
+    """What the scorers received, kept as durably as the scores it explains."""
+    return _writer(
+        "scored_runs",
+        store.insert_scored_runs,
+        storage,
+        SCORED_RUN_SPOOL_CODEC,
+        _run_day,
+        max_pending=SCORE_ROWS_PENDING,
     )

@@ -26,7 +26,7 @@ from spanscore.collector.auth import TokenCheck
 from spanscore.collector.status import classify
 from spanscore.errors import ConfigError, PermanentError
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.dashboard import DashboardReader
+from spanscore.storage.dashboard import DashboardReader, scored_runs
 
 MAX_WINDOW_S = 400 * 86400
 """The longest ``since`` window accepted (the hourly roll-up keeps history; this bounds one read)."""
@@ -124,6 +124,7 @@ class Dashboard:
 
     def __init__(self, store: ClickHouseStore, tokens: TokenCheck) -> None:
         self._reader = DashboardReader(store)
+        self._store = store
         self._tokens = tokens
         self._assets = load_assets()
 
@@ -139,6 +140,7 @@ class Dashboard:
         router.add_get("/api/v1/dashboard/coverage", self._coverage)
         router.add_get("/api/v1/dashboard/cost", self._cost)
         router.add_get("/api/v1/dashboard/runs/{trace_id}", self._run)
+        router.add_get("/api/v1/runs/{trace_id}", self._scored_runs)
 
     # -- pages and assets -----------------------------------------------------------------------
 
@@ -214,6 +216,22 @@ class Dashboard:
         if not (run["spans"] or run["scores"] or run["decisions"]):
             return _json({"error": f"no spans, scores or decisions stored for trace {trace_id}"}, status=404)
         return _json(run)
+
+    async def _scored_runs(self, request: web.Request) -> web.Response:
+        """What the scorers received for each scored run of one trace: ``{"trace_id", "runs": [...]}``."""
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+            if request.query:
+                raise PermanentError("the runs endpoint takes no query parameters")
+            trace_id = request.match_info["trace_id"].lower()
+            if not _TRACE_ID.match(trace_id):
+                raise PermanentError("trace id must be 32 hexadecimal characters")
+            runs = await scored_runs(self._store, trace_id)
+        except Exception as exc:
+            return _error(exc)
+        if not runs:
+            return _json({"error": f"no scored run stored for trace {trace_id} (not scored, or expired)"}, status=404)
+        return _json({"trace_id": trace_id, "runs": runs})
 
     async def _answer(
         self, request: web.Request, model: type[Q], fetch: Callable[[Q], Awaitable[dict[str, Any]]]

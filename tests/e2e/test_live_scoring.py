@@ -132,6 +132,9 @@ async def test_replaying_the_same_traces_never_duplicates_scores(service_config:
     try:
         distinct = await asyncio.to_thread(service.store.internal_query, "SELECT count() FROM scores FINAL")
         assert distinct[0][0] == 2
+        stored = await asyncio.to_thread(service.store.internal_query, "SELECT count() FROM scored_runs")
+        views = await asyncio.to_thread(service.store.internal_query, "SELECT count() FROM scored_runs FINAL")
+        assert stored[0][0] >= 2 and views[0][0] == 2  # what was scored: one row per run, however often replayed
     finally:
         await service.shutdown()
 

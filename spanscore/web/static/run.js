@@ -39,7 +39,45 @@
     return spanId ? el("a", { href: `#span-${spanId}` }, spanId) : "–";
   }
 
+  /* One box of the conversation: a role, where it came from, and the text (or that the spans lacked it). */
+  function turn(kind, title, source, text) {
+    const missing = text === null || text === undefined;
+    return el("div", { className: `turn ${kind}${missing ? " missing" : ""}` },
+      el("h3", {}, title, source ? el("span", { className: "source" }, ` · ${source}`) : null),
+      el("pre", { className: "text" }, missing ? "missing: the spans did not carry it" : text));
+  }
+
+  function callText(call) {
+    const args = call.arguments === null || typeof call.arguments === "string"
+      ? (call.arguments || "") : JSON.stringify(call.arguments);
+    return [`${call.name}(${args})`, call.result === null ? "" : `→ ${call.result}`].filter(Boolean).join("\n");
+  }
+
+  /* The scored run as a conversation: system, user, tool calls and results, answer, retrieved context. */
+  function conversation(view) {
+    const src = view.sources || {};
+    const box = el("div", { className: "conversation", dataset: { runId: view.run_id } });
+    box.append(el("p", { className: "note" }, `Run ${view.run_id} · agent ${view.agent_name || "–"} · model ${view.model || "–"}`));
+    box.append(turn("system", "system", src.system, view.system));
+    for (const m of view.input || []) box.append(turn(m.role === "user" ? "user" : "system", m.role, src.input, m.content));
+    if (!view.input) box.append(turn("user", "input", src.input, null));
+    for (const call of view.tool_calls || []) box.append(turn("tool", `tool call ${call.order + 1}`, src.tool_calls, callText(call)));
+    for (const m of view.output || []) {
+      /* Calls inside the answer are what scorers read only when the run has no tool_calls of its own. */
+      const calls = view.tool_calls ? [] : m.tool_calls || [];
+      for (const call of calls) box.append(turn("tool", "tool call", src.output, callText(call)));
+      if (m.content) box.append(turn("assistant", m.role, src.output, m.content));
+    }
+    if (!view.output) box.append(turn("assistant", "output", src.output, null));
+    box.append(turn("context", "retrieved context", src.context, view.context ? view.context.join("\n\n") : null));
+    if (view.ground_truth !== null) box.append(turn("context", "ground truth", src.ground_truth, view.ground_truth));
+    return box;
+  }
+
   function render(run) {
+    const views = run.scored_runs || [];
+    document.getElementById("scored-runs").replaceChildren(...(views.length ? views.map(conversation)
+      : [el("p", { className: "empty" }, "No scored run stored for this trace (not scored, or expired).")]));
     const scored = new Set(run.scores.map((s) => s.span_id));
     fillTable(document.getElementById("scores-table"), run.scores, (s) => [
       s.scorer, s.rule, num(null, decimal(s.score)), s.label || "–", s.status,

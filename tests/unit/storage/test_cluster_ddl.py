@@ -30,6 +30,7 @@ EXPECTED_ENGINES = {
     "otel_logs": ("ReplicatedMergeTree", "cityHash64(TraceId)"),
     "scores": ("ReplicatedReplacingMergeTree", "cityHash64(TraceId)"),
     "score_decisions": ("ReplicatedReplacingMergeTree", "cityHash64(TraceId)"),
+    "scored_runs": ("ReplicatedReplacingMergeTree", "cityHash64(TraceId)"),
     "scores_1m": ("ReplicatedAggregatingMergeTree", "rand()"),
     "scores_1h": ("ReplicatedAggregatingMergeTree", "rand()"),
 }

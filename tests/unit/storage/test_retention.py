@@ -31,11 +31,13 @@ def test_sets_changes_and_removes_ttls(store: ClickHouseStore) -> None:
     assert "TTL TimestampTime + toIntervalDay(7)" in engine(store, "otel_logs")
     assert "TTL toDateTime(RunTimestamp) + toIntervalDay(90)" in engine(store, "scores")
     assert "TTL toDateTime(RunTimestamp) + toIntervalDay(90)" in engine(store, "score_decisions")
+    assert "TTL toDateTime(RunTimestamp) + toIntervalDay(90)" in engine(store, "scored_runs")
 
     assert apply_ttls(store.client, db, 7, 90) == []  # already there: nothing issued
     assert apply_ttls(store.client, db, 7, 30) == [
         f"ALTER TABLE {db}.scores MODIFY TTL toDateTime(RunTimestamp) + INTERVAL 30 DAY",
         f"ALTER TABLE {db}.score_decisions MODIFY TTL toDateTime(RunTimestamp) + INTERVAL 30 DAY",
+        f"ALTER TABLE {db}.scored_runs MODIFY TTL toDateTime(RunTimestamp) + INTERVAL 30 DAY",
     ]
     assert apply_ttls(store.client, db, 0, 30) == [f"ALTER TABLE {db}.{table} REMOVE TTL" for table, _ in SPAN_TABLES]
     assert " TTL " not in engine(store, "otel_traces")
@@ -71,7 +73,7 @@ def test_cluster_statements_target_local_tables() -> None:
     assert statements[0] == (
         "ALTER TABLE spanscore.otel_traces_local ON CLUSTER prod MODIFY TTL toDateTime(Timestamp) + INTERVAL 3 DAY"
     )
-    assert statements[-1] == "ALTER TABLE spanscore.score_decisions_local ON CLUSTER prod REMOVE TTL"
+    assert statements[-1] == "ALTER TABLE spanscore.scored_runs_local ON CLUSTER prod REMOVE TTL"
 
 
 @pytest.mark.parametrize(
