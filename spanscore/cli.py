@@ -250,7 +250,9 @@ def _add_deadletter_parser(commands: argparse._SubParsersAction[argparse.Argumen
     listing.add_argument("--format", choices=["table", "json"], default="table")
     replay = actions.add_parser("replay", help="send dead-lettered rows through the write path again")
     replay.add_argument("-c", "--config", help="YAML configuration file")
-    replay.add_argument("--writer", choices=["spans", "logs", "scores", "decisions", "scored_runs"], help="only this writer's")
+    replay.add_argument(
+        "--writer", choices=["spans", "logs", "scores", "decisions", "scored_runs"], help="only this writer's"
+    )
     replay.add_argument("--id", dest="entry_id", help="only this entry (see `spanscore deadletter list`)")
 
 
