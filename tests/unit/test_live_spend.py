@@ -22,17 +22,21 @@ TRACE_IDS = ["0af7651916cd43dd8448eb211c80319c", "1af7651916cd43dd8448eb211c8031
 
 
 class _RecordingStore:
-    """Just the two inserts the live loop's writers call."""
+    """Just the inserts the live loop's writers call."""
 
     def __init__(self) -> None:
         self.scores: list[ScoreRow] = []
         self.decisions: list[DecisionRow] = []
+        self.scored_runs: list[object] = []
 
     async def insert_scores(self, rows: Sequence[ScoreRow]) -> None:
         self.scores.extend(rows)
 
     async def insert_decisions(self, rows: Sequence[DecisionRow]) -> None:
         self.decisions.extend(rows)
+
+    async def insert_scored_runs(self, rows: Sequence[object]) -> None:
+        self.scored_runs.extend(rows)
 
 
 @pytest.mark.parametrize(

@@ -79,7 +79,8 @@ def test_bad_judge_flag_is_a_usage_error(tmp_path):
         ["--scorer", "faithfulness", "--judge-api-base", "http://127.0.0.1:1/v1", "--judge-model", ""], RUNS, tmp_path
     )
     assert result.returncode == 2
-    assert "spanscore score: --judge-*" in result.stderr
+    # An empty model names no judge: refused before anything is read or sent, saying how to name one.
+    assert "no judge model is configured" in result.stderr and "--judge-model" in result.stderr
     assert result.stdout == ""
 
 
