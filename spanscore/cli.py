@@ -50,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     rules_preview.add_argument("-c", "--config", help="YAML configuration file")
 
     backfill = commands.add_parser("backfill", help="score stored runs with a rule (idempotent, resumable)")
-    backfill.add_argument("rule")
+    backfill.add_argument("rule", nargs="?", help="rule name (not needed with --cancel)")
+    backfill.add_argument("--cancel", action="store_true", help="cancel the backfill running on the service")
     backfill.add_argument("--since", default="24h", help="look-back window: 30m, 24h, 7d")
     backfill.add_argument("-c", "--config", help="YAML configuration file")
 
@@ -94,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "rules":
             return _operation(config, "rules/preview", args.rule, args.since)
         if args.command == "backfill":
-            return _operation(config, "backfill", args.rule, args.since)
+            return _backfill(config, args.rule, args.since, args.cancel)
         if args.command == "report":
             return _report(config, args)
         if args.command == "demo":
@@ -204,6 +205,25 @@ def _status(config: ServiceConfig, output: str) -> int:
         width = max((len(k) for k in metrics), default=0)
         for key in sorted(metrics):
             print(f"{key.ljust(width)}  {metrics[key]:g}")
+    return 0
+
+
+def _backfill(config: ServiceConfig, rule: str | None, since: str, cancel: bool) -> int:
+    """Backfill with progress on stderr; Ctrl-C or ``--cancel`` stops it on the service (spanscore.backfill_client)."""
+    from spanscore import backfill_client
+
+    if cancel:
+        print(json.dumps(backfill_client.cancel(config, _call_api), indent=2, sort_keys=True))
+        return 0
+    if not rule:
+        raise SpanscoreError("backfill needs a rule name (or --cancel)")
+    try:
+        result = backfill_client.run_remote(config, rule, since, _call_api)
+    except KeyboardInterrupt:
+        return 130
+    if result is None:
+        result = asyncio.run(_operation_locally(config, "backfill", rule, since))
+    print(json.dumps(result, indent=2, sort_keys=True))
     return 0
 
 

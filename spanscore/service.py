@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from spanscore.api import ApiServer
-from spanscore.backfill import backfill, find_rule, parse_since, preview
+from spanscore.backfill import BackfillProgress, backfill, find_rule, parse_since, preview
 from spanscore.collector.auth import TokenCheck
 from spanscore.collector.grpc import GrpcReceiver
 from spanscore.collector.http import HttpReceiver
@@ -87,6 +87,7 @@ class Service:
             insert_interval=storage.insert_interval_s,
         )
         self.live = self._live_scoring(config)
+        self.backfill_progress: BackfillProgress | None = None
         self.passthrough = (
             SpanPassThrough(config.forward) if config.forward is not None and config.forward.spans else None
         )
@@ -131,26 +132,48 @@ class Service:
 
     async def backfill(self, rule_name: str, since: str) -> dict[str, Any]:
         rule = find_rule(self.config.rules, rule_name)
-        return await backfill(self.store, rule, parse_since(since), self.config.collector.runs, self.config.scoring)
+        self.backfill_progress = progress = BackfillProgress(rule.name)
+        runs, scoring = self.config.collector.runs, self.config.scoring
+        return await backfill(self.store, rule, parse_since(since), runs, scoring, progress)
+
+    async def cancel_backfill(self) -> dict[str, Any]:
+        """Ask the running backfill to stop after its current chunk; scored runs stay written."""
+        progress = self.backfill_progress
+        if progress is None or progress.finished:
+            return {"cancelled": False, "reason": "no backfill is running"}
+        progress.cancel()
+        return {"cancelled": True, "progress": progress.as_dict()}
+
+    def _backfill_metrics(self) -> dict[str, float]:
+        progress = self.backfill_progress
+        if progress is None:
+            return {}
+        figures = progress.as_dict()
+        keys = ("done", "total", "rate_runs_per_s", "eta_s", "finished", "cancelled")
+        return {f"backfill_{key}": float(figures[key]) for key in keys}
 
     def metrics(self) -> dict[str, float]:
         spans = self.span_writer.stats
         live = self.live.metrics() if self.live is not None else {}
-        return live | {
-            "spans_received": self.ingest.received_spans,
-            "spans_rejected": self.ingest.rejected_spans,
-            "spans_stored": spans.stored,
-            "spans_refused_backpressure": spans.refused,
-            "spans_spooled": spans.spooled,
-            "spans_replayed": spans.replayed,
-            "spans_pending": self.span_writer.pending,
-            "storage_inserts": spans.inserts,
-            "storage_insert_failures": spans.failed_inserts,
-            "logs_stored": self.log_writer.stats.stored,
-            "attribute_values_truncated": self.ingest.limit_counters.truncated_values,
-            "attributes_dropped": self.ingest.limit_counters.dropped_attributes,
-            "requests_refused_too_many_spans": self.ingest.limit_counters.refused_requests,
-        }
+        return (
+            live
+            | self._backfill_metrics()
+            | {
+                "spans_received": self.ingest.received_spans,
+                "spans_rejected": self.ingest.rejected_spans,
+                "spans_stored": spans.stored,
+                "spans_refused_backpressure": spans.refused,
+                "spans_spooled": spans.spooled,
+                "spans_replayed": spans.replayed,
+                "spans_pending": self.span_writer.pending,
+                "storage_inserts": spans.inserts,
+                "storage_insert_failures": spans.failed_inserts,
+                "logs_stored": self.log_writer.stats.stored,
+                "attribute_values_truncated": self.ingest.limit_counters.truncated_values,
+                "attributes_dropped": self.ingest.limit_counters.dropped_attributes,
+                "requests_refused_too_many_spans": self.ingest.limit_counters.refused_requests,
+            }
+        )
 
     async def start(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.store.open)
