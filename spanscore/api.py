@@ -53,6 +53,8 @@ class Operations(Protocol):
 
     async def backfill(self, rule_name: str, since: str) -> dict[str, Any]: ...
 
+    async def cancel_backfill(self) -> dict[str, Any]: ...
+
 
 class ApiServer:
     def __init__(
@@ -103,6 +105,8 @@ class ApiServer:
                 body = json.loads(await request.read() or b"{}")
             except json.JSONDecodeError as exc:
                 raise PermanentError(f"request body is not valid JSON: {exc}") from None
+            if name == "backfill" and isinstance(body, dict) and body.get("cancel") is True:
+                return web.json_response(await self._operations.cancel_backfill())
             if not isinstance(body, dict) or not isinstance(body.get("rule"), str):
                 raise PermanentError('request body must be {"rule": "NAME", "since": "24h"}')
             since = str(body.get("since", "24h"))

@@ -54,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     rules_preview.add_argument("-c", "--config", help="YAML configuration file")
 
     backfill = commands.add_parser("backfill", help="score stored runs with a rule (idempotent, resumable)")
-    backfill.add_argument("rule")
+    backfill.add_argument("rule", nargs="?", help="rule name (not needed with --cancel)")
+    backfill.add_argument("--cancel", action="store_true", help="cancel the backfill running on the service")
     backfill.add_argument("--since", default="24h", help="look-back window: 30m, 24h, 7d")
     backfill.add_argument("-c", "--config", help="YAML configuration file")
 
@@ -272,6 +273,25 @@ def _deadletter(config: ServiceConfig, args: argparse.Namespace) -> int:
     return 0
 
 
+def _backfill(config: ServiceConfig, rule: str | None, since: str, cancel: bool) -> int:
+    """Backfill with progress on stderr; Ctrl-C or ``--cancel`` stops it on the service (spanscore.backfill_client)."""
+    from spanscore import backfill_client
+
+    if cancel:
+        print(json.dumps(backfill_client.cancel(config, _call_api), indent=2, sort_keys=True))
+        return 0
+    if not rule:
+        raise SpanscoreError("backfill needs a rule name (or --cancel)")
+    try:
+        result = backfill_client.run_remote(config, rule, since, _call_api)
+    except KeyboardInterrupt:
+        return 130
+    if result is None:
+        result = asyncio.run(_operation_locally(config, "backfill", rule, since))
+    print(json.dumps(result, indent=2, sort_keys=True))
+    return 0
+
+
 def _operation(config: ServiceConfig, path: str, rule: str, since: str) -> int:
     """Preview or backfill through the running service, or on the store directly when none runs."""
     body = _call_api(config, path, {"rule": rule, "since": since}, 3600)
@@ -406,7 +426,7 @@ _COMMANDS: dict[str, Callable[[ServiceConfig, argparse.Namespace], int]] = {
     "query": lambda config, args: _query(config, args.sql, args.format),
     "status": lambda config, args: _status(config, args.format),
     "rules": lambda config, args: _operation(config, "rules/preview", args.rule, args.since),
-    "backfill": lambda config, args: _operation(config, "backfill", args.rule, args.since),
+    "backfill": lambda config, args: _backfill(config, args.rule, args.since, args.cancel),
     "report": _report,
     "demo": lambda config, args: _demo(config, args.traces, args.hours),
     "migrate": lambda config, args: _migrate(config),

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spanscore.api import ApiServer
-from spanscore.backfill import backfill, find_rule, parse_since, preview
+from spanscore.backfill import BackfillProgress, backfill, find_rule, parse_since, preview
 from spanscore.banner import serve_banner
 from spanscore.collector.auth import TokenCheck
 from spanscore.collector.grpc import GrpcReceiver
@@ -69,6 +69,7 @@ class Service:
         self.span_writer: BatchWriter[SpanRecord] = write_paths.span_writer(self.store, config.storage)
         self.log_writer: BatchWriter[LogRecord] = write_paths.log_writer(self.store, config.storage)
         self.live = self._live_scoring(config)
+        self.backfill_progress: BackfillProgress | None = None
         self.passthrough = (
             SpanPassThrough(config.forward) if config.forward is not None and config.forward.spans else None
         )
@@ -124,13 +125,32 @@ class Service:
 
     async def backfill(self, rule_name: str, since: str) -> dict[str, Any]:
         rule = find_rule(self.config.rules, rule_name)
-        return await backfill(self.store, rule, parse_since(since), self.config.collector.runs, self.config.scoring)
+        self.backfill_progress = progress = BackfillProgress(rule.name)
+        runs, scoring = self.config.collector.runs, self.config.scoring
+        return await backfill(self.store, rule, parse_since(since), runs, scoring, progress)
+
+    async def cancel_backfill(self) -> dict[str, Any]:
+        """Ask the running backfill to stop after its current chunk; scored runs stay written."""
+        progress = self.backfill_progress
+        if progress is None or progress.finished:
+            return {"cancelled": False, "reason": "no backfill is running"}
+        progress.cancel()
+        return {"cancelled": True, "progress": progress.as_dict()}
+
+    def _backfill_metrics(self) -> dict[str, float]:
+        progress = self.backfill_progress
+        if progress is None:
+            return {}
+        figures = progress.as_dict()
+        keys = ("done", "total", "rate_runs_per_s", "eta_s", "finished", "cancelled")
+        return {f"backfill_{key}": float(figures[key]) for key in keys}
 
     def metrics(self) -> dict[str, float]:
         spans = self.span_writer.stats
         live = self.live.metrics() if self.live is not None else {}
         return (
             live
+            | self._backfill_metrics()
             | {
                 "spans_received": self.ingest.received_spans,
                 "spans_rejected": self.ingest.rejected_spans,

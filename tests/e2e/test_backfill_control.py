@@ -1,0 +1,112 @@
+"""Backfill progress and cancellation: in process, and Ctrl-C on the CLI against a real service."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from bench.backfill_speed import _span
+from spanscore import backfill as backfill_module
+from spanscore.backfill import BackfillProgress, backfill
+from spanscore.sampling.rules import RuleConfig
+from spanscore.service import Service
+
+RULE = RuleConfig.model_validate({"name": "offline", "sample": 1.0, "scorers": ["completeness"]})
+
+
+async def _scores(service: Service) -> tuple[int, int]:
+    rows = await asyncio.to_thread(
+        service.store.internal_query, "SELECT count(), uniqExact(RunId) FROM scores WHERE Rule = 'offline'"
+    )
+    return int(rows[0][0]), int(rows[0][1])
+
+
+async def test_progress_cancel_and_resume(service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backfill_module, "_CHUNK", 5)
+    await asyncio.to_thread(service.store.insert_spans_sync, [_span(i) for i in range(30)])
+    runs = service.config.collector.runs
+    progress = BackfillProgress("offline")
+    seen: list[tuple[int, int]] = []
+
+    async def cancel_after_first_chunk() -> None:
+        for _ in range(2000):
+            seen.append((progress.done, progress.total))
+            if progress.done >= 5:
+                progress.cancel()
+                return
+            await asyncio.sleep(0.005)
+
+    watcher = asyncio.create_task(cancel_after_first_chunk())
+    first = await backfill(service.store, RULE, 3600, runs, progress=progress)
+    await watcher
+    assert first["cancelled"] is True and progress.finished
+    assert all(done <= total for done, total in seen)
+    assert 0 < first["scores_written"] < 30 and progress.done < progress.total == 30
+
+    second = await backfill(service.store, RULE, 3600, runs)
+    assert second["cancelled"] is False and second["skipped_already_scored"] == first["scores_written"]
+    assert second["progress"]["done"] == second["progress"]["total"] == 30
+    assert await _scores(service) == (30, 30)  # resumed without scoring a run twice
+
+
+def _write_config(tmp_path: Path, api_port: int, grpc_port: int, http_port: int) -> Path:
+    path = tmp_path / "spanscore.yaml"
+    path.write_text(
+        f"storage:\n  dsn: chdb://{tmp_path / 'store'}\n  database: backfill_cli\n"
+        f"collector:\n  grpc:\n    port: {grpc_port}\n  http:\n    port: {http_port}\n"
+        f"api:\n  port: {api_port}\n"
+        "scoring:\n  recover_on_start: false\n"  # the seeded runs are left for the backfill, not scored at start
+        "rules:\n  - name: offline\n    sample: 1.0\n    scorers: [completeness]\n"
+    )
+    return path
+
+
+def test_ctrl_c_on_cli_cancels_on_the_service(tmp_path: Path) -> None:
+    from spanscore.storage.clickhouse import ClickHouseStore
+    from tests.e2e.test_process import _free_port, _start
+
+    api_port = _free_port()
+    config = _write_config(tmp_path, api_port, _free_port(), _free_port())
+    store = ClickHouseStore(f"chdb://{tmp_path / 'store'}", "backfill_cli")
+    store.open()
+    store.insert_spans_sync([_span(i) for i in range(6000)])
+    store.close()
+    service = _start(config)
+    try:
+        client = subprocess.Popen(
+            [sys.executable, "-m", "spanscore.cli", "backfill", "offline", "--since", "1h", "-c", str(config)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        status = _wait_status(api_port, lambda s: s.get("backfill_done", 0) > 0)
+        client.send_signal(signal.SIGINT)
+        _, stderr = client.communicate(timeout=30)
+        assert client.returncode == 130, stderr
+        status = _wait_status(api_port, lambda s: s.get("backfill_finished") == 1.0)
+        assert status["backfill_cancelled"] == 1.0
+        assert status["backfill_done"] < status["backfill_total"] == 6000
+    finally:
+        service.send_signal(signal.SIGTERM)
+        service.wait(timeout=60)
+
+
+def _wait_status(port: int, ready: Callable[[dict[str, float]], bool]) -> dict[str, float]:
+    status: dict[str, float] = {}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/status", timeout=10) as response:
+            status = json.loads(response.read())
+        if ready(status):
+            return status
+        time.sleep(0.02)
+    raise AssertionError(f"status never reached the expected state: {status}")
