@@ -13,9 +13,10 @@ way an agent framework's multi-turn session would.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.fakes.loopback import LoopbackHTTPServer
 
 MODEL = "gpt-4o-mini"
 TOOL_CALL_ID = "call_weather_1"
@@ -129,26 +130,12 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
 
-class FakeOpenAIChat:
+class FakeOpenAIChat(LoopbackHTTPServer):
     """Context manager running the fake server in a daemon thread on 127.0.0.1, port 0."""
 
     def __init__(self) -> None:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
+        super().__init__(_Handler)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
-
-    def __enter__(self) -> FakeOpenAIChat:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)

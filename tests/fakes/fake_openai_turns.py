@@ -18,12 +18,12 @@ without. Bind port 0 and read ``url``; ``requests`` keeps the bodies received.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.fakes.fake_openai_chat import FINAL_ANSWER, MODEL
+from tests.fakes.loopback import LoopbackHTTPServer
 
 CITY_ANSWERS = {"Paris": FINAL_ANSWER, "Rome": "It is cloudy and 17 C in Rome."}
 """The cities the model knows, and its answer once the tool has reported that city's weather."""
@@ -133,13 +133,12 @@ class _Server(ThreadingHTTPServer):
     requests: list[dict[str, Any]]
 
 
-class FakeOpenAITurns:
+class FakeOpenAITurns(LoopbackHTTPServer):
     """Context manager running the multi-turn fake in a daemon thread on 127.0.0.1, port 0."""
 
     def __init__(self) -> None:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler, _Server)
         self._server.requests = []
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -147,13 +146,4 @@ class FakeOpenAITurns:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> FakeOpenAITurns:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        return f"http://127.0.0.1:{self.port}/v1"
