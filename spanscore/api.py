@@ -38,6 +38,8 @@ CONTENT_TYPES = {
 }
 
 MetricsFn = Callable[[], dict[str, float]]
+RulesFn = Callable[[], list[dict[str, Any]]]
+"""The loaded rules, as the dashboard shows them (name, scorers, sample rate)."""
 
 
 class RequestShapeError(PermanentError):
@@ -65,7 +67,9 @@ class ApiServer:
         operations: Operations | None = None,
         *,
         dead_letters: DeadLetterOps | None = None,
+        rules: RulesFn | None = None,
     ) -> None:
+        self._rules = rules
         self._dead_letters = dead_letters
         self._operations = operations
         self._config = config
@@ -86,7 +90,7 @@ class ApiServer:
         app.router.add_route("*", "/api/v1/query", self._query)  # POST only: _query_arguments says why
         app.router.add_post("/api/v1/rules/preview", self._preview)
         app.router.add_post("/api/v1/backfill", self._backfill)
-        Dashboard(self._store, self._tokens).add_routes(app)
+        Dashboard(self._store, self._tokens, rules=self._rules).add_routes(app)
         return app
 
     async def _preview(self, request: web.Request) -> web.Response:

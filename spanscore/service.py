@@ -79,7 +79,9 @@ class Service:
         self.http = HttpReceiver(config.collector.http, self.ingest, tokens) if config.collector.http.enabled else None
         self.dead_letters = DeadLetterOps(self.writers)
         self.api = (
-            ApiServer(config.api, self.store, self.metrics, self, dead_letters=self.dead_letters)
+            ApiServer(
+                config.api, self.store, self.metrics, self, dead_letters=self.dead_letters, rules=self.rules_summary
+            )
             if config.api.enabled
             else None
         )
@@ -144,6 +146,13 @@ class Service:
         figures = progress.as_dict()
         keys = ("done", "total", "rate_runs_per_s", "eta_s", "finished", "cancelled")
         return {f"backfill_{key}": float(figures[key]) for key in keys}
+
+    def rules_summary(self) -> list[dict[str, Any]]:
+        """The rules this service scores with, as the dashboard and status show them."""
+        return [
+            {"name": rule.name, "scorers": [spec.name for spec in rule.scorers], "sample": rule.sample}
+            for rule in self.config.rules
+        ]
 
     def metrics(self) -> dict[str, float]:
         spans = self.span_writer.stats

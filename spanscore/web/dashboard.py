@@ -122,7 +122,10 @@ def load_assets() -> dict[str, tuple[bytes, str]]:
 class Dashboard:
     """Adds the dashboard's pages, assets and data endpoints to the API application."""
 
-    def __init__(self, store: ClickHouseStore, tokens: TokenCheck) -> None:
+    def __init__(
+        self, store: ClickHouseStore, tokens: TokenCheck, rules: Callable[[], list[dict[str, Any]]] | None = None
+    ) -> None:
+        self._rules = rules
         self._reader = DashboardReader(store)
         self._store = store
         self._tokens = tokens
@@ -167,7 +170,9 @@ class Dashboard:
 
     async def _scorers(self, request: web.Request) -> web.Response:
         async def fetch(query: Window) -> dict[str, Any]:
-            return {"scorers": await self._reader.scorers(query.since_s, query.rule or "")}
+            # The loaded rules travel with the scorers, so an empty page can say whether anything is scored at all.
+            rules = self._rules() if self._rules is not None else None
+            return {"scorers": await self._reader.scorers(query.since_s, query.rule or ""), "rules": rules}
 
         return await self._answer(request, Window, fetch)
 

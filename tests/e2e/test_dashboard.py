@@ -21,6 +21,7 @@ import pytest
 
 from spanscore.collector.model import SpanRecord
 from spanscore.config import ServiceConfig
+from spanscore.sampling.rules import RuleConfig
 from spanscore.service import Service
 from spanscore.storage.scores import DecisionRow, ScoreRow, score_id
 
@@ -179,6 +180,7 @@ async def test_dashboard_endpoints_answer_the_seeded_numbers_and_refuse_bad_inpu
         assert status == 200, answers[name]
         assert headers["Cache-Control"] == "no-store"
     check_seeded_numbers(**answers)
+    assert answers["scorers"]["rules"] == []  # the seeded service scores with no rules; see the rule test below
 
     status, only, _ = await get(seeded, "/api/v1/dashboard/worst?scorer=faithfulness&limit=2")
     assert status == 200 and [r["score"] for r in only["runs"]] == [0.2, 0.7]
@@ -316,6 +318,8 @@ async def check_dashboard_and_run_page(browser: Any, base: str, tmp_path: Path) 
 
     for chart in ("trend-chart", "coverage-chart", "cost-chart"):
         assert await page.locator(f"#{chart} canvas").count() == 1, chart
+    # The seeded service loads no rules, and the page says so rather than leaving empty charts unexplained.
+    assert "No rules are loaded" in await page.locator("#status").inner_text()
     legend = await page.locator("#trend-chart .u-legend").inner_text()
     assert "faithfulness" in legend and "toxicity" in legend
     # Series are drawn in their colours (keys sorted: completeness has no mean, so no FIRST pixels).
@@ -381,3 +385,17 @@ async def check_sign_in_form(browser: Any, base: str) -> None:
     assert await page.locator("#worst-table tbody tr").count() == len(WORST_ORDER)
     assert watch.problems and all("401" in problem for problem in watch.problems), watch.problems
     await context.close()
+
+
+async def test_the_dashboard_names_the_rules_it_scores_with(service_config: ServiceConfig) -> None:
+    service_config.rules = [
+        RuleConfig.model_validate({"name": "cheap", "sample": 0.5, "scorers": ["completeness", "keyword_coverage"]})
+    ]
+    service = Service(service_config)
+    await service.start()
+    try:
+        status, body, _ = await get(service, "/api/v1/dashboard/scorers?since=24h")
+    finally:
+        await service.shutdown()
+    assert status == 200, body
+    assert body["rules"] == [{"name": "cheap", "scorers": ["completeness", "keyword_coverage"], "sample": 0.5}]

@@ -115,6 +115,14 @@
     ], "No judge calls in this window.");
   }
 
+  /* Which rules score this traffic, so an empty chart can be told apart from a service that scores nothing. */
+  function rulesNote(rules) {
+    if (!rules) return "";
+    if (!rules.length) return " No rules are loaded: spans are stored, nothing is scored (add rules: to the config).";
+    const listed = rules.map((r) => `${r.name} (${r.scorers.join(", ")}; sample ${r.sample})`).join("; ");
+    return ` Rules: ${listed}; change them under rules: in the config.`;
+  }
+
   async function load() {
     const since = document.getElementById("since").value;
     const scorer = document.getElementById("scorer").value;
@@ -137,7 +145,7 @@
     renderCoverage(coverage.days);
     renderCost(cost.days);
     setStatus(`Showing ${document.getElementById("since").selectedOptions[0].textContent}` +
-      (scorer ? ` for ${scorer}` : "") + `; updated ${dateTime(Date.now())}.`, "ready");
+      (scorer ? ` for ${scorer}` : "") + `; updated ${dateTime(Date.now())}.` + rulesNote(scorers.rules), "ready");
   }
 
   const reload = Spanscore.start(load);
