@@ -9,6 +9,7 @@ Span kind from ``openinference.span.kind``; chat messages flattened as
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,7 +48,7 @@ def extract(span: SpanRecord) -> SpanFacts:
     facts.put("kind", kind, f"{DIALECT}:{KIND}")
     if kind == "agent":
         facts.put("agent_name", non_empty(get("agent.name")), f"{DIALECT}:agent.name")
-        facts.put("agent_label", non_empty(span.name), f"{DIALECT}:span name")
+        facts.put("agent_label", agent_label(span.name), f"{DIALECT}:span name")
     _messages(facts, attributes)
     if kind == "tool":
         _tool(facts, attributes)
@@ -64,6 +65,20 @@ def extract(span: SpanRecord) -> SpanFacts:
     facts.put("input_tokens", as_int(get("llm.token_count.prompt")), f"{DIALECT}:llm.token_count.prompt")
     facts.put("output_tokens", as_int(get("llm.token_count.completion")), f"{DIALECT}:llm.token_count.completion")
     return facts
+
+
+_METHOD_SPAN = re.compile(r"(?P<owner>[^.\s]+)\.(?P<method>_{0,2}[a-z][a-z0-9_]*)")
+"""``owner.method``: the span name an instrumentation gives a wrapped method call (smolagents' ``NAME.run``)."""
+
+
+def agent_label(span_name: str) -> str | None:
+    """The agent an agent span's own name suggests: its owner when the name is a method call, else the name.
+
+    Instrumentations that wrap the agent's run method name the span after the call (``weather_agent.run``,
+    ``FunctionAgent.run``); the agent is the owner of the method, not the call.
+    """
+    match = _METHOD_SPAN.fullmatch(span_name)
+    return match.group("owner") if match else non_empty(span_name)
 
 
 def _messages(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
