@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from spanscore.collector.conventions import llama_index
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.langchain import message_fields, unwrap
 from spanscore.collector.conventions.parsing import (
@@ -49,6 +50,9 @@ def extract(span: SpanRecord) -> SpanFacts:
     if kind == "agent":
         facts.put("agent_name", non_empty(get("agent.name")), f"{DIALECT}:agent.name")
         facts.put("agent_label", agent_label(span.name), f"{DIALECT}:span name")
+    if kind in ("agent", "chain"):
+        source = f"{DIALECT}:{'/'.join(llama_index.VALUE_KEYS)} current_agent_name"
+        facts.put("agent_name", llama_index.current_agent_name(attributes), source)
     _messages(facts, attributes)
     if kind == "tool":
         _tool(facts, attributes)
@@ -120,8 +124,13 @@ def _values(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
             facts.put("system", system, f"{DIALECT}:{key}")
 
 
+_OBJECT_REPR = re.compile(r"[A-Z]\w*\(\w+=")
+"""A Python object's repr (``StopEvent(result=...)``): an instrumentation's fallback for a value it cannot serialise,
+often truncated; the text a user wrote or read is in another span (LlamaIndex's workflow events)."""
+
+
 def _value_messages(text: str | None, mime_type: str | None, role: str) -> tuple[Message, ...] | None:
-    if text is None:
+    if text is None or _OBJECT_REPR.match(text):
         return None
     # Without a mime type, a JSON object is still structured (smolagents sets none on its run kwargs).
     if mime_type != "application/json" and (mime_type is not None or not text.startswith("{")):
@@ -135,6 +144,8 @@ def _value_messages(text: str | None, mime_type: str | None, role: str) -> tuple
             if key in value:
                 value = value[key]
                 break
+        else:
+            return None  # a workflow's internal state (LlamaIndex: {"init_state": ...}): no prompt or answer in it
     if isinstance(value, list):
         parsed = chat_messages(value, role)
         return parsed[0] if parsed is not None else None
