@@ -71,8 +71,11 @@ def extract(span: SpanRecord) -> SpanFacts:
     return facts
 
 
-_METHOD_SPAN = re.compile(r"(?P<owner>[^.\s]+)\.(?P<method>_{0,2}[a-z][a-z0-9_]*)")
-"""``owner.method``: the span name an instrumentation gives a wrapped method call (smolagents' ``NAME.run``)."""
+_METHOD_SPAN = re.compile(
+    r"(?P<owner>[^.\s]+)\.(?P<method>a?(?:run|invoke|stream|call|chat|execute|kickoff)(?:_[a-z_]+)?|__call__)"
+)
+"""``owner.method`` with a method that runs an agent: the span name an instrumentation gives a wrapped call
+(smolagents' ``NAME.run``); a dotted name with another tail (``support.v2``) is a name of its own."""
 
 
 def agent_label(span_name: str) -> str | None:

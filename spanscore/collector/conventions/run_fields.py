@@ -78,7 +78,7 @@ class RunFields:
             system=self._pick("system", first),
             context=self._documents(),
             ground_truth=self._ground_truth(root),
-            tool_calls=_without_answer_tool(self._tool_calls(), output),
+            tool_calls=without_answer_tool(self._tool_calls(), output),
             run_id=root.span_id,
             trace_id=root.trace_id,
             span_id=root.span_id,
@@ -244,7 +244,7 @@ def users_turn(messages: tuple[Message, ...]) -> tuple[Message, ...]:
     return turn if any(message.role == "user" for message in turn) else messages
 
 
-def _without_answer_tool(
+def without_answer_tool(
     calls: tuple[ToolCall, ...] | None, output: tuple[Message, ...] | None
 ) -> tuple[ToolCall, ...] | None:
     """The tool calls without a final call that only hands the answer back (smolagents' ``final_answer``).
