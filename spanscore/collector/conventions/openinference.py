@@ -9,9 +9,11 @@ Span kind from ``openinference.span.kind``; chat messages flattened as
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from spanscore.collector.conventions import llama_index
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.langchain import message_fields, unwrap
 from spanscore.collector.conventions.parsing import (
@@ -47,7 +49,10 @@ def extract(span: SpanRecord) -> SpanFacts:
     facts.put("kind", kind, f"{DIALECT}:{KIND}")
     if kind == "agent":
         facts.put("agent_name", non_empty(get("agent.name")), f"{DIALECT}:agent.name")
-        facts.put("agent_label", non_empty(span.name), f"{DIALECT}:span name")
+        facts.put("agent_label", agent_label(span.name), f"{DIALECT}:span name")
+    if kind in ("agent", "chain"):
+        source = f"{DIALECT}:{'/'.join(llama_index.VALUE_KEYS)} current_agent_name"
+        facts.put("agent_name", llama_index.current_agent_name(attributes), source)
     _messages(facts, attributes)
     if kind == "tool":
         _tool(facts, attributes)
@@ -64,6 +69,23 @@ def extract(span: SpanRecord) -> SpanFacts:
     facts.put("input_tokens", as_int(get("llm.token_count.prompt")), f"{DIALECT}:llm.token_count.prompt")
     facts.put("output_tokens", as_int(get("llm.token_count.completion")), f"{DIALECT}:llm.token_count.completion")
     return facts
+
+
+_METHOD_SPAN = re.compile(
+    r"(?P<owner>[^.\s]+)\.(?P<method>a?(?:run|invoke|stream|call|chat|execute|kickoff)(?:_[a-z_]+)?|__call__)"
+)
+"""``owner.method`` with a method that runs an agent: the span name an instrumentation gives a wrapped call
+(smolagents' ``NAME.run``); a dotted name with another tail (``support.v2``) is a name of its own."""
+
+
+def agent_label(span_name: str) -> str | None:
+    """The agent an agent span's own name suggests: its owner when the name is a method call, else the name.
+
+    Instrumentations that wrap the agent's run method name the span after the call (``weather_agent.run``,
+    ``FunctionAgent.run``); the agent is the owner of the method, not the call.
+    """
+    match = _METHOD_SPAN.fullmatch(span_name)
+    return match.group("owner") if match else non_empty(span_name)
 
 
 def _messages(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
@@ -105,8 +127,13 @@ def _values(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
             facts.put("system", system, f"{DIALECT}:{key}")
 
 
+_OBJECT_REPR = re.compile(r"[A-Z]\w*\(\w+=")
+"""A Python object's repr (``StopEvent(result=...)``): an instrumentation's fallback for a value it cannot serialise,
+often truncated; the text a user wrote or read is in another span (LlamaIndex's workflow events)."""
+
+
 def _value_messages(text: str | None, mime_type: str | None, role: str) -> tuple[Message, ...] | None:
-    if text is None:
+    if text is None or _OBJECT_REPR.match(text):
         return None
     # Without a mime type, a JSON object is still structured (smolagents sets none on its run kwargs).
     if mime_type != "application/json" and (mime_type is not None or not text.startswith("{")):
@@ -120,6 +147,8 @@ def _value_messages(text: str | None, mime_type: str | None, role: str) -> tuple
             if key in value:
                 value = value[key]
                 break
+        else:
+            return None  # a workflow's internal state (LlamaIndex: {"init_state": ...}): no prompt or answer in it
     if isinstance(value, list):
         parsed = chat_messages(value, role)
         return parsed[0] if parsed is not None else None

@@ -232,10 +232,31 @@ def call_arguments(value: Any) -> Any:
     """
     if not isinstance(value, Mapping) or not isinstance(value.get("kwargs"), Mapping):
         return value
-    args = value.get("args")
+    if not value.keys() <= _CALL_KEYS:  # LlamaIndex records the keyword arguments alone: {"kwargs": {...}}
+        return value
+    args = value.get("args", [])
     if not isinstance(args, list):
         return value
     return dict(value["kwargs"]) if not args else {"args": args, **value["kwargs"]}
+
+
+_CALL_KEYS = frozenset({"args", "kwargs", "sanitize_inputs_outputs"})
+_OUTPUT_CONTENT_KEYS = ("raw_output", "content")
+
+
+def tool_output_content(value: Any) -> Any:
+    """The content of a tool output object that names its tool (LlamaIndex's ``ToolOutput``), else ``value``.
+
+    Some frameworks record what the tool function returned wrapped in their own result object
+    (``{"tool_name": ..., "raw_output": ..., "blocks": [...], "is_error": ...}``); the tool's result
+    is the content inside it, not the object.
+    """
+    if not isinstance(value, Mapping) or "tool_name" not in value:
+        return value
+    for key in _OUTPUT_CONTENT_KEYS:
+        if value.get(key) is not None:
+            return value[key]
+    return value
 
 
 def tool_call(name: str, arguments: Any, result: Any, call_id: str | None) -> ToolCall:
@@ -246,6 +267,9 @@ def tool_call(name: str, arguments: Any, result: Any, call_id: str | None) -> To
     argument_value, argument_id = tool_arguments(json_or_text(arguments) if isinstance(arguments, str) else arguments)
     argument_value = call_arguments(argument_value)
     decoded = json_or_text(result) if isinstance(result, str) else result
+    content = tool_output_content(decoded)
+    if content is not decoded:
+        decoded = result = content
     result_value, result_id = tool_result(decoded)
     text = result if result_id is None and isinstance(result, str) else as_text(result_value)
     return ToolCall(

@@ -5,13 +5,16 @@ run's spans are merged into one run. Per field, in order:
 
 - input and system prompt: the root span, then the run's other agent and chain
   spans by start time, then its model calls by start time (the first call's
-  non-system messages are the input);
+  non-system messages are the input, from its last user turn on, since a
+  later turn's first call is sent the session's history too);
 - output: the root span, then agent and chain spans by end time (latest
   first), then the last model call's output;
 - tool calls: every tool span (name, arguments, result, id) by start time,
   plus tool calls the model requested that no tool span reports, with the
   result the model was later shown (matched by tool call id); a result that is a JSON
   object or array is re-serialised in one spelling (frameworks differ in whitespace);
+  a last call that only hands the answer back (its one argument and its result
+  are the output) is the framework's answer tool and is left out;
 - context: the documents of every retrieval span, by start time;
 - model and provider: the first model call, then the root; agent name,
   session and user: the root, then the other spans by start time (an agent
@@ -57,6 +60,7 @@ class RunFields:
         self._config = config
         self._members = sorted(members, key=lambda span_id: (by_id[span_id].start_time_ns, span_id))
         self._sources: dict[str, str] = {}
+        self._picked: dict[str, str] = {}
         others = [m for m in self._members if m != root_id]
         self._speakers = [m for m in others if facts[m].kind in _SPEAKERS]
         self._calls = [m for m in self._members if facts[m].kind == "llm"]
@@ -67,13 +71,14 @@ class RunFields:
         calls_by_end = sorted(self._calls, key=lambda m: -self._by_id[m].end_time_ns)
         first = [self._root, *self._speakers, *self._calls]
         everyone = [self._root, *[m for m in self._members if m != self._root]]
+        output = self._said("output", [self._root, *by_end, *calls_by_end])
         return Run(
-            self._said("input", first),
-            self._said("output", [self._root, *by_end, *calls_by_end]),
+            self._input(first),
+            output,
             system=self._pick("system", first),
             context=self._documents(),
             ground_truth=self._ground_truth(root),
-            tool_calls=self._tool_calls(),
+            tool_calls=without_answer_tool(self._tool_calls(), output),
             run_id=root.span_id,
             trace_id=root.trace_id,
             span_id=root.span_id,
@@ -101,6 +106,7 @@ class RunFields:
             value = getattr(self._facts[span_id], name)
             if value is not None:
                 self._sources[name] = self._source(span_id, self._facts[span_id].sources.get(name, ""))
+                self._picked[name] = span_id
                 return value
         return None
 
@@ -119,6 +125,22 @@ class RunFields:
             self._sources.pop(name, None)
             return None
         return messages
+
+    def _input(self, candidates: list[str]) -> tuple[Message, ...] | None:
+        """The picked input; when only a model call supplies it, the user's own turn, not the history before it.
+
+        An agent span that records no input of its own leaves the prompt to its first model call, which in a
+        later turn of a session is sent the whole conversation so far; the turn's prompt is what the user
+        added after it.
+        """
+        messages = self._said("input", candidates)
+        span_id = self._picked.get("input")
+        if messages is None or span_id == self._root or span_id not in self._calls:
+            return messages
+        turn = users_turn(messages)
+        if len(turn) != len(messages):
+            self._sources["input"] += ", the last user turn"
+        return turn
 
     def _agent_label(self, candidates: list[str]) -> str | None:
         label = self._pick("agent_label", candidates)
@@ -208,6 +230,40 @@ class RunFields:
         if facts.error is not None:
             self._sources["error"] = facts.sources.get("error", "")
         return facts.error
+
+
+def users_turn(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The user messages at the end of a conversation, after its last assistant or tool message.
+
+    A conversation that does not end with the user (or holds nothing else) is kept whole.
+    """
+    others = [index for index, message in enumerate(messages) if message.role not in ("user", "system")]
+    if not others:
+        return messages
+    turn = messages[others[-1] + 1 :]
+    return turn if any(message.role == "user" for message in turn) else messages
+
+
+def without_answer_tool(
+    calls: tuple[ToolCall, ...] | None, output: tuple[Message, ...] | None
+) -> tuple[ToolCall, ...] | None:
+    """The tool calls without a final call that only hands the answer back (smolagents' ``final_answer``).
+
+    Some frameworks make the model answer through a tool of their own: its one argument and its result are
+    the run's answer. That call delivers the answer rather than acting, and counting it would make every
+    such run miss an expected tool list that names the user's tools.
+    """
+    if not calls or output is None:
+        return calls
+    answer = (Run(output=output).output_text or "").strip()
+    last = calls[-1]
+    arguments = last.arguments
+    if not answer or not isinstance(arguments, Mapping) or len(arguments) != 1:
+        return calls
+    (value,) = arguments.values()
+    if isinstance(value, str) and value.strip() == answer and (last.result or "").strip() == answer:
+        return calls[:-1]
+    return calls
 
 
 def _has_tokens(facts: SpanFacts) -> bool:

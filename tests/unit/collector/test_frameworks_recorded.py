@@ -54,14 +54,11 @@ def expected_turns(name: str) -> list[dict[str, Any]]:
     info = meta(name)
     overrides = dict(info.get("expect") or {})
     input_texts = overrides.pop("input_texts", None) or list(QUESTIONS)
-    answer_tool = overrides.pop("answer_tool", None)
     turns = []
     for index in range(int(info.get("turns", 1))):
         city = CITIES[index]
         answer = FINAL_ANSWER.replace("Paris", city)
         calls = [("get_weather", {"city": city}, TOOL_RESULT, f"call_weather_{index + 1}")]
-        if answer_tool:  # the framework answers through a tool of its own (smolagents' final_answer)
-            calls.append((answer_tool, {"answer": answer}, answer, f"call_final_{index + 1}"))
         turns.append(
             {**DEFAULTS, **overrides, "input_text": input_texts[index], "output_text": answer, "tool_calls": calls}
         )

@@ -1,0 +1,61 @@
+"""The general reading rules the recorded framework fixtures rely on, at their edges (what they must not catch)."""
+
+from __future__ import annotations
+
+import json
+
+from spanscore.collector.conventions.openinference import agent_label
+from spanscore.collector.conventions.parsing import tool_call
+from spanscore.collector.conventions.run_fields import users_turn, without_answer_tool
+from spanscore.model import Message, ToolCall
+
+QUESTION = "What is the weather in Paris?"
+RESULT = json.dumps({"temp_c": 22, "sky": "sunny"})
+
+
+def test_users_turn_is_what_the_user_added_after_the_history() -> None:
+    history = (
+        Message("user", QUESTION),
+        Message("assistant", "", tool_calls=(ToolCall("get_weather", {"city": "Paris"}, id="c1"),)),
+        Message("tool", RESULT),
+        Message("assistant", "It is sunny."),
+        Message("user", "And in Rome?"),
+        Message("user", "In Celsius."),
+    )
+    assert users_turn(history) == history[-2:]
+    assert users_turn(history[:1]) == history[:1]  # a first turn is all the user's
+    assert users_turn(history[:4]) == history[:4]  # ends with the assistant: no turn of the user's to cut out
+
+
+def test_agent_label_is_a_method_span_owner_and_otherwise_the_name() -> None:
+    assert agent_label("weather_agent.run") == "weather_agent"
+    assert agent_label("FunctionAgent.arun") == "FunctionAgent"
+    assert agent_label("Agent workflow") == "Agent workflow"
+    assert agent_label("support.v2") == "support.v2"  # not a method call: a dotted name is kept whole
+    assert agent_label("") is None
+
+
+def test_a_tool_output_object_naming_its_tool_gives_its_content() -> None:
+    envelope = {"blocks": [{"text": RESULT}], "tool_name": "get_weather", "raw_output": RESULT, "is_error": False}
+    call = tool_call("get_weather", json.dumps({"kwargs": {"city": "Paris"}}), json.dumps(envelope), None)
+    assert (call.arguments, call.result) == ({"city": "Paris"}, RESULT)
+    plain = {"tool": "get_weather", "raw_output": RESULT}  # names no tool_name: a result of its own
+    assert tool_call("get_weather", "{}", json.dumps(plain), None).result == json.dumps(plain)
+    # Keyword arguments beside other keys are a tool's own argument named kwargs, not a recorded call.
+    own = {"kwargs": {"city": "Paris"}, "units": "metric"}
+    assert tool_call("get_weather", json.dumps(own), RESULT, None).arguments == own
+
+
+def test_only_a_last_call_that_hands_the_answer_back_is_an_answer_tool() -> None:
+    answer = "It is sunny and 22 C in Paris."
+    output = (Message("assistant", answer),)
+    weather = ToolCall("get_weather", {"city": "Paris"}, RESULT, id="c1")
+    final = ToolCall("final_answer", {"answer": answer}, answer, id="c2")
+    assert without_answer_tool((weather, final), output) == (weather,)
+    acting = [
+        ToolCall("send_email", {"body": answer, "to": "a@example.com"}, answer),  # more than the answer
+        ToolCall("translate", {"text": answer}, "Il fait beau."),  # its result is not the answer
+    ]
+    for call in acting:
+        assert without_answer_tool((call,), output) == (call,)
+    assert without_answer_tool((final, weather), output) == (final, weather)  # not the last call
