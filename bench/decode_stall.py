@@ -99,6 +99,8 @@ CASES = (
     LargeCase("json_30mb", 70_000, llm=False, json_body=True),
     LargeCase("protobuf_30mb", 5_600, llm=True, json_body=False),
 )
+SLOW_MS = 50.0
+"""The issue's bound: a probe slower than this is listed with what it overlapped."""
 GRPC_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
 
@@ -133,6 +135,7 @@ async def _stall(case: LargeCase, acknowledge: str, probes: int, limit_s: float)
         service = Service(_config(workdir, acknowledge))
         await service.start()
         install(service, phases)
+        unwatch = phases.watch_gc()
         try:
             base = f"http://127.0.0.1:{service.http.port}"
             query = f"http://127.0.0.1:{service.api.port}/api/v1/query"
@@ -170,6 +173,7 @@ async def _stall(case: LargeCase, acknowledge: str, probes: int, limit_s: float)
                 await large_task
                 large_s = time.perf_counter() - started
         finally:
+            unwatch()
             await service.shutdown()
     return _stall_result(case, acknowledge, len(large), large_s, latencies, starts, phases, started)
 
@@ -185,10 +189,13 @@ def _stall_result(
     origin: float,
 ) -> dict[str, Any]:
     by_phase: dict[str, dict[str, Any]] = {}
+    slow: list[tuple[float, str, float, list[str]]] = []
     for name, values in latencies.items():
         grouped: dict[str, list[float]] = {}
         for moment, value in zip(starts[name], values, strict=True):
             grouped.setdefault(phases.phase_at(moment), []).append(value)
+            if value > SLOW_MS:
+                slow.append((value, name, moment, phases.overlapping(moment, moment + value / 1000)))
         by_phase[name] = {phase: summary(v) for phase, v in grouped.items()}
     return {
         "case": case.name, "acknowledge": acknowledge, "large_body_mb": round(size / 1e6, 1),
@@ -196,6 +203,10 @@ def _stall_result(
         **{f"{name}_ms": summary(values) for name, values in latencies.items()},
         "by_large_phase_ms": by_phase,
         "small_ack_wait_ms": summary(phases.small_waits()),
+        "small_flush_ms": summary(phases.small_flushes()),
+        "gc_pause_ms": {f"gen{g}": summary(phases.gc_pauses(g)) for g in (0, 1, 2)},
+        "slow_probes": [{"kind": kind, "start_ms": round((moment - origin) * 1000, 1), "ms": round(ms, 1),
+                         "overlaps": overlaps} for ms, kind, moment, overlaps in sorted(slow, reverse=True)[:12]],
         "large_steps": [i.as_dict(origin) for i in phases.large()],
     }  # fmt: skip
 

@@ -10,6 +10,7 @@ with the phase of the large export it started in, so the percentiles can be spli
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -62,6 +63,35 @@ class PhaseLog:
             if interval.name != "flush" and interval.start <= moment < interval.end:
                 return interval.name
         return "before" if all(moment < i.start for i in self.large()) else "after"
+
+    def watch_gc(self) -> Callable[[], None]:
+        """Record every garbage collection as an interval named ``gc<generation>``; returns the undo."""
+        started: list[float] = []
+
+        def callback(phase: str, info: dict[str, Any]) -> None:
+            if phase == "start":
+                started[:] = [time.perf_counter()]
+            elif started:
+                self.intervals.append(Interval(f"gc{info['generation']}", started[0], time.perf_counter(), 0))
+
+        gc.callbacks.append(callback)
+        return lambda: gc.callbacks.remove(callback)
+
+    def small_flushes(self) -> list[float]:
+        """Milliseconds of each group-commit write of small exports only (insert, or spool append and fsync)."""
+        return [(i.end - i.start) * 1000 for i in self.intervals if i.name == "flush" and i.size < LARGE_RECORDS]
+
+    def gc_pauses(self, generation: int) -> list[float]:
+        return [(i.end - i.start) * 1000 for i in self.intervals if i.name == f"gc{generation}"]
+
+    def overlapping(self, start: float, end: float) -> list[str]:
+        """Names of the recorded steps (large export steps, garbage collections) that overlap ``[start, end)``."""
+        found = []
+        for interval in self.intervals:
+            is_large = interval in self.large()
+            if (is_large or interval.name.startswith("gc2")) and interval.start < end and interval.end > start:
+                found.append(f"{interval.name}({(interval.end - interval.start) * 1000:.0f}ms)")
+        return found
 
     def small_waits(self) -> list[float]:
         """Milliseconds each small export spent in the span writer's ``consume`` (its acknowledgement wait)."""
