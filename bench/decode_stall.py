@@ -2,9 +2,13 @@
 
 ``python -m bench.decode_stall`` prints both as JSON. The decode part times ``parse_traces`` and
 ``spans_from_request`` on the same request encoded both ways, and ``json_format.ParseDict`` (the decoder
-before orjson) for comparison. The stall part starts an in-process service, posts one large OTLP/JSON
-export and, while it is decoded, sends small exports and ``GET /healthz`` one after another and reports
-their latency percentiles. Everything is on loopback and bounded in count and time.
+before orjson) for comparison. The stall part starts an in-process service (once per
+large export and acknowledgement mode), posts one large export over OTLP/HTTP (8 MB or 30 MB of OTLP/JSON,
+or 30 MB of protobuf) and, until it is answered, sends rounds of a one-span gRPC export, a one-span
+OTLP/HTTP export and ``POST /api/v1/query {"sql": "SELECT 1"}``, one after another, and reports their
+latency percentiles, split by the step the large export was in when each probe started
+(``bench.stall_trace`` times those steps inside the service). The probes run on the service's own event
+loop, so their client-side cost is in the figures. Everything is on loopback and bounded in count and time.
 """
 
 from __future__ import annotations
@@ -13,16 +17,21 @@ import argparse
 import asyncio
 import base64
 import json
+import os
+import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+import grpc
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from bench.load import percentile
-from bench.payloads import build_request
+from bench.payloads import build_request, build_template
+from bench.stall_trace import PhaseLog, install, summary
 from spanscore.collector.decode import parse_traces, spans_from_request
 
 
@@ -71,59 +80,164 @@ def decode_costs(spans: int = 2000, repeat: int = 3) -> dict[str, dict[str, floa
     return out
 
 
-async def _stall(large_spans: int, probes: int) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class LargeCase:
+    """One large export: how it is encoded and how many spans of which size it carries."""
+
+    name: str
+    spans: int
+    llm: bool
+    json_body: bool
+
+    def body(self) -> bytes:
+        request, _ = build_request(self.spans, self.llm)
+        return otlp_json(request) if self.json_body else request.SerializeToString()
+
+
+CASES = (
+    LargeCase("json_8mb", 20_000, llm=False, json_body=True),
+    LargeCase("json_30mb", 70_000, llm=False, json_body=True),
+    LargeCase("protobuf_30mb", 5_600, llm=True, json_body=False),
+)
+SLOW_MS = 50.0
+"""The issue's bound: a probe slower than this is listed with what it overlapped."""
+GRPC_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+
+def _config(workdir: str, acknowledge: str) -> Any:
     from spanscore.config import load_config
+
+    config = load_config(None, environ={})
+    config.storage.dsn = f"chdb://{workdir}/data"
+    config.storage.spool_dir = f"{workdir}/spool"
+    config.storage.acknowledge = acknowledge
+    config.collector.grpc.port = config.collector.http.port = config.api.port = 0
+    return config
+
+
+async def _probe(latencies: dict[str, list[float]], name: str, call: Callable[[], Awaitable[object]]) -> None:
+    started = time.perf_counter()
+    await call()
+    latencies[name].append((time.perf_counter() - started) * 1000)
+
+
+async def _stall(case: LargeCase, acknowledge: str, probes: int, limit_s: float) -> dict[str, Any]:
+    """Send ``case``'s export over HTTP and, until it is answered, small exports (gRPC, HTTP) and ``SELECT 1``."""
     from spanscore.service import Service
 
-    request, _ = build_request(large_spans, llm=False)
-    large = otlp_json(request)
-    small = otlp_json(build_request(1, llm=False)[0])
+    large = case.body()
+    small = build_template(1, llm=False)
+    phases = PhaseLog()
+    kinds = ("grpc_export", "http_export", "select_1")
+    latencies: dict[str, list[float]] = {name: [] for name in kinds}
+    starts: dict[str, list[float]] = {name: [] for name in kinds}
     with tempfile.TemporaryDirectory(prefix="spanscore-bench-stall-") as workdir:
-        config = load_config(None, environ={})
-        config.storage.dsn = f"chdb://{workdir}/data"
-        config.storage.spool_dir = f"{workdir}/spool"
-        config.collector.grpc.port = config.collector.http.port = config.api.port = 0
-        service = Service(config)
+        service = Service(_config(workdir, acknowledge))
         await service.start()
+        install(service, phases)
+        unwatch = phases.watch_gc()
         try:
-            traces = f"http://127.0.0.1:{service.http.port}/v1/traces"
-            health = f"http://127.0.0.1:{service.api.port}/healthz"
-            headers = {"Content-Type": "application/json"}
-            latencies: dict[str, list[float]] = {"small_export": [], "healthz": []}
-            async with aiohttp.ClientSession() as session:
+            base = f"http://127.0.0.1:{service.http.port}"
+            query = f"http://127.0.0.1:{service.api.port}/api/v1/query"
+            media = "application/json" if case.json_body else "application/x-protobuf"
+            protobuf = {"Content-Type": "application/x-protobuf"}
+            async with (
+                aiohttp.ClientSession() as session,
+                grpc.aio.insecure_channel(f"127.0.0.1:{service.grpc.port}") as channel,
+            ):
+                export = channel.unary_unary(GRPC_EXPORT)  # raw bytes both ways
+
+                async def post(url: str, **kwargs: Any) -> None:
+                    async with session.post(url, **kwargs) as response:
+                        await response.read()
+                        if response.status != 200:
+                            raise RuntimeError(f"{url}: HTTP {response.status}")
+
+                calls: dict[str, Callable[[], Awaitable[object]]] = {
+                    "grpc_export": lambda: export(small.encode(len(starts["grpc_export"])), timeout=60),
+                    "http_export": lambda: post(f"{base}/v1/traces", headers=protobuf,
+                                                data=small.encode(10**6 + len(starts["http_export"]))),
+                    "select_1": lambda: post(query, json={"sql": "SELECT 1"}),
+                }  # fmt: skip
+                for name in kinds:  # warm every path once before the large export
+                    await calls[name]()
                 started = time.perf_counter()
-                large_task = asyncio.create_task(session.post(traces, data=large, headers=headers))
+                large_task = asyncio.create_task(post(f"{base}/v1/traces", data=large, headers={"Content-Type": media}))
                 await asyncio.sleep(0.05)
                 for _ in range(probes):
-                    if large_task.done():
+                    if large_task.done() or time.perf_counter() - started > limit_s:
                         break
-                    for name, call in (("small_export", lambda: session.post(traces, data=small, headers=headers)),
-                                       ("healthz", lambda: session.get(health))):  # fmt: skip
-                        t = time.perf_counter()
-                        async with call() as response:
-                            await response.read()
-                        latencies[name].append((time.perf_counter() - t) * 1000)
-                async with await large_task as response:
-                    status = response.status
+                    for name in kinds:
+                        starts[name].append(time.perf_counter())
+                        await _probe(latencies, name, calls[name])
+                await large_task
                 large_s = time.perf_counter() - started
         finally:
+            unwatch()
             await service.shutdown()
+    return _stall_result(case, acknowledge, len(large), large_s, latencies, starts, phases, started)
+
+
+def _stall_result(
+    case: LargeCase,
+    acknowledge: str,
+    size: int,
+    large_s: float,
+    latencies: dict[str, list[float]],
+    starts: dict[str, list[float]],
+    phases: PhaseLog,
+    origin: float,
+) -> dict[str, Any]:
+    by_phase: dict[str, dict[str, Any]] = {}
+    slow: list[tuple[float, str, float, list[str]]] = []
+    for name, values in latencies.items():
+        grouped: dict[str, list[float]] = {}
+        for moment, value in zip(starts[name], values, strict=True):
+            grouped.setdefault(phases.phase_at(moment), []).append(value)
+            if value > SLOW_MS:
+                slow.append((value, name, moment, phases.overlapping(moment, moment + value / 1000)))
+        by_phase[name] = {phase: summary(v) for phase, v in grouped.items()}
     return {
-        "large_body_mb": round(len(large) / 1e6, 1),
-        "large_status": status,
-        "large_seconds": round(large_s, 2),
-        **{f"{name}_ms": {"n": len(v), "p50": round(percentile(v, 0.5), 1), "p99": round(percentile(v, 0.99), 1),
-                          "max": round(max(v, default=0), 1)} for name, v in latencies.items()},
+        "case": case.name, "acknowledge": acknowledge, "large_body_mb": round(size / 1e6, 1),
+        "large_spans": case.spans, "large_seconds": round(large_s, 2),
+        **{f"{name}_ms": summary(values) for name, values in latencies.items()},
+        "by_large_phase_ms": by_phase,
+        "small_ack_wait_ms": summary(phases.small_waits()),
+        "small_flush_ms": summary(phases.small_flushes()),
+        "gc_pause_ms": {f"gen{g}": summary(phases.gc_pauses(g)) for g in (0, 1, 2)},
+        "slow_probes": [{"kind": kind, "start_ms": round((moment - origin) * 1000, 1), "ms": round(ms, 1),
+                         "overlaps": overlaps} for ms, kind, moment, overlaps in sorted(slow, reverse=True)[:12]],
+        "large_steps": [i.as_dict(origin) for i in phases.large()],
     }  # fmt: skip
+
+
+async def _stalls(cases: list[LargeCase], modes: list[str], probes: int, limit_s: float) -> list[dict[str, Any]]:
+    out = []
+    for case in cases:
+        for acknowledge in modes:
+            out.append(await _stall(case, acknowledge, probes, limit_s))
+            print(f"{case.name} ack={acknowledge}: " + ", ".join(
+                f"{k} p50 {out[-1][k + '_ms']['p50']} p99 {out[-1][k + '_ms']['p99']}"
+                for k in ("grpc_export", "http_export", "select_1")), file=sys.stderr, flush=True)  # fmt: skip
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--spans", type=int, default=2000, help="spans per request for the decode costs")
-    parser.add_argument("--large-spans", type=int, default=20_000, help="spans in the large export")
-    parser.add_argument("--probes", type=int, default=200, help="most small requests sent during the large one")
+    parser.add_argument("--probes", type=int, default=300, help="most probe rounds sent during one large export")
+    parser.add_argument("--limit-s", type=float, default=120.0, help="most seconds of probing per large export")
+    parser.add_argument("--case", action="append", choices=[c.name for c in CASES], help="large export(s) to send")
+    parser.add_argument("--acknowledge", action="append", choices=["stored", "spooled"], help="ack mode(s)")
+    parser.add_argument("--no-decode", action="store_true", help="skip the decode cost part")
     args = parser.parse_args()
-    result = {"decode": decode_costs(args.spans), "stall": asyncio.run(_stall(args.large_spans, args.probes))}
+    cases = [c for c in CASES if not args.case or c.name in args.case]
+    modes = args.acknowledge or ["stored", "spooled"]
+    result: dict[str, Any] = {"load_average": os.getloadavg()}
+    if not args.no_decode:
+        result["decode"] = decode_costs(args.spans)
+    result["stall"] = asyncio.run(_stalls(cases, modes, args.probes, args.limit_s))
+    result["load_average_after"] = os.getloadavg()
     print(json.dumps(result, indent=2))
 
 
