@@ -77,6 +77,9 @@ class ServiceProcess:
             "api": {"port": self.api_port},
             "storage": {"dsn": f"chdb:///{(self.workdir / 'data').resolve().as_posix().lstrip('/')}"},
             "log_level": "WARNING",
+            # An explicit empty list: without a rules: key, serve loads its default rule and scores every run,
+            # which would measure scoring, not ingest. Cases that score pass their own rules.
+            "rules": [],
         }
         for key, value in self.extra.items():  # one level deep, so extra storage keys keep the dsn
             current = config.get(key)
