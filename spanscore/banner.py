@@ -37,20 +37,17 @@ def serve_banner(config: ServiceConfig, addresses: dict[str, str], ports: dict[s
         if config.collector.auth_tokens
         else ""
     )
-    if "grpc" in ports:
-        scheme = "https" if config.collector.grpc.tls else "http"
-        endpoint = f"{scheme}://{reachable(config.collector.grpc.host)}:{ports['grpc']}"
-        lines.append(
-            "  send spans over gRPC:\n    export OTEL_EXPORTER_OTLP_PROTOCOL=grpc\n"
-            f"    export OTEL_EXPORTER_OTLP_ENDPOINT={endpoint}{token}"
-        )
-    if "http" in ports:
-        scheme = "https" if config.collector.http.tls else "http"
-        endpoint = f"{scheme}://{reachable(config.collector.http.host)}:{ports['http']}"
-        lines.append(
-            "  or over HTTP:\n    export OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf\n"
-            f"    export OTEL_EXPORTER_OTLP_ENDPOINT={endpoint}{token}"
-        )
+    receivers = (
+        ("grpc", config.collector.grpc, "  send spans over gRPC:", "grpc"),
+        ("http", config.collector.http, "  or over HTTP:", "http/protobuf"),
+    )
+    for name, listener, heading, protocol in receivers:
+        if name in ports:
+            endpoint = f"{'https' if listener.tls else 'http'}://{reachable(listener.host)}:{ports[name]}"
+            lines.append(
+                f"{heading}\n    export OTEL_EXPORTER_OTLP_PROTOCOL={protocol}\n"
+                f"    export OTEL_EXPORTER_OTLP_ENDPOINT={endpoint}{token}"
+            )
     origin = " (the default rule: this config has no rules: key)" if default_rule else ""
     lines.append(f"  scoring{origin}:")
     lines.extend(f"    {line}" for line in describe_rules(config))
