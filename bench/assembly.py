@@ -21,8 +21,8 @@ from collections.abc import Callable
 from bench.payloads import build_template
 from spanscore.collector.conventions import span_facts
 from spanscore.collector.decode import parse_traces, spans_from_request
-from spanscore.collector.model import SpanRecord
-from spanscore.collector.readiness import RunAssembler
+from spanscore.records import SpanRecord
+from spanscore.runs.readiness import RunAssembler
 
 SPANS_PER_REQUEST = 100
 

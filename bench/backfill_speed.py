@@ -19,14 +19,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from spanscore import backfill as backfill_module
-from spanscore.backfill import backfill, stored_runs
-from spanscore.collector.config import RunsConfig
-from spanscore.collector.model import SpanRecord
-from spanscore.collector.readiness import ReadyRun
-from spanscore.collector.runs import run_fingerprint
-from spanscore.live import LiveScoring
+from spanscore.records import SpanRecord
+from spanscore.runs.assembly import run_fingerprint
+from spanscore.runs.config import RunsConfig
+from spanscore.runs.readiness import ReadyRun
 from spanscore.sampling.rules import RuleConfig
+from spanscore.scoring import backfill as backfill_module
+from spanscore.scoring.backfill import backfill, stored_runs
+from spanscore.scoring.live import LiveScoring
 from spanscore.storage.clickhouse import ClickHouseStore
 
 SCORERS = ["completeness", "keyword_coverage", "textual_difference", "tone_consistency"]

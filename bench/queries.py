@@ -26,7 +26,7 @@ import tempfile
 import time
 from typing import Any
 
-from spanscore.report import trend_sql
+from spanscore.cli.report import trend_sql
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.scores import SCORE_COLUMNS
 

@@ -158,7 +158,8 @@ GUARANTEES = (
         "the engine takes is stored, and the rows it still refuses go to a dead-letter file under "
         "`<spool_dir>/deadletter/<writer>/` with the engine's reason. Batches behind it flow on, also after a "
         'restart. `/healthz` answers 200 with `"status": "degraded"` and the reasons while rows are '
-        "dead-lettered or a writer has retried for over 30 s; `spanscore status` and `/api/v1/status` count them "
+        "dead-lettered or a writer has retried for over `storage.stuck_after_s` (default 30 s); "
+        "`spanscore status` and `/api/v1/status` count them "
         "(`<writer>_dead_lettered`, `<writer>_dead_letters_waiting`, `write_path_degraded`); "
         "`spanscore deadletter list|replay` shows and retries them.",
         (
@@ -166,7 +167,8 @@ GUARANTEES = (
             "that restarted the process or took it out of rotation would not fix a dead letter. Alert on "
             '`"status": "degraded"` or `spanscore_write_path_degraded`.',
             "An engine error whose code is not known to be about the data (including an unknown code) is retried: "
-            "when unsure, spanscore keeps the rows. Such a writer shows as stuck in `/healthz` after 30 s.",
+            "when unsure, spanscore keeps the rows. Such a writer shows as stuck in `/healthz` after "
+            "`storage.stuck_after_s` (30 s).",
             "Splitting costs inserts, only after a refusal: a batch of n rows with one refused row takes about "
             "2·log2(n) inserts. One salvage halves at most 64 refused pieces; past that, refused pieces are "
             "dead-lettered whole (good rows among them included, with the reason), so a batch of nothing but bad "
@@ -395,8 +397,8 @@ def collect_tests() -> list[TestEntry]:
 
 def _default(path: str) -> Any:
     from spanscore.config import ServiceConfig
-    from spanscore.forward import ForwardConfig
-    from spanscore.scorers.judge_config import JudgeConfig
+    from spanscore.export.forward import ForwardConfig
+    from spanscore.scorers.judge.config import JudgeConfig
 
     section, _, rest = path.partition(".")
     if section == "judge":

@@ -6,7 +6,7 @@ The top-level package re-exports the few names a library user needs; the rest
 lives in the pipeline stages (``collector``, ``sampling``, ``scorers``, ``storage``).
 """
 
-from spanscore.model import Message, Run, ToolCall
+from spanscore.run import Message, Run, ToolCall
 
 __all__ = ["Message", "Run", "ToolCall", "__version__"]
 __version__ = "0.1.0"

@@ -10,25 +10,56 @@ objects; nothing else reads the environment.
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from spanscore.collector.config import RunsConfig
 from spanscore.collector.limits import LimitsConfig
 from spanscore.config_secrets import is_secret_location, is_secret_value, scrub
 from spanscore.errors import ConfigError
-from spanscore.forward import ForwardConfig
-from spanscore.live import ScoringConfig
+from spanscore.export.forward import ForwardConfig
+from spanscore.runs.config import RunsConfig
 from spanscore.sampling.rules import RuleConfig
+from spanscore.scoring.live import ScoringConfig
+from spanscore.storage.config import StorageConfig
 
 ENV_PREFIX = "SPANSCORE_"
 DATA_DIR_NAME = "spanscore-data"
 SPOOL_DIR_NAME = "spool"
+
+ANY_HOST = "*"
+"""An ``api.allowed_hosts`` entry that accepts any Host header."""
+_HOST_NAME = re.compile(
+    r"^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$"
+)
+
+
+def check_allowed_host(entry: str) -> str:
+    """One ``api.allowed_hosts`` entry, normalised: a DNS name, an IP address or ``*``; no port, no scheme."""
+    name = entry.strip().lower().rstrip(".")
+    if name == ANY_HOST:
+        return name
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if is_ip_literal(name) or _HOST_NAME.match(name):
+        return name
+    raise ValueError(
+        "must be a host name or an IP address without scheme or port (e.g. spanscore.internal), or * for any"
+    )
+
+
+def is_ip_literal(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 class _Section(BaseModel):
@@ -79,78 +110,6 @@ class CollectorConfig(_Section):
     """Bearer tokens accepted on the OTLP receivers; empty means no authentication."""
 
 
-class StorageConfig(_Section):
-    """Where spans and scores live, and how spans are batched into it."""
-
-    data_dir: str = ""
-    """Writable directory for the embedded store and the spool (default: spanscore-data in the working
-    directory; /var/lib/spanscore in the container image). Never derived from the config file's place: configs
-    are often mounted read-only (a Kubernetes ConfigMap, a compose ``:ro`` bind)."""
-    dsn: str = ""
-    """`chdb:///absolute/path` (embedded, default: ``data_dir`` itself), or `clickhouse://user:pass@host:8123/` /
-    `https://...` for a server."""
-    migrate: bool = True
-    """Apply schema migrations at start. Replicas of one deployment set it to false and let one
-    ``spanscore migrate`` run (a Kubernetes Job, a compose one-shot service) bring the schema up first."""
-    database: str = Field("spanscore", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    cluster: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    """Name of a ClickHouse cluster: DDL runs ON CLUSTER with Replicated tables and Distributed tables over them."""
-    spans_ttl_days: int = Field(0, ge=0)
-    """Delete spans and log records older than this many days; 0 keeps them forever."""
-    scores_ttl_days: int = Field(0, ge=0)
-    """Delete scores and sampling decisions older than this many days (by run time); 0 keeps them forever."""
-    spool_dir: str = ""
-    """Where spans wait on local disk while storage is unavailable (default: ``data_dir``/spool).
-    Acknowledged spans are always in storage or here."""
-    spool_max_bytes: int = Field(1 << 30, ge=0)
-    """Spool size limit; beyond it receivers answer with backpressure. 0 disables the spool (exports are then
-    refused with a retry hint while storage is down)."""
-    acknowledge: Literal["stored", "spooled"] = "stored"
-    """When an export is acknowledged: ``stored`` after its ClickHouse insert; ``spooled`` once its batch is
-    fsynced in the spool, which then feeds storage in the background (needs the spool). ``spooled`` turns the
-    ack into one fsync instead of an insert, for low acknowledgement latency; the spool must be on a disk
-    that outlives the process (not a pod's ephemeral storage that is gone on rescheduling)."""
-    batch_max_spans: int = Field(20_000, ge=1)
-    """A flush happens as soon as this many spans are waiting..."""
-    flush_interval_s: float = Field(0.005, ge=0.0, le=60.0)
-    """...or when the oldest waiting span is this old. Exporters wait for the insert, and spans arriving
-    during an insert join the next one, so a short linger keeps acks fast while batches grow with load."""
-    insert_interval_s: float = Field(0.25, ge=0.0, le=10.0)
-    """With ``acknowledge: spooled``, the least time between two inserts behind the spool (sooner when
-    ``batch_max_spans`` are waiting). Each insert has a fixed engine cost, so fewer, larger inserts leave the
-    CPU to the receivers; spans become queryable up to this much later."""
-    max_pending_spans: int = Field(200_000, ge=1)
-    """Spans waiting for storage beyond which receivers answer with backpressure (retry later)."""
-    query_max_execution_time_s: float = Field(10.0, gt=0)
-    query_max_memory_bytes: int = Field(1 << 30, ge=1 << 20)
-    query_max_result_rows: int = Field(100_000, ge=1)
-    query_max_result_bytes: int = Field(128 << 20, ge=1024)
-    """Result-size cap of an API query, in uncompressed bytes as the engine counts them (checked per block)."""
-    query_max_bytes: int = Field(65_536, ge=64)
-    query_dsn: str = ""
-    """A separate DSN for the query API and dashboard reads: on a server, a user the engine keeps read-only
-    (deploy/clickhouse/query-user.sql). Empty uses ``dsn``."""
-    query_allow_writable: bool = False
-    """Let the query API run through a server user that can write (refused at start-up otherwise)."""
-    query_readers: int = Field(2, ge=1, le=16)
-    """Connections that run API queries at once; the dashboard has one more of its own."""
-
-    @field_validator("dsn", "query_dsn")
-    @classmethod
-    def _check_dsn(cls, dsn: str) -> str:
-        if dsn and not dsn.startswith(("chdb:", "clickhouse://", "clickhouses://", "http://", "https://")):
-            raise ValueError("must start with chdb:///, clickhouse://, http:// or https://")
-        if dsn.startswith("chdb:") and dsn != "chdb://memory" and not dsn.startswith("chdb:///"):
-            raise ValueError("an embedded dsn needs an absolute path (chdb:///abs/path)")
-        return dsn
-
-    @model_validator(mode="after")
-    def _spooled_needs_a_spool(self) -> StorageConfig:
-        if self.acknowledge == "spooled" and self.spool_max_bytes == 0:
-            raise ValueError("acknowledge: spooled needs the spool; spool_max_bytes is 0")
-        return self
-
-
 class ApiConfig(_Section):
     """The service's API listener: the read-only query API, metrics and health."""
 
@@ -169,8 +128,6 @@ class ApiConfig(_Section):
     @field_validator("allowed_hosts")
     @classmethod
     def _check_allowed_hosts(cls, hosts: list[str]) -> list[str]:
-        from spanscore.web.origin import check_allowed_host
-
         problems = []
         checked = []
         for index, host in enumerate(hosts):
@@ -263,7 +220,7 @@ def _fill_data_paths(storage: StorageConfig) -> None:
 
 def _check_judge(judge: dict[str, Any], source: str) -> None:
     # Imported here: the judge pulls in litellm, which costs seconds that `spanscore query` should not pay.
-    from spanscore.scorers.judge import JudgeConfig
+    from spanscore.scorers.judge.client import JudgeConfig
 
     try:
         JudgeConfig.model_validate(judge)

@@ -27,3 +27,11 @@ class PermanentError(SpanscoreError):
 
 class ConfigError(SpanscoreError):
     """A configuration problem, with every issue found listed in the message."""
+
+
+class PayloadTooLargeError(PermanentError):
+    """The request body exceeds the configured limit."""
+
+
+class UnauthenticatedError(PermanentError):
+    """No valid bearer token was presented."""

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from spanscore.config import ServiceConfig, load_config
-from spanscore.service import Service
+from spanscore.server.service import Service
 
 _counter = itertools.count()
 

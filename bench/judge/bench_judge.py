@@ -39,10 +39,10 @@ from typing import Any
 import aiohttp
 from pydantic import BaseModel
 
-from spanscore.scorers.judge import DATA_RULE, JudgeClient, JudgeConfig
-from spanscore.scorers.judge_litellm import litellm
-from spanscore.scorers.judge_transport import InProcessTransport, Transport
-from spanscore.scorers.judge_workers import WorkerPoolTransport
+from spanscore.scorers.judge.client import DATA_RULE, JudgeClient, JudgeConfig
+from spanscore.scorers.judge.litellm_call import litellm
+from spanscore.scorers.judge.transport import InProcessTransport, Transport
+from spanscore.scorers.judge.workers import WorkerPoolTransport
 
 ROOT = Path(__file__).resolve().parents[2]
 REPLY = '{"verdicts": [{"verdict": "yes", "reason": "supported"}, {"verdict": "no", "reason": "contradicted"}]}'

@@ -19,9 +19,9 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
-from spanscore.collector.model import LogRecord, SpanEvent, SpanLink, SpanRecord
 from spanscore.collector.otlp_json import parse_otlp_json
 from spanscore.errors import PermanentError
+from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
 
 T = TypeVar("T")
 M = TypeVar("M", ExportTraceServiceRequest, ExportLogsServiceRequest)

@@ -22,9 +22,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from spanscore.collector.decode import logs_from_request, parse_logs, parse_traces, spans_from_request
 from spanscore.collector.limits import LimitCounters, LimitsConfig, apply_limits, apply_log_limits
-from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.collector.otlp_json import otlp_json_to_protobuf
 from spanscore.pipeline import Consumer
+from spanscore.records import LogRecord, SpanRecord
 
 T = TypeVar("T")
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from spanscore.collector.model import LogRecord, SpanEvent, SpanLink, SpanRecord
-from spanscore.collector.status import PayloadTooLargeError
+from spanscore.errors import PayloadTooLargeError
+from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
 
 TRUNCATION_MARKER = "...[truncated by spanscore: {dropped} more characters]"
 

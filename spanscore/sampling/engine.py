@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.sampling.budget import Clock, DailyBudget, TokenBucket
 from spanscore.sampling.decisions import Decision, Outcome
 from spanscore.sampling.hashing import TraceIdError, randomness_for, threshold_for

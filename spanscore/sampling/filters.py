@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from spanscore.errors import ConfigError
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.sampling.subject import (
     FIELD_ALIASES,
     RUN_FIELDS,

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from spanscore.model import Run
+from spanscore.run import Run
 
 FieldValue = str | float | bool | None
 

@@ -1,11 +1,11 @@
 """The scorer framework: four steps, one result type, one ``Scorer`` class.
 
-A scorer turns a :class:`~spanscore.model.Run` into a :class:`ScoreResult` in
+A scorer turns a :class:`~spanscore.run.Run` into a :class:`ScoreResult` in
 Mastra's four steps: ``preprocess`` -> ``analyze`` -> ``generate_score`` ->
 ``generate_reason``. Only ``generate_score`` is required. Every step is a
 callable that takes a :class:`StepContext` (the run, the scorer's options and
 the results of the earlier steps) and returns a value, either directly (code
-steps) or as an awaitable (LLM judge steps; ``spanscore.scorers.judge`` builds
+steps) or as an awaitable (LLM judge steps; ``spanscore.scorers.judge.client`` builds
 those). A step may wrap its value in :class:`StepOutput` to report the prompt
 it sent and the judge's model, tokens and cost; the pipeline adds those up.
 
@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from spanscore.errors import ConfigError, RetryableError, SpanscoreError
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.scorers.results import ScoreResult, Status, StepOutput, Tally
 
 __all__ = [

@@ -127,7 +127,7 @@ def _effective_judge(options: Mapping[str, Any], judge: Mapping[str, Any]) -> di
 
 def _missing_provider_keys(model: str, environ: Mapping[str, str]) -> list[str]:
     """Ask litellm which variables the model's provider reads (its own table, not a copy of ours)."""
-    from spanscore.scorers.judge_litellm import litellm
+    from spanscore.scorers.judge.litellm_call import litellm
 
     report = litellm.validate_environment(model=model)
     missing = [str(name) for name in report.get("missing_keys") or () if not environ.get(str(name))]

@@ -21,8 +21,8 @@ from urllib.parse import urlparse
 import clickhouse_connect
 from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError, DataError, OperationalError
 
-from spanscore.collector.model import LogRecord, SpanRecord
 from spanscore.errors import PermanentError, RetryableError
+from spanscore.records import LogRecord, SpanRecord
 from spanscore.storage.guard import QueryLimits, explain_engine_error, guard_query, with_limits
 from spanscore.storage.insert_errors import classify_engine_error, encoding_error
 from spanscore.storage.migrations import migrate

@@ -1,4 +1,4 @@
-"""The fixed reads behind the built-in dashboard (``spanscore.web.dashboard``).
+"""The fixed reads behind the built-in dashboard (``spanscore.server.dashboard``).
 
 Each function runs one SQL statement written here, over the views of migration
 0004 (``score_trend_hourly``, ``worst_runs``, ``coverage_daily``,

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from spanscore.collector.model import LogRecord, SpanEvent, SpanLink, SpanRecord
+from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
 from spanscore.storage.spool import SpoolCodec
 
 LOG_COLUMNS = (

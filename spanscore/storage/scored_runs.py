@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from spanscore.model import Message, Run, ToolCall
+from spanscore.run import Message, Run, ToolCall
 
 SCORED_RUN_COLUMNS = (
     "Timestamp", "RunTimestamp", "TraceId", "RunId", "SpanId", "ServiceName", "AgentName", "Run", "Version",

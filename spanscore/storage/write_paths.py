@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import orjson
 
-from spanscore.collector.model import LogRecord, SpanRecord
+from spanscore.records import LogRecord, SpanRecord
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.deadletter import DeadLetters
 from spanscore.storage.rows import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC
@@ -25,7 +25,7 @@ from spanscore.storage.spool import Spool, SpoolCodec
 from spanscore.storage.writer import BatchWriter, EncodedInsertFn
 
 if TYPE_CHECKING:
-    from spanscore.config import StorageConfig
+    from spanscore.storage.config import StorageConfig
 
 T = TypeVar("T")
 
@@ -107,6 +107,7 @@ def _writer(
         insert_interval=storage.insert_interval_s,
         salvager=Salvager(name, dead, partition_key),
         insert_encoded=insert_encoded,
+        stuck_after_s=storage.stuck_after_s,
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from spanscore.config import load_config
 from spanscore.errors import RetryableError
 from spanscore.sampling.rules import RuleConfig
-from spanscore.service import Service
+from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_live_scoring import agent_traces
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from spanscore.service import Service
+from spanscore.server.service import Service
 from tests.e2e.test_dashboard import CHROMIUM, needs_chromium
 
 ATTACKS_JS = """async (api) => {

@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from spanscore.config import ServiceConfig
 from spanscore.sampling.rules import RuleConfig
-from spanscore.service import Service
+from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_live_scoring import _wait_for, agent_traces
 

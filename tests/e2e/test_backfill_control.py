@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from bench.backfill_speed import _span
-from spanscore import backfill as backfill_module
-from spanscore.backfill import BackfillProgress, backfill
 from spanscore.sampling.rules import RuleConfig
-from spanscore.service import Service
+from spanscore.scoring import backfill as backfill_module
+from spanscore.scoring.backfill import BackfillProgress, backfill
+from spanscore.server.service import Service
 
 RULE = RuleConfig.model_validate({"name": "offline", "sample": 1.0, "scorers": ["completeness"]})
 
@@ -83,7 +83,7 @@ def test_ctrl_c_on_cli_cancels_on_the_service(tmp_path: Path) -> None:
     service = _start(config)
     try:
         client = subprocess.Popen(
-            [sys.executable, "-m", "spanscore.cli", "backfill", "offline", "--since", "1h", "-c", str(config)],
+            [sys.executable, "-m", "spanscore.cli.commands", "backfill", "offline", "--since", "1h", "-c", str(config)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -19,10 +19,10 @@ from typing import Any
 import aiohttp
 import pytest
 
-from spanscore.collector.model import SpanRecord
 from spanscore.config import ServiceConfig
+from spanscore.records import SpanRecord
 from spanscore.sampling.rules import RuleConfig
-from spanscore.service import Service
+from spanscore.server.service import Service
 from spanscore.storage.scores import DecisionRow, ScoreRow, score_id
 
 TOKEN = "dashboard-test-token"

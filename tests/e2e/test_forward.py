@@ -12,9 +12,9 @@ import time
 import pytest
 
 from spanscore.config import ServiceConfig
-from spanscore.forward import ForwardConfig
+from spanscore.export.forward import ForwardConfig
 from spanscore.sampling.rules import RuleConfig
-from spanscore.service import Service
+from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_live_scoring import agent_traces
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from spanscore.service import Service
+from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter, http_exporter, record_agent_trace
 
 

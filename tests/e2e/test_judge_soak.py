@@ -15,8 +15,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from spanscore.config import ServiceConfig
 from spanscore.sampling.rules import RuleConfig
-from spanscore.scorers.judge import JudgeConfig, set_shared_client, shared_client
-from spanscore.service import Service
+from spanscore.scorers.judge.client import JudgeConfig, set_shared_client, shared_client
+from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.reliability_figures import record_figures
 from tests.fakes.fake_openai import FakeJudgeServer, Reply

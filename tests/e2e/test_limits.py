@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 
 from spanscore.config import ServiceConfig
-from spanscore.service import Service
+from spanscore.server.service import Service
 from tests.e2e.test_http_json_and_errors import otlp_json
 
 

@@ -6,10 +6,10 @@ import asyncio
 import time
 
 from spanscore.config import ServiceConfig
-from spanscore.forward import ForwardConfig
+from spanscore.export.forward import ForwardConfig
 from spanscore.sampling.rules import RuleConfig
-from spanscore.scorers.judge import set_shared_client
-from spanscore.service import Service
+from spanscore.scorers.judge.client import set_shared_client
+from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_live_scoring import agent_traces
 from tests.fakes.fake_openai import FakeJudgeServer, Reply

@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.sampling import Sampler
 
 from spanscore.config import ServiceConfig
 from spanscore.sampling.rules import RuleConfig
-from spanscore.service import Service
+from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 
 

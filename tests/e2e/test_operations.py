@@ -15,11 +15,11 @@ import pytest
 from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
 from opentelemetry.trace import TraceState, get_current_span
 
-from spanscore.backfill import backfill, stored_runs
 from spanscore.config import ServiceConfig
 from spanscore.sampling.engine import preview_run
 from spanscore.sampling.rules import RuleConfig
-from spanscore.service import Service
+from spanscore.scoring.backfill import backfill, stored_runs
+from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_live_scoring import agent_traces
 from tests.e2e.test_process import _free_port, _start
@@ -133,7 +133,7 @@ def test_demo_status_and_preview_from_the_cli(tmp_path: Path) -> None:
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "spanscore.cli", *args, "-c", str(config)],
+            [sys.executable, "-m", "spanscore.cli.commands", *args, "-c", str(config)],
             capture_output=True,
             text=True,
             timeout=120,

@@ -16,10 +16,10 @@ from typing import Any
 import aiohttp
 import pytest
 
-from spanscore.collector.model import SpanRecord
 from spanscore.config import ServiceConfig
 from spanscore.errors import RetryableError
-from spanscore.service import Service
+from spanscore.records import SpanRecord
+from spanscore.server.service import Service
 
 DAY_NS = 86_400 * 10**9
 BASE_NS = 1_700_000_000 * 10**9

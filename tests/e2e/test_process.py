@@ -25,7 +25,7 @@ def _free_port() -> int:
 
 def _start(config: Path) -> subprocess.Popen[str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "spanscore.cli", "serve", "-c", str(config)],
+        [sys.executable, "-m", "spanscore.cli.commands", "serve", "-c", str(config)],
         cwd=config.parent,  # the data directory defaults to ./spanscore-data: keep it in the test's directory
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -46,7 +46,7 @@ def _start(config: Path) -> subprocess.Popen[str]:
 
 def _query(config: Path, sql: str, fmt: str = "csv") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "spanscore.cli", "query", "-c", str(config), "--format", fmt, sql],
+        [sys.executable, "-m", "spanscore.cli.commands", "query", "-c", str(config), "--format", fmt, sql],
         cwd=config.parent,
         capture_output=True,
         text=True,
@@ -142,7 +142,7 @@ def test_bad_config_fails_fast_naming_key_and_file(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("storage:\n  batch_max_spans: -3\n  dsn: mysql://x\ncollector:\n  grpcc: {}\n", encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "spanscore.cli", "serve", "-c", str(path)],
+        [sys.executable, "-m", "spanscore.cli.commands", "serve", "-c", str(path)],
         capture_output=True,
         text=True,
         timeout=60,

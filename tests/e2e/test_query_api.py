@@ -15,9 +15,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from spanscore.collector.model import SpanRecord
 from spanscore.config import ServiceConfig
-from spanscore.service import Service
+from spanscore.records import SpanRecord
+from spanscore.server.service import Service
 from tests.unit.storage.test_rollups import BASE_NS, make_scores
 
 MAX_QUERY_BYTES = 4096

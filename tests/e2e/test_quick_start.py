@@ -33,7 +33,7 @@ def _environment(grpc: int, http: int, api: int) -> dict[str, str]:
 
 
 def _cli(cwd: Path, environ: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "spanscore.cli", *args]
+    command = [sys.executable, "-m", "spanscore.cli.commands", *args]
     return subprocess.run(command, cwd=cwd, env=environ, capture_output=True, text=True, timeout=120)
 
 
@@ -56,7 +56,7 @@ def test_serve_without_config_then_demo_scores_runs_spread_over_hours(tmp_path: 
     grpc, http, api = _free_port(), _free_port(), _free_port()
     environ = _environment(grpc, http, api)
     process = subprocess.Popen(
-        [sys.executable, "-m", "spanscore.cli", "serve"],
+        [sys.executable, "-m", "spanscore.cli.commands", "serve"],
         cwd=tmp_path,
         env=environ,
         stdout=subprocess.PIPE,

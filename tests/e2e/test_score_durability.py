@@ -14,7 +14,7 @@ import pytest
 from spanscore.config import ServiceConfig
 from spanscore.errors import RetryableError
 from spanscore.sampling.rules import RuleConfig
-from spanscore.service import Service
+from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_live_scoring import agent_traces
 

@@ -22,12 +22,12 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from spanscore import cli
+from spanscore.cli import commands as cli
 from spanscore.config import ServiceConfig
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.sampling.rules import RuleConfig
-from spanscore.scorers.workers import ScoringJob
-from spanscore.service import Service
+from spanscore.scoring.workers import ScoringJob
+from spanscore.server.service import Service
 from spanscore.storage.scored_runs import run_view
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_dashboard import CHROMIUM as CHROMIUM_PATH

@@ -6,8 +6,8 @@ import asyncio
 
 from spanscore.config import ServiceConfig
 from spanscore.sampling.rules import RuleConfig
-from spanscore.scorers.judge import set_shared_client
-from spanscore.service import Service
+from spanscore.scorers.judge.client import set_shared_client
+from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_live_scoring import agent_traces
 from tests.fakes.fake_openai import FakeJudgeServer, Reply

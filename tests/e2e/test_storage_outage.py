@@ -9,7 +9,7 @@ import pytest
 
 from spanscore.config import ServiceConfig
 from spanscore.errors import RetryableError
-from spanscore.service import Service
+from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter, record_agent_trace
 
 

@@ -15,7 +15,7 @@ import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
 from spanscore.config import ServiceConfig, TlsConfig
-from spanscore.service import Service
+from spanscore.server.service import Service
 from tests.e2e.otlp_clients import record_agent_trace
 from tests.e2e.test_http_json_and_errors import otlp_json
 

@@ -13,7 +13,7 @@ from aiohttp import web
 
 from spanscore.config import load_config
 from spanscore.errors import ConfigError
-from spanscore.web.origin import BrowserGuard, is_loopback
+from spanscore.server.origin import BrowserGuard, is_loopback
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 
 from aiohttp import web
 
-from spanscore.client_gone import while_connected
+from spanscore.server.client_gone import while_connected
 
 HANG_GUARD_S = 30
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from spanscore.config import ServiceConfig, load_config
 from spanscore.errors import ConfigError
 from spanscore.sampling.rules import RuleConfig
-from spanscore.scorers.judge_config import JudgeConfig
+from spanscore.scorers.judge.config import JudgeConfig
 
 FUZZ_EXAMPLES = 100
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from spanscore.cli import main
+from spanscore.cli.commands import main
 from spanscore.config import load_config
 from spanscore.errors import ConfigError
 

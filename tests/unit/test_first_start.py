@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from spanscore.cli import main
+from spanscore.cli.commands import main
 from spanscore.errors import ConfigError
 from spanscore.storage.clickhouse import ClickHouseStore
 
@@ -34,7 +34,7 @@ rules: [{name: checks, scorers: [completeness]}]
 def _serve(config: Path, cwd: Path, prefix: list[str] | None = None) -> tuple[int, str]:
     """Start `spanscore serve`, wait for its banner (or its exit), SIGTERM it; return exit code and output."""
     process = subprocess.Popen(
-        [*(prefix or []), sys.executable, "-m", "spanscore.cli", "serve", "-c", str(config)],
+        [*(prefix or []), sys.executable, "-m", "spanscore.cli.commands", "serve", "-c", str(config)],
         cwd=cwd,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(cwd)},
         stdout=subprocess.PIPE,

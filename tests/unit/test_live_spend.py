@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from spanscore.collector.readiness import ReadyRun
-from spanscore.live import LiveScoring, ScoringConfig, _RuleRun
-from spanscore.model import Run
+from spanscore.run import Run
+from spanscore.runs.readiness import ReadyRun
 from spanscore.sampling.decisions import Outcome
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.base import ScoreResult, Status
-from spanscore.scorers.workers import ScoringJob
+from spanscore.scoring.live import LiveScoring, ScoringConfig, _RuleRun
+from spanscore.scoring.workers import ScoringJob
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.scores import DecisionRow, ScoreRow, score_id
 

@@ -12,9 +12,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from spanscore.config import ServiceConfig
 from spanscore.metric_keys import metric_key, parse_metric_key
 from spanscore.sampling.rules import RuleConfig
-from spanscore.scorers.workers import JobState
-from spanscore.service import Service
-from spanscore.web.prometheus import KINDS, exposition, split_key
+from spanscore.scoring.workers import JobState
+from spanscore.server.prometheus import KINDS, exposition, split_key
+from spanscore.server.service import Service
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from spanscore.cli import main
+from spanscore.cli.commands import main
 
 
 def _unused_port() -> int:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from spanscore.collector.conventions.parsing import arguments_of, as_text, text_of
-from spanscore.model import ToolCall
+from spanscore.run import ToolCall
 
 
 def _blocks(content: Any, kind: str) -> list[Mapping[str, Any]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 from spanscore.collector.conventions.parsing import is_blank
-from spanscore.model import Message, ToolCall
+from spanscore.run import Message, ToolCall
 
 SpanKind = str
 """``agent``, ``llm``, ``tool``, ``retriever``, ``chain`` or ``embedding``."""

@@ -32,8 +32,8 @@ from spanscore.collector.conventions.parsing import (
     text_of,
 )
 from spanscore.collector.conventions.vercel_ai import model_messages
-from spanscore.collector.model import SpanRecord
-from spanscore.model import Message, ToolCall
+from spanscore.records import SpanRecord
+from spanscore.run import Message, ToolCall
 
 DIALECT = "mastra"
 TYPE = "mastra.span.type"

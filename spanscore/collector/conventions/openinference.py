@@ -29,8 +29,8 @@ from spanscore.collector.conventions.parsing import (
     text_of,
     tool_call,
 )
-from spanscore.collector.model import SpanRecord
-from spanscore.model import Message, ToolCall
+from spanscore.records import SpanRecord
+from spanscore.run import Message, ToolCall
 
 DIALECT = "openinference"
 KIND = "openinference.span.kind"

@@ -32,8 +32,8 @@ from spanscore.collector.conventions.parsing import (
     tool_call,
     tool_result_text,
 )
-from spanscore.collector.model import LogRecord, SpanRecord
-from spanscore.model import Message, ToolCall
+from spanscore.records import LogRecord, SpanRecord
+from spanscore.run import Message, ToolCall
 
 DIALECT = "otel_genai"
 ATTRIBUTE_PREFIXES = ("gen_ai.", "user.id", "enduser.id", "session.id", "error.type")

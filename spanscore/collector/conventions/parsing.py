@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from spanscore.collector.conventions.langchain import plain_message, tool_arguments, tool_result
-from spanscore.model import Message, ToolCall
+from spanscore.run import Message, ToolCall
 
 _ROLE_ALIASES = {"human": "user", "ai": "assistant", "model": "assistant", "developer": "system", "function": "tool"}
 

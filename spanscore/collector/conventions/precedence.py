@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from spanscore.collector.conventions import mastra, openinference, openllmetry, otel_genai, pydantic_ai, vercel_ai
 from spanscore.collector.conventions.facts import SpanFacts
-from spanscore.collector.model import LogRecord, SpanRecord
+from spanscore.records import LogRecord, SpanRecord
 
 Extractor = Callable[[SpanRecord], SpanFacts]
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.parsing import as_text, json_or_text, load_json
-from spanscore.collector.model import SpanRecord
-from spanscore.model import Message
+from spanscore.records import SpanRecord
+from spanscore.run import Message
 
 DIALECT = "pydantic_ai"
 MESSAGES = "pydantic_ai.all_messages"

@@ -35,8 +35,8 @@ from spanscore.collector.conventions.parsing import (
     text_of,
     tool_result_text,
 )
-from spanscore.collector.model import SpanRecord
-from spanscore.model import Message, ToolCall
+from spanscore.records import SpanRecord
+from spanscore.run import Message, ToolCall
 
 DIALECT = "vercel_ai"
 _METADATA = "ai.telemetry.metadata."

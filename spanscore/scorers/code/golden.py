@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.scorers.base import Scorer, ScoreResult
 from spanscore.scorers.registry import build
 

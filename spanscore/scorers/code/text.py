@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from spanscore.model import Message, Run
+from spanscore.run import Message, Run
 
 JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 """The characters ECMAScript's whitespace escape matches (a regex character-class body)."""

@@ -28,8 +28,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, Field
 
 from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
-from spanscore.scorers.judge import JudgeClient
-from spanscore.scorers.judge_checks import ItemsExpected
+from spanscore.scorers.judge.answer_checks import ItemsExpected
+from spanscore.scorers.judge.client import JudgeClient
 from spanscore.scorers.llm.steps import JudgeOverride, JudgeStep, delimit, judge_settings, round2, scale_option
 from spanscore.scorers.llm.verdicts import Unit, labelled
 from spanscore.scorers.registry import register

@@ -26,8 +26,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
-from spanscore.scorers.judge import JudgeClient
-from spanscore.scorers.judge_checks import ItemsExpected
+from spanscore.scorers.judge.answer_checks import ItemsExpected
+from spanscore.scorers.judge.client import JudgeClient
 from spanscore.scorers.llm.steps import (
     Expectation,
     JudgeOverride,

@@ -46,7 +46,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, create_model
 
 from spanscore.scorers import Scorer, StepContext, create_scorer
-from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.judge.client import JudgeClient
 from spanscore.scorers.llm.custom_checks import configured_expectation
 from spanscore.scorers.llm.steps import (
     Expectation,

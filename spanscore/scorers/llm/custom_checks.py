@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from spanscore.scorers import StepContext
-from spanscore.scorers.judge_checks import ItemsExpected
+from spanscore.scorers.judge.answer_checks import ItemsExpected
 from spanscore.scorers.llm.steps import Expectation, run_context
 
 _KEYS = {"items", "one_per", "index_field", "label"}

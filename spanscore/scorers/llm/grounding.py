@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
-from spanscore.scorers.judge import JudgeClient
-from spanscore.scorers.judge_checks import ItemsExpected
+from spanscore.scorers.judge.answer_checks import ItemsExpected
+from spanscore.scorers.judge.client import JudgeClient
 from spanscore.scorers.llm.steps import (
     JudgeOverride,
     JudgeStep,

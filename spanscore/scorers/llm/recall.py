@@ -16,8 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from spanscore.scorers import Scorer, StepContext
-from spanscore.scorers.judge import JudgeClient
-from spanscore.scorers.judge_checks import ItemsExpected
+from spanscore.scorers.judge.answer_checks import ItemsExpected
+from spanscore.scorers.judge.client import JudgeClient
 from spanscore.scorers.llm.context import (
     IndexedVerdicts,
     documents_of,

@@ -24,10 +24,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.scorers import StepContext, StepOutput
-from spanscore.scorers.judge import JudgeClient, JudgeConfig, JudgeError, default_judge_config, shared_client
-from spanscore.scorers.judge_checks import ItemsExpected, check_for
+from spanscore.scorers.judge.answer_checks import ItemsExpected, check_for
+from spanscore.scorers.judge.client import JudgeClient, JudgeConfig, JudgeError, default_judge_config, shared_client
 from spanscore.scorers.llm.markers import defuse_markers
 
 JudgeOverride = JudgeConfig | Mapping[str, Any] | str | None

@@ -22,8 +22,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
-from spanscore.scorers.judge import JudgeClient
-from spanscore.scorers.judge_checks import ItemsExpected
+from spanscore.scorers.judge.answer_checks import ItemsExpected
+from spanscore.scorers.judge.client import JudgeClient
 from spanscore.scorers.llm.steps import (
     CombinedJudgeSteps,
     JudgeOverride,

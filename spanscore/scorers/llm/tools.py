@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from spanscore.scorers import Scorer, StepContext, create_scorer
-from spanscore.scorers.judge import JudgeClient
-from spanscore.scorers.judge_checks import ItemsExpected
+from spanscore.scorers.judge.answer_checks import ItemsExpected
+from spanscore.scorers.judge.client import JudgeClient
 from spanscore.scorers.llm.steps import JudgeOverride, JudgeStep, as_json, delimit, judge_settings, round2
 from spanscore.scorers.registry import register
 

@@ -1,7 +1,7 @@
 -- Span intake: the writer sends a batch as JSON rows to this Null table and the engine
 -- turns them into otel_traces rows. Parsing JSON in the engine (off the Python GIL) costs
 -- a fraction of building the Native format in Python, which bounded ingest before.
--- Field names are those of spanscore.collector.model.SpanRecord; times are Unix nanoseconds.
+-- Field names are those of spanscore.records.SpanRecord; times are Unix nanoseconds.
 CREATE TABLE IF NOT EXISTS {database}.otel_traces_intake (
     trace_id String,
     span_id String,

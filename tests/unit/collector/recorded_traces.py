@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from spanscore.collector.decode import logs_from_request, parse_logs, parse_traces, spans_from_request
-from spanscore.collector.model import LogRecord, SpanRecord
+from spanscore.records import LogRecord, SpanRecord
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "traces"
 RECORDED = (

@@ -21,8 +21,6 @@ from hypothesis import strategies as st
 from recorded_traces import RECORDED, load
 from test_conventions_properties import KNOWN_KEYS, attribute_values, logs, spans
 
-from spanscore.collector import runs
-from spanscore.collector.config import RunsConfig
 from spanscore.collector.conventions import (
     mastra,
     openinference,
@@ -34,9 +32,11 @@ from spanscore.collector.conventions import (
 )
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.precedence import extract_facts, may_carry_facts, span_facts
-from spanscore.collector.model import LogRecord, SpanEvent, SpanRecord
-from spanscore.collector.readiness import RunAssembler
-from spanscore.collector.runs import runs_from_spans
+from spanscore.records import LogRecord, SpanEvent, SpanRecord
+from spanscore.runs import assembly as runs
+from spanscore.runs.assembly import runs_from_spans
+from spanscore.runs.config import RunsConfig
+from spanscore.runs.readiness import RunAssembler
 
 TRACE = "ab" * 16
 Extract = Callable[[SpanRecord], SpanFacts]

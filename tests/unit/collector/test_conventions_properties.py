@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spanscore.collector.conventions import span_facts
-from spanscore.collector.model import LogRecord, SpanEvent, SpanRecord
-from spanscore.collector.runs import runs_from_spans
+from spanscore.records import LogRecord, SpanEvent, SpanRecord
+from spanscore.runs.assembly import runs_from_spans
 
 KNOWN_KEYS = [
     "gen_ai.operation.name",

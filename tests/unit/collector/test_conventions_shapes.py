@@ -8,8 +8,8 @@ from dataclasses import replace
 from recorded_traces import load
 
 from spanscore.collector.conventions import span_facts
-from spanscore.collector.model import SpanEvent, SpanRecord
-from spanscore.collector.runs import runs_from_spans
+from spanscore.records import SpanEvent, SpanRecord
+from spanscore.runs.assembly import runs_from_spans
 
 QUESTION = "What is the weather in Paris?"
 ANSWER = "It is sunny and 22 C in Paris."

@@ -10,8 +10,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from spanscore.collector.decode import any_value_to_str, parse_traces, spans_from_request
-from spanscore.collector.model import SpanEvent, SpanLink, SpanRecord
 from spanscore.errors import PermanentError
+from spanscore.records import SpanEvent, SpanLink, SpanRecord
 
 ids = st.binary(min_size=16, max_size=16).filter(lambda b: any(b))
 span_ids = st.binary(min_size=8, max_size=8).filter(lambda b: any(b))

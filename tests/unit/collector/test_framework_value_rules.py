@@ -6,8 +6,8 @@ import json
 
 from spanscore.collector.conventions.openinference import agent_label
 from spanscore.collector.conventions.parsing import tool_call
-from spanscore.collector.conventions.run_fields import users_turn, without_answer_tool
-from spanscore.model import Message, ToolCall
+from spanscore.run import Message, ToolCall
+from spanscore.runs.fields import users_turn, without_answer_tool
 
 QUESTION = "What is the weather in Paris?"
 RESULT = json.dumps({"temp_c": 22, "sky": "sunny"})

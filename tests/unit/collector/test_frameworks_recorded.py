@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from recorded_traces import FIXTURES, load
 
-from spanscore.collector.runs import runs_from_spans
-from spanscore.model import Run
+from spanscore.run import Run
+from spanscore.runs.assembly import runs_from_spans
 from spanscore.sampling.filters import parse_filter
 from tests.fakes.fake_openai_chat import FINAL_ANSWER, MODEL
 

@@ -9,9 +9,9 @@ from dataclasses import replace
 import pytest
 from recorded_traces import load
 
-from spanscore.collector.config import RunsConfig
-from spanscore.collector.model import SpanRecord
-from spanscore.collector.readiness import RecoveredTrace, RunAssembler
+from spanscore.records import SpanRecord
+from spanscore.runs.config import RunsConfig
+from spanscore.runs.readiness import RecoveredTrace, RunAssembler
 
 S = 1_000_000_000
 T0 = 1_767_225_600 * S
@@ -228,7 +228,7 @@ def test_two_agent_runs_in_one_trace_are_ready_separately_once() -> None:
 
 
 def test_agent_under_a_root_still_open_waits_unless_every_agent_is_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    import spanscore.collector.readiness as readiness
+    import spanscore.runs.readiness as readiness
 
     calls = []
     original = readiness.assemble_runs

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from recorded_traces import RECORDED, load
 
-from spanscore.collector.config import RunsConfig
-from spanscore.collector.readiness import RunAssembler
-from spanscore.collector.runs import run_fingerprint, runs_from_spans
+from spanscore.runs.assembly import run_fingerprint, runs_from_spans
+from spanscore.runs.config import RunsConfig
+from spanscore.runs.readiness import RunAssembler
 
 S = 1_000_000_000
 T0 = 1_767_225_600 * S

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from recorded_traces import FIXTURES, NODE, RECORDED, load
 
-from spanscore.collector.runs import runs_from_spans
-from spanscore.model import Run
+from spanscore.run import Run
+from spanscore.runs.assembly import runs_from_spans
 from tests.fakes.fake_openai_chat import FINAL_ANSWER, MODEL, TOOL_ARGUMENTS, TOOL_CALL_ID
 
 RECORDER = FIXTURES.parent / "record_traces.py"

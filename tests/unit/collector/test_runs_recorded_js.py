@@ -19,9 +19,9 @@ import pytest
 from recorded_traces import FIXTURES, load
 from test_runs_snapshots import snapshot
 
-from spanscore.collector.model import SpanRecord
-from spanscore.collector.runs import runs_from_spans
-from spanscore.model import Message, Run, ToolCall
+from spanscore.records import SpanRecord
+from spanscore.run import Message, Run, ToolCall
+from spanscore.runs.assembly import runs_from_spans
 from spanscore.sampling.filters import parse_filter
 from tests.fakes.fake_openai_turns import CITY_ANSWERS, TOOL_RESULTS
 

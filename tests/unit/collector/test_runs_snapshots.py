@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from recorded_traces import FIXTURES, RECORDED, load
 
-from spanscore.collector.runs import runs_from_spans
-from spanscore.model import Run
+from spanscore.run import Run
+from spanscore.runs.assembly import runs_from_spans
 
 
 def snapshot(run: Run) -> dict[str, Any]:

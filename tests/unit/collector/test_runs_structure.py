@@ -7,9 +7,9 @@ from dataclasses import replace
 import pytest
 from recorded_traces import load
 
-from spanscore.collector.config import RunsConfig
-from spanscore.collector.model import SpanRecord
-from spanscore.collector.runs import assemble_runs, runs_from_spans
+from spanscore.records import SpanRecord
+from spanscore.runs.assembly import assemble_runs, runs_from_spans
+from spanscore.runs.config import RunsConfig
 
 TRACE = "ab" * 16
 

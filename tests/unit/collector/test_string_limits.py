@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from spanscore.collector.limits import LimitCounters, LimitsConfig, apply_limits, apply_log_limits
-from spanscore.collector.model import LogRecord, SpanEvent, SpanLink, SpanRecord
-from spanscore.collector.status import PayloadTooLargeError
+from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
+from spanscore.server.wire import PayloadTooLargeError
 
 LONG = "y" * 500
 CONFIG = LimitsConfig(

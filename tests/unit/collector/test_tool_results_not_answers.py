@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spanscore.collector.conventions import span_facts
-from spanscore.collector.model import LogRecord, SpanRecord
-from spanscore.collector.runs import runs_from_spans
-from spanscore.model import Message, ToolCall
+from spanscore.records import LogRecord, SpanRecord
+from spanscore.run import Message, ToolCall
+from spanscore.runs.assembly import runs_from_spans
 
 ANSWER = "It is sunny and 22 C in Paris."
 RESULT = json.dumps({"temp_c": 22, "sky": "sunny"})

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from spanscore.config import load_config
 from spanscore.errors import ConfigError
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.sampling.filters import OPERATORS, Filter, FilterError, parse_filter
 from tests.unit.sampling.test_sampling_filters import FILTER_KEYS, runs
 

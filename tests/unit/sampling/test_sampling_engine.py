@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sampling_doubles import FakeClock, random_trace_ids
 
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.sampling.decisions import Outcome
 from spanscore.sampling.engine import RuleEngine, Sampler, preview_mapping, preview_run
 from spanscore.sampling.rules import SamplingConfig, load_sampling_config

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spanscore.collector.model import SpanRecord
-from spanscore.collector.runs import runs_from_spans
-from spanscore.model import Run
+from spanscore.records import SpanRecord
+from spanscore.run import Run
+from spanscore.runs.assembly import runs_from_spans
 from spanscore.sampling.filters import MATCH_ALL, FilterError, parse_filter
 
 # "region" may be set on both the span and the resource, with different values.

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from spanscore.errors import ConfigError
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.sampling.rules import SamplingConfig, load_sampling_config
 
 ISSUE_EXAMPLE = """

@@ -13,7 +13,7 @@ from spanscore.errors import ConfigError
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers import registry
 from spanscore.scorers.preflight import CODE_SCORERS, LLM_SCORERS, ScorerUse, check_scorers
-from spanscore.service import Service
+from spanscore.server.service import Service
 from tests.conftest import write_config
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -64,7 +64,7 @@ def test_score_command_refuses_llm_scorer_without_judge_model(tmp_path: Path) ->
     runs = tmp_path / "runs.jsonl"
     runs.write_text('{"input": "q", "output": "a"}\n', encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "spanscore.cli", "score", "--scorer", "answer_relevancy", str(runs)],
+        [sys.executable, "-m", "spanscore.cli.commands", "score", "--scorer", "answer_relevancy", str(runs)],
         capture_output=True,
         text=True,
         timeout=120,

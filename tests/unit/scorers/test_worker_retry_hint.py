@@ -6,9 +6,9 @@ import asyncio
 import time
 from types import SimpleNamespace
 
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.scorers.base import ScoreResult, Status
-from spanscore.scorers.workers import ScoringJob, ScoringWorkers
+from spanscore.scoring.workers import ScoringJob, ScoringWorkers
 
 
 class _HintedJudgeScorer:

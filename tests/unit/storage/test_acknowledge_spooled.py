@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from spanscore.collector.model import LogRecord, SpanEvent, SpanLink, SpanRecord
 from spanscore.config import ConfigError, load_config
 from spanscore.errors import RetryableError
+from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
 from spanscore.storage.rows import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC, join_json_arrays, records_to_json, spans_from_json
 from spanscore.storage.spool import Spool
 from spanscore.storage.writer import BatchWriter

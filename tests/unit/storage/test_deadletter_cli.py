@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from spanscore.cli import main
-from spanscore.collector.model import SpanRecord
+from spanscore.cli.commands import main
 from spanscore.config import load_config
-from spanscore.service import store_for
+from spanscore.records import SpanRecord
+from spanscore.server.service import store_for
 from spanscore.storage.deadletter import DeadLetters
 from spanscore.storage.rows import SPAN_SPOOL_CODEC
 from spanscore.storage.write_paths import dead_letter_dir

@@ -9,10 +9,10 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from spanscore.backfill import stored_runs
-from spanscore.collector.runs import RunsConfig, assemble_runs
+from spanscore.runs.assembly import RunsConfig, assemble_runs
+from spanscore.runs.recovery import StoredSpanSource
+from spanscore.scoring.backfill import stored_runs
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.recovery import StoredSpanSource
 from tests.unit.collector.recorded_traces import load
 
 

@@ -158,3 +158,34 @@ async def test_a_batch_of_only_bad_rows_costs_a_bounded_number_of_inserts(tmp_pa
     assert engine.stored == []
     assert salvager.dead_lettered == 5000
     assert sorted(row for entry in dead.entries() for row in dead.read(entry.id)) == sorted(rows)
+
+
+
+@pytest.mark.parametrize(("stuck_after_s", "stuck"), [(0.001, True), (3600.0, False)])
+async def test_the_stuck_threshold_comes_from_the_config(tmp_path: Path, stuck_after_s: float, stuck: bool) -> None:
+    """``storage.stuck_after_s`` reaches the writers: the same outage is "stuck" only past the configured time."""
+    from spanscore.config import ServiceConfig
+    from spanscore.storage import write_paths
+    from spanscore.storage.scores import DecisionRow
+
+    storage = ServiceConfig.model_validate(
+        {"storage": {"spool_dir": str(tmp_path / "spool"), "stuck_after_s": stuck_after_s}}
+    ).storage
+
+    class DownStore:
+        async def insert_decisions(self, rows: Sequence[DecisionRow]) -> None:
+            raise RetryableError("storage unavailable (injected)")
+
+    writer = write_paths.decision_writer(DownStore(), storage)  # type: ignore[arg-type]
+    await writer.start()
+    try:
+        row = DecisionRow(1, "t" * 32, "s" * 16, "r", "svc", "agent", "rule", "scored", 1.0, "sampled", "quiet")
+        await writer.consume([row])  # kept in the spool while storage is down
+        for _ in range(200):  # at most 2 s for the first failed insert
+            if writer.stats.last_error:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)
+        assert any("retrying" in problem for problem in writer.problems()) is stuck
+    finally:
+        await writer.shutdown()

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
+from spanscore.cli.report import sparkline, trend, trend_sql
 from spanscore.errors import ConfigError
-from spanscore.report import sparkline, trend, trend_sql
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.scores import ScoreRow, score_id
 

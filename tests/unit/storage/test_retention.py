@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from spanscore.collector.model import SpanRecord
+from spanscore.records import SpanRecord
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.retention import SCORE_TABLES, SPAN_TABLES, apply_ttls, ttl_statements
 from tests.unit.storage.test_rollups import make_scores

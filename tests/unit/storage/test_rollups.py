@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from spanscore.collector.model import SpanRecord
+from spanscore.records import SpanRecord
 from spanscore.storage.clickhouse import ClickHouseStore, connect
 from spanscore.storage.migrations import current_version, load_migrations, migrate
 from spanscore.storage.scores import SCORE_COLUMNS, DecisionRow, ScoreRow, score_id, to_columns

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from spanscore.scorers.judge import JudgeClient, JudgeConfig
+from spanscore.scorers.judge.client import JudgeClient, JudgeConfig
 from tests.fakes.fake_openai import FakeJudgeServer
 
 

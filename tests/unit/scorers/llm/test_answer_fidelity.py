@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.scorers import Status, build
-from spanscore.scorers.judge_output import parse_verdict
+from spanscore.scorers.judge.output import parse_verdict
 from spanscore.scorers.llm.markers import defuse_markers
 from spanscore.scorers.llm.recall import recall_score
 from spanscore.scorers.llm.steps import delimit

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.scorers import Status, build
 from spanscore.scorers.llm.answers import answer_relevancy_score, answer_similarity_score
 from spanscore.scorers.llm.opinions import bias_score, toxicity_score

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from spanscore.scorers import available, build
-from spanscore.scorers.judge import JudgeConfig, default_judge_config, set_default_judge_config
+from spanscore.scorers.judge.client import JudgeConfig, default_judge_config, set_default_judge_config
 
 LOWER_IS_BETTER = {"bias", "hallucination", "toxicity"}
 NEEDS_OPTIONS = {

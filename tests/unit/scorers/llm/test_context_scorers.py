@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.scorers import Status, build
 from spanscore.scorers.llm.context import (
     context_precision_score,

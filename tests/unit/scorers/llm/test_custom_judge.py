@@ -6,7 +6,7 @@ import pytest
 from pydantic import BaseModel
 
 from spanscore.errors import ConfigError
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.scorers import Status, build
 from spanscore.scorers.llm import LLMStep, create_llm_scorer
 from spanscore.scorers.llm.custom import schema_model

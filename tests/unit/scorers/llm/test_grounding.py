@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.scorers import Status, build
 from spanscore.scorers.llm.grounding import faithfulness_score, hallucination_score
 from tests.fakes.fake_openai import Reply

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from spanscore.errors import ConfigError
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.scorers import Status, build
 from spanscore.scorers.llm.alignment import NOISE_DIMENSIONS, noise_sensitivity_score, prompt_alignment_score
 from spanscore.scorers.llm.summarization import summarization_score

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from spanscore.scorers.judge import JudgeClient, JudgeConfig
-from spanscore.scorers.judge_check import check_judge, main
-from spanscore.scorers.judge_check_cases import CASES
+from spanscore.scorers.judge.check import check_judge, main
+from spanscore.scorers.judge.check_cases import CASES
+from spanscore.scorers.judge.client import JudgeClient, JudgeConfig
 from tests.fakes.fake_openai import Reply
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -74,7 +74,7 @@ def test_the_command_over_http_against_the_standalone_fake_judge():
         assert server.stdout is not None
         url = server.stdout.readline().split()[-1]
         env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
-        cli = [sys.executable, "-c", "from spanscore.cli import main; raise SystemExit(main())"]
+        cli = [sys.executable, "-c", "from spanscore.cli.commands import main; raise SystemExit(main())"]
         flags = ["judge", "check", "--model", "openai/judge", "--api-base", url, "--scorer", "toxicity"]
         result = subprocess.run([*cli, *flags], capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
     finally:

@@ -11,14 +11,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from pydantic import BaseModel, ValidationError
 
 from spanscore.errors import PermanentError, RetryableError
-from spanscore.scorers.judge import (
+from spanscore.scorers.judge.client import (
     JudgeAnswerError,
     JudgeClient,
     JudgeConfig,
     JudgeUnavailableError,
 )
-from spanscore.scorers.judge_litellm import litellm
-from spanscore.scorers.judge_tracing import JUDGE_SPAN_ATTRIBUTE
+from spanscore.scorers.judge.litellm_call import litellm
+from spanscore.scorers.judge.tracing import JUDGE_SPAN_ATTRIBUTE
 from tests.fakes.fake_openai import ModelProfile, Reply
 
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from litellm.exceptions import BadRequestError, ContextWindowExceededError, RateLimitError, Timeout
 from pydantic import BaseModel, ValidationError
 
-from spanscore.scorers.judge_output import AnswerFormatError, OutputMode, parse_verdict, request_options, schema_of
-from spanscore.scorers.judge_resilience import (
+from spanscore.scorers.judge.output import AnswerFormatError, OutputMode, parse_verdict, request_options, schema_of
+from spanscore.scorers.judge.resilience import (
     BreakerOpenError,
     CircuitBreaker,
     Failure,

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from spanscore.scorers import judge_workers
-from spanscore.scorers.judge import JudgeClient, JudgeConfig, JudgeUnavailableError
-from spanscore.scorers.judge_transport import InProcessTransport
-from spanscore.scorers.judge_transport import Reply as CallReply
-from spanscore.scorers.judge_workers import AutoTransport, WorkerPoolTransport, transport_for
+from spanscore.scorers.judge import workers as judge_workers
+from spanscore.scorers.judge.client import JudgeClient, JudgeConfig, JudgeUnavailableError
+from spanscore.scorers.judge.transport import InProcessTransport
+from spanscore.scorers.judge.transport import Reply as CallReply
+from spanscore.scorers.judge.workers import AutoTransport, WorkerPoolTransport, transport_for
 from tests.fakes.fake_openai import ModelProfile, Reply
 
 

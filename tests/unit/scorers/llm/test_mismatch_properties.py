@@ -17,10 +17,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.scorers import Status, build
-from spanscore.scorers.judge import JudgeClient
-from spanscore.scorers.judge_transport import Reply
+from spanscore.scorers.judge.client import JudgeClient
+from spanscore.scorers.judge.transport import Reply
 from spanscore.scorers.llm.alignment import NOISE_DIMENSIONS
 
 UNKNOWN_LABELS = ["maybe", "partly", "n/a", "relevant", "yes no", "true-ish", "5"]

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from spanscore.model import Run
+from spanscore.run import Run
 from spanscore.scorers import Status, build
-from spanscore.scorers.judge import JudgeClient
+from spanscore.scorers.judge.client import JudgeClient
 from spanscore.scorers.llm.alignment import NOISE_DIMENSIONS
 from tests.fakes.fake_openai import FakeJudgeServer, Reply
 

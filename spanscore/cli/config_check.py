@@ -1,0 +1,64 @@
+"""``spanscore config check``: everything ``serve`` would refuse, found without starting anything.
+
+``load_config`` has already validated keys, types, filters and the judge
+section by the time this runs. Here come the checks that start-up makes
+later: scorer ids and their judges (``scorers.preflight``), each scorer's
+options (by building it, which imports the judge stack only when an LLM
+scorer is configured), and whether the data directory and spool can be
+created. It returns a summary of what the service would load.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from spanscore.config import ServiceConfig
+from spanscore.errors import ConfigError
+from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
+
+
+def check_config(config: ServiceConfig, environ: Mapping[str, str]) -> list[str]:
+    """Raise ``ConfigError`` for the first class of problems found; return summary lines otherwise."""
+    from spanscore.scoring.live import build_rule_scorers
+
+    check_scorers(rule_scorer_uses(config.rules), config.judge, environ)
+    build_rule_scorers(config.rules)
+    problems = [problem for directory in _local_directories(config) if (problem := _unwritable(directory))]
+    if problems:
+        raise ConfigError("config: " + "; ".join(problems))
+    lines = [f"storage: {_redacted(config.storage.dsn)} database={config.storage.database}"]
+    lines.append(f"spool: {config.storage.spool_dir}")
+    lines.append(f"judge: {config.judge.get('model', 'none (no LLM scorer may be used)')}")
+    for rule in config.rules:
+        lines.append(f"rule {rule.name}: sample={rule.sample:g} scorers={', '.join(s.name for s in rule.scorers)}")
+    return lines
+
+
+def _local_directories(config: ServiceConfig) -> list[Path]:
+    directories = []
+    if config.storage.dsn.startswith("chdb:///"):
+        directories.append(Path(config.storage.dsn.removeprefix("chdb://")))
+    if config.storage.spool_max_bytes > 0 and config.storage.spool_dir:
+        directories.append(Path(config.storage.spool_dir))
+    return directories
+
+
+def _unwritable(directory: Path) -> str | None:
+    """Why the service could not create or write ``directory``, or None."""
+    existing = directory
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{directory} cannot be created: {existing} is not a directory (set storage.data_dir)"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{directory} is not writable by this user (set storage.data_dir to a writable directory)"
+    return None
+
+
+def _redacted(dsn: str) -> str:
+    scheme, sep, rest = dsn.partition("://")
+    if "@" in rest:
+        rest = "***@" + rest.split("@", 1)[1]
+    return scheme + sep + rest

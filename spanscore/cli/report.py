@@ -1,0 +1,79 @@
+"""Named reports over the roll-ups: ``spanscore report trend`` prints a score series with a sparkline.
+
+Reports are read-only SQL sent through the same guarded query path as
+``spanscore query``. The values they put into SQL come only from checked
+arguments (a scorer id pattern, a number of seconds, a fixed bucket name),
+never from free text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+from spanscore.errors import ConfigError
+from spanscore.scoring.backfill import parse_since
+
+SPARKS = "▁▂▃▄▅▆▇█"
+_SCORER = re.compile(r"^[A-Za-z0-9_.:\-]{1,200}$")
+BUCKETS = {"hour": "Hour", "day": "toStartOfDay(Hour)", "week": "toStartOfWeek(Hour)"}
+
+
+def trend_sql(scorer: str, since: str, by: str, rule: str | None = None) -> str:
+    """The trend query for one scorer: per bucket, count, mean, weighted mean, p50 and pass rate."""
+    if not _SCORER.match(scorer):
+        raise ConfigError(f"--scorer must be a scorer id (letters, digits, _ . : -), got {scorer!r}")
+    if rule is not None and not _SCORER.match(rule):
+        raise ConfigError(f"--rule must be a rule name (letters, digits, _ . : -), got {rule!r}")
+    if by not in BUCKETS:
+        raise ConfigError(f"--by must be one of {', '.join(BUCKETS)}, got {by!r}")
+    seconds = int(parse_since(since))
+    rule_filter = f" AND Rule = '{rule}'" if rule else ""
+    return (
+        f"SELECT {BUCKETS[by]} AS bucket, sum(Scored) AS scores,"
+        " round(sum(ScoreSum) / nullIf(sum(Scored), 0), 4) AS mean,"
+        " round(sum(WeightedScoreSum) / nullIf(sum(WeightSum), 0), 4) AS weighted_mean,"
+        " round(avg(P50), 4) AS p50_of_buckets,"
+        " round(sum(Passed) / nullIf(sum(Passed) + sum(Failed), 0), 4) AS pass_rate,"
+        " round(sum(CostUsd), 6) AS judge_cost_usd"
+        f" FROM score_trend_hourly WHERE Scorer = '{scorer}'{rule_filter}"
+        f" AND Hour >= now() - INTERVAL {seconds} SECOND"
+        " GROUP BY bucket ORDER BY bucket"
+    )
+
+
+def _require_scorer_with_data(run_query: Callable[[str, str], bytes], scorer: str) -> None:
+    """A scorer id with no scores at all is a typo more often than a quiet scorer: say which ids have data."""
+    result = json.loads(run_query("SELECT DISTINCT Scorer FROM score_trend_hourly ORDER BY Scorer", "json"))
+    known = [str(row["Scorer"]) for row in result.get("data", [])]
+    if scorer not in known:
+        listed = ", ".join(known) if known else "none yet"
+        raise ConfigError(f"no scores for scorer {scorer!r} at any time; scorers with data: {listed}")
+
+
+def sparkline(values: list[float | None]) -> str:
+    present = [v for v in values if v is not None]
+    if not present:
+        return ""
+    low, high = min(present), max(present)
+    span = high - low or 1.0
+    return "".join(" " if v is None else SPARKS[round((v - low) / span * (len(SPARKS) - 1))] for v in values)
+
+
+def trend(run_query: Callable[[str, str], bytes], scorer: str, since: str, by: str, output: str,
+          rule: str | None = None) -> str:  # fmt: skip
+    """Run the trend query and render it as a table with a sparkline, or pass JSON/CSV through."""
+    sql = trend_sql(scorer, since, by, rule)
+    _require_scorer_with_data(run_query, scorer)
+    if output in ("csv", "tsv"):
+        return run_query(sql, output).decode("utf-8")
+    result = json.loads(run_query(sql, "json"))
+    rows = result.get("data", [])
+    if output == "json":
+        return json.dumps(rows, indent=2) + "\n"
+    from spanscore.cli.commands import format_table
+
+    means = [None if row["mean"] is None else float(row["mean"]) for row in rows]
+    header = f"{scorer} over {since} by {by}: {len(rows)} bucket(s)  {sparkline(means)}\n"
+    return header + format_table(result)

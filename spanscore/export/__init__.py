@@ -1,0 +1,1 @@
+"""What leaves spanscore over OTLP: scores as evaluation events, pass-through forwarding."""

@@ -1,0 +1,1 @@
+"""Spans into runs (and sessions): assembly, readiness, recovery after a restart."""

@@ -1,0 +1,322 @@
+"""Which span of a run speaks for each field of the canonical ``Run``.
+
+Span facts are already merged across dialects (``precedence``); here the
+run's spans are merged into one run. Per field, in order:
+
+- input and system prompt: the root span, then the run's other agent and chain
+  spans by start time, then its model calls by start time (the first call's
+  non-system messages are the input, from its last user turn on, since a
+  later turn's first call is sent the session's history too);
+- output: the root span, then agent and chain spans by end time (latest
+  first), then the last model call's output;
+- tool calls: every tool span (name, arguments, result, id) by start time,
+  plus tool calls the model requested that no tool span reports, with the
+  result the model was later shown (matched by tool call id); a result that is a JSON
+  object or array is re-serialised in one spelling (frameworks differ in whitespace);
+  a last call that only hands the answer back (its one argument and its result
+  are the output) is the framework's answer tool and is left out;
+- context: the documents of every retrieval span, by start time;
+- model and provider: the first model call, then the root; agent name,
+  session and user: the root, then the other spans by start time (an agent
+  name that only a span's own name suggests comes after every named one);
+- usage: the sum over spans that report tokens and have no descendant that
+  does (so an agent's total and its calls' counts are not added twice).
+
+A field no span supplies stays ``None`` (missing), never an empty string; an
+input or output whose text is empty or whitespace is missing too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from spanscore.collector.conventions.facts import SpanFacts
+from spanscore.collector.conventions.parsing import canonical_json
+from spanscore.records import SpanRecord
+from spanscore.run import Message, Run, ToolCall, Usage
+from spanscore.runs.config import RunsConfig
+
+_SPEAKERS = ("agent", "chain", None)
+
+
+class RunFields:
+    """Builds one ``Run`` from the facts of its member spans."""
+
+    def __init__(
+        self,
+        by_id: dict[str, SpanRecord],
+        facts: dict[str, SpanFacts],
+        children: dict[str, list[str]],
+        members: list[str],
+        root_id: str,
+        config: RunsConfig,
+    ) -> None:
+        self._by_id = by_id
+        self._facts = facts
+        self._children = children
+        self._root = root_id
+        self._config = config
+        self._members = sorted(members, key=lambda span_id: (by_id[span_id].start_time_ns, span_id))
+        self._sources: dict[str, str] = {}
+        self._picked: dict[str, str] = {}
+        others = [m for m in self._members if m != root_id]
+        self._speakers = [m for m in others if facts[m].kind in _SPEAKERS]
+        self._calls = [m for m in self._members if facts[m].kind == "llm"]
+
+    def build(self) -> Run:
+        root = self._by_id[self._root]
+        by_end = sorted(self._speakers, key=lambda m: -self._by_id[m].end_time_ns)
+        calls_by_end = sorted(self._calls, key=lambda m: -self._by_id[m].end_time_ns)
+        first = [self._root, *self._speakers, *self._calls]
+        everyone = [self._root, *[m for m in self._members if m != self._root]]
+        output = self._said("output", [self._root, *by_end, *calls_by_end])
+        return Run(
+            self._input(first),
+            output,
+            system=self._pick("system", first),
+            context=self._documents(),
+            ground_truth=self._ground_truth(root),
+            tool_calls=without_answer_tool(self._tool_calls(), output),
+            run_id=root.span_id,
+            trace_id=root.trace_id,
+            span_id=root.span_id,
+            model=self._pick("model", [*self._calls, *everyone]),
+            provider=self._pick("provider", [*self._calls, *everyone]),
+            agent_name=self._pick("agent_name", everyone) or self._agent_label(everyone),
+            service_name=root.service_name or root.resource_attributes.get("service.name") or None,
+            session_id=self._pick("session_id", everyone),
+            user_id=self._pick("user_id", everyone),
+            usage=self._usage(),
+            error=self._error(root),
+            start_time_ns=root.start_time_ns,
+            end_time_ns=root.end_time_ns,
+            attributes=root.attributes,
+            resource_attributes=root.resource_attributes,
+            sources=self._sources,
+            trace_state=root.trace_state,
+        )
+
+    def _source(self, span_id: str, source: str) -> str:
+        return source if span_id == self._root else f"{source} (span {self._by_id[span_id].name!r})"
+
+    def _pick(self, name: str, candidates: Iterable[str]) -> Any:
+        for span_id in candidates:
+            value = getattr(self._facts[span_id], name)
+            if value is not None:
+                self._sources[name] = self._source(span_id, self._facts[span_id].sources.get(name, ""))
+                self._picked[name] = span_id
+                return value
+        return None
+
+    def _said(self, name: str, candidates: list[str]) -> tuple[Message, ...] | None:
+        """The picked input or output, or None when its text is empty or whitespace: nothing to score.
+
+        A scorer given an empty answer reports confident nonsense (completeness 1.0 over nothing), so an
+        empty field is missing and every scorer that needs it answers ``missing_input``.
+        """
+        messages: tuple[Message, ...] | None = self._pick(name, candidates)
+        if messages is None:
+            return None
+        probe = Run(input=messages) if name == "input" else Run(output=messages)
+        text = probe.input_text if name == "input" else probe.output_text
+        if text is None or not text.strip():
+            self._sources.pop(name, None)
+            return None
+        return messages
+
+    def _input(self, candidates: list[str]) -> tuple[Message, ...] | None:
+        """The picked input; when only a model call supplies it, the user's own turn, not the history before it.
+
+        An agent span that records no input of its own leaves the prompt to its first model call, which in a
+        later turn of a session is sent the whole conversation so far; the turn's prompt is what the user
+        added after it.
+        """
+        messages = self._said("input", candidates)
+        span_id = self._picked.get("input")
+        if messages is None or span_id == self._root or span_id not in self._calls:
+            return messages
+        turn = users_turn(messages)
+        if len(turn) != len(messages):
+            self._sources["input"] += ", the last user turn"
+        return turn
+
+    def _agent_label(self, candidates: list[str]) -> str | None:
+        label = self._pick("agent_label", candidates)
+        if label is not None:
+            self._sources["agent_name"] = self._sources.pop("agent_label")
+        return label  # type: ignore[no-any-return]
+
+    def _documents(self) -> tuple[str, ...] | None:
+        holders = [m for m in self._members if self._facts[m].documents is not None]
+        if not holders:
+            return None
+        self._sources["context"] = self._source(holders[0], self._facts[holders[0]].sources["documents"])
+        return tuple(doc for m in holders for doc in self._facts[m].documents or ())
+
+    def _ground_truth(self, root: SpanRecord) -> str | None:
+        keys = self._config.ground_truth_keys
+        spans = [root, *(self._by_id[m] for m in self._members if m != self._root)]
+        # Maps holding none of the keys are dropped first (one C-level check each): most runs have no
+        # ground truth, and a key-by-key search over every span cost more than the rest of assembly.
+        holders = [
+            (attributes, where)
+            for span in spans
+            for attributes, where in ((span.attributes, "span"), (span.resource_attributes, "resource"))
+            if not attributes.keys().isdisjoint(keys)
+        ]
+        for key in keys:
+            for attributes, where in holders:
+                if attributes.get(key):
+                    self._sources["ground_truth"] = f"{where} attribute {key}"
+                    return attributes[key]
+        return None
+
+    def _tool_calls(self) -> tuple[ToolCall, ...] | None:
+        results: dict[str, str] = {}
+        for m in self._members:
+            results.update(self._facts[m].tool_results)
+        timed: list[tuple[int, ToolCall]] = []
+        for m in self._members:
+            call = self._facts[m].tool
+            if call is not None:
+                timed.append((self._by_id[m].start_time_ns, call))
+        requested = [
+            (self._by_id[m].end_time_ns, call)
+            for m in self._calls
+            for message in self._facts[m].output or ()
+            for call in message.tool_calls
+        ]
+        spoke = any(self._facts[m].output is not None for m in [self._root, *self._calls])
+        if not timed and not requested and not spoke:
+            return None
+        timed = _merge_requested(timed, requested)
+        timed.sort(key=lambda item: item[0])
+        calls = []
+        for order, (_, call) in enumerate(timed):
+            result = call.result
+            if result is None and call.id is not None:
+                result = results.get(call.id)
+            calls.append(replace(call, result=canonical_json(result), order=order))
+        self._sources["tool_calls"] = (
+            "tool spans" if any(self._facts[m].tool for m in self._members) else "model output"
+        )
+        return tuple(calls)
+
+    def _usage(self) -> Usage:
+        counted = [m for m in self._members if _has_tokens(self._facts[m])]
+        covered: set[str] = set()
+        for span_id in counted:
+            parent = self._by_id[span_id].parent_span_id
+            while parent in self._by_id and parent not in covered:
+                covered.add(parent)
+                parent = self._by_id[parent].parent_span_id
+        leaves = [m for m in counted if m not in covered]
+        if leaves:
+            self._sources["usage"] = self._facts[leaves[0]].sources.get("input_tokens") or self._facts[
+                leaves[0]
+            ].sources.get("output_tokens", "")
+        return Usage(
+            input_tokens=sum(self._facts[m].input_tokens or 0 for m in leaves),
+            output_tokens=sum(self._facts[m].output_tokens or 0 for m in leaves),
+        )
+
+    def _error(self, root: SpanRecord) -> str | None:
+        facts = self._facts[self._root]
+        if root.status_code == "Error":
+            self._sources["error"] = "span status"
+            return root.status_message or facts.error or "error"
+        if facts.error is not None:
+            self._sources["error"] = facts.sources.get("error", "")
+        return facts.error
+
+
+def users_turn(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The user messages at the end of a conversation, after its last assistant or tool message.
+
+    A conversation that does not end with the user (or holds nothing else) is kept whole.
+    """
+    others = [index for index, message in enumerate(messages) if message.role not in ("user", "system")]
+    if not others:
+        return messages
+    turn = messages[others[-1] + 1 :]
+    return turn if any(message.role == "user" for message in turn) else messages
+
+
+def without_answer_tool(
+    calls: tuple[ToolCall, ...] | None, output: tuple[Message, ...] | None
+) -> tuple[ToolCall, ...] | None:
+    """The tool calls without a final call that only hands the answer back (smolagents' ``final_answer``).
+
+    Some frameworks make the model answer through a tool of their own: its one argument and its result are
+    the run's answer. That call delivers the answer rather than acting, and counting it would make every
+    such run miss an expected tool list that names the user's tools.
+    """
+    if not calls or output is None:
+        return calls
+    answer = (Run(output=output).output_text or "").strip()
+    last = calls[-1]
+    arguments = last.arguments
+    if not answer or not isinstance(arguments, Mapping) or len(arguments) != 1:
+        return calls
+    (value,) = arguments.values()
+    if isinstance(value, str) and value.strip() == answer and (last.result or "").strip() == answer:
+        return calls[:-1]
+    return calls
+
+
+def _has_tokens(facts: SpanFacts) -> bool:
+    return facts.input_tokens is not None or facts.output_tokens is not None
+
+
+def _merge_requested(
+    timed: list[tuple[int, ToolCall]], requested: list[tuple[int, ToolCall]]
+) -> list[tuple[int, ToolCall]]:
+    """Add requested calls that no tool span reports; fill a tool span's missing id or arguments from its request.
+
+    A request matches a tool span by call id when both have one, else by tool name.
+    """
+    merged = list(timed)
+    taken: set[int] = set()
+    for time_ns, call in requested:
+        index = _matching_span_call(merged, call, taken)
+        if index is None:
+            merged.append((time_ns, call))
+            taken.add(len(merged) - 1)
+            continue
+        taken.add(index)
+        span_time, span_call = merged[index]
+        merged[index] = (
+            span_time,
+            replace(
+                span_call,
+                id=span_call.id or call.id,
+                arguments=_better_arguments(span_call.arguments, call.arguments),
+            ),
+        )
+    return merged
+
+
+def _better_arguments(span_arguments: Any, requested: Any) -> Any:
+    """The tool span's arguments, unless they are text where the model's request has the structured form.
+
+    Some instrumentations record a tool's input as the framework passed it to the function (LangChain
+    gives a one-argument tool the bare value, ``"Paris"``); the model's request holds the arguments
+    the model actually sent, by name.
+    """
+    if span_arguments is None or (not isinstance(span_arguments, Mapping) and isinstance(requested, Mapping)):
+        return requested
+    return span_arguments
+
+
+def _matching_span_call(merged: list[tuple[int, ToolCall]], call: ToolCall, taken: set[int]) -> int | None:
+    for index, (_, candidate) in enumerate(merged):
+        if index in taken:
+            continue
+        if call.id is not None and candidate.id is not None:
+            if candidate.id == call.id:
+                return index
+        elif candidate.name == call.name:
+            return index
+    return None

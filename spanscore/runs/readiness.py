@@ -1,0 +1,267 @@
+"""When a run is ready to score: the run assembler between the receivers and sampling.
+
+Spans and GenAI log records are added as they arrive (any order, any split
+over export requests); ``poll_ready`` returns each run once, when
+
+- ``quiet_period``: its root span has arrived (spans are exported when they
+  end) with a confirmed root (see ``AssembledRun.root_confirmed``), and no span
+  of its trace arrived for ``quiet_period_s``; or
+- ``max_wait``: ``max_wait_s`` passed since the first span of its trace
+  arrived, whatever is missing;
+- ``late_span_rescore``: with ``late_span_policy="rescore"``, a span arrived
+  after the run was ready and changed what scorers read (its fingerprint).
+
+Memory is bounded: at most ``max_pending_traces`` traces and
+``max_pending_spans`` spans are held; beyond that the oldest trace is evicted
+and counted. A ready trace keeps its spans for ``late_span_window_s`` so late
+spans can be attributed, then only its handled run ids are remembered
+(``max_done_traces``). After a restart, ``recover`` re-reads recent traces
+from storage through ``SpanSource`` and skips the runs storage says were
+handled, so nothing acknowledged is lost and nothing is scored twice.
+
+Pure logic with an injected clock (``now_ns`` arguments): no threads, no I/O.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from spanscore.records import LogRecord, SpanRecord
+from spanscore.run import Run
+from spanscore.runs.assembly import AssembledRun, assemble_runs, run_fingerprint
+from spanscore.runs.config import RunsConfig
+
+logger = logging.getLogger(__name__)
+
+ReadyReason = Literal["quiet_period", "max_wait", "late_span_rescore"]
+_NS = 1_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyRun:
+    """A run to hand to sampling, why it is ready now, and the digest a rescore is compared against."""
+
+    run: Run
+    reason: ReadyReason
+    fingerprint: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveredTrace:
+    """One trace read back from storage after a restart."""
+
+    trace_id: str
+    spans: list[SpanRecord]
+    logs: list[LogRecord] = field(default_factory=list)
+
+
+class SpanSource(Protocol):
+    """What the assembler needs from storage to recover after a restart (implemented by the storage layer)."""
+
+    def recent_traces(self, since_ns: int) -> Iterable[RecoveredTrace]:
+        """Traces with a span received at or after ``since_ns`` (Unix ns), with all their spans and GenAI logs."""
+        ...
+
+    def handled_runs(self, trace_ids: Iterable[str]) -> Mapping[str, Mapping[str, str]]:
+        """Per trace id, the runs already handed to sampling: run id -> fingerprint ("" when unknown)."""
+        ...
+
+
+@dataclass(slots=True)
+class AssemblerStats:
+    """Counters for metrics and tests."""
+
+    pending_traces: int = 0
+    pending_spans: int = 0
+    """Spans and log records held (both count against ``max_pending_spans``)."""
+    evicted_traces: int = 0
+    evicted_spans: int = 0
+    late_spans_ignored: int = 0
+    runs_ready: int = 0
+    runs_rescored: int = 0
+    recovered_traces: int = 0
+
+
+@dataclass(slots=True)
+class _Trace:
+    first_arrival_ns: int
+    last_arrival_ns: int
+    spans: dict[str, SpanRecord] = field(default_factory=dict)
+    logs: list[LogRecord] = field(default_factory=list)
+    handled: dict[str, str] = field(default_factory=dict)
+    """Run id -> fingerprint of the runs already returned by ``poll_ready``."""
+    handled_spans: set[str] = field(default_factory=set)
+    ready_since_ns: int | None = None
+    dirty: bool = True
+    """Spans or logs arrived since the trace was last assembled."""
+    waiting: bool = False
+    """A run had an unconfirmed root at the last assembly: look again at max_wait even without new spans."""
+
+
+class RunAssembler:
+    """Collects spans per trace and says when each agent run is ready (see the module docstring)."""
+
+    def __init__(self, config: RunsConfig | None = None) -> None:
+        self.config = config or RunsConfig()
+        self.stats = AssemblerStats()
+        self._pending: OrderedDict[str, _Trace] = OrderedDict()
+        self._done: OrderedDict[str, dict[str, str]] = OrderedDict()
+        self._clock_ns = 0
+
+    # --- intake ---------------------------------------------------------------------------
+
+    def add_spans(self, spans: Iterable[SpanRecord], now_ns: int) -> None:
+        """Take spans as they arrive; order and batching do not matter, a repeated span replaces its copy."""
+        self._clock_ns = max(self._clock_ns, now_ns)
+        for span in spans:
+            trace = self._trace_for(span.trace_id, now_ns)
+            if span.span_id in trace.handled_spans and self.config.late_span_policy == "ignore":
+                self.stats.late_spans_ignored += 1
+                continue
+            if span.span_id not in trace.spans:
+                self.stats.pending_spans += 1
+            trace.spans[span.span_id] = span
+            trace.last_arrival_ns = now_ns
+            trace.dirty = True
+        self._enforce_bounds()
+
+    def add_logs(self, logs: Iterable[LogRecord], now_ns: int | None = None) -> None:
+        """Take GenAI log records; they join their span by trace and span id when runs are built."""
+        now = self._clock_ns if now_ns is None else max(self._clock_ns, now_ns)
+        self._clock_ns = now
+        for log in logs:
+            if not log.trace_id:
+                continue
+            trace = self._trace_for(log.trace_id, now)
+            trace.logs.append(log)
+            trace.dirty = True
+            self.stats.pending_spans += 1
+        self._enforce_bounds()
+
+    def _trace_for(self, trace_id: str, now_ns: int) -> _Trace:
+        trace = self._pending.get(trace_id)
+        if trace is not None:
+            return trace
+        # Spans of a forgotten trace can still start a new run (a later agent in the same trace), but a
+        # run handled before is never returned again from it: its other spans are gone, so a changed
+        # fingerprint would only mean "partial", hence no fingerprint ("" never triggers a rescore).
+        forgotten = self._done.pop(trace_id, {})
+        trace = _Trace(first_arrival_ns=now_ns, last_arrival_ns=now_ns, handled=dict.fromkeys(forgotten, ""))
+        self._pending[trace_id] = trace
+        self.stats.pending_traces = len(self._pending)
+        return trace
+
+    def _enforce_bounds(self) -> None:
+        config = self.config
+        while self._pending and (
+            len(self._pending) > config.max_pending_traces or self.stats.pending_spans > config.max_pending_spans
+        ):
+            trace_id, trace = self._pending.popitem(last=False)
+            self.stats.evicted_traces += 1
+            self.stats.evicted_spans += len(trace.spans)
+            self.stats.pending_spans -= len(trace.spans) + len(trace.logs)
+            self._remember(trace_id, trace.handled)
+            logger.warning("run assembler over capacity: evicted trace_id=%s spans=%d", trace_id, len(trace.spans))
+        self.stats.pending_traces = len(self._pending)
+
+    def _remember(self, trace_id: str, handled: dict[str, str]) -> None:
+        self._done[trace_id] = handled
+        self._done.move_to_end(trace_id)
+        while len(self._done) > self.config.max_done_traces:
+            self._done.popitem(last=False)
+
+    # --- readiness --------------------------------------------------------------------------
+
+    def poll_ready(self, now_ns: int) -> list[ReadyRun]:
+        """Runs that became ready by ``now_ns``, each exactly once (plus rescores under the rescore policy)."""
+        self._clock_ns = max(self._clock_ns, now_ns)
+        quiet_ns = int(self.config.quiet_period_s * _NS)
+        max_wait_ns = int(self.config.max_wait_s * _NS)
+        ready: list[ReadyRun] = []
+        for trace_id in list(self._pending):
+            trace = self._pending[trace_id]
+            quiet = now_ns - trace.last_arrival_ns >= quiet_ns
+            waited = now_ns - trace.first_arrival_ns >= max_wait_ns
+            if (trace.dirty and (quiet or waited)) or (trace.waiting and waited):
+                ready.extend(self._ready_runs(trace, quiet, waited))
+            if self._expired(trace, now_ns):
+                del self._pending[trace_id]
+                self.stats.pending_spans -= len(trace.spans) + len(trace.logs)
+                self._remember(trace_id, trace.handled)
+        self.stats.pending_traces = len(self._pending)
+        self.stats.runs_ready += sum(1 for item in ready if item.reason != "late_span_rescore")
+        self.stats.runs_rescored += sum(1 for item in ready if item.reason == "late_span_rescore")
+        return ready
+
+    def _ready_runs(self, trace: _Trace, quiet: bool, waited: bool) -> list[ReadyRun]:
+        assembled = assemble_runs(trace.spans.values(), trace.logs, self.config)
+        out: list[ReadyRun] = []
+        settled = True
+        for item in assembled:
+            result = self._judge(trace, item, quiet, waited)
+            if result is _WAIT:
+                settled = False
+            elif isinstance(result, ReadyRun):
+                out.append(result)
+        trace.dirty = False
+        trace.waiting = not settled
+        if settled and assembled:
+            trace.ready_since_ns = trace.ready_since_ns or trace.last_arrival_ns
+        return out
+
+    def _judge(self, trace: _Trace, item: AssembledRun, quiet: bool, waited: bool) -> ReadyRun | object | None:
+        run_id = item.run.run_id
+        fingerprint = run_fingerprint(item.run)
+        if run_id in trace.handled:
+            late = len(item.span_ids - trace.handled_spans)
+            trace.handled_spans |= item.span_ids
+            previous = trace.handled[run_id]
+            if self.config.late_span_policy != "rescore" or previous in ("", fingerprint):
+                self.stats.late_spans_ignored += late
+                return None
+            trace.handled[run_id] = fingerprint
+            return ReadyRun(item.run, "late_span_rescore", fingerprint)
+        if not (waited or (quiet and item.root_confirmed)):
+            return _WAIT
+        trace.handled[run_id] = fingerprint
+        trace.handled_spans |= item.span_ids
+        return ReadyRun(item.run, "quiet_period" if quiet and item.root_confirmed else "max_wait", fingerprint)
+
+    def _expired(self, trace: _Trace, now_ns: int) -> bool:
+        if trace.ready_since_ns is None or trace.dirty or trace.waiting:
+            return now_ns - trace.first_arrival_ns >= int(self.config.max_wait_s * _NS) + int(
+                self.config.late_span_window_s * _NS
+            )
+        return now_ns - trace.last_arrival_ns >= int(self.config.late_span_window_s * _NS)
+
+    # --- restart ----------------------------------------------------------------------------
+
+    def recover(self, source: SpanSource, now_ns: int) -> int:
+        """Reload traces that may hold runs not yet handled; returns how many traces were loaded.
+
+        Looks back ``max_wait_s + late_span_window_s``: a run older than that was ready before the
+        restart, and storage says whether it was handled. Recovered spans count as arriving now, so
+        their runs become ready after the quiet period.
+        """
+        since = now_ns - int((self.config.max_wait_s + self.config.late_span_window_s) * _NS)
+        traces = list(source.recent_traces(since))
+        handled = source.handled_runs([trace.trace_id for trace in traces])
+        for recovered in traces:
+            self.add_spans(recovered.spans, now_ns)
+            self.add_logs(recovered.logs, now_ns)
+            trace = self._pending.get(recovered.trace_id)
+            if trace is not None:
+                trace.handled.update(handled.get(recovered.trace_id, {}))
+        self.stats.recovered_traces += len(traces)
+        return len(traces)
+
+    def pending_trace_ids(self) -> list[str]:
+        """Trace ids held in memory, oldest first."""
+        return list(self._pending)
+
+
+_WAIT = object()

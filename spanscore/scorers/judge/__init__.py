@@ -1,0 +1,1 @@
+"""The LLM judge: client, answer checks and output ladder, resilience, tracing, workers."""

@@ -1,0 +1,104 @@
+"""How a judge request reaches litellm: in this process, or in a pool of worker processes.
+
+The judge client builds the ``acompletion`` keyword arguments and decides on
+retries, the ladder and validation; a transport only performs one call and
+returns a :class:`Reply` (text, finish reason, tokens, cost) or raises
+:class:`CallFailed` with the failure already classified. Keeping the litellm
+response object on this side of the boundary is what lets the same client
+run litellm in worker processes (``judge_workers``), where one call's CPU
+cost (4 to 6 ms on the 2-core build machine, nearly all inside litellm) no
+longer lands on the service's event loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from spanscore.scorers.judge.litellm_call import litellm
+from spanscore.scorers.judge.output import reply_text
+from spanscore.scorers.judge.resilience import Failure, classify, retry_after
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What the client needs from one completion."""
+
+    text: str
+    finish_reason: str | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+
+class CallFailed(Exception):
+    """One call failed; ``failure`` says whether to retry, step down the ladder, or give up."""
+
+    def __init__(self, failure: Failure, message: str, *, error_type: str, retry_after: float | None) -> None:
+        super().__init__(message)
+        self.failure = failure
+        self.error_type = error_type
+        self.retry_after = retry_after
+
+
+class Transport(Protocol):
+    async def complete(self, kwargs: dict[str, Any], *, structured: bool) -> Reply:
+        """Perform one completion; raise ``CallFailed`` (classified) when it fails."""
+        ...
+
+    async def shutdown(self) -> None:
+        """Release processes or connections; idempotent."""
+        ...
+
+
+def reply_of(response: Any) -> Reply:
+    choices = getattr(response, "choices", None) or ()
+    usage = getattr(response, "usage", None)
+    return Reply(
+        text=reply_text(choices[0].message) if choices else "",
+        finish_reason=str(choices[0].finish_reason) if choices and choices[0].finish_reason else None,
+        input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        cost_usd=cost_of(response),
+    )
+
+
+def cost_of(response: Any) -> float:
+    """Price a response with litellm's table: the figure it computed already, else on demand, else 0."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost")
+    if cost is None:
+        try:
+            cost = litellm.completion_cost(completion_response=response)
+        except Exception:  # litellm has no price for this model (local server, custom name)
+            cost = 0.0
+    return float(cost or 0.0)
+
+
+def describe_error(error: BaseException) -> str:
+    text = str(error).replace("\n", " ")
+    return f"{type(error).__name__}: {text[:300]}"
+
+
+async def call_litellm(kwargs: dict[str, Any], *, structured: bool) -> Reply:
+    """One ``litellm.acompletion`` in this process, its failure classified."""
+    try:
+        response = await litellm.acompletion(**kwargs)
+    except Exception as exc:
+        raise CallFailed(
+            classify(exc, structured=structured),
+            describe_error(exc),
+            error_type=type(exc).__name__,
+            retry_after=retry_after(exc),
+        ) from exc
+    return reply_of(response)
+
+
+class InProcessTransport:
+    """litellm on the caller's event loop: the default, and the only choice for short-lived loops."""
+
+    async def complete(self, kwargs: dict[str, Any], *, structured: bool) -> Reply:
+        return await call_litellm(kwargs, structured=structured)
+
+    async def shutdown(self) -> None:
+        return None

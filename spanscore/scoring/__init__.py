@@ -1,0 +1,1 @@
+"""From ready runs to score rows: the live dispatcher, its workers, offline scoring and backfill."""

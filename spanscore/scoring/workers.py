@@ -1,0 +1,162 @@
+"""The scoring worker pool: a bounded queue of jobs, a fixed number of asyncio workers.
+
+Each job moves through explicit states: ``pending`` (queued) -> ``running`` ->
+``succeeded`` | ``retrying`` -> ... | ``failed`` | ``skipped``. Only a result
+marked retryable (judge timeouts, 429/5xx, storage hiccups) is retried, with
+exponential backoff and full jitter; the terminal result is handed on only once
+retries are exhausted, so a retry never writes a half-finished score. Code
+scorers run in a thread pool so a long text never stalls the event loop; LLM
+scorers are awaited and rely on the judge client's own concurrency limits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import random
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from spanscore.run import Run
+from spanscore.scorers.base import Scorer, ScoreResult, Status
+
+log = logging.getLogger(__name__)
+
+
+class JobState(enum.StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    RETRYING = "retrying"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+TERMINAL = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.SKIPPED})
+
+
+@dataclass(slots=True)
+class ScoringJob:
+    """One scorer on one run for one rule; ``context`` is opaque to the pool (the caller's bookkeeping)."""
+
+    rule: str
+    scorer: Scorer
+    run: Run
+    context: Any = None
+    state: JobState = JobState.PENDING
+    attempts: int = 0
+    result: ScoreResult | None = None
+    counted: bool = False
+    created_at: float = field(default_factory=time.monotonic)
+
+
+ResultHandler = Callable[[ScoringJob, ScoreResult], Awaitable[None]]
+
+
+class ScoringWorkers:
+    """``submit`` waits while the queue is full: backpressure reaches the readiness loop, not memory."""
+
+    def __init__(
+        self,
+        on_result: ResultHandler,
+        *,
+        workers: int = 8,
+        queue_size: int = 1000,
+        max_attempts: int = 4,
+        backoff_base_s: float = 0.5,
+        backoff_max_s: float = 30.0,
+        code_threads: int = 2,
+        drain_timeout_s: float = 30.0,
+    ) -> None:
+        self._drain_timeout = drain_timeout_s
+        self._on_result = on_result
+        self._queue: asyncio.Queue[ScoringJob] = asyncio.Queue(maxsize=queue_size)
+        self._workers = workers
+        self._max_attempts = max_attempts
+        self._backoff_base = backoff_base_s
+        self._backoff_max = backoff_max_s
+        self._threads = ThreadPoolExecutor(max_workers=code_threads, thread_name_prefix="spanscore-score")
+        self._tasks: list[asyncio.Task[None]] = []
+        self.states: Counter[str] = Counter()
+        self.completed_per_rule: Counter[str] = Counter()
+
+    @property
+    def depth(self) -> int:
+        return self._queue.qsize()
+
+    async def start(self) -> None:
+        if not self._tasks:
+            self._tasks = [asyncio.create_task(self._work(), name=f"scorer-{i}") for i in range(self._workers)]
+
+    async def submit(self, job: ScoringJob) -> None:
+        self._move(job, JobState.PENDING)
+        await self._queue.put(job)
+
+    def skip(self, job: ScoringJob) -> None:
+        self._move(job, JobState.SKIPPED)
+
+    async def drain(self) -> None:
+        """Wait until every queued job reached a terminal state."""
+        await self._queue.join()
+
+    async def shutdown(self) -> None:
+        """Finish queued jobs (up to ``drain_timeout_s``), then stop the workers; idempotent."""
+        if self._tasks:
+            try:
+                await asyncio.wait_for(self._queue.join(), self._drain_timeout)
+            except TimeoutError:
+                log.warning("scoring queue not drained at shutdown pending=%d", self._queue.qsize())
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            self._tasks = []
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+    def _move(self, job: ScoringJob, state: JobState) -> None:
+        """Counts: jobs now in each live state, and jobs ever ended in each terminal state."""
+        if job.counted:
+            self.states[job.state] -= 1
+        self.states[state] += 1
+        job.state = state
+        job.counted = state not in TERMINAL
+
+    async def _work(self) -> None:
+        while True:
+            job = await self._queue.get()
+            try:
+                await self._run_job(job)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("scoring job crashed rule=%s scorer=%s", job.rule, job.scorer.info.id)
+            finally:
+                self._queue.task_done()
+
+    async def _run_job(self, job: ScoringJob) -> None:
+        while True:
+            job.attempts += 1
+            self._move(job, JobState.RUNNING)
+            result = await self._score(job)
+            if result.status is Status.ERROR and result.retryable and job.attempts < self._max_attempts:
+                self._move(job, JobState.RETRYING)
+                delay = random.uniform(0, min(self._backoff_max, self._backoff_base * 2 ** (job.attempts - 1)))
+                # A judge that named its recovery time (Retry-After, an open breaker) is not asked sooner.
+                delay = max(delay, min(self._backoff_max, result.retry_after))
+                await asyncio.sleep(delay)
+                continue
+            job.result = result
+            self._move(job, JobState.FAILED if result.status is Status.ERROR else JobState.SUCCEEDED)
+            self.completed_per_rule[job.rule] += 1
+            await self._on_result(job, result)
+            return
+
+    async def _score(self, job: ScoringJob) -> ScoreResult:
+        if job.scorer.info.kind == "code":
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._threads, job.scorer.run, job.run)
+        return await job.scorer.arun(job.run)

@@ -1,0 +1,258 @@
+"""The service's API listener: read-only SQL, health, metrics and the dashboard.
+
+``spanscore query`` talks to this listener while ``serve`` owns the embedded
+store (only one process may open a chDB directory). Queries go through the
+storage guard; results come back in the engine's JSON, CSV or TSV output.
+Every path sits behind ``spanscore.server.origin.BrowserGuard`` (allowed Host names,
+no cross-origin browser requests), and bodies are JSON only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from aiohttp import web
+
+from spanscore.config import ApiConfig
+from spanscore.errors import ConfigError, PayloadTooLargeError, PermanentError
+from spanscore.server.auth import TokenCheck
+from spanscore.server.client_gone import while_connected
+from spanscore.server.dashboard import Dashboard
+from spanscore.server.origin import BrowserGuard, is_loopback
+from spanscore.server.otlp_http import serve_app
+from spanscore.server.prometheus import exposition
+from spanscore.server.wire import classify
+from spanscore.storage.clickhouse import QUERY_FORMATS, ClickHouseStore
+from spanscore.storage.deadletter_ops import DeadLetterOps
+
+log = logging.getLogger(__name__)
+
+CONTENT_TYPES = {
+    "json": "application/json",
+    "jsoneachrow": "application/x-ndjson",
+    "csv": "text/csv",
+    "tsv": "text/tab-separated-values",
+}
+
+MetricsFn = Callable[[], dict[str, float]]
+RulesFn = Callable[[], list[dict[str, Any]]]
+"""The loaded rules, as the dashboard shows them (name, scorers, sample rate)."""
+
+
+class RequestShapeError(PermanentError):
+    """A request in a method or content type the API does not take; ``status`` is the HTTP answer (405, 415)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Operations(Protocol):
+    async def preview(self, rule_name: str, since: str) -> dict[str, Any]: ...
+
+    async def backfill(self, rule_name: str, since: str) -> dict[str, Any]: ...
+
+    async def cancel_backfill(self) -> dict[str, Any]: ...
+
+
+class ApiServer:
+    def __init__(
+        self,
+        config: ApiConfig,
+        store: ClickHouseStore,
+        metrics: MetricsFn,
+        operations: Operations | None = None,
+        *,
+        dead_letters: DeadLetterOps | None = None,
+        rules: RulesFn | None = None,
+    ) -> None:
+        self._rules = rules
+        self._dead_letters = dead_letters
+        self._operations = operations
+        self._config = config
+        self._store = store
+        self._metrics = metrics
+        self._tokens = TokenCheck(config.auth_tokens)
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    def app(self) -> web.Application:
+        guard = BrowserGuard(self._config.allowed_hosts, bind_host=self._config.host)
+        app = web.Application(client_max_size=1 << 20, middlewares=[guard.middleware])
+        app.router.add_get("/healthz", self._health)
+        app.router.add_get("/metrics", self._prometheus)
+        app.router.add_get("/api/v1/status", self._status)
+        app.router.add_get("/api/v1/deadletter", self._dead_letter_list)
+        app.router.add_post("/api/v1/deadletter/replay", self._dead_letter_replay)
+        app.router.add_route("*", "/api/v1/query", self._query)  # POST only: _query_arguments says why
+        app.router.add_post("/api/v1/rules/preview", self._preview)
+        app.router.add_post("/api/v1/backfill", self._backfill)
+        Dashboard(self._store, self._tokens, rules=self._rules).add_routes(app)
+        return app
+
+    async def _preview(self, request: web.Request) -> web.Response:
+        return await self._operation(request, "preview")
+
+    async def _backfill(self, request: web.Request) -> web.Response:
+        return await self._operation(request, "backfill")
+
+    async def _operation(self, request: web.Request, name: str) -> web.Response:
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+            if self._operations is None:
+                raise PermanentError("this service has no operations configured")
+            _require_json(request)
+            try:
+                body = json.loads(await request.read() or b"{}")
+            except json.JSONDecodeError as exc:
+                raise PermanentError(f"request body is not valid JSON: {exc}") from None
+            if name == "backfill" and isinstance(body, dict) and body.get("cancel") is True:
+                return web.json_response(await self._operations.cancel_backfill())
+            if not isinstance(body, dict) or not isinstance(body.get("rule"), str):
+                raise PermanentError('request body must be {"rule": "NAME", "since": "24h"}')
+            since = str(body.get("since", "24h"))
+            method = self._operations.preview if name == "preview" else self._operations.backfill
+            result = await method(body["rule"], since)
+        except RequestShapeError as exc:
+            return web.json_response({"error": str(exc)}, status=exc.status)
+        except ConfigError as exc:
+            return web.json_response({"error": str(exc)}, status=400)
+        except Exception as exc:
+            return _error_response(exc)
+        return web.json_response(result)
+
+    async def _health(self, request: web.Request) -> web.Response:
+        """200 either way: "degraded" with reasons while a writer is stuck or rows are dead-lettered.
+
+        Not 503: the receivers still take and keep data, and a probe that restarts the process or
+        takes it out of rotation would not fix a dead letter (see docs/reliability.md).
+        """
+        problems = self._dead_letters.health() if self._dead_letters is not None else []
+        body: dict[str, Any] = {"status": "degraded" if problems else "ok", "database": self._store.database}
+        if problems:
+            body["problems"] = problems
+        return web.json_response(body)
+
+    async def _dead_letter_list(self, request: web.Request) -> web.Response:
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+        except Exception as exc:
+            return _error_response(exc)
+        ops = self._dead_letters
+        entries = ops.entries() if ops is not None else []
+        return web.json_response({"entries": entries, "problems": ops.health() if ops is not None else []})
+
+    async def _dead_letter_replay(self, request: web.Request) -> web.Response:
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+            writer, entry = await _replay_arguments(request)
+            if self._dead_letters is None:
+                raise PermanentError("this API has no write path to replay dead letters into")
+            return web.json_response(await self._dead_letters.replay(writer, entry))
+        except Exception as exc:
+            return _error_response(exc)
+
+    async def _status(self, request: web.Request) -> web.Response:
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+        except Exception as exc:
+            return _error_response(exc)
+        return web.json_response(self._metrics())
+
+    async def _prometheus(self, request: web.Request) -> web.Response:
+        try:
+            if not self._config.metrics_public:
+                self._tokens.verify(request.headers.get("Authorization"))
+        except Exception as exc:
+            return _error_response(exc)
+        body, content_type = exposition(self._metrics())
+        return web.Response(body=body, headers={"Content-Type": content_type})
+
+    async def _query(self, request: web.Request) -> web.Response:
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+            sql, fmt = await _query_arguments(request)
+            if fmt not in QUERY_FORMATS:
+                raise PermanentError(f"unknown format {fmt!r}; use one of {', '.join(QUERY_FORMATS)}")
+            result = await while_connected(request, self._store.query(sql, fmt))
+        except RequestShapeError as exc:
+            headers = {"Allow": "POST"} if exc.status == 405 else {}
+            return web.json_response({"error": str(exc)}, status=exc.status, headers=headers)
+        except web.HTTPRequestEntityTooLarge:
+            limit = self._store.limits.max_query_bytes
+            too_large = f"request body is too large; queries are limited to {limit} bytes (storage.query_max_bytes)"
+            return _error_response(PayloadTooLargeError(too_large))
+        except Exception as exc:
+            return _error_response(exc)
+        return web.Response(body=result, content_type=CONTENT_TYPES[fmt])
+
+    async def start(self) -> None:
+        self._runner, self.port = await serve_app(self.app(), self._config)
+        log.info("API listening address=%s:%d", self._config.host, self.port)
+        if not self._tokens.enabled and not is_loopback(self._config.host):
+            log.warning(
+                "API on a non-loopback address without api.auth_tokens: anyone who can reach address=%s:%d can "
+                "query every stored span and score; set api.auth_tokens",
+                self._config.host,
+                self.port,
+            )
+
+    async def shutdown(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+
+async def _replay_arguments(request: web.Request) -> tuple[str | None, str | None]:
+    """``{"writer": "spans", "id": "000000000001"}``, both optional (all writers, all entries)."""
+    usage = 'send a JSON object such as {"writer": "spans", "id": "000000000001"} (both optional)'
+    try:
+        body = await request.json() if request.can_read_body else {}
+    except ValueError:
+        raise PermanentError(f"the replay request is not JSON; {usage}") from None
+    if not isinstance(body, dict):
+        raise PermanentError(usage)
+    writer, entry = body.get("writer"), body.get("id")
+    if not isinstance(writer, str | None) or not isinstance(entry, str | None):
+        raise PermanentError(f"writer and id must be strings; {usage}")
+    return writer, entry
+
+
+async def _query_arguments(request: web.Request) -> tuple[str, str]:
+    """The SQL and format of a ``POST`` with an ``application/json`` body; anything else is refused.
+
+    A GET (``<img src>``, a link, a prefetch) and a ``text/plain`` or form POST are requests any web page
+    can make a browser send without asking the server first; a JSON POST from another origin needs a
+    CORS preflight, which this API never grants. A GET would also put the SQL in URLs, histories and
+    logs. No client needs either: ``spanscore query`` posts JSON and the dashboard reads fixed endpoints.
+    """
+    if request.method != "POST":
+        raise RequestShapeError(
+            f'{request.method} is not accepted here: POST the query as JSON, {{"sql": "...", "format": "json"}}', 405
+        )
+    _require_json(request)
+    raw = await request.read()
+    try:
+        body = json.loads(raw or b"{}")
+    except json.JSONDecodeError as exc:
+        raise PermanentError(f"request body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
+        raise PermanentError('request body must be {"sql": "...", "format": "json|csv|tsv"}')
+    return body["sql"], str(body.get("format", request.query.get("format", "json"))).lower()
+
+
+def _require_json(request: web.Request) -> None:
+    """Bodies are JSON only: a text/plain or form POST is one any web page can send without a CORS preflight."""
+    if request.content_type != "application/json":
+        raise RequestShapeError(
+            f"Content-Type {request.content_type!r} is not accepted: send the body as application/json", 415
+        )
+
+
+def _error_response(exc: BaseException) -> web.Response:
+    error = classify(exc)
+    headers = {"Retry-After": "1"} if error.retry_after is not None else {}
+    return web.json_response({"error": error.message}, status=error.http_status, headers=headers)

@@ -1,0 +1,174 @@
+"""OTLP/HTTP receiver: POST /v1/traces and /v1/logs, protobuf or JSON, plain or gzip.
+
+Responses use the request's encoding, as the OTLP specification asks: an
+``Export*ServiceResponse`` (with ``partial_success`` when some items were
+rejected) on success, a ``google.rpc.Status`` on failure. Bodies are bounded
+before and after decompression, so a small gzip bomb cannot inflate past the
+limit.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+import zlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from spanscore.collector.ingest import ExportOutcome, Ingest
+from spanscore.config import HttpReceiverConfig
+from spanscore.errors import PayloadTooLargeError, PermanentError
+from spanscore.server.auth import TokenCheck
+from spanscore.server.wire import classify, http_status_body, retry_after_header
+
+log = logging.getLogger(__name__)
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+
+
+class _UnsupportedMediaError(PermanentError):
+    pass
+
+
+def _encode(message: Message, json_body: bool) -> bytes:
+    if json_body:
+        return str(json_format.MessageToJson(message, indent=None)).encode("utf-8")
+    return bytes(message.SerializeToString())
+
+
+async def read_body(request: web.Request, limit: int) -> bytes:
+    """The request body, decompressed, refusing anything over ``limit`` bytes."""
+    if request.content_length is not None and request.content_length > limit:
+        raise PayloadTooLargeError(f"request body of {request.content_length} bytes exceeds the limit of {limit}")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.content.iter_chunked(1 << 16):
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLargeError(f"request body exceeds the limit of {limit} bytes")
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding in ("", "identity"):
+        return body
+    if encoding != "gzip":
+        raise _UnsupportedMediaError(f"unsupported Content-Encoding {encoding!r}; use gzip or none")
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        data = inflater.decompress(body, limit + 1)
+    except zlib.error as exc:
+        raise PermanentError(f"request body is not valid gzip: {exc}") from None
+    if len(data) > limit or inflater.unconsumed_tail:
+        raise PayloadTooLargeError(f"decompressed request body exceeds the limit of {limit} bytes")
+    if not inflater.eof:
+        raise PermanentError("request body is truncated gzip")
+    if inflater.unused_data:
+        # A second gzip member or trailing garbage: refuse it rather than store half of what was sent.
+        raise PermanentError(
+            f"request body has {len(inflater.unused_data)} bytes after the end of its gzip stream; send one gzip member"
+        )
+    return data
+
+
+def _media_type(request: web.Request) -> bool:
+    """True for JSON, False for protobuf; raise for anything else."""
+    media = request.content_type.lower()
+    if media == PROTOBUF:
+        return False
+    if media == JSON:
+        return True
+    raise _UnsupportedMediaError(f"unsupported Content-Type {media!r}; use {PROTOBUF} or {JSON}")
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class HttpReceiver:
+    def __init__(self, config: HttpReceiverConfig, ingest: Ingest, tokens: TokenCheck) -> None:
+        self._config = config
+        self._ingest = ingest
+        self._tokens = tokens
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=self._config.max_body_bytes)
+        app.router.add_post("/v1/traces", self._traces)
+        app.router.add_post("/v1/logs", self._logs)
+        return app
+
+    async def _traces(self, request: web.Request) -> web.StreamResponse:
+        return await self._export(request, self._export_traces)
+
+    async def _logs(self, request: web.Request) -> web.StreamResponse:
+        return await self._export(request, self._export_logs)
+
+    async def _export_traces(self, body: bytes, json_body: bool) -> Message:
+        outcome = await self._ingest.export_trace_body(body, json_body=json_body)
+        response = ExportTraceServiceResponse()
+        if outcome.rejected:
+            response.partial_success.rejected_spans = outcome.rejected
+            response.partial_success.error_message = outcome.error_message
+        return response
+
+    async def _export_logs(self, body: bytes, json_body: bool) -> Message:
+        outcome: ExportOutcome = await self._ingest.export_log_body(body, json_body=json_body)
+        response = ExportLogsServiceResponse()
+        if outcome.rejected:
+            response.partial_success.rejected_log_records = outcome.rejected
+            response.partial_success.error_message = outcome.error_message
+        return response
+
+    async def _export(self, request: web.Request, export: Callable[[bytes, bool], Awaitable[Message]]) -> web.Response:
+        json_body = request.content_type.lower() == JSON
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+            json_body = _media_type(request)
+            body = await read_body(request, self._config.max_body_bytes)
+            message = await export(body, json_body)
+        except Exception as exc:
+            error = classify(exc)
+            status = 415 if isinstance(exc, _UnsupportedMediaError) else error.http_status
+            headers = {}
+            if error.retry_after is not None:
+                headers["Retry-After"] = retry_after_header(error.retry_after)
+            payload = _encode(http_status_body(error), json_body)
+            return web.Response(
+                status=status, body=payload, content_type=JSON if json_body else PROTOBUF, headers=headers
+            )
+        return web.Response(status=200, body=_encode(message, json_body), content_type=JSON if json_body else PROTOBUF)
+
+    async def start(self) -> None:
+        # Decompression is ours (bounded); aiohttp's own would inflate without a limit.
+        self._runner, self.port = await serve_app(self.app(), self._config, auto_decompress=False)
+        log.info("OTLP/HTTP receiver listening address=%s:%d", self._config.host, self.port)
+
+    async def shutdown(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+
+async def serve_app(app: web.Application, config: Any, **server_options: Any) -> tuple[web.AppRunner, int]:
+    """Start ``app`` on ``config.host:config.port`` (TLS when ``config.tls`` is set); return the runner and port."""
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, **server_options)
+    await runner.setup()
+    site = web.TCPSite(runner, config.host, config.port, ssl_context=_ssl(config))
+    await site.start()
+    server: Any = site._server  # aiohttp exposes the bound sockets only here
+    return runner, int(server.sockets[0].getsockname()[1])
+
+
+def _ssl(config: Any) -> ssl.SSLContext | None:
+    if config.tls is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(str(config.tls.cert_file), str(config.tls.key_file))
+    return context

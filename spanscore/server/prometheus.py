@@ -1,0 +1,130 @@
+"""``/metrics``: the service's metrics dict in the Prometheus text format, written by prometheus_client.
+
+The dict (``Service.metrics()``, keys from :mod:`spanscore.metric_keys`) also feeds ``/api/v1/status``;
+here each key becomes a sample of a proper family: counters as counters (``_total``), gauges as
+gauges, labels as labels, escaped by the library. What kind each metric is lives in one table,
+``KINDS``; a key missing from it is still exposed, as ``unknown``, and a test keeps the table complete.
+Scoring jobs are counted per state in one dict key each (``scoring_jobs_<state>``): the live states
+(pending, running, retrying) are a gauge of jobs now in that state, the terminal ones a counter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Literal
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, UnknownMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.registry import Collector
+
+from spanscore.metric_keys import parse_metric_key
+from spanscore.scoring.workers import TERMINAL, JobState
+
+PREFIX = "spanscore_"
+Kind = Literal["counter", "gauge"]
+
+KINDS: dict[str, tuple[Kind, str]] = {
+    "spans_received": ("counter", "Spans received by the OTLP receivers."),
+    "spans_rejected": ("counter", "Spans refused as invalid (partial success)."),
+    "spans_stored": ("counter", "Spans inserted into storage."),
+    "spans_refused_backpressure": ("counter", "Spans refused with a retry hint because storage was behind."),
+    "spans_spooled": ("counter", "Spans written to the local spool."),
+    "spans_replayed": ("counter", "Spans replayed from the spool into storage."),
+    "spans_pending": ("gauge", "Spans waiting for storage now."),
+    "storage_inserts": ("counter", "Span inserts into storage."),
+    "storage_insert_failures": ("counter", "Span inserts that failed."),
+    "logs_stored": ("counter", "Log records inserted into storage."),
+    "attribute_values_truncated": ("counter", "Attribute values cut to the configured length."),
+    "attributes_dropped": ("counter", "Attributes dropped beyond the per-span limit."),
+    "requests_refused_too_many_spans": ("counter", "Export requests refused for carrying too many spans."),
+    "requests_refused_too_many_log_records": ("counter", "Export requests refused for carrying too many log records."),
+    "scoring_queue_depth": ("gauge", "Scoring jobs waiting for a worker now."),
+    "scoring_write_retries": ("counter", "Score and decision writes retried because storage failed."),
+    "rules_loaded": ("gauge", "Sampling rules loaded (the default rule counts when no rules are configured)."),
+    "rule_scorers": ("gauge", "Scorers in each loaded rule."),
+    "scored_runs_dead_lettered": ("counter", "Scored-run views storage refused and moved to the dead letters."),
+    "scored_runs_dead_letters_waiting": ("gauge", "Scored-run views in dead-letter files now, waiting for replay."),
+    "scored_runs_salvaged_batches": ("counter", "Scored-run batches the engine refused, split to store what it takes."),
+    "scored_runs_spooled": ("counter", "Scored-run views written to the local spool."),
+    "backfill_done": ("gauge", "Runs the latest backfill has handled (scored or already scored)."),
+    "backfill_total": ("gauge", "Runs the latest backfill found to handle."),
+    "backfill_rate_runs_per_s": ("gauge", "Runs per second of the latest backfill."),
+    "backfill_eta_s": ("gauge", "Seconds the latest backfill still needs at its rate."),
+    "backfill_finished": ("gauge", "1 once the latest backfill has ended."),
+    "backfill_cancelled": ("gauge", "1 when the latest backfill was cancelled."),
+    "write_path_degraded": (
+        "gauge",
+        "1 while rows are dead-lettered or a writer has failed for storage.stuck_after_s.",
+    ),
+    "spans_dead_lettered": ("counter", "Spans storage refused and moved to the dead letters."),
+    "spans_dead_letters_waiting": ("gauge", "Spans in dead-letter files now, waiting for replay."),
+    "spans_salvaged_batches": ("counter", "Spans batches the engine refused, split to store what it takes."),
+    "logs_dead_lettered": ("counter", "Logs storage refused and moved to the dead letters."),
+    "logs_dead_letters_waiting": ("gauge", "Logs in dead-letter files now, waiting for replay."),
+    "logs_salvaged_batches": ("counter", "Logs batches the engine refused, split to store what it takes."),
+    "logs_spooled": ("counter", "Logs written to the local spool."),
+    "scores_dead_lettered": ("counter", "Scores storage refused and moved to the dead letters."),
+    "scores_dead_letters_waiting": ("gauge", "Scores in dead-letter files now, waiting for replay."),
+    "scores_salvaged_batches": ("counter", "Scores batches the engine refused, split to store what it takes."),
+    "scores_spooled": ("counter", "Scores written to the local spool."),
+    "decisions_dead_lettered": ("counter", "Decisions storage refused and moved to the dead letters."),
+    "decisions_dead_letters_waiting": ("gauge", "Decisions in dead-letter files now, waiting for replay."),
+    "decisions_salvaged_batches": ("counter", "Decisions batches the engine refused, split to store what it takes."),
+    "decisions_spooled": ("counter", "Decisions written to the local spool."),
+    "runs_pending_traces": ("gauge", "Traces being assembled into runs now."),
+    "runs_evicted_traces": ("counter", "Traces evicted from assembly to bound memory."),
+    "runs_ready": ("counter", "Runs that became ready to score."),
+    "scores_written": ("counter", "Scores produced, by rule and status."),
+    "decisions_written": ("counter", "Sampling decisions recorded, by decision."),
+    "scoring_jobs": ("gauge", "Scoring jobs now in each live state."),
+    "scoring_jobs_ended": ("counter", "Scoring jobs that ended, by final state."),
+}
+_JOB_PREFIX = "scoring_jobs_"
+_STATES = {state.value: state for state in JobState}
+
+
+def exposition(metrics: Mapping[str, float]) -> tuple[bytes, str]:
+    """The text exposition of ``metrics`` and its Content-Type."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(MetricsDictCollector(metrics))
+    return generate_latest(registry), CONTENT_TYPE_LATEST
+
+
+def split_key(key: str) -> tuple[str, dict[str, str]]:
+    """A dict key as the family name (without prefix) and its labels."""
+    name, labels = parse_metric_key(key)
+    state = _STATES.get(name.removeprefix(_JOB_PREFIX)) if name.startswith(_JOB_PREFIX) else None
+    if state is not None:
+        return ("scoring_jobs_ended" if state in TERMINAL else "scoring_jobs"), {"state": state.value} | labels
+    return name, labels
+
+
+class MetricsDictCollector(Collector):
+    """Maps one snapshot of the metrics dict to metric families, grouped by name."""
+
+    def __init__(self, metrics: Mapping[str, float]) -> None:
+        self._metrics = metrics
+
+    def collect(self) -> Iterable[Metric]:
+        grouped: dict[str, list[tuple[dict[str, str], float]]] = {}
+        for key, value in sorted(self._metrics.items()):
+            name, labels = split_key(key)
+            grouped.setdefault(name, []).append((labels, float(value)))
+        return list(_families(grouped))
+
+
+def _families(grouped: Mapping[str, list[tuple[dict[str, str], float]]]) -> Iterator[Metric]:
+    for name, samples in grouped.items():
+        kind, documentation = KINDS.get(name, ("unknown", f"spanscore metric {name}."))
+        label_names = sorted({label for labels, _ in samples for label in labels})
+        family: CounterMetricFamily | GaugeMetricFamily | UnknownMetricFamily
+        if kind == "counter":
+            family = CounterMetricFamily(PREFIX + name, documentation, labels=label_names)
+        elif kind == "gauge":
+            family = GaugeMetricFamily(PREFIX + name, documentation, labels=label_names)
+        else:
+            family = UnknownMetricFamily(PREFIX + name, documentation, labels=label_names)
+        for labels, value in samples:
+            family.add_metric([labels.get(label, "") for label in label_names], value)
+        yield family

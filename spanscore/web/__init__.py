@@ -1,1 +1,0 @@
-"""The built-in dashboard: static pages and their JSON endpoints on the API listener."""
