@@ -156,6 +156,8 @@ async def test_runs_pending_at_shutdown_are_scored_after_restart(service_config:
     await second.start()
     try:
         assert await _wait_for(second, "SELECT count() FROM scores FINAL", 2) == 2
+        # Recovered runs are explained like live ones: what the scorers received is stored for each.
+        assert await _wait_for(second, "SELECT count() FROM scored_runs FINAL", 2) == 2
     finally:
         await second.shutdown()
 

@@ -109,6 +109,13 @@ async def test_preview_matches_live_and_backfill_is_idempotent(service_config: S
             service.store.internal_query, "SELECT DISTINCT TraceId FROM scores WHERE Rule = 'offline'"
         )
         assert {row[0] for row in backfilled} == expected_sampled  # same rate, same randomness: same runs
+        # Backfilled runs are explained like live ones: what the scorers received is stored for each.
+        explained = await asyncio.to_thread(
+            service.store.internal_query,
+            "SELECT DISTINCT TraceId FROM scored_runs FINAL WHERE TraceId IN "
+            "(SELECT TraceId FROM scores WHERE Rule = 'offline')",
+        )
+        assert {row[0] for row in explained} == expected_sampled
         status, via_api = await _post(service.api.port, "backfill", {"rule": "later", "since": "1h"})
         assert status == 200 and via_api["candidates"] == 40
 
