@@ -17,6 +17,7 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from spanscore.records import SpanRecord
@@ -97,6 +98,34 @@ async def measure(count: int, per_run: bool = True) -> dict[str, float]:
             return {key: round(value, 1) for key, value in figures.items()}
         finally:
             store.close()
+
+
+def run_backfill(plan_mode: str, log: Callable[[str], None]) -> dict[str, float]:
+    """The bench.run section: more runs in a full run, a handful in the CI smoke."""
+    count = {"smoke": 60, "quick": 400, "full": 2000}[plan_mode]
+    figures = asyncio.run(measure(count, per_run=plan_mode != "smoke"))
+    live, backfilled = figures["live_runs_per_s"], figures["backfill_runs_per_s"]
+    log(f"  {count} runs: live {live:,.0f} runs/s, backfill {backfilled:,.0f} runs/s")
+    return figures
+
+
+def backfill_section(figures: dict[str, float]) -> list[str]:
+    """Section 7 of docs/benchmarks.md."""
+    per_run = figures.get("per_run_backfill_runs_per_s")
+    return [
+        "## 7. Live scoring and backfill on the same stored runs",
+        "",
+        f"{figures['runs']:,.0f} finished runs (one `invoke_agent` span each) in an embedded store, four code scorers",
+        "(`bench/backfill_speed.py`). Live: one poll's worth dispatched at once and every score written. Backfill:",
+        "end to end, reading the runs back from storage included.",
+        "",
+        "| path | runs/s |",
+        "|---|---:|",
+        f"| live scoring | {figures['live_runs_per_s']:,.0f} |",
+        f"| backfill (chunked decisions) | {figures['backfill_runs_per_s']:,.0f} |",
+        *([f"| backfill, one run per decision insert (before chunking) | {per_run:,.0f} |"] if per_run else []),
+        "",
+    ]
 
 
 def main() -> None:

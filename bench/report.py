@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from bench.backfill_speed import backfill_section
 from bench.ingest_growth import growth_section
 from bench.query_report import TARGET_MS as TARGET_SERIES_MS
 from bench.query_report import query_section
@@ -238,6 +239,7 @@ def render(results: dict[str, Any], bounds_text: str) -> str:
         *_scoring_section(results),
         *(query_section(results["queries"]) if results.get("queries") else []),
         *(growth_section(results["growth"]) if results.get("growth") else []),
+        *(backfill_section(results["backfill"]) if results.get("backfill") else []),
         "## What bounds each figure",
         "",
         bounds_text.strip(),

@@ -29,6 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from bench.backfill_speed import run_backfill
 from bench.bounds import bounds_text
 from bench.ingest_growth import GROWTH_HEADING, growth_section
 from bench.profile import profile_ingest
@@ -171,6 +172,8 @@ def run_suite(*, quick: bool, smoke: bool, profile: bool = False) -> dict[str, A
     results["queries"] = run_queries(plan, log)
     log("ingest as the span store grows:")
     results["growth"] = run_growth(plan, log)
+    log("live scoring and backfill on stored runs:")
+    results["backfill"] = run_backfill(mode, log)
     results["profile"] = profile_ingest(plan, log) if profile else None
     results["conditions"]["suite wall time"] = f"{time.perf_counter() - started:.0f} s"
     return results

@@ -56,6 +56,8 @@ def test_smoke_run_produces_positive_figures(tmp_path: Path) -> None:
             assert run["ack_p99_ms"] > 0, case["transport"]
         assert case["peak_rss_bytes"] > 0
         assert case["stored_spans"] > 0
+    assert results["backfill"]["live_runs_per_s"] > 0 and results["backfill"]["backfill_runs_per_s"] > 0
+    assert "## 7. Live scoring and backfill" in out.read_text()
     for stage in ("decode", "insert"):
         assert all(run["spans_per_s"] > 0 for entry in results["limits"][stage] for run in entry["runs"]), stage
     assert results["freshness"]["latencies_s"] and all(value > 0 for value in results["freshness"]["latencies_s"])
