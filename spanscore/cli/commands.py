@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from spanscore import __version__
+from spanscore.cli import rules as rules_cli
 from spanscore.config import ServiceConfig, load_config
 from spanscore.errors import ConfigError, SpanscoreError
 
@@ -52,6 +53,13 @@ def _parser() -> argparse.ArgumentParser:
     rules_preview.add_argument("rule")
     rules_preview.add_argument("--since", default="24h", help="look-back window: 30m, 24h, 7d")
     rules_preview.add_argument("-c", "--config", help="YAML configuration file")
+    for name, text in (
+        ("apply", "replace the running service's rules with the rules: of FILE (validated whole first)"),
+        ("diff", "compare the rules: of FILE with the running service's (exit 1 when they differ)"),
+    ):
+        sub = rules_commands.add_parser(name, help=text)
+        sub.add_argument("file", help="a config file or a file holding only rules:")
+        sub.add_argument("-c", "--config", help="YAML configuration file (how to reach the service's API)")
 
     backfill = commands.add_parser("backfill", help="score stored runs with a rule (idempotent, resumable)")
     backfill.add_argument("rule", nargs="?", help="rule name (not needed with --cancel)")
@@ -108,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=config.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr
     )
     if args.command == "serve":
-        return asyncio.run(_serve(config))
+        return asyncio.run(_serve(config, args.config))
     command = _COMMANDS.get(args.command)
     if command is None:
         return 2
@@ -119,12 +127,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-async def _serve(config: ServiceConfig) -> int:
+async def _serve(config: ServiceConfig, config_path: str | None = None) -> int:
     from spanscore.server.default_rules import apply_default_rules
     from spanscore.server.service import run_until_signal
 
     try:
-        return await run_until_signal(config, default_rule=apply_default_rules(config))
+        return await run_until_signal(config, default_rule=apply_default_rules(config), config_path=config_path)
     except ConfigError as exc:
         print(f"spanscore: {exc}", file=sys.stderr)
         return 2
@@ -155,7 +163,10 @@ def _query_service(config: ServiceConfig, sql: str, fmt: str) -> bytes | None:
     return _call_api(config, "query", {"sql": sql, "format": fmt}, config.storage.query_max_execution_time_s + 5)
 
 
-def _call_api(config: ServiceConfig, path: str, payload: dict[str, object] | None, timeout: float) -> bytes | None:
+def _call_api(
+    config: ServiceConfig, path: str, payload: dict[str, object] | None, timeout: float, *, method: str | None = None
+) -> bytes | None:
+    """Call the running service's API; None when nothing listens. An error answer raises with its message."""
     if not config.api.enabled:
         return None
     host = "127.0.0.1" if config.api.host in ("0.0.0.0", "::", "") else config.api.host
@@ -164,7 +175,7 @@ def _call_api(config: ServiceConfig, path: str, payload: dict[str, object] | Non
         f"{scheme}://{host}:{config.api.port}/api/v1/{path}",
         data=None if payload is None else json.dumps(payload).encode("utf-8"),
         headers={"Content-Type": "application/json"},
-        method="GET" if payload is None else "POST",
+        method=method or ("GET" if payload is None else "POST"),
     )
     if config.api.auth_tokens:
         request.add_header("Authorization", f"Bearer {config.api.auth_tokens[0]}")
@@ -175,7 +186,8 @@ def _call_api(config: ServiceConfig, path: str, payload: dict[str, object] | Non
     except urllib.error.HTTPError as exc:
         detail = exc.read().decode("utf-8", "replace")
         try:
-            detail = json.loads(detail)["error"]
+            answer = json.loads(detail)
+            detail = "\n  ".join([answer["error"], *answer.get("problems", [])])
         except (ValueError, KeyError, TypeError):
             pass
         raise SpanscoreError(detail) from None
@@ -425,7 +437,11 @@ def _judge_check(argv: list[str]) -> int:
 _COMMANDS: dict[str, Callable[[ServiceConfig, argparse.Namespace], int]] = {
     "query": lambda config, args: _query(config, args.sql, args.format),
     "status": lambda config, args: _status(config, args.format),
-    "rules": lambda config, args: _operation(config, "rules/preview", args.rule, args.since),
+    "rules": lambda config, args: (
+        _operation(config, "rules/preview", args.rule, args.since)
+        if args.rules_command == "preview"
+        else rules_cli.run(args.rules_command, args.file, lambda *a, **k: _call_api(config, *a, **k))
+    ),
     "backfill": lambda config, args: _backfill(config, args.rule, args.since, args.cancel),
     "report": _report,
     "demo": lambda config, args: _demo(config, args.traces, args.hours),

@@ -112,6 +112,7 @@ class RuleEngine:
 
     def __init__(self, config: SamplingConfig, *, clock: Clock = time.time) -> None:
         self.config = config
+        self._clock = clock
         self.rules: Mapping[str, RuleConfig] = {rule.name: rule for rule in config.rules}
         self._buckets = {
             rule.name: TokenBucket(rule.max_per_minute, clock=clock)
@@ -122,6 +123,25 @@ class RuleEngine:
             rule.name: DailyBudget(rule.budget.limit, clock=clock) for rule in config.rules if rule.budget is not None
         }
         self._sampled: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    def with_rules(self, config: SamplingConfig) -> RuleEngine:
+        """A new engine for a new rule set that carries on the state of the rules that did not change.
+
+        A rule identical in both sets keeps its ``max_per_minute`` bucket and today's budget spend, so a
+        reload does not reset caps; a changed rule starts afresh (its limits may be different), and the memory
+        of sampled runs is kept for every rule still present so a reload does not score a run twice.
+        """
+        engine = RuleEngine(config, clock=self._clock)
+        for name, rule in engine.rules.items():
+            old = self.rules.get(name)
+            if old is None or old.model_dump(mode="json") != rule.model_dump(mode="json"):
+                continue
+            if name in self._buckets:
+                engine._buckets[name] = self._buckets[name]
+            if name in self._budgets:
+                engine._budgets[name] = self._budgets[name]
+        engine._sampled = OrderedDict((key, None) for key in self._sampled if key[0] in engine.rules)
+        return engine
 
     def decide(self, run: Run, *, rescore: bool = False) -> list[Decision]:
         """One decision per rule, in rule order, for a live run.

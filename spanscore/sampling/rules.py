@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from spanscore.errors import ConfigError
@@ -74,6 +74,10 @@ class AlwaysConfig(BaseModel):
     def _compile_where(cls, value: Any) -> Filter | None:
         return None if value is None else _compile_filter(value)
 
+    @field_serializer("where")
+    def _where_as_configured(self, where: Filter | None) -> Any:
+        return None if where is None else where.source
+
 
 class BudgetConfig(BaseModel):
     """A daily judge budget; set exactly one of the two limits."""
@@ -117,6 +121,11 @@ class RuleConfig(BaseModel):
     @classmethod
     def _compile_where(cls, value: Any) -> Filter:
         return MATCH_ALL if value is None else _compile_filter(value)
+
+    @field_serializer("where")
+    def _where_as_configured(self, where: Filter) -> Any:
+        """The filter as it was written: rule sets are compared, hashed and shown in their configured form."""
+        return where.source
 
     @field_validator("sample")
     @classmethod

@@ -32,6 +32,7 @@ from spanscore.runs.readiness import ReadyRun, RunAssembler
 from spanscore.runs.recovery import StoredSpanSource, spend_since
 from spanscore.sampling.decisions import Decision, Outcome
 from spanscore.sampling.engine import RuleEngine
+from spanscore.sampling.rule_sets import rule_set_version
 from spanscore.sampling.rules import RuleConfig, SamplingConfig
 from spanscore.scorers.base import Scorer, ScoreResult, Status
 from spanscore.scorers.judge.tracing import JUDGE_SPAN_ATTRIBUTE
@@ -77,6 +78,7 @@ class _RuleRun:
     ready: ReadyRun
     outstanding: int
     statuses: Counter[str] = field(default_factory=Counter)
+    rule_version: str = ""
 
 
 def build_rule_scorers(rules: Sequence[RuleConfig]) -> dict[str, list[Scorer]]:
@@ -119,6 +121,7 @@ class LiveScoring:
         self.engine = RuleEngine(SamplingConfig(rules=list(rules)))
         self.assembler = RunAssembler(runs)
         self.scorers = build_rule_scorers(rules)
+        self.rule_version = rule_set_version(rules)
         if writers is None:
             writers = (
                 BatchWriter(
@@ -165,6 +168,17 @@ class LiveScoring:
         # leaves a sampled decision without a score, which recovery scores again.
         self._score_writes: set[asyncio.Task[None]] = set()
         self._score_write_slots = asyncio.Semaphore(10_000)
+
+    def replace_rules(self, rules: Sequence[RuleConfig]) -> None:
+        """Score with ``rules`` from the next dispatch on; ``ConfigError`` (and no change) if any scorer fails to build.
+
+        The swap happens between two dispatches on the event loop: a run is decided and its jobs are made
+        under one set, and jobs already queued finish with the scorers and the version they started with.
+        Caps and budgets of unchanged rules carry on (``RuleEngine.with_rules``).
+        """
+        scorers = build_rule_scorers(rules)
+        engine = self.engine.with_rules(SamplingConfig(rules=list(rules)))
+        self.engine, self.scorers, self.rule_version = engine, scorers, rule_set_version(rules)
 
     # -- intake (called by the span and log writers after a successful insert) -------------------
 
@@ -259,12 +273,12 @@ class LiveScoring:
                 self.internal_runs_skipped += 1
                 continue
             decisions = self.engine.decide(ready.run, rescore=ready.reason == "late_span_rescore")
-            rows.extend(_decision_row(d, ready) for d in decisions)
+            rows.extend(_decision_row(d, ready, rule_version=self.rule_version) for d in decisions)
             for decision in decisions:
                 if not decision.sampled:
                     continue
                 scorers = self.scorers.get(decision.rule, [])
-                book = _RuleRun(decision, ready, outstanding=len(scorers))
+                book = _RuleRun(decision, ready, outstanding=len(scorers), rule_version=self.rule_version)
                 jobs.extend(ScoringJob(decision.rule, scorer, ready.run, context=book) for scorer in scorers)
                 if scorers:
                     scored[ready.run.trace_id, ready.run.run_id] = ScoredRunRow.of(ready.run)
@@ -296,7 +310,9 @@ class LiveScoring:
         if book.outstanding == 0:
             refined = _refine(book)
             if refined is not None:
-                await self._write_decisions([_decision_row(book.decision, book.ready, refined)])
+                await self._write_decisions(
+                    [_decision_row(book.decision, book.ready, refined, rule_version=book.rule_version)]
+                )
 
     async def _write_score(self, row: ScoreRow) -> None:
         try:
@@ -342,6 +358,7 @@ class LiveScoring:
             run_duration_ms=max(0, run.end_time_ns - run.start_time_ns) / 1e6,
             run_error=run.error or "",
             attributes={"run.fingerprint": book.ready.fingerprint},
+            rule_version=book.rule_version,
         )
 
     def _label(self, result: ScoreResult, higher_is_better: bool) -> str:
@@ -418,7 +435,9 @@ def _refine(book: _RuleRun) -> Outcome | None:
     return None
 
 
-def _decision_row(decision: Decision, ready: ReadyRun, outcome: Outcome | None = None) -> DecisionRow:
+def _decision_row(
+    decision: Decision, ready: ReadyRun, outcome: Outcome | None = None, *, rule_version: str = ""
+) -> DecisionRow:
     run = ready.run
     return DecisionRow(
         run_timestamp_ns=run.start_time_ns,
@@ -432,4 +451,5 @@ def _decision_row(decision: Decision, ready: ReadyRun, outcome: Outcome | None =
         probability=decision.probability,
         reason=decision.reason,
         ready_reason=ready.reason,
+        rule_version=rule_version,
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from aiohttp import web
@@ -24,6 +24,7 @@ from spanscore.server.dashboard import Dashboard
 from spanscore.server.origin import BrowserGuard, is_loopback
 from spanscore.server.otlp_http import serve_app
 from spanscore.server.prometheus import exposition
+from spanscore.server.rules_api import RuleHolder, RulesApi
 from spanscore.server.wire import classify
 from spanscore.storage.clickhouse import QUERY_FORMATS, ClickHouseStore
 from spanscore.storage.deadletter_ops import DeadLetterOps
@@ -68,8 +69,12 @@ class ApiServer:
         *,
         dead_letters: DeadLetterOps | None = None,
         rules: RulesFn | None = None,
+        rule_holder: RuleHolder | None = None,
+        judge: Mapping[str, Any] | None = None,
     ) -> None:
+        self._judge = judge
         self._rules = rules
+        self._rule_holder = rule_holder
         self._dead_letters = dead_letters
         self._operations = operations
         self._config = config
@@ -90,6 +95,8 @@ class ApiServer:
         app.router.add_route("*", "/api/v1/query", self._query)  # POST only: _query_arguments says why
         app.router.add_post("/api/v1/rules/preview", self._preview)
         app.router.add_post("/api/v1/backfill", self._backfill)
+        if self._rule_holder is not None:
+            RulesApi(self._rule_holder, self._tokens, self._config.host, self._judge).add_routes(app)
         Dashboard(self._store, self._tokens, rules=self._rules).add_routes(app)
         return app
 

@@ -18,10 +18,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from spanscore.collector.ingest import Ingest
-from spanscore.config import ServiceConfig
+from spanscore.config import ServiceConfig, load_config
+from spanscore.errors import ConfigError
 from spanscore.export.forward import ScoreExporter, SpanPassThrough
 from spanscore.metric_keys import metric_key
 from spanscore.records import LogRecord, SpanRecord
+from spanscore.sampling.rule_sets import RuleSet, canonical_rules, diff_rules
+from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
 from spanscore.scoring.backfill import BackfillProgress, backfill, find_rule, parse_since, preview
 from spanscore.scoring.live import LiveScoring
@@ -69,6 +72,10 @@ class Service:
         self.span_writer: BatchWriter[SpanRecord] = write_paths.span_writer(self.store, config.storage)
         self.log_writer: BatchWriter[LogRecord] = write_paths.log_writer(self.store, config.storage)
         self.live = self._live_scoring(config)
+        self.rule_set = RuleSet.of(config.rules, source="config")
+        self.rule_reloads_failed = 0
+        self._rules_lock = asyncio.Lock()
+        self._started = False
         self.backfill_progress: BackfillProgress | None = None
         self.passthrough = (
             SpanPassThrough(config.forward) if config.forward is not None and config.forward.spans else None
@@ -80,7 +87,14 @@ class Service:
         self.dead_letters = DeadLetterOps(self.writers)
         self.api = (
             ApiServer(
-                config.api, self.store, self.metrics, self, dead_letters=self.dead_letters, rules=self.rules_summary
+                config.api,
+                self.store,
+                self.metrics,
+                self,
+                dead_letters=self.dead_letters,
+                rules=self.rules_summary,
+                rule_holder=self,
+                judge=config.judge,
             )
             if config.api.enabled
             else None
@@ -119,6 +133,58 @@ class Service:
         self.span_writer.on_stored = live.on_spans_stored
         self.log_writer.on_stored = live.on_logs_stored
         return live
+
+    async def apply_rules(self, rules: Sequence[RuleConfig], *, source: str) -> RuleSet:
+        """Score with ``rules`` from now on, or raise ``ConfigError`` listing every problem and change nothing.
+
+        The new set is checked as at start-up (unknown scorers, LLM scorers without a usable judge) and every
+        scorer is built before anything is swapped. A service started without rules starts live scoring here
+        (recovering recent traces from storage, as at start).
+        """
+        async with self._rules_lock:
+            rules = list(rules)
+            check_scorers(rule_scorer_uses(rules), self.config.judge, os.environ, source=source)
+            old = canonical_rules(self.rule_set.rules)
+            if self.live is not None:
+                self.live.replace_rules(rules)
+            elif rules:
+                live = self._live_scoring(self.config.model_copy(update={"rules": rules}))
+                if self._started and live is not None:
+                    await live.start()
+                self.live = live
+            self.config.rules = rules
+            self.rule_set = RuleSet.of(rules, generation=self.rule_set.generation + 1, source=source)
+            change = diff_rules(old, canonical_rules(rules))
+            log.info(
+                "rules applied version=%s generation=%d source=%s change=%s",
+                self.rule_set.version,
+                self.rule_set.generation,
+                source,
+                "; ".join(change.lines()) or "none",
+            )
+            return self.rule_set
+
+    async def reload_rules_from(self, path: str) -> RuleSet | None:
+        """SIGHUP: re-read the config file and apply its rules; on any problem keep the running rules and log why.
+
+        Only the rules change while running; other sections that differ from the running config are named in
+        a warning (they need a restart).
+        """
+        from spanscore.server.default_rules import apply_default_rules
+
+        try:
+            config = await asyncio.to_thread(load_config, path)
+            apply_default_rules(config)
+            applied = await self.apply_rules(config.rules, source=f"{path} (SIGHUP)")
+        except ConfigError as exc:
+            self.rule_reloads_failed += 1
+            problems = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+            log.error("rules not reloaded, the running rules (version %s) stay: %s", self.rule_set.version, problems)
+            return None
+        ignored = _changed_sections(self.config, config)
+        if ignored:
+            log.warning("config sections changed on disk need a restart to take effect: %s", ", ".join(ignored))
+        return applied
 
     async def preview(self, rule_name: str, since: str) -> dict[str, Any]:
         rule = find_rule(self.config.rules, rule_name)
@@ -177,6 +243,9 @@ class Service:
                 "requests_refused_too_many_log_records": self.ingest.limit_counters.refused_log_requests,
                 **self._write_path_metrics(),
                 "rules_loaded": len(self.config.rules),
+                "rules_generation": self.rule_set.generation,
+                "rules_reloads_failed": self.rule_reloads_failed,
+                metric_key("rules_version", version=self.rule_set.version): 1,
             }
             | {metric_key("rule_scorers", rule=rule.name): len(rule.scorers) for rule in self.config.rules}
         )
@@ -209,6 +278,7 @@ class Service:
             await self.passthrough.start()
         for component in self._listeners():
             await component.start()
+        self._started = True
 
     def _listeners(self) -> Sequence[ApiServer | HttpReceiver | GrpcReceiver]:
         return [c for c in (self.api, self.http, self.grpc) if c is not None]
@@ -263,13 +333,24 @@ def freeze_startup_objects() -> None:
     gc.freeze()
 
 
-async def run_until_signal(config: ServiceConfig, *, default_rule: bool = False) -> int:
-    """Serve until SIGTERM or SIGINT, then drain and return the exit code."""
+async def run_until_signal(config: ServiceConfig, *, default_rule: bool = False, config_path: str | None = None) -> int:
+    """Serve until SIGTERM or SIGINT, then drain and return the exit code; SIGHUP re-reads the rules."""
     service = Service(config)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    reloads: set[asyncio.Task[Any]] = set()
+
+    def reload() -> None:
+        if config_path is None:
+            log.warning("SIGHUP ignored: the service was started without a config file (-c) to re-read")
+            return
+        task = loop.create_task(service.reload_rules_from(config_path))
+        reloads.add(task)
+        task.add_done_callback(reloads.discard)
+
+    loop.add_signal_handler(signal.SIGHUP, reload)
     try:
         await service.start()
     except Exception:
@@ -289,3 +370,14 @@ async def run_until_signal(config: ServiceConfig, *, default_rule: bool = False)
         return 1
     log.info("stopped cleanly spans_stored=%d", service.span_writer.stats.stored)
     return 0
+
+
+def _changed_sections(running: ServiceConfig, on_disk: ServiceConfig) -> list[str]:
+    """Top-level sections other than ``rules`` that differ between the running config and the file."""
+    changed = []
+    for name in type(running).model_fields:
+        if name == "rules":
+            continue
+        if getattr(running, name) != getattr(on_disk, name):
+            changed.append(name)
+    return changed

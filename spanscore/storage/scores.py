@@ -18,12 +18,12 @@ SCORE_COLUMNS = (
     "ScoreId", "Timestamp", "RunTimestamp", "TraceId", "SpanId", "RunId", "ServiceName", "AgentName", "Model",
     "SessionId", "UserId", "Rule", "Scorer", "ScorerVersion", "Score", "Label", "Reason", "Status", "Error",
     "SampleRate", "HigherIsBetter", "JudgeModel", "InputTokens", "OutputTokens", "CostUsd", "DurationMs",
-    "ReadyReason", "RunDurationMs", "RunError", "Attributes", "Version",
+    "ReadyReason", "RunDurationMs", "RunError", "Attributes", "Version", "RuleVersion",
 )  # fmt: skip
 
 DECISION_COLUMNS = (
     "Timestamp", "RunTimestamp", "TraceId", "SpanId", "RunId", "ServiceName", "AgentName", "Rule", "Decision",
-    "Probability", "Reason", "ReadyReason", "Version",
+    "Probability", "Reason", "ReadyReason", "Version", "RuleVersion",
 )  # fmt: skip
 
 
@@ -65,6 +65,8 @@ class ScoreRow:
     run_error: str
     attributes: dict[str, str] = field(default_factory=dict)
     timestamp_ns: int = field(default_factory=time.time_ns)
+    rule_version: str = ""
+    """Content hash of the rule set the run was dispatched under (spanscore.sampling.rule_sets)."""
 
     def columns(self) -> tuple[Any, ...]:
         return (
@@ -73,7 +75,7 @@ class ScoreRow:
             self.scorer_version, self.score, self.label, self.reason, self.status, self.error, self.sample_rate,
             self.higher_is_better, self.judge_model, self.input_tokens, self.output_tokens, self.cost_usd,
             self.duration_ms, self.ready_reason, self.run_duration_ms, self.run_error, self.attributes,
-            self.timestamp_ns,
+            self.timestamp_ns, self.rule_version,
         )  # fmt: skip
 
 
@@ -91,12 +93,13 @@ class DecisionRow:
     reason: str
     ready_reason: str
     timestamp_ns: int = field(default_factory=time.time_ns)
+    rule_version: str = ""
 
     def columns(self) -> tuple[Any, ...]:
         return (
             self.timestamp_ns, self.run_timestamp_ns, self.trace_id, self.span_id, self.run_id, self.service_name,
             self.agent_name, self.rule, self.decision, self.probability, self.reason, self.ready_reason,
-            self.timestamp_ns,
+            self.timestamp_ns, self.rule_version,
         )  # fmt: skip
 
 

@@ -1,0 +1,89 @@
+"""``spanscore rules apply FILE`` and ``spanscore rules diff FILE``: live rule changes through the API.
+
+FILE is either a whole config file (its ``rules:`` are used, the rest is ignored) or a file holding only
+``rules:``. Both commands validate FILE locally first, so a typo is reported before anything is sent.
+
+Exit codes: ``apply`` 0 when the service runs the file's rules (changed or already identical), 1 when the
+service refused them or cannot be reached, 2 when FILE itself is invalid. ``diff`` 0 when the rules are the
+same, 1 when they differ (the differences are printed), 2 when FILE is invalid or the service cannot be reached.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from spanscore.errors import ConfigError, SpanscoreError
+from spanscore.sampling.rule_sets import canonical_rules, diff_rules, parse_rules_document, rule_set_version
+
+CallApi = Callable[..., bytes | None]
+"""``_call_api(path, payload, timeout, method=...)`` of the command line, bound to its config."""
+
+
+def run(command: str, file: str, call_api: CallApi) -> int:
+    try:
+        rules = _read_rules(file)
+    except ConfigError as exc:
+        print(f"spanscore: {exc}", file=sys.stderr)
+        return 2
+    if command == "apply":
+        return _apply(rules, call_api)
+    return _diff(rules, call_api)
+
+
+def _read_rules(file: str) -> list[dict[str, Any]]:
+    """The file's rules in canonical form, validated; only ``rules:`` is read from a whole config file."""
+    path = Path(file)
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{file}: not valid YAML: {exc}") from None
+    if not isinstance(document, dict) or "rules" not in document:
+        raise ConfigError(f"{file}: no rules: list found (a config file or a file with only rules:)")
+    return canonical_rules(parse_rules_document({"rules": document["rules"]}, source=file))
+
+
+def _apply(rules: list[dict[str, Any]], call_api: CallApi) -> int:
+    try:
+        body = call_api("rules", {"rules": rules}, 60, method="PUT")
+    except SpanscoreError as exc:
+        print(f"spanscore: the service refused the rules, nothing changed:\n  {exc}", file=sys.stderr)
+        return 1
+    if body is None:
+        print("spanscore: no service answers on the API listener; nothing was applied", file=sys.stderr)
+        return 1
+    answer = json.loads(body)
+    state = "applied" if answer.get("changed") else "already running these rules"
+    print(f"{state}: version {answer['version']} (generation {answer['generation']}, {len(answer['rules'])} rules)")
+    return 0
+
+
+def _diff(rules: list[dict[str, Any]], call_api: CallApi) -> int:
+    try:
+        body = call_api("rules", None, 30)
+    except SpanscoreError as exc:
+        print(f"spanscore: cannot read the service's rules: {exc}", file=sys.stderr)
+        return 2
+    if body is None:
+        print("spanscore: no service answers on the API listener; nothing to compare with", file=sys.stderr)
+        return 2
+    running = json.loads(body)
+    change = diff_rules(running["rules"], rules)
+    if change.empty:
+        print(f"same rules as the service (version {running['version']})")
+        return 0
+    print(f"service version {running['version']} -> file version {_version_of(rules)}")
+    for line in change.lines():
+        print(line)
+    return 1
+
+
+def _version_of(rules: list[dict[str, Any]]) -> str:
+    return rule_set_version(parse_rules_document({"rules": rules}, source="file"))

@@ -1,0 +1,144 @@
+"""``GET /api/v1/rules`` (the active set and its version) and ``PUT /api/v1/rules`` (replace it).
+
+A PUT carries ``{"rules": [...]}`` as JSON (``application/json``) or YAML (``application/yaml``); both are types a
+web page cannot send cross-site without a CORS preflight, which the browser guard refuses. The whole set is
+validated before anything changes (pydantic, then the same scorer and judge checks as at start-up); a refused
+set answers 400 with every problem, one per line in ``problems``. Changing rules needs the API token; on an API
+without tokens it is allowed only when the API is bound to loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import yaml
+from aiohttp import web
+
+from spanscore.errors import ConfigError, PermanentError
+from spanscore.sampling.rule_sets import RuleSet, parse_rules_document
+from spanscore.sampling.rules import RuleConfig
+from spanscore.scorers.preflight import ScorerUse, check_scorers
+from spanscore.server.auth import TokenCheck
+from spanscore.server.origin import is_loopback
+from spanscore.server.wire import classify
+
+JSON_TYPES = frozenset({"application/json"})
+YAML_TYPES = frozenset({"application/yaml", "application/x-yaml", "text/yaml"})
+MAX_RULES_BYTES = 1 << 20
+
+
+class RuleHolder(Protocol):
+    """What the service offers this endpoint: the active set, and a validated swap."""
+
+    rule_set: RuleSet
+
+    async def apply_rules(self, rules: list[RuleConfig], *, source: str) -> RuleSet: ...
+
+
+class RulesApi:
+    def __init__(
+        self, holder: RuleHolder, tokens: TokenCheck, bind_host: str, judge: Mapping[str, Any] | None = None
+    ) -> None:
+        self._judge = judge or {}
+        self._holder = holder
+        self._tokens = tokens
+        self._bind_host = bind_host
+
+    def add_routes(self, app: web.Application) -> None:
+        app.router.add_get("/api/v1/rules", self._get)
+        app.router.add_put("/api/v1/rules", self._put)
+
+    async def _get(self, request: web.Request) -> web.Response:
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+        except Exception as exc:
+            return _error(exc)
+        return web.json_response(self._holder.rule_set.describe())
+
+    async def _put(self, request: web.Request) -> web.Response:
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+            if not self._tokens.enabled and not is_loopback(self._bind_host):
+                return web.json_response(
+                    {"error": "changing rules needs api.auth_tokens when the API listens beyond loopback"}, status=403
+                )
+            document = await _read_document(request)
+            rules = _parse_with_every_problem(document, self._judge)
+            before = self._holder.rule_set.version
+            applied = await self._holder.apply_rules(rules, source="PUT /api/v1/rules")
+        except ConfigError as exc:
+            problems = [line for line in str(exc).splitlines() if line.strip()]
+            return web.json_response({"error": "rules refused; nothing changed", "problems": problems}, status=400)
+        except _ShapeError as exc:
+            return web.json_response({"error": str(exc)}, status=exc.status)
+        except Exception as exc:
+            return _error(exc)
+        return web.json_response({**applied.describe(), "changed": applied.version != before})
+
+
+def _parse_with_every_problem(document: Any, judge: Mapping[str, Any]) -> list[RuleConfig]:
+    """Parse the set; when it is refused, add the scorer problems of the rules that did parse far enough.
+
+    Pydantic stops at the shape of a rule; the scorer check (unknown names, judges) needs the names only, so
+    both kinds are reported together and one PUT shows everything to fix.
+    """
+    source = "PUT /api/v1/rules"
+    try:
+        return parse_rules_document(document, source=source)
+    except ConfigError as shape:
+        uses = [
+            ScorerUse(f"rules[{i}].scorers[{j}]", name, {})
+            for i, rule in enumerate(_list(document, "rules"))
+            for j, name in enumerate(_scorer_names(rule))
+        ]
+        try:
+            check_scorers(uses, judge, os.environ, source=source)
+        except ConfigError as scorers:
+            raise ConfigError(f"{shape}\n{scorers}") from None
+        raise
+
+
+def _list(document: Any, key: str) -> list[Any]:
+    value = document.get(key) if isinstance(document, Mapping) else None
+    return value if isinstance(value, list) else []
+
+
+def _scorer_names(rule: Any) -> list[str]:
+    names = []
+    for spec in _list(rule, "scorers"):
+        name = spec.get("name") if isinstance(spec, Mapping) else spec
+        names.append(name if isinstance(name, str) else "")
+    return [name for name in names if name]
+
+
+class _ShapeError(PermanentError):
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+async def _read_document(request: web.Request) -> Any:
+    kind = request.content_type
+    if kind not in JSON_TYPES | YAML_TYPES:
+        raise _ShapeError(
+            f"Content-Type {kind!r} is not accepted: send the rules as application/json or application/yaml", 415
+        )
+    body = await request.content.read(MAX_RULES_BYTES + 1)
+    if len(body) > MAX_RULES_BYTES:
+        raise _ShapeError(f"rule set is larger than {MAX_RULES_BYTES} bytes", 413)
+    form = "JSON" if kind in JSON_TYPES else "YAML"
+    try:
+        text = body.decode("utf-8")
+        return json.loads(text or "null") if kind in JSON_TYPES else yaml.safe_load(text)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"PUT /api/v1/rules: the body is not UTF-8: {exc}") from None
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"PUT /api/v1/rules: the body is not valid {form}: {exc}") from None
+
+
+def _error(exc: BaseException) -> web.Response:
+    error = classify(exc)
+    return web.json_response({"error": error.message}, status=error.http_status)
