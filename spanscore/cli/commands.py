@@ -69,6 +69,13 @@ def _parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="named reports over the roll-ups")
     report_commands = report.add_subparsers(dest="report_command", required=True)
+    agree = report_commands.add_parser("agreement", help="how far a scorer agrees with human (or other) labels")
+    agree.add_argument("--scorer", required=True, help="spanscore's scorer id (the judge being checked)")
+    agree.add_argument("--source", default="human", help="whose labels: the source given to POST /api/v1/scores")
+    agree.add_argument("--name", help="the outside scores' name, if not the scorer id")
+    agree.add_argument("--since", default="30d", help="look-back window: 24h, 7d, 30d")
+    agree.add_argument("--format", choices=["table", "json"], default="table")
+    agree.add_argument("-c", "--config", help="YAML configuration file")
     trend = report_commands.add_parser("trend", help="one scorer's score series with a sparkline")
     trend.add_argument("--scorer", required=True)
     trend.add_argument("--rule", help="only this rule's scores")
@@ -227,12 +234,16 @@ def _require_existing_store(config: ServiceConfig) -> None:
 
 
 def _report(config: ServiceConfig, args: argparse.Namespace) -> int:
-    from spanscore.cli.report import trend
+    from spanscore.cli.report import agreement_report, trend
 
     def run_query(sql: str, fmt: str) -> bytes:
         body = _query_service(config, sql, fmt)
         return body if body is not None else _query_store(config, sql, fmt)
 
+    if args.report_command == "agreement":
+        code, text = agreement_report(run_query, args.scorer, args.name, args.source, args.since, args.format)
+        (sys.stdout if code == 0 else sys.stderr).write(text)
+        return code
     sys.stdout.write(trend(run_query, args.scorer, args.since, args.by, args.format, args.rule))
     return 0
 

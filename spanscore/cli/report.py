@@ -77,3 +77,70 @@ def trend(run_query: Callable[[str, str], bytes], scorer: str, since: str, by: s
     means = [None if row["mean"] is None else float(row["mean"]) for row in rows]
     header = f"{scorer} over {since} by {by}: {len(rows)} bucket(s)  {sparkline(means)}\n"
     return header + format_table(result)
+
+
+_SOURCE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+
+
+def agreement_sql(scorer: str, name: str, source: str, since: str) -> str:
+    """Each outside judgement ``name`` from ``source`` beside spanscore's latest ``scorer`` score of its trace."""
+    for flag, value, pattern in (
+        ("--scorer", scorer, _SCORER),
+        ("--name", name, _SCORER),
+        ("--source", source, _SOURCE),
+    ):
+        if not pattern.match(value):
+            raise ConfigError(f"{flag} has characters a name cannot have: {value!r}")
+    seconds = int(parse_since(since))
+    return (
+        "SELECT j.TraceId AS trace_id, j.Label AS judge_label, j.Score AS judge_score,"
+        " h.Label AS human_label, h.Score AS human_score FROM"
+        " (SELECT TraceId, argMax(Label, Timestamp) AS Label, argMax(Score, Timestamp) AS Score FROM scores FINAL"
+        f" WHERE Scorer = '{scorer}' AND Source = 'spanscore' AND Status = 'ok'"
+        f" AND RunTimestamp >= now() - INTERVAL {seconds} SECOND GROUP BY TraceId) AS j"
+        " INNER JOIN (SELECT TraceId, Label, Score FROM scores FINAL"
+        f" WHERE Scorer = '{name}' AND Source = '{source}'"
+        f" AND RunTimestamp >= now() - INTERVAL {seconds} SECOND) AS h ON h.TraceId = j.TraceId"
+        " ORDER BY trace_id"
+    )
+
+
+def agreement_report(
+    run_query: Callable[[str, str], bytes], scorer: str, name: str | None, source: str, since: str, output: str
+) -> tuple[int, str]:
+    """(exit code, text): 0 with the figures, 1 with where it looked when no run has both judgements."""
+    from spanscore.scoring.agreement import Pair, agreement
+
+    name = name or scorer
+    rows = json.loads(run_query(agreement_sql(scorer, name, source, since), "json")).get("data", [])
+    if not rows:
+        return 1, (
+            f"no pairs: no trace in the last {since} has both a spanscore score from scorer {scorer!r} and a "
+            f"{source!r} score named {name!r} (looked in table scores; POST /api/v1/scores with "
+            f'"name": "{name}", "source": "{source}", or pick --name/--source/--since)\n'
+        )
+    pairs = [
+        Pair(str(r["judge_label"]), str(r["human_label"]), _number(r["judge_score"]), _number(r["human_score"]))
+        for r in rows
+    ]
+    figures = agreement(pairs)
+    if output == "json":
+        return 0, json.dumps({"scorer": scorer, "name": name, "source": source, **figures.as_dict()}, indent=2) + "\n"
+    lines = [
+        f"judge {scorer!r} vs {source} {name!r}, last {since}",
+        f"pairs: {figures.pairs} ({figures.labelled_pairs} with pass/fail on both sides)",
+        f"agreement: {_shown(figures.agreement, percent=True)}",
+        f"Cohen's kappa: {_shown(figures.kappa)}",
+        f"mean absolute score difference: {_shown(figures.mean_absolute_difference)} ({figures.scored_pairs} pairs)",
+    ]
+    return 0, "\n".join(lines) + "\n"
+
+
+def _number(value: object) -> float | None:
+    return None if value is None else float(value)  # type: ignore[arg-type]
+
+
+def _shown(value: float | None, *, percent: bool = False) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.1%}" if percent else f"{value:.3f}"

@@ -25,6 +25,7 @@ from spanscore.server.origin import BrowserGuard, is_loopback
 from spanscore.server.otlp_http import serve_app
 from spanscore.server.prometheus import exposition
 from spanscore.server.rules_api import RuleHolder, RulesApi
+from spanscore.server.scores_api import ScoresApi, ScoreTaker
 from spanscore.server.wire import classify
 from spanscore.storage.clickhouse import QUERY_FORMATS, ClickHouseStore
 from spanscore.storage.deadletter_ops import DeadLetterOps
@@ -71,7 +72,9 @@ class ApiServer:
         rules: RulesFn | None = None,
         rule_holder: RuleHolder | None = None,
         judge: Mapping[str, Any] | None = None,
+        score_taker: ScoreTaker | None = None,
     ) -> None:
+        self._score_taker = score_taker
         self._judge = judge
         self._rules = rules
         self._rule_holder = rule_holder
@@ -95,6 +98,8 @@ class ApiServer:
         app.router.add_route("*", "/api/v1/query", self._query)  # POST only: _query_arguments says why
         app.router.add_post("/api/v1/rules/preview", self._preview)
         app.router.add_post("/api/v1/backfill", self._backfill)
+        if self._score_taker is not None:
+            ScoresApi(self._score_taker, self._tokens, self._config.host).add_routes(app)
         if self._rule_holder is not None:
             RulesApi(self._rule_holder, self._tokens, self._config.host, self._judge).add_routes(app)
         Dashboard(self._store, self._tokens, rules=self._rules).add_routes(app)

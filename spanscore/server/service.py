@@ -17,6 +17,7 @@ import signal
 from collections.abc import Sequence
 from typing import Any
 
+from spanscore.collector.evaluation_events import evaluations_in_logs, evaluations_in_spans
 from spanscore.collector.ingest import Ingest
 from spanscore.config import ServiceConfig, load_config
 from spanscore.errors import ConfigError
@@ -27,6 +28,7 @@ from spanscore.sampling.rule_sets import RuleSet, canonical_rules, diff_rules
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
 from spanscore.scoring.backfill import BackfillProgress, backfill, find_rule, parse_since, preview
+from spanscore.scoring.feedback import EvaluationTap, InvalidScoresError, ScoredSpan, parse_scores, row_for_posted
 from spanscore.scoring.live import LiveScoring
 from spanscore.server.api import ApiServer
 from spanscore.server.auth import TokenCheck
@@ -37,6 +39,8 @@ from spanscore.storage import write_paths
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.deadletter_ops import DeadLetterOps
 from spanscore.storage.guard import QueryLimits
+from spanscore.storage.outside_scores import scored_spans
+from spanscore.storage.scores import ScoreRow
 from spanscore.storage.writer import BatchWriter
 
 log = logging.getLogger(__name__)
@@ -80,7 +84,11 @@ class Service:
         self.passthrough = (
             SpanPassThrough(config.forward) if config.forward is not None and config.forward.spans else None
         )
-        self.ingest = Ingest(self.span_writer, self.log_writer, self.passthrough, config.collector.limits)
+        # Outside evaluation results ride in with the spans and logs: stored before the export is acknowledged.
+        self.feedback_writer: BatchWriter[ScoreRow] = write_paths.feedback_writer(self.store, config.storage)
+        self.span_tap = EvaluationTap(self.span_writer, evaluations_in_spans, self.feedback_writer.consume)
+        self.log_tap = EvaluationTap(self.log_writer, evaluations_in_logs, self.feedback_writer.consume)
+        self.ingest = Ingest(self.span_tap, self.log_tap, self.passthrough, config.collector.limits)
         tokens = TokenCheck(config.collector.auth_tokens)
         self.grpc = GrpcReceiver(config.collector.grpc, self.ingest, tokens) if config.collector.grpc.enabled else None
         self.http = HttpReceiver(config.collector.http, self.ingest, tokens) if config.collector.http.enabled else None
@@ -95,6 +103,7 @@ class Service:
                 rules=self.rules_summary,
                 rule_holder=self,
                 judge=config.judge,
+                score_taker=self,
             )
             if config.api.enabled
             else None
@@ -186,6 +195,22 @@ class Service:
             log.warning("config sections changed on disk need a restart to take effect: %s", ", ".join(ignored))
         return applied
 
+    async def add_scores(self, document: Any) -> dict[str, Any]:
+        """POST /api/v1/scores: validate every item, find the spans they score, store them all or none."""
+        scores = parse_scores(document)
+        wanted = [(score.trace_id, score.span_id) for score in scores]
+        facts = await asyncio.to_thread(scored_spans, self.store, wanted)
+        missing = [
+            f"[{index}].trace_id: no stored span {score.span_id or '(root)'} in trace {score.trace_id}"
+            for index, score in enumerate(scores)
+            if (score.trace_id, score.span_id) not in facts
+        ]
+        if missing:
+            raise InvalidScoresError(missing)
+        rows = [row_for_posted(score, ScoredSpan(*facts[score.trace_id, score.span_id])) for score in scores]
+        await self.feedback_writer.consume(rows)
+        return {"stored": len(rows), "score_ids": [row.score_id for row in rows]}
+
     async def preview(self, rule_name: str, since: str) -> dict[str, Any]:
         rule = find_rule(self.config.rules, rule_name)
         result = await asyncio.to_thread(preview, self.store, rule, parse_since(since), self.config.collector.runs)
@@ -237,6 +262,8 @@ class Service:
                 "storage_inserts": spans.inserts,
                 "storage_insert_failures": spans.failed_inserts,
                 "logs_stored": self.log_writer.stats.stored,
+                "outside_scores_stored": self.feedback_writer.stats.stored,
+                "otlp_evaluations_received": self.span_tap.stored + self.log_tap.stored,
                 "attribute_values_truncated": self.ingest.limit_counters.truncated_values,
                 "attributes_dropped": self.ingest.limit_counters.dropped_attributes,
                 "requests_refused_too_many_spans": self.ingest.limit_counters.refused_requests,
@@ -252,7 +279,7 @@ class Service:
 
     def writers(self) -> list[BatchWriter[Any]]:
         """Every durable write path: spans, logs, and (with rules) scores, decisions and scored runs."""
-        found: list[BatchWriter[Any]] = [self.span_writer, self.log_writer]
+        found: list[BatchWriter[Any]] = [self.span_writer, self.log_writer, self.feedback_writer]
         if self.live is not None:
             found += [self.live.score_writer, self.live.decision_writer, self.live.run_writer]
         return found
@@ -272,6 +299,7 @@ class Service:
         await asyncio.get_running_loop().run_in_executor(None, self.store.open)
         if self.live is not None:
             await self.live.start()
+        await self.feedback_writer.start()
         await self.span_writer.start()
         await self.log_writer.start()
         if self.passthrough is not None:
@@ -292,6 +320,7 @@ class Service:
                 log.exception("listener shutdown failed")
         await self.span_writer.shutdown()
         await self.log_writer.shutdown()
+        await self.feedback_writer.shutdown()
         if self.passthrough is not None:
             await self.passthrough.shutdown()
         if self.live is not None:

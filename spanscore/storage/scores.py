@@ -18,13 +18,18 @@ SCORE_COLUMNS = (
     "ScoreId", "Timestamp", "RunTimestamp", "TraceId", "SpanId", "RunId", "ServiceName", "AgentName", "Model",
     "SessionId", "UserId", "Rule", "Scorer", "ScorerVersion", "Score", "Label", "Reason", "Status", "Error",
     "SampleRate", "HigherIsBetter", "JudgeModel", "InputTokens", "OutputTokens", "CostUsd", "DurationMs",
-    "ReadyReason", "RunDurationMs", "RunError", "Attributes", "Version", "RuleVersion",
+    "ReadyReason", "RunDurationMs", "RunError", "Attributes", "Version", "RuleVersion", "Source", "Author",
 )  # fmt: skip
 
 DECISION_COLUMNS = (
     "Timestamp", "RunTimestamp", "TraceId", "SpanId", "RunId", "ServiceName", "AgentName", "Rule", "Decision",
     "Probability", "Reason", "ReadyReason", "Version", "RuleVersion",
 )  # fmt: skip
+
+
+def external_score_id(source: str, author: str, name: str, trace_id: str, span_id: str) -> str:
+    """Deterministic id of an outside score: a resent one replaces itself, two authors' labels stay apart."""
+    return score_id(f"source:{source}", name, f"author:{author}", trace_id, span_id)
 
 
 def score_id(rule: str, scorer: str, scorer_version: str, trace_id: str, span_id: str) -> str:
@@ -67,6 +72,10 @@ class ScoreRow:
     timestamp_ns: int = field(default_factory=time.time_ns)
     rule_version: str = ""
     """Content hash of the rule set the run was dispatched under (spanscore.sampling.rule_sets)."""
+    source: str = "spanscore"
+    """Who scored: ``spanscore`` for its own scorers, else the sender's source (``human``, ``app``, ``otlp``)."""
+    author: str = ""
+    """Who gave an outside score (a person's name or an evaluator's), when the sender said."""
 
     def columns(self) -> tuple[Any, ...]:
         return (
@@ -75,7 +84,7 @@ class ScoreRow:
             self.scorer_version, self.score, self.label, self.reason, self.status, self.error, self.sample_rate,
             self.higher_is_better, self.judge_model, self.input_tokens, self.output_tokens, self.cost_usd,
             self.duration_ms, self.ready_reason, self.run_duration_ms, self.run_error, self.attributes,
-            self.timestamp_ns, self.rule_version,
+            self.timestamp_ns, self.rule_version, self.source, self.author,
         )  # fmt: skip
 
 

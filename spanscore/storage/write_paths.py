@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-WRITERS = ("spans", "logs", "scores", "decisions", "scored_runs")
+WRITERS = ("spans", "logs", "scores", "decisions", "scored_runs", "feedback")
 SCORE_ROWS_PENDING = 100_000
 """Score or decision rows waiting for a flush beyond which scoring is told to wait."""
 
@@ -79,6 +79,7 @@ def open_dead_letters(spool_dir: str | Path) -> dict[str, DeadLetters[object]]:
         "scores": SCORE_SPOOL_CODEC,  # type: ignore[dict-item]
         "decisions": DECISION_SPOOL_CODEC,  # type: ignore[dict-item]
         "scored_runs": SCORED_RUN_SPOOL_CODEC,  # type: ignore[dict-item]
+        "feedback": SCORE_SPOOL_CODEC,  # type: ignore[dict-item]
     }
     return {name: DeadLetters(dead_letter_dir(spool_dir, name), name, codecs[name]) for name in WRITERS}
 
@@ -139,6 +140,13 @@ def log_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[Lo
 def score_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[ScoreRow]:
     """Scores are acknowledged once stored or spooled: a worker's result is never held for an outage."""
     return _writer("scores", store.insert_scores, storage, SCORE_SPOOL_CODEC, _run_day, max_pending=SCORE_ROWS_PENDING)
+
+
+def feedback_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[ScoreRow]:
+    """Outside scores (POST /api/v1/scores, OTLP evaluation results) into ``scores``, with their own spool."""
+    return _writer(
+        "feedback", store.insert_scores, storage, SCORE_SPOOL_CODEC, _run_day, max_pending=SCORE_ROWS_PENDING
+    )
 
 
 def decision_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[DecisionRow]:

@@ -74,5 +74,8 @@ async def test_scores_and_spans_are_forwarded(service_config: ServiceConfig, pro
             assert list(rows[0][1]) == ["gen_ai.evaluation.result"]
             assert rows[0][2][0]["gen_ai.evaluation.name"] == "completeness"
             assert rows[0][2][0]["spanscore.internal"] == "true"
+        # spanscore's own results arriving at another spanscore are not stored there as outside scores
+        outside = "SELECT count() FROM scores WHERE Source = 'otlp'"
+        assert (await asyncio.to_thread(backend.store.internal_query, outside))[0][0] == 0
     finally:
         await backend.shutdown()

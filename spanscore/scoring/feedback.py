@@ -1,0 +1,261 @@
+"""Scores from outside spanscore, stored beside its own: people's labels, applications' evaluations, OTLP results.
+
+``POST /api/v1/scores`` takes ``OutsideScore`` objects (one or a list); ``gen_ai.evaluation.result`` span events
+and log records arrive with the spans (``collector.evaluation_events``). Both become ``ScoreRow``s with a
+``Source`` (the sender's, or ``otlp``) and ``Rule = 'source:<source>'``, so roll-ups, reports and dashboards
+show them next to the rules without a change to their views. Their id is deterministic in (source, author,
+name, trace, span): a retried POST or a re-sent export replaces the row instead of counting twice, while
+two people's labels on one run stay two rows.
+
+An outside score is not a sampled one: its ``SampleRate`` is 1, so weighted means count it once.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from spanscore.collector.evaluation_events import OutsideEvaluation
+from spanscore.errors import PermanentError
+from spanscore.pipeline import Consumer
+from spanscore.storage.scores import ScoreRow, external_score_id
+
+RESERVED_SOURCES = frozenset({"spanscore", "otlp"})
+"""``spanscore`` marks its own scorers' rows and ``otlp`` the results read from telemetry; a POST may use neither."""
+MAX_SCORES_PER_REQUEST = 1000
+_HEX32 = re.compile(r"^[0-9a-f]{32}$")
+_HEX16 = re.compile(r"^[0-9a-f]{16}$")
+_SOURCE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+PASS_LABELS = frozenset({"pass", "up", "thumbs_up", "good", "yes", "correct", "true"})
+FAIL_LABELS = frozenset({"fail", "down", "thumbs_down", "bad", "no", "incorrect", "false"})
+
+
+class InvalidScoresError(PermanentError):
+    """A POSTed body that cannot be stored; ``problems`` names each field (``[2].trace_id: ...``)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("scores refused, nothing stored: " + "; ".join(problems))
+        self.problems = problems
+
+
+class OutsideScore(BaseModel):
+    """One score given from outside: a person's label or an application's evaluation of a run or span."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    trace_id: str
+    """The scored trace, 32 lower-case hex characters as OTLP carries it."""
+    span_id: str | None = None
+    """The scored span (16 hex); absent: the trace's root span."""
+    name: str = Field(min_length=1, max_length=200)
+    """What was judged, e.g. ``helpfulness``; pair it with a scorer's id to compare with that scorer."""
+    value: float | None = None
+    label: str | None = Field(None, max_length=200)
+    comment: str = Field("", max_length=10_000)
+    source: str = "human"
+    author: str = Field("", max_length=200)
+    higher_is_better: bool = True
+
+    @field_validator("trace_id")
+    @classmethod
+    def _trace_hex(cls, value: str) -> str:
+        value = value.lower()
+        if not _HEX32.match(value):
+            raise ValueError("must be 32 hexadecimal characters")
+        return value
+
+    @field_validator("span_id")
+    @classmethod
+    def _span_hex(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.lower()
+        if not _HEX16.match(value):
+            raise ValueError("must be 16 hexadecimal characters")
+        return value
+
+    @field_validator("value")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        return value
+
+    @field_validator("source")
+    @classmethod
+    def _source_name(cls, value: str) -> str:
+        if not _SOURCE.match(value):
+            raise ValueError("must be 1-64 lower-case letters, digits, '_', '.' or '-' (e.g. human, app)")
+        if value in RESERVED_SOURCES:
+            raise ValueError(f"{value!r} is reserved for spanscore's own scores; name your source (e.g. human, app)")
+        return value
+
+    @model_validator(mode="after")
+    def _value_or_label(self) -> OutsideScore:
+        if self.value is None and not self.label:
+            raise ValueError("give a value, a label or both")
+        return self
+
+
+def parse_scores(document: Any) -> list[OutsideScore]:
+    """Validate a POST body (an object or a list of them) whole; ``InvalidScoresError`` names every bad field."""
+    items = document if isinstance(document, list) else [document]
+    if not items:
+        raise InvalidScoresError(["the list is empty: send at least one score"])
+    if len(items) > MAX_SCORES_PER_REQUEST:
+        raise InvalidScoresError([f"{len(items)} scores in one request; send at most {MAX_SCORES_PER_REQUEST}"])
+    parsed: list[OutsideScore] = []
+    problems: list[str] = []
+    for index, item in enumerate(items):
+        where = f"[{index}]" if isinstance(document, list) else ""
+        if not isinstance(item, dict):
+            problems.append(f"{where or 'body'}: expected an object, got {type(item).__name__}")
+            continue
+        try:
+            parsed.append(OutsideScore.model_validate(item))
+        except ValidationError as error:
+            for detail in error.errors():
+                field = ".".join(str(part) for part in detail["loc"])
+                path = f"{where}.{field}" if where and field else (where or field or "body")
+                problems.append(f"{path}: {detail['msg'].removeprefix('Value error, ')}")
+    if problems:
+        raise InvalidScoresError(problems)
+    return parsed
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredSpan:
+    """What storage knows of the scored span: where the score attaches and the run facts roll-ups group by."""
+
+    span_id: str
+    start_time_ns: int
+    service_name: str = ""
+    agent_name: str = ""
+    session_id: str = ""
+
+
+def label_of(label: str | None, value: float | None, higher_is_better: bool, threshold: float = 0.5) -> str:
+    """``pass``/``fail`` from a known label word, else from the value against the pass threshold, else the label."""
+    word = (label or "").strip().lower()
+    if word in PASS_LABELS:
+        return "pass"
+    if word in FAIL_LABELS:
+        return "fail"
+    if not word and value is not None:
+        passed = value >= threshold if higher_is_better else value <= threshold
+        return "pass" if passed else "fail"
+    return label or ""
+
+
+def row_for_posted(score: OutsideScore, span: ScoredSpan) -> ScoreRow:
+    return _row(
+        source=score.source,
+        author=score.author,
+        name=score.name,
+        trace_id=score.trace_id,
+        span=span,
+        value=score.value,
+        label=label_of(score.label, score.value, score.higher_is_better),
+        reason=score.comment,
+        higher_is_better=score.higher_is_better,
+        raw_label=score.label or "",
+    )
+
+
+def row_for_evaluation(evaluation: OutsideEvaluation) -> ScoreRow:
+    span = ScoredSpan(evaluation.span_id, evaluation.time_ns, evaluation.service_name)
+    return _row(
+        source="otlp",
+        author=evaluation.author,
+        name=evaluation.name,
+        trace_id=evaluation.trace_id,
+        span=span,
+        value=evaluation.value,
+        label=label_of(evaluation.label, evaluation.value, True),
+        reason=evaluation.explanation,
+        higher_is_better=True,
+        raw_label=evaluation.label,
+    )
+
+
+def _row(
+    *,
+    source: str,
+    author: str,
+    name: str,
+    trace_id: str,
+    span: ScoredSpan,
+    value: float | None,
+    label: str,
+    reason: str,
+    higher_is_better: bool,
+    raw_label: str,
+) -> ScoreRow:
+    return ScoreRow(
+        score_id=external_score_id(source, author, name, trace_id, span.span_id),
+        run_timestamp_ns=span.start_time_ns or time.time_ns(),
+        trace_id=trace_id,
+        span_id=span.span_id,
+        run_id=span.span_id,
+        service_name=span.service_name,
+        agent_name=span.agent_name,
+        model="",
+        session_id=span.session_id,
+        user_id="",
+        rule=f"source:{source}",
+        scorer=name,
+        scorer_version="external",
+        score=value,
+        label=label,
+        reason=reason,
+        status="ok",
+        error="",
+        sample_rate=1.0,
+        higher_is_better=higher_is_better,
+        judge_model="",
+        input_tokens=0,
+        output_tokens=0,
+        cost_usd=0.0,
+        duration_ms=0.0,
+        ready_reason="",
+        run_duration_ms=0.0,
+        run_error="",
+        attributes={"label": raw_label} if raw_label and raw_label != label else {},
+        source=source,
+        author=author,
+    )
+
+
+R = TypeVar("R")
+
+
+class EvaluationTap(Generic[R]):
+    """Stores a batch, then the outside evaluations it carries, before the export is acknowledged.
+
+    Both writes finish before ``consume`` returns, so an acknowledged export's evaluation results are as
+    durable as its spans.
+    """
+
+    def __init__(
+        self,
+        inner: Consumer[Sequence[R]],
+        extract: Callable[[Sequence[R]], list[OutsideEvaluation]],
+        sink: Callable[[list[ScoreRow]], Awaitable[None]],
+    ) -> None:
+        self._inner = inner
+        self._extract = extract
+        self._sink = sink
+        self.stored = 0
+
+    async def consume(self, batch: Sequence[R], /) -> None:
+        await self._inner.consume(batch)
+        found = self._extract(batch)
+        if found:
+            await self._sink([row_for_evaluation(evaluation) for evaluation in found])
+            self.stored += len(found)
