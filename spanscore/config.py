@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from spanscore.alerting.config import AlertConfig, AlertingConfig
 from spanscore.collector.limits import LimitsConfig
 from spanscore.config_secrets import is_secret_location, is_secret_value, scrub
 from spanscore.errors import ConfigError
@@ -153,6 +154,19 @@ class ServiceConfig(_Section):
     """Send scores (and optionally the received spans) to another OTLP backend; unset = keep them here only."""
     judge: dict[str, Any] = {}
     """The default LLM judge (model, api_base, api_key_env, limits); validated by JudgeConfig."""
+    alerts: list[AlertConfig] = []
+    """Alerts on scores: an aggregate over a window against a threshold, with receivers (docs/alerts.md)."""
+    alerting: AlertingConfig = AlertingConfig()
+
+    @field_validator("alerts")
+    @classmethod
+    def _unique_alert_names(cls, alerts: list[AlertConfig]) -> list[AlertConfig]:
+        seen: set[str] = set()
+        for index, alert in enumerate(alerts):
+            if alert.name in seen:
+                raise ValueError(f"alerts[{index}]: the name {alert.name!r} is used twice; names must be unique")
+            seen.add(alert.name)
+        return alerts
 
     @field_validator("rules")
     @classmethod

@@ -73,7 +73,9 @@ class ApiServer:
         rule_holder: RuleHolder | None = None,
         judge: Mapping[str, Any] | None = None,
         score_taker: ScoreTaker | None = None,
+        alerts: Callable[[], list[dict[str, Any]]] | None = None,
     ) -> None:
+        self._alerts = alerts
         self._score_taker = score_taker
         self._judge = judge
         self._rules = rules
@@ -98,12 +100,21 @@ class ApiServer:
         app.router.add_route("*", "/api/v1/query", self._query)  # POST only: _query_arguments says why
         app.router.add_post("/api/v1/rules/preview", self._preview)
         app.router.add_post("/api/v1/backfill", self._backfill)
+        if self._alerts is not None:
+            app.router.add_get("/api/v1/alerts", self._alert_states)
         if self._score_taker is not None:
             ScoresApi(self._score_taker, self._tokens, self._config.host).add_routes(app)
         if self._rule_holder is not None:
             RulesApi(self._rule_holder, self._tokens, self._config.host, self._judge).add_routes(app)
         Dashboard(self._store, self._tokens, rules=self._rules).add_routes(app)
         return app
+
+    async def _alert_states(self, request: web.Request) -> web.Response:
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+        except Exception as exc:
+            return _error_response(exc)
+        return web.json_response({"alerts": self._alerts() if self._alerts is not None else []})
 
     async def _preview(self, request: web.Request) -> web.Response:
         return await self._operation(request, "preview")

@@ -10,13 +10,18 @@ was acknowledged.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import logging
 import os
 import signal
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from spanscore.alerting.config import PagerDutyTarget
+from spanscore.alerting.evaluator import AlertEvaluator
+from spanscore.alerting.notify import Notifier
 from spanscore.collector.evaluation_events import evaluations_in_logs, evaluations_in_spans
 from spanscore.collector.ingest import Ingest
 from spanscore.config import ServiceConfig, load_config
@@ -36,6 +41,7 @@ from spanscore.server.banner import serve_banner
 from spanscore.server.otlp_grpc import GrpcReceiver
 from spanscore.server.otlp_http import HttpReceiver
 from spanscore.storage import write_paths
+from spanscore.storage.alert_reads import window_scores
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.deadletter_ops import DeadLetterOps
 from spanscore.storage.guard import QueryLimits
@@ -104,10 +110,12 @@ class Service:
                 rule_holder=self,
                 judge=config.judge,
                 score_taker=self,
+                alerts=self.alerting_state,
             )
             if config.api.enabled
             else None
         )
+        self.alerting = _alerting(config, self.store)
         self._stopped = asyncio.Event()
 
     def _live_scoring(self, config: ServiceConfig) -> LiveScoring | None:
@@ -195,6 +203,10 @@ class Service:
             log.warning("config sections changed on disk need a restart to take effect: %s", ", ".join(ignored))
         return applied
 
+    def alerting_state(self) -> list[dict[str, Any]]:
+        """GET /api/v1/alerts: every alert with its latest value, interval and status."""
+        return self.alerting.describe()
+
     async def add_scores(self, document: Any) -> dict[str, Any]:
         """POST /api/v1/scores: validate every item, find the spans they score, store them all or none."""
         scores = parse_scores(document)
@@ -250,6 +262,7 @@ class Service:
         live = self.live.metrics() if self.live is not None else {}
         return (
             live
+            | self.alerting.metrics()
             | self._backfill_metrics()
             | {
                 "spans_received": self.ingest.received_spans,
@@ -304,6 +317,7 @@ class Service:
         await self.log_writer.start()
         if self.passthrough is not None:
             await self.passthrough.start()
+        await self.alerting.start()
         for component in self._listeners():
             await component.start()
         self._started = True
@@ -326,6 +340,7 @@ class Service:
         if self.live is not None:
             await self.live.shutdown()
             await _close_judge_workers()
+        await self.alerting.shutdown()
         await asyncio.get_running_loop().run_in_executor(None, self.store.close)
         self._stopped.set()
 
@@ -410,3 +425,23 @@ def _changed_sections(running: ServiceConfig, on_disk: ServiceConfig) -> list[st
         if getattr(running, name) != getattr(on_disk, name):
             changed.append(name)
     return changed
+
+
+def _alerting(config: ServiceConfig, store: ClickHouseStore) -> AlertEvaluator:
+    """The alert evaluator; a PagerDuty receiver whose routing-key variable is unset fails start-up here."""
+    missing = [
+        f"alerts[{index}].notify: environment variable {target.pagerduty.routing_key_env} is not set"
+        for index, alert in enumerate(config.alerts)
+        for target in alert.notify
+        if isinstance(target, PagerDutyTarget) and not os.environ.get(target.pagerduty.routing_key_env)
+    ]
+    if missing:
+        raise ConfigError("config: " + "; ".join(missing))
+    spool = config.storage.spool_dir
+    return AlertEvaluator(
+        config.alerts,
+        config.alerting,
+        functools.partial(window_scores, store),
+        Notifier(config.alerting),
+        state_file=Path(spool) / "alerts-state.json" if spool else None,
+    )

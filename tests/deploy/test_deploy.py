@@ -362,3 +362,24 @@ def test_prometheus_scrapes_metrics_by_an_allowed_name_with_the_token_from_a_fil
     for target in job["static_configs"][0]["targets"]:
         host, port = target.rsplit(":", 1)
         assert int(port) == config.api.port and host in config.api.allowed_hosts, target
+
+
+def test_alert_rules_use_metrics_and_views_that_exist(seeded: ClickHouseStore) -> None:
+    """Prometheus rules name only metrics the service exposes; Grafana rules' SQL runs on the schema."""
+    from spanscore.server.prometheus import KINDS
+
+    rules = yaml.safe_load((DEPLOY / "prometheus" / "alerts.yml").read_text(encoding="utf-8"))
+    expressions = [rule["expr"] for group in rules["groups"] for rule in group["rules"]]
+    named = {name.removeprefix("spanscore_") for expr in expressions for name in re.findall(r"spanscore_\w+", expr)}
+    assert named and named <= set(KINDS), named - set(KINDS)
+    grafana = yaml.safe_load((DEPLOY / "grafana" / "provisioning" / "alerting" / "spanscore.yaml").read_text())
+    queries = [
+        item["model"]["rawSql"]
+        for group in grafana["groups"]
+        for rule in group["rules"]
+        for item in rule["data"]
+        if "rawSql" in item["model"]
+    ]
+    assert queries
+    for sql in queries:
+        seeded.internal_query(sql.replace("Hour >= now() - INTERVAL 1 HOUR", "1"))

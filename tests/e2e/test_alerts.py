@@ -1,0 +1,145 @@
+"""Alerts end to end: scores in the store, the service's evaluator, real HTTP receivers on loopback."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from spanscore.alerting.config import AlertConfig
+from spanscore.config import ServiceConfig
+from spanscore.server.service import Service
+from spanscore.storage.scores import ScoreRow, external_score_id
+
+
+class Receiver:
+    """A webhook endpoint that records every body and fails the first ``fail_first`` requests with 500."""
+
+    def __init__(self, fail_first: int = 0) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        self.attempts = 0
+        self._fail_first = fail_first
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/{path:.*}", self._handle)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.url = f"http://127.0.0.1:{port}/hook"
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        self.attempts += 1
+        if self.attempts <= self._fail_first:
+            return web.Response(status=500)
+        self.bodies.append(await request.json())
+        return web.Response(status=202)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+@pytest.fixture
+async def receivers() -> AsyncIterator[list[Receiver]]:
+    made = [Receiver(), Receiver(), Receiver(fail_first=2)]
+    for receiver in made:
+        await receiver.start()
+    yield made
+    for receiver in made:
+        await receiver.stop()
+
+
+def _scores(values: list[float], start: int, rate: float = 1.0) -> list[ScoreRow]:
+    now = time.time_ns()
+    return [
+        ScoreRow(
+            score_id=external_score_id("test", "", "faithfulness", f"{start + i:032x}", "1" * 16),
+            run_timestamp_ns=now, trace_id=f"{start + i:032x}", span_id="1" * 16, run_id="r",
+            service_name="support-bot", agent_name="a", model="", session_id="", user_id="", rule="support-quality",
+            scorer="faithfulness", scorer_version="1", score=value, label="pass" if value >= 0.5 else "fail",
+            reason="", status="ok", error="", sample_rate=rate, higher_is_better=True, judge_model="",
+            input_tokens=0, output_tokens=0, cost_usd=0.0, duration_ms=0.0, ready_reason="quiet",
+            run_duration_ms=0.0, run_error="",
+        )
+        for i, value in enumerate(values)
+    ]  # fmt: skip
+
+
+async def test_an_alert_fires_once_and_resolves_once(
+    service_config: ServiceConfig, receivers: list[Receiver], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    webhook, slack, pagerduty = receivers
+    monkeypatch.setenv("PD_KEY_FOR_TEST", "routing-key-123")
+    alert = {
+        "name": "faithfulness-drop", "scorer": "faithfulness",
+        "where": {"rule": "support-quality", "service.name": "support-bot"},
+        "aggregate": "mean", "window": "15m", "below": 0.7, "min_samples": 20,
+        "notify": [
+            {"webhook": webhook.url}, {"slack": slack.url},
+            {"pagerduty": {"routing_key_env": "PD_KEY_FOR_TEST", "url": pagerduty.url}},
+        ],
+    }  # fmt: skip
+    service_config.alerts = [AlertConfig.model_validate(alert)]
+    service_config.alerting = service_config.alerting.model_copy(update={"interval_s": 3600, "backoff_s": 0.01})
+    service = Service(service_config)
+    await service.start()
+    try:
+        store, evaluator = service.store, service.alerting
+        # 10 low scores: fewer than min_samples, never fires however low
+        store.insert_scores_sync(_scores([0.1] * 10, 0))
+        [state] = await evaluator.evaluate_all()
+        assert state.status == "insufficient_data" and state.samples == 10
+        # 30 scores around the threshold (mean 0.667, 95% interval about 0.52-0.81, straddling 0.7): no firing
+        store.insert_scores_sync(_scores([1.0, 0.9] * 10, 100))
+        [state] = await evaluator.evaluate_all()
+        assert state.samples == 30 and state.low < 0.7 < state.high and state.status == "ok"
+        # many more low scores: the whole interval is below 0.7 -> exactly one firing, even evaluated twice
+        store.insert_scores_sync(_scores([0.2] * 40, 200))
+        for _ in range(2):
+            [state] = await evaluator.evaluate_all()
+        assert state.status == "firing" and state.high < 0.7
+        await evaluator.notifier.drain()
+        assert [b["status"] for b in webhook.bodies] == ["firing"]
+        event = webhook.bodies[0]
+        assert {"alert", "status", "value", "threshold", "interval", "samples", "window", "started_at"} <= set(event)
+        assert event["samples"] == 70 and event["threshold"] == 0.7 and event["interval"]["high"] < 0.7
+        assert slack.bodies[0]["text"].startswith("[FIRING] faithfulness-drop")
+        assert pagerduty.attempts == 3  # failed twice, delivered on the third attempt
+        pd = pagerduty.bodies[0]
+        assert pd["event_action"] == "trigger" and pd["routing_key"] == "routing-key-123"
+        assert pd["dedup_key"] == "spanscore/faithfulness-drop" and pd["payload"]["severity"] == "error"
+        status = service.metrics()
+        assert status['alert_firing{alert="faithfulness-drop"}'] == 1
+        assert status['alert_notifications_sent{alert="faithfulness-drop",channel="pagerduty"}'] == 1
+
+        # good scores follow: back above 0.7 -> one resolved, and only one
+        store.insert_scores_sync(_scores([1.0] * 300, 1000))
+        for _ in range(2):
+            [state] = await evaluator.evaluate_all()
+        await evaluator.notifier.drain()
+        assert state.status == "ok"
+        assert [b["status"] for b in webhook.bodies] == ["firing", "resolved"]
+        assert webhook.bodies[1]["resolved_at"] is not None
+        assert pagerduty.bodies[1]["event_action"] == "resolve"
+        assert pagerduty.bodies[1]["dedup_key"] == pd["dedup_key"]
+        [described] = service.alerting_state()
+        assert described["status"] == "ok" and described["notified"] == "resolved"
+    finally:
+        await service.shutdown()
+
+
+def test_alert_config_problems_are_named() -> None:
+    with pytest.raises(ValueError, match="exactly one of below"):
+        AlertConfig.model_validate({"name": "a", "scorer": "s", "below": 0.5, "above": 0.9})
+    with pytest.raises(ValueError, match="unknown key"):
+        AlertConfig.model_validate({"name": "a", "scorer": "s", "below": 0.5, "where": {"colour": "red"}})
+    with pytest.raises(ValueError, match="duration"):
+        AlertConfig.model_validate({"name": "a", "scorer": "s", "below": 0.5, "window": "soon"})
