@@ -352,6 +352,15 @@ async def check_dashboard_and_run_page(browser: Any, base: str, tmp_path: Path) 
     assert "Insults the user in the second sentence." in scores_text
     assert "One claim is only partly supported." in scores_text
     assert "timeout" in await page.locator("#spans-table tbody").inner_text()
+
+    # A person adds a thumbs down with a comment: stored as a human score, shown at once in the scores table.
+    await page.get_by_label("Comment").fill("Answered the wrong question.")
+    await page.get_by_label("Your name (optional)").fill("ana")
+    await page.get_by_role("button", name="Thumbs down").click()
+    await page.locator("#feedback-status", has_text="Saved").wait_for(timeout=20_000)
+    await page.wait_for_selector("body[data-state=ready]", timeout=20_000)
+    scores_text = await page.locator("#scores-table tbody").inner_text()
+    assert "source:human" in scores_text and "Answered the wrong question." in scores_text
     assert watch.problems == []
     await page.close()
 

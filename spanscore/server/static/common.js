@@ -42,6 +42,28 @@ const Spanscore = (() => {
     return body;
   }
 
+  /* POST JSON to /api/v1/<path> with the token; answers the parsed body, throws with the API's message. */
+  async function postJson(path, body) {
+    const url = new URL(path, new URL("../api/v1/", document.baseURI));
+    const headers = { Accept: "application/json", "Content-Type": "application/json" };
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.Authorization = "Bearer " + token;
+    const response = await fetch(url, { method: "POST", headers, body: JSON.stringify(body), cache: "no-store" });
+    let answer = null;
+    try {
+      answer = await response.json();
+    } catch (error) {
+      answer = null;
+    }
+    if (!response.ok) {
+      const problems = answer && Array.isArray(answer.problems) ? `: ${answer.problems.join("; ")}` : "";
+      const message = answer && typeof answer.error === "string" ? answer.error : `HTTP ${response.status}`;
+      if (response.status === 401) throw new AuthError(message);
+      throw new Error(message + problems);
+    }
+    return answer;
+  }
+
   function setStatus(text, state) {
     document.getElementById("status").textContent = text;
     document.body.dataset.state = state;
@@ -141,5 +163,5 @@ const Spanscore = (() => {
     return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
   }
 
-  return { AuthError, getJson, setStatus, start, el, fillTable, num, decimal, percent, usd, dateTime };
+  return { AuthError, getJson, postJson, setStatus, start, el, fillTable, num, decimal, percent, usd, dateTime };
 })();

@@ -2,7 +2,7 @@
 "use strict";
 
 (() => {
-  const { getJson, el, fillTable, num, decimal, usd, setStatus } = Spanscore;
+  const { getJson, postJson, el, fillTable, num, decimal, usd, setStatus } = Spanscore;
   const params = new URLSearchParams(location.search);
   const traceId = (params.get("trace") || "").toLowerCase();
   const focusSpan = (params.get("span") || "").toLowerCase();
@@ -118,5 +118,32 @@
     setStatus(`${run.scores.length} scores, ${run.decisions.length} decisions, ${run.spans.length} spans.`, "ready");
   }
 
-  Spanscore.start(load);
+  /* Thumbs up/down or a label with a comment, posted as a human score; the tables reload to show it. */
+  function wireFeedback(reload) {
+    const form = document.getElementById("feedback");
+    const status = document.getElementById("feedback-status");
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const verdict = event.submitter ? event.submitter.value : "label";
+      const value = (name) => form.elements[name].value.trim();
+      const label = verdict === "label" ? value("label") : verdict;
+      if (!label) {
+        status.textContent = "Give a label, or use the thumbs.";
+        return;
+      }
+      const body = { trace_id: traceId, name: value("name"), label, comment: value("comment"), source: "human" };
+      if (value("author")) body.author = value("author");
+      status.textContent = "Saving…";
+      try {
+        await postJson("scores", body);
+        status.textContent = `Saved: ${label}.`;
+        form.elements.comment.value = "";
+        await reload();
+      } catch (error) {
+        status.textContent = `Not saved: ${error.message}`;
+      }
+    });
+  }
+
+  wireFeedback(Spanscore.start(load));
 })();
