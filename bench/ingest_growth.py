@@ -212,14 +212,15 @@ def growth_section(growth: dict[str, Any], conditions: dict[str, str] | None = N
         "2 days before the run (older than start-up recovery looks). At each size a fresh `spanscore serve` on",
         f"that store takes {growth['runs']} run(s) of {growth['seconds']:g} s of gRPC ingest (small spans, 1,000 per "
         "request, 8 in flight, `acknowledge: stored`); the spans it ingests stay in the store for the next size.",
-        "\"trace lookup\" fetches one seeded trace by id through the query API (the time range from",
+        '"trace lookup" fetches one seeded trace by id through the query API (the time range from',
         "`otel_traces_trace_id_ts`, then `otel_traces`), median of 15 different traces.",
         "",
     ]
     if conditions:
         lines += [
             "Measured apart from the rest of this report: "
-            + "; ".join(f"{key} {value}" for key, value in conditions.items()) + ".",
+            + "; ".join(f"{key} {value}" for key, value in conditions.items())
+            + ".",
             "",
         ]
     lines += growth_rows(growth)

@@ -83,13 +83,34 @@ def profile_ingest(plan: Plan, log: Callable[[str], None]) -> dict[str, Any] | N
         # Warm up first so lazy imports and first-insert set-up stay out of the samples.
         _profiled_load(pool, LoadSpec("grpc", service.grpc_port, 100, False, 1.0, 1000, concurrency=plan.concurrency))
         sampler = subprocess.Popen(
-            [py_spy, "record", "--pid", str(service.process.pid), "--format", "raw", "--output", str(output),
-             "--rate", "100", "--duration", str(int(seconds) + 1), "--nonblocking"],
+            [
+                py_spy,
+                "record",
+                "--pid",
+                str(service.process.pid),
+                "--format",
+                "raw",
+                "--output",
+                str(output),
+                "--rate",
+                "100",
+                "--duration",
+                str(int(seconds) + 1),
+                "--nonblocking",
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
-        spec = LoadSpec("grpc", service.grpc_port, 100, False, seconds, max(1, plan.max_spans // 100),
-                        concurrency=plan.concurrency, sequence_base=1_000_000)
+        spec = LoadSpec(
+            "grpc",
+            service.grpc_port,
+            100,
+            False,
+            seconds,
+            max(1, plan.max_spans // 100),
+            concurrency=plan.concurrency,
+            sequence_base=1_000_000,
+        )
         load = _profiled_load(pool, spec)
         try:
             _, error = sampler.communicate(timeout=seconds + 30)

@@ -97,7 +97,7 @@ def query_section(queries: dict[str, Any], conditions: dict[str, str] | None = N
         HEADING,
         "",
         "The store is filled by the engine: `INSERT INTO scores SELECT ... FROM numbers(N)` (see `bench/queries.py`),"
-        " so the materialized views fill `scores_1m` and `scores_1h` as live inserts do; \"roll-up == raw\" checks",
+        ' so the materialized views fill `scores_1m` and `scores_1h` as live inserts do; "roll-up == raw" checks',
         "the roll-up's hourly counts against the raw rows. Data: 7 days of scores ending at the run, 8 scorers of",
         "uneven volume, each run by one of 3 rules (sample rates 1, 0.1, 0.05; one judge model per judged rule),",
         "4 services with 2 agents and 2 models each, 10% non-ok statuses; so a scorer has at most 16 roll-up rows",
@@ -108,7 +108,7 @@ def query_section(queries: dict[str, Any], conditions: dict[str, str] | None = N
         f"Timed: wall time of `ClickHouseStore.query_sync` (the guarded path of `POST /api/v1/query` and `spanscore"
         f" report`, default limits, JSON output, no HTTP), median of {queries['runs']} runs after one warm-up,"
         " (min-max). The roll-up query is `spanscore report trend --scorer faithfulness --since 7d --by hour`"
-        " over `score_trend_hourly`; \"without p50\" is the same query without its `avg(P50)` column, the only"
+        ' over `score_trend_hourly`; "without p50" is the same query without its `avg(P50)` column, the only'
         " one that reads the roll-up's quantile states (`QuantilesState`, which holds most of `scores_1h`'s bytes);"
         " the raw queries compute the same columns from `scores` (the exact median instead of the mean of"
         " per-group medians), without and with FINAL. The machine's 2 cores are shared"

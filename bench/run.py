@@ -76,8 +76,9 @@ def _memory() -> str:
 def _commit() -> str:
     try:
         result = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, timeout=10)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "spanscore"], cwd=REPO, capture_output=True,
-                               timeout=10)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "spanscore"], cwd=REPO, capture_output=True, timeout=10
+        )
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
     suffix = " (spanscore/ has uncommitted changes)" if dirty.stdout.strip() else ""
@@ -96,10 +97,10 @@ def conditions() -> dict[str, str]:
     return {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{os.cpu_count()} logical CPUs ({_cpu_model()}), {_memory()} RAM, {platform.system()} "
-                   f"{platform.release()}",
+        f"{platform.release()}",
         "load average at start (1/5/15 min)": f"{load1:.2f} / {load5:.2f} / {load15:.2f}",
         "software": f"Python {platform.python_version()}, grpcio {_version('grpcio')}, protobuf "
-                    f"{_version('protobuf')}, chdb {_version('chdb')}, aiohttp {_version('aiohttp')}",
+        f"{_version('protobuf')}, chdb {_version('chdb')}, aiohttp {_version('aiohttp')}",
         "spanscore commit": _commit(),
     }
 
@@ -112,8 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the raw results as JSON")
     parser.add_argument("--profile", action="store_true", help="sample the service with py-spy during gRPC ingest")
     parser.add_argument("--render", type=Path, metavar="JSON", help="only re-render the markdown from a --json file")
-    parser.add_argument("--only", choices=["queries", "growth"],
-                        help="run one section and splice it into the existing --out")
+    parser.add_argument(
+        "--only", choices=["queries", "growth"], help="run one section and splice it into the existing --out"
+    )
     args = parser.parse_args(argv)
     if args.only:
         plan = Plan.make(quick=args.quick or args.smoke, smoke=args.smoke)
@@ -134,8 +136,10 @@ def _only_section(out: Path, raw: Path | None, plan: Plan, section_name: str) ->
     """Re-measure section 5 (``queries``) or 6 (``growth``) alone and splice it into ``out``."""
     found = conditions()
     sizes = plan.query_sizes if section_name == "queries" else plan.growth_sizes
-    log(f"bench: {section_name} section only, sizes {list(sizes)}, load average "
-        f"{found['load average at start (1/5/15 min)']}")
+    log(
+        f"bench: {section_name} section only, sizes {list(sizes)}, load average "
+        f"{found['load average at start (1/5/15 min)']}"
+    )
     keep = ("date", "load average at start (1/5/15 min)", "spanscore commit")
     kept = {key: found[key] for key in keep}
     if section_name == "queries":

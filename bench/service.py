@@ -184,8 +184,15 @@ class ServiceProcess:
     def stored_spans_cli(self) -> int:
         """``spanscore query -c cfg --format csv "SELECT count() FROM otel_traces"``, as a user would run it."""
         result = subprocess.run(
-            [spanscore_executable(), "query", "-c", str(self.config_path), "--format", "csv",
-             "SELECT count() FROM otel_traces"],
+            [
+                spanscore_executable(),
+                "query",
+                "-c",
+                str(self.config_path),
+                "--format",
+                "csv",
+                "SELECT count() FROM otel_traces",
+            ],
             capture_output=True,
             timeout=HANG_TIMEOUT_S,
             check=True,

@@ -44,21 +44,47 @@ class Plan:
     @classmethod
     def make(cls, quick: bool, smoke: bool) -> Plan:
         if smoke:
-            return cls(seconds=1.0, runs=1, max_spans=20_000, cases=[("grpc", False, 100), ("http", False, 100)],
-                       spooled_cases=[("grpc", False, 100)],
-                       insert_sizes=[1000], freshness_samples=3, concurrency=4, half_rate=False,
-                       scoring_seconds=3.0, scoring_spans_per_second=500.0, query_sizes=(20_000, 50_000),
-                       query_runs=3, growth_sizes=(20_000, 40_000))
+            return cls(
+                seconds=1.0,
+                runs=1,
+                max_spans=20_000,
+                cases=[("grpc", False, 100), ("http", False, 100)],
+                spooled_cases=[("grpc", False, 100)],
+                insert_sizes=[1000],
+                freshness_samples=3,
+                concurrency=4,
+                half_rate=False,
+                scoring_seconds=3.0,
+                scoring_spans_per_second=500.0,
+                query_sizes=(20_000, 50_000),
+                query_runs=3,
+                growth_sizes=(20_000, 40_000),
+            )
         cases = [(t, llm, n) for t in ("grpc", "http") for llm in (False, True) for n in (100, 1000)]
         spooled = [("grpc", False, 100), ("grpc", False, 1000), ("grpc", True, 1000)]
         if quick:
-            return cls(seconds=3.0, runs=1, max_spans=500_000, cases=cases, spooled_cases=spooled,
-                       insert_sizes=[1000, 10_000],
-                       freshness_samples=10, scoring_seconds=15.0, query_sizes=(100_000, 1_000_000), query_runs=7,
-                       growth_sizes=(200_000, 2_000_000))
-        return cls(seconds=10.0, runs=3, max_spans=2_000_000, cases=cases, spooled_cases=spooled,
-                   insert_sizes=[1000, 10_000],
-                   freshness_samples=30)
+            return cls(
+                seconds=3.0,
+                runs=1,
+                max_spans=500_000,
+                cases=cases,
+                spooled_cases=spooled,
+                insert_sizes=[1000, 10_000],
+                freshness_samples=10,
+                scoring_seconds=15.0,
+                query_sizes=(100_000, 1_000_000),
+                query_runs=7,
+                growth_sizes=(200_000, 2_000_000),
+            )
+        return cls(
+            seconds=10.0,
+            runs=3,
+            max_spans=2_000_000,
+            cases=cases,
+            spooled_cases=spooled,
+            insert_sizes=[1000, 10_000],
+            freshness_samples=30,
+        )
 
 
 def _pool() -> ProcessPoolExecutor:
@@ -88,29 +114,50 @@ def run_ingest_case(
         total_acked = 0
         cpu_before = service.cpu_seconds()
         for _ in range(plan.runs):
-            spec = LoadSpec(transport, port, batch, llm, plan.seconds, max(1, plan.max_spans // batch),
-                            concurrency=plan.concurrency, sequence_base=sequence)
+            spec = LoadSpec(
+                transport,
+                port,
+                batch,
+                llm,
+                plan.seconds,
+                max(1, plan.max_spans // batch),
+                concurrency=plan.concurrency,
+                sequence_base=sequence,
+            )
             result = load_summary(pool.submit(run_load, asdict(spec)).result())
             sequence = result["next_sequence"]
             total_acked += result["total_acked_spans"]
             case["runs"].append(result)
-            log(f"  {transport} {'llm' if llm else 'small'} x{batch} ack={acknowledge}: "
+            log(
+                f"  {transport} {'llm' if llm else 'small'} x{batch} ack={acknowledge}: "
                 f"{result['spans_per_s']:,.0f} spans/s "
                 f"p50 {result['ack_p50_ms']:.1f} ms p99 {result['ack_p99_ms']:.1f} ms "
-                f"failed {result['failed_requests']}")
+                f"failed {result['failed_requests']}"
+            )
         busy_s = sum(run["elapsed_s"] for run in case["runs"])
         case["service_cpu_share"] = (service.cpu_seconds() - cpu_before) / busy_s if busy_s else 0.0
         sustained = statistics.median(run["requests_per_s"] for run in case["runs"])
         if plan.half_rate and transport == "grpc" and sustained > 0:
             for _ in range(plan.runs):
-                spec = LoadSpec(transport, port, batch, llm, plan.seconds, max(1, plan.max_spans // batch),
-                                concurrency=plan.concurrency, rate=sustained / 2, sequence_base=sequence)
+                spec = LoadSpec(
+                    transport,
+                    port,
+                    batch,
+                    llm,
+                    plan.seconds,
+                    max(1, plan.max_spans // batch),
+                    concurrency=plan.concurrency,
+                    rate=sustained / 2,
+                    sequence_base=sequence,
+                )
                 result = load_summary(pool.submit(run_load, asdict(spec)).result())
                 sequence = result["next_sequence"]
                 total_acked += result["total_acked_spans"]
                 case["half_rate_runs"].append(result)
-                log(f"  half rate {result['spans_per_s']:,.0f} spans/s: p50 {result['ack_p50_ms']:.1f} ms "
-                    f"p99 {result['ack_p99_ms']:.1f} ms")
+                log(
+                    f"  half rate {result['spans_per_s']:,.0f} spans/s: p50 {result['ack_p50_ms']:.1f} ms "
+                    f"p99 {result['ack_p99_ms']:.1f} ms"
+                )
         case["peak_rss_bytes"] = service.peak_rss_bytes()
         case["acked_spans"] = total_acked
         case["stored_spans"] = service.stored_spans_cli()
@@ -125,13 +172,17 @@ def run_limits(plan: Plan, log: Callable[[str], None]) -> dict[str, Any]:
             for batch in sorted({n for _, _, n in plan.cases}):
                 runs = [pool.submit(decode_rate, batch, llm, seconds, 1_000_000).result() for _ in range(plan.runs)]
                 out["decode"].append({"llm": llm, "batch": batch, "runs": runs})
-                log(f"  decode {'llm' if llm else 'small'} x{batch}: "
-                    f"{statistics.median(r['spans_per_s'] for r in runs):,.0f} spans/s")
+                log(
+                    f"  decode {'llm' if llm else 'small'} x{batch}: "
+                    f"{statistics.median(r['spans_per_s'] for r in runs):,.0f} spans/s"
+                )
             for size in plan.insert_sizes:
                 runs = [pool.submit(insert_rate, size, llm, seconds, 10_000).result() for _ in range(plan.runs)]
                 out["insert"].append({"llm": llm, "batch": size, "runs": runs})
-                log(f"  insert {'llm' if llm else 'small'} x{size}: "
-                    f"{statistics.median(r['spans_per_s'] for r in runs):,.0f} spans/s")
+                log(
+                    f"  insert {'llm' if llm else 'small'} x{size}: "
+                    f"{statistics.median(r['spans_per_s'] for r in runs):,.0f} spans/s"
+                )
     return out
 
 
@@ -151,21 +202,23 @@ def run_scoring_latency(plan: Plan, log: Callable[[str], None]) -> dict[str, Any
     result = measure_scoring_latency(plan.scoring_seconds, plan.scoring_spans_per_second)
     p50, p95 = result["p50_s"], result["p95_s"]
     figures = f"p50 {p50:.2f} s p95 {p95:.2f} s" if isinstance(p50, float) and isinstance(p95, float) else "no sample"
-    log(f"  {figures} over {result['samples']} runs ({result['timeouts']} timeouts), background "
-        f"{result['background_spans_per_s']:,} spans/s")
+    log(
+        f"  {figures} over {result['samples']} runs ({result['timeouts']} timeouts), background "
+        f"{result['background_spans_per_s']:,} spans/s"
+    )
     return result
 
 
 def run_growth(plan: Plan, log: Callable[[str], None]) -> dict[str, Any]:
     """Ingest throughput, memory and a trace lookup as the span store grows (``bench.ingest_growth``)."""
     with _pool() as pool:
-        result: dict[str, Any] = pool.submit(
-            ingest_growth, list(plan.growth_sizes), plan.seconds, plan.runs
-        ).result()
+        result: dict[str, Any] = pool.submit(ingest_growth, list(plan.growth_sizes), plan.seconds, plan.runs).result()
     for step in result["steps"]:
         rate = statistics.median(run["spans_per_s"] for run in step["runs"])
-        log(f"  {step['seeded_spans']:,} seeded: {rate:,.0f} spans/s, peak RSS "
-            f"{step['peak_rss_bytes'] / 2**20:,.0f} MB, lookup {step['lookup_ms']:.1f} ms")
+        log(
+            f"  {step['seeded_spans']:,} seeded: {rate:,.0f} spans/s, peak RSS "
+            f"{step['peak_rss_bytes'] / 2**20:,.0f} MB, lookup {step['lookup_ms']:.1f} ms"
+        )
     return result
 
 

@@ -160,7 +160,6 @@ async def test_a_batch_of_only_bad_rows_costs_a_bounded_number_of_inserts(tmp_pa
     assert sorted(row for entry in dead.entries() for row in dead.read(entry.id)) == sorted(rows)
 
 
-
 @pytest.mark.parametrize(("stuck_after_s", "stuck"), [(0.001, True), (3600.0, False)])
 async def test_the_stuck_threshold_comes_from_the_config(tmp_path: Path, stuck_after_s: float, stuck: bool) -> None:
     """``storage.stuck_after_s`` reaches the writers: the same outage is "stuck" only past the configured time."""
