@@ -123,6 +123,9 @@ def seed_sql(offset: int, count: int, end_ns: int) -> str:
         "RunError": f"if({_uniform(24)} < 0.02, 'tool call failed', '')",
         "Attributes": "map()",
         "Version": "1",
+        "RuleVersion": "'bench'",
+        "Source": "'spanscore'",
+        "Author": "''",
     }
     select = ",\n    ".join(f"{expression} AS {name}" for name, expression in columns.items())
     inserted = ", ".join(SCORE_COLUMNS)
