@@ -126,6 +126,7 @@ def seed_sql(offset: int, count: int, end_ns: int) -> str:
         "RuleVersion": "'bench'",
         "Source": "'spanscore'",
         "Author": "''",
+        "Target": "'run'",
     }
     select = ",\n    ".join(f"{expression} AS {name}" for name, expression in columns.items())
     inserted = ", ".join(SCORE_COLUMNS)

@@ -20,6 +20,7 @@ so the result always holds a sample unless the service is hung
 (``HANG_TIMEOUT_S``). Exports likewise wait up to the hang bound.
 
     python -m bench.scoring_latency [--seconds 30] [--spans-per-second 5000] [--acknowledge spooled]
+        [--llm-calls 10]   # span-level: target: llm on runs of 10 LLM calls, plus a burst for jobs/s
 """
 
 from __future__ import annotations
@@ -53,12 +54,14 @@ def _messages(role: str, text: str) -> str:
     return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
 
 
-def agent_run_request(index: int) -> tuple[bytes, str, float]:
-    """One finished agent run (a single invoke_agent span), its span id and its end (Unix seconds)."""
+def agent_run_request(index: int, llm_calls: int = 0) -> tuple[bytes, str, float]:
+    """One finished agent run (an invoke_agent span, with ``llm_calls`` chat spans under it), its span id and its
+    end (Unix seconds)."""
     request = ExportTraceServiceRequest()
     resource = request.resource_spans.add()
     resource.resource.attributes.append(KeyValue(key="service.name", value=AnyValue(string_value="bench-scored")))
-    span = resource.scope_spans.add().spans.add()
+    scope = resource.scope_spans.add()
+    span = scope.spans.add()
     span.trace_id = os.urandom(16)
     span.span_id = os.urandom(8)
     span.name = "invoke_agent support"
@@ -72,6 +75,18 @@ def agent_run_request(index: int) -> tuple[bytes, str, float]:
         ("gen_ai.output.messages", _messages("assistant", "Open Settings, then Security, then Reset password.")),
     ):
         span.attributes.append(KeyValue(key=key, value=AnyValue(string_value=value)))
+    for call in range(llm_calls):
+        child = scope.spans.add()
+        child.trace_id, child.parent_span_id, child.span_id = span.trace_id, span.span_id, os.urandom(8)
+        child.name = "chat model"
+        child.start_time_unix_nano = now - 40_000_000 + call * 1_000_000
+        child.end_time_unix_nano = child.start_time_unix_nano + 900_000
+        for key, value in (
+            ("gen_ai.operation.name", "chat"),
+            ("gen_ai.input.messages", _messages("user", f"Step {call}: how do I reset my password? ({index})")),
+            ("gen_ai.output.messages", _messages("assistant", f"Step {call}: open Settings, then Security.")),
+        ):
+            child.attributes.append(KeyValue(key=key, value=AnyValue(string_value=value)))
     return request.SerializeToString(), span.span_id.hex(), now / 1e9
 
 
@@ -83,17 +98,25 @@ def percentile(values: list[float], fraction: float) -> float | None:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
-def measure(seconds: float, spans_per_second: float, acknowledge: str = "stored") -> dict[str, object]:
-    """Start a service, warm it up with one probe, then probe for ``seconds`` under background load."""
+def measure(
+    seconds: float, spans_per_second: float, acknowledge: str = "stored", llm_calls: int = 0
+) -> dict[str, object]:
+    """Start a service, warm it up with one probe, then probe for ``seconds`` under background load.
+
+    With ``llm_calls`` each probe run has that many LLM call spans and the rule has ``target: llm``: a run
+    counts as scored when every call has its score, and a burst of runs afterwards gives the span-level
+    jobs/s the service sustains (``burst``).
+    """
     rate = spans_per_second / SPANS_PER_REQUEST
     with tempfile.TemporaryDirectory(prefix="spanscore-bench-scoring-") as workdir:
-        extra: dict[str, object] = {
-            "rules": [{"name": "latency", "where": {"service.name": "bench-scored"}, "scorers": ["completeness"]}],
-            "storage": {"acknowledge": acknowledge},
-        }
+        rule: dict[str, object] = {"name": "latency", "where": {"service.name": "bench-scored"}}
+        rule["scorers"] = ["completeness"]
+        if llm_calls:
+            rule["target"] = "llm"
+        extra: dict[str, object] = {"rules": [rule], "storage": {"acknowledge": acknowledge}}
         spawn = multiprocessing.get_context("spawn")
         with ServiceProcess(Path(workdir), extra) as service, ProcessPoolExecutor(1, mp_context=spawn) as pool:
-            warmup, _ = _probe(service, samples=1, seconds=SAMPLE_TIMEOUT_S)
+            warmup, _ = _probe(service, samples=1, seconds=SAMPLE_TIMEOUT_S, llm_calls=llm_calls)
             load = pool.submit(
                 run_load,
                 {
@@ -103,8 +126,9 @@ def measure(seconds: float, spans_per_second: float, acknowledge: str = "stored"
                 },
             )  # fmt: skip
             time.sleep(min(2.0, seconds / 10))  # let the background reach its pace first
-            latencies, timeouts = _probe(service, samples=None, seconds=seconds)
+            latencies, timeouts = _probe(service, samples=None, seconds=seconds, llm_calls=llm_calls)
             background = load.result(timeout=seconds + HANG_TIMEOUT_S)
+            burst = _burst(service, llm_calls) if llm_calls else None
     elapsed = float(str(background.get("elapsed_s") or 0))
     acked = int(str(background.get("acked_spans") or 0))
     return {
@@ -122,10 +146,45 @@ def measure(seconds: float, spans_per_second: float, acknowledge: str = "stored"
         "background_spans_acked": acked,
         "background_failed_requests": background.get("failed_requests"),
         "background_spans_per_s": round(acked / elapsed) if elapsed else 0,
+        "llm_calls_per_run": llm_calls,
+        "burst": burst,
     }
 
 
-def _probe(service: ServiceProcess, samples: int | None, seconds: float) -> tuple[list[float], int]:
+BURST_RUNS = 100
+
+
+def _burst(service: ServiceProcess, llm_calls: int) -> dict[str, object]:
+    """Send ``BURST_RUNS`` runs at once (no background) and time until every call has its score: jobs/s."""
+    channel = grpc.insecure_channel(f"127.0.0.1:{service.grpc_port}")
+    export = channel.unary_unary(EXPORT_METHOD, request_serializer=None, response_deserializer=None)
+    before = _count_llm_scores(service)
+    started = time.monotonic()
+    try:
+        for index in range(BURST_RUNS):
+            export(agent_run_request(10_000 + index, llm_calls)[0], timeout=HANG_TIMEOUT_S)
+    finally:
+        channel.close()
+    expected = before + BURST_RUNS * llm_calls
+    while _count_llm_scores(service) < expected and time.monotonic() - started < HANG_TIMEOUT_S:
+        time.sleep(POLL_INTERVAL_S)
+    elapsed = time.monotonic() - started
+    done = _count_llm_scores(service) - before
+    return {
+        "runs": BURST_RUNS,
+        "jobs": done,
+        "elapsed_s": round(elapsed, 2),
+        "jobs_per_s": round(done / max(elapsed - QUIET_PERIOD_S, 1e-9), 1),
+        "note": "elapsed includes the 2 s quiet period; jobs/s excludes it",
+    }
+
+
+def _count_llm_scores(service: ServiceProcess) -> int:
+    rows = service.query("SELECT count() AS n FROM scores WHERE Target = 'llm'")
+    return int(str(rows[0]["n"]))
+
+
+def _probe(service: ServiceProcess, samples: int | None, seconds: float, llm_calls: int = 0) -> tuple[list[float], int]:
     """Send an agent run every ``PROBE_PAUSE_S`` and time each until its score counts; at most ``samples``.
 
     Runs overlap, so a slow score does not thin out the samples. Until one run is timed, probing goes on past
@@ -146,12 +205,12 @@ def _probe(service: ServiceProcess, samples: int | None, seconds: float) -> tupl
             if not sending and not outstanding:
                 break
             if sending and time.monotonic() >= next_send:
-                body, span_id, ended = agent_run_request(sent)
+                body, span_id, ended = agent_run_request(sent, llm_calls)
                 sent += 1
                 export(body, timeout=HANG_TIMEOUT_S)
                 outstanding[span_id] = ended
                 next_send += PROBE_PAUSE_S
-            found = _scored(service, list(outstanding)) if outstanding else set()
+            found = _scored(service, list(outstanding), llm_calls) if outstanding else set()
             now = time.time()
             for span_id in list(outstanding):
                 ended = outstanding[span_id]
@@ -167,10 +226,17 @@ def _probe(service: ServiceProcess, samples: int | None, seconds: float) -> tupl
     return latencies, timeouts
 
 
-def _scored(service: ServiceProcess, span_ids: list[str]) -> set[str]:
-    """Which of ``span_ids`` (hex, generated here) have a score row."""
+def _scored(service: ServiceProcess, span_ids: list[str], llm_calls: int = 0) -> set[str]:
+    """Which of the runs ``span_ids`` (hex, generated here) have their score rows (every call's, for ``llm``)."""
     listed = ", ".join(f"'{span_id}'" for span_id in span_ids)
-    rows = service.query(f"SELECT DISTINCT SpanId AS id FROM scores WHERE SpanId IN ({listed})")
+    if llm_calls:
+        rows = service.query(
+            "SELECT Attributes['run.id'] AS id FROM scores"
+            f" WHERE Target = 'llm' AND Attributes['run.id'] IN ({listed})"
+            f" GROUP BY id HAVING uniqExact(SpanId) >= {int(llm_calls)}"
+        )
+    else:
+        rows = service.query(f"SELECT DISTINCT SpanId AS id FROM scores WHERE SpanId IN ({listed})")
     return {str(row["id"]) for row in rows}
 
 
@@ -179,8 +245,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--spans-per-second", type=float, default=5000.0)
     parser.add_argument("--acknowledge", choices=["stored", "spooled"], default="stored")
+    parser.add_argument("--llm-calls", type=int, default=0, help="LLM call spans per run, scored with target: llm")
     args = parser.parse_args()
-    print(json.dumps(measure(args.seconds, args.spans_per_second, args.acknowledge), indent=2))
+    result = measure(args.seconds, args.spans_per_second, args.acknowledge, args.llm_calls)
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

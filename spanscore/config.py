@@ -25,7 +25,7 @@ from spanscore.collector.limits import LimitsConfig
 from spanscore.config_secrets import is_secret_location, is_secret_value, scrub
 from spanscore.errors import ConfigError
 from spanscore.export.forward import ForwardConfig
-from spanscore.runs.config import RunsConfig
+from spanscore.runs.config import RunsConfig, SessionsConfig
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scoring.live import ScoringConfig
 from spanscore.storage.config import StorageConfig
@@ -104,9 +104,11 @@ class CollectorConfig(_Section):
     grpc: GrpcReceiverConfig = GrpcReceiverConfig()
     http: HttpReceiverConfig = HttpReceiverConfig()
     runs: RunsConfig = RunsConfig()
+    """What an agent run is and when it is ready to score (see docs/conventions.md)."""
+    sessions: SessionsConfig = SessionsConfig()
+    """When a conversation is ready for ``target: session`` rules (see docs/sampling.md, "Sessions")."""
     limits: LimitsConfig = LimitsConfig()
     """Per-request span count, attribute value length and attributes per span."""
-    """What an agent run is and when it is ready to score (see docs/conventions.md)."""
     auth_tokens: list[str] = []
     """Bearer tokens accepted on the OTLP receivers; empty means no authentication."""
 

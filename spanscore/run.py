@@ -16,6 +16,11 @@ from typing import Any
 
 MessagesLike = str | Mapping[str, Any] | Sequence[Any] | None
 
+TARGETS = ("run", "llm", "tool", "retrieval", "session")
+"""What a rule can score: an agent run, one LLM call, one tool execution, one retrieval, or a conversation."""
+SPAN_TARGETS = ("llm", "tool", "retrieval")
+"""Targets that are one span inside a run."""
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
@@ -93,6 +98,37 @@ def coerce_messages(value: MessagesLike, default_role: str) -> tuple[Message, ..
 
 
 @dataclass(frozen=True, slots=True)
+class Turn:
+    """One turn of a conversation: one run of the session, reduced to what session scorers read."""
+
+    run_id: str
+    trace_id: str
+    span_id: str
+    user: str | None
+    """The user's message of the turn (``Run.input_text``), None when the run carried none."""
+    answer: str | None
+    """The agent's answer of the turn (``Run.output_text``), None when the run carried none."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    start_time_ns: int = 0
+    end_time_ns: int = 0
+    error: str | None = None
+
+    @classmethod
+    def of(cls, run: Run) -> Turn:
+        return cls(
+            run_id=run.run_id,
+            trace_id=run.trace_id,
+            span_id=run.span_id,
+            user=run.input_text,
+            answer=run.output_text,
+            tool_calls=run.all_tool_calls,
+            start_time_ns=run.start_time_ns,
+            end_time_ns=run.end_time_ns,
+            error=run.error,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Usage:
     """Token usage summed over the run's model calls."""
 
@@ -112,6 +148,11 @@ class Run:
     ``trace_state`` is the W3C tracestate of the run's root span as received:
     its ``ot=rv:...`` value, when present, is the randomness
     consistent-probability sampling draws from.
+
+    ``target`` says what the view stands for (``TARGETS``): the whole run, or one
+    LLM call, tool execution or retrieval inside it (``run_id`` is then the
+    span's id and ``parent_run_id`` the run's), or a session, whose ``turns``
+    are its runs in order (``run_id`` is then the session id).
     """
 
     input: tuple[Message, ...] | None
@@ -137,6 +178,9 @@ class Run:
     resource_attributes: Mapping[str, str]
     sources: Mapping[str, str]
     trace_state: str
+    target: str
+    turns: tuple[Turn, ...] | None
+    parent_run_id: str | None
 
     def __init__(
         self,
@@ -164,7 +208,12 @@ class Run:
         resource_attributes: Mapping[str, str] | None = None,
         sources: Mapping[str, str] | None = None,
         trace_state: str = "",
+        target: str = "run",
+        turns: Iterable[Turn] | None = None,
+        parent_run_id: str | None = None,
     ) -> None:
+        if target not in TARGETS:
+            raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
         setter = object.__setattr__
         setter(self, "input", coerce_messages(input, "user"))
         setter(self, "output", coerce_messages(output, "assistant"))
@@ -193,6 +242,9 @@ class Run:
             ("resource_attributes", dict(resource_attributes or {})),
             ("sources", dict(sources or {})),
             ("trace_state", trace_state),
+            ("target", target),
+            ("turns", None if turns is None else tuple(turns)),
+            ("parent_run_id", parent_run_id),
         ):
             setter(self, name, value)
 

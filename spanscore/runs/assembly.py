@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from spanscore.collector.conventions import span_facts
@@ -29,6 +29,7 @@ from spanscore.records import LogRecord, SpanRecord
 from spanscore.run import Run
 from spanscore.runs.config import RunsConfig
 from spanscore.runs.fields import RunFields
+from spanscore.runs.views import span_views
 
 __all__ = ["AssembledRun", "assemble_runs", "run_fingerprint", "runs_from_spans"]
 
@@ -42,6 +43,8 @@ class AssembledRun:
     """The root span is the trace root, or (nested_agents="all") an agent span, or every ancestor up to the
     trace root is present. An unconfirmed root may still gain an enclosing run, so it waits for max_wait."""
     span_ids: frozenset[str]
+    views: tuple[Run, ...] = ()
+    """Span-level views (``runs.views``) of the targets asked for; empty unless ``span_targets`` named some."""
 
 
 def runs_from_spans(
@@ -52,9 +55,15 @@ def runs_from_spans(
 
 
 def assemble_runs(
-    spans: Iterable[SpanRecord], logs: Iterable[LogRecord] = (), config: RunsConfig | None = None
+    spans: Iterable[SpanRecord],
+    logs: Iterable[LogRecord] = (),
+    config: RunsConfig | None = None,
+    span_targets: Collection[str] = (),
 ) -> list[AssembledRun]:
-    """Like ``runs_from_spans`` but also says whether each run's root is confirmed and which spans it holds."""
+    """Like ``runs_from_spans`` but also says whether each run's root is confirmed and which spans it holds.
+
+    ``span_targets`` (``llm``, ``tool``, ``retrieval``) asks for the span-level views of those targets too.
+    """
     config = config or RunsConfig()
     by_trace: dict[str, dict[str, SpanRecord]] = defaultdict(dict)
     for span in spans:
@@ -65,7 +74,7 @@ def assemble_runs(
             logs_by_span[(log.trace_id, log.span_id)].append(log)
     out: list[AssembledRun] = []
     for trace_id, by_id in by_trace.items():
-        out.extend(_trace_runs(trace_id, by_id, logs_by_span, config))
+        out.extend(_trace_runs(trace_id, by_id, logs_by_span, config, span_targets))
     return out
 
 
@@ -74,6 +83,7 @@ def _trace_runs(
     by_id: dict[str, SpanRecord],
     logs_by_span: dict[tuple[str, str], list[LogRecord]],
     config: RunsConfig,
+    span_targets: Collection[str] = (),
 ) -> list[AssembledRun]:
     facts = {span_id: span_facts(span, logs_by_span.get((trace_id, span_id), ())) for span_id, span in by_id.items()}
     placeholders = _placeholders(by_id) if not any(f.kind == "agent" for f in facts.values()) else {}
@@ -96,7 +106,9 @@ def _trace_runs(
         members = _descendants(root_id, children)
         fields = RunFields(by_id, facts, children, members, root_id, config)
         confirmed = root_id not in placeholders and _confirmed(root_id, by_id, root_id in agents, config)
-        runs.append(AssembledRun(fields.build(), confirmed, frozenset(members)))
+        run = fields.build()
+        views = span_views(run, members, by_id, facts, span_targets) if span_targets else ()
+        runs.append(AssembledRun(run, confirmed, frozenset(members), views))
     return runs
 
 

@@ -12,6 +12,38 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 NestedAgents = Literal["outermost", "all"]
 LateSpanPolicy = Literal["ignore", "rescore"]
+SessionRescore = Literal["continued", "never"]
+
+
+class SessionsConfig(BaseModel):
+    """When a conversation (the runs sharing a session id) is ready to score, and what happens when it goes on."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True, frozen=True)
+
+    quiet_period_s: float = Field(300.0, ge=0)
+    """A session is ready once none of its runs became ready for this long."""
+    max_duration_s: float = Field(86_400.0, gt=0)
+    """A session still going this long after its first run (or its last scoring) is scored anyway."""
+    rescore: SessionRescore = "continued"
+    """A run arriving for a session already scored: ``continued`` scores the whole session again once it is
+    quiet (the new scores replace the old ones, same score ids); ``never`` ignores it (counted)."""
+    max_sessions: int = Field(10_000, ge=1)
+    """Sessions held in memory, open or recently scored; beyond it the oldest scored one is forgotten, else the
+    oldest open one is scored early (ready reason ``session_evicted``)."""
+    max_turns: int = Field(500, ge=1)
+    """Turns kept per session; a longer conversation keeps its latest turns (the dropped ones are counted)."""
+    keep_scored_s: float = Field(3_600.0, ge=0)
+    """How long a scored session's turns stay in memory for a continuation; after that, its earlier turns are
+    read back from storage (``scored_runs``) when it continues."""
+
+    @model_validator(mode="after")
+    def _check_windows(self) -> SessionsConfig:
+        if self.quiet_period_s > self.max_duration_s:
+            raise ValueError(
+                f"collector.sessions.quiet_period_s ({self.quiet_period_s}) must not exceed "
+                f"max_duration_s ({self.max_duration_s})"
+            )
+        return self
 
 
 class RunsConfig(BaseModel):

@@ -48,6 +48,8 @@ class ReadyRun:
     run: Run
     reason: ReadyReason
     fingerprint: str
+    views: tuple[Run, ...] = ()
+    """The run's span-level views of the targets the assembler was asked for (``RunAssembler.span_targets``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +68,12 @@ class SpanSource(Protocol):
         """Traces with a span received at or after ``since_ns`` (Unix ns), with all their spans and GenAI logs."""
         ...
 
-    def handled_runs(self, trace_ids: Iterable[str]) -> Mapping[str, Mapping[str, str]]:
-        """Per trace id, the runs already handed to sampling: run id -> fingerprint ("" when unknown)."""
+    def handled_runs(self, trace_ids: Iterable[str]) -> Mapping[str, Mapping[str, bool]]:
+        """Per trace id: every subject decided on -> whether it needs nothing more.
+
+        A subject is a run id, or a span id for span targets; it needs nothing more when every rule that
+        sampled it has a score.
+        """
         ...
 
 
@@ -111,6 +117,8 @@ class RunAssembler:
         self._pending: OrderedDict[str, _Trace] = OrderedDict()
         self._done: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._clock_ns = 0
+        self.span_targets: frozenset[str] = frozenset()
+        """Span-level targets (``llm``, ``tool``, ``retrieval``) whose views ready runs carry; set by live scoring."""
 
     # --- intake ---------------------------------------------------------------------------
 
@@ -198,7 +206,7 @@ class RunAssembler:
         return ready
 
     def _ready_runs(self, trace: _Trace, quiet: bool, waited: bool) -> list[ReadyRun]:
-        assembled = assemble_runs(trace.spans.values(), trace.logs, self.config)
+        assembled = assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets)
         out: list[ReadyRun] = []
         settled = True
         for item in assembled:
@@ -224,12 +232,13 @@ class RunAssembler:
                 self.stats.late_spans_ignored += late
                 return None
             trace.handled[run_id] = fingerprint
-            return ReadyRun(item.run, "late_span_rescore", fingerprint)
+            return ReadyRun(item.run, "late_span_rescore", fingerprint, item.views)
         if not (waited or (quiet and item.root_confirmed)):
             return _WAIT
         trace.handled[run_id] = fingerprint
         trace.handled_spans |= item.span_ids
-        return ReadyRun(item.run, "quiet_period" if quiet and item.root_confirmed else "max_wait", fingerprint)
+        reason: ReadyReason = "quiet_period" if quiet and item.root_confirmed else "max_wait"
+        return ReadyRun(item.run, reason, fingerprint, item.views)
 
     def _expired(self, trace: _Trace, now_ns: int) -> bool:
         if trace.ready_since_ns is None or trace.dirty or trace.waiting:
@@ -254,8 +263,11 @@ class RunAssembler:
             self.add_spans(recovered.spans, now_ns)
             self.add_logs(recovered.logs, now_ns)
             trace = self._pending.get(recovered.trace_id)
-            if trace is not None:
-                trace.handled.update(handled.get(recovered.trace_id, {}))
+            marks = handled.get(recovered.trace_id, {})
+            if trace is not None and marks:
+                for item in assemble_runs(trace.spans.values(), trace.logs, self.config):
+                    if _handled(item, marks):
+                        trace.handled[item.run.run_id] = ""
         self.stats.recovered_traces += len(traces)
         return len(traces)
 
@@ -265,3 +277,9 @@ class RunAssembler:
 
 
 _WAIT = object()
+
+
+def _handled(item: AssembledRun, marks: Mapping[str, bool]) -> bool:
+    """A run needs nothing more when it or its spans were decided on and every sampled one has its scores."""
+    decided = [marks[subject] for subject in (item.run.run_id, *item.span_ids) if subject in marks]
+    return bool(decided) and all(decided)

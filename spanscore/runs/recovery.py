@@ -15,7 +15,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
+from spanscore.run import Run, Turn
 from spanscore.runs.readiness import RecoveredTrace
+from spanscore.storage.scored_runs import parse_stored_run, run_from_view
 
 _SPAN_SELECT = """
 SELECT TraceId, SpanId, ParentSpanId, SpanName, SpanKind, toUnixTimestamp64Nano(Timestamp), Duration,
@@ -118,32 +120,32 @@ class StoredSpanSource:
                 grouped[row[1]].append(log_from_row(row))
         return grouped
 
-    def handled_runs(self, trace_ids: Iterable[str]) -> Mapping[str, Mapping[str, str]]:
-        """Runs that need nothing more: decided, and every rule that sampled them has a score row.
+    def handled_runs(self, trace_ids: Iterable[str]) -> Mapping[str, Mapping[str, bool]]:
+        """Every subject decided on (a run, or a span for span targets) and whether it needs nothing more.
 
-        A run whose ``sampled`` decision was written but whose scoring was cut short (a crash
-        mid-job) is *not* handled, so recovery scores it again; deterministic score ids make the
-        second attempt replace rather than duplicate anything the first one wrote.
+        A subject needs nothing more when every rule that sampled it has a score row for it. One whose
+        ``sampled`` decision was written but whose scoring was cut short (a crash mid-job) is not
+        handled, so recovery scores its run again; deterministic score ids make the second attempt
+        replace rather than duplicate anything the first one wrote.
         """
         ids = list(trace_ids)
         if not ids:
             return {}
         database = self._store.database
         rows = self._store.internal_query(
-            "SELECT d.TraceId, d.RunId FROM ("
+            "SELECT d.TraceId, d.RunId, hasAll(s.ScoredRules, d.SampledRules) FROM ("
             f"  SELECT TraceId, RunId, groupArrayIf(Rule, Decision = 'sampled') AS SampledRules"
             f"  FROM {database}.score_decisions FINAL WHERE TraceId IN {{ids:Array(String)}}"
             "  GROUP BY TraceId, RunId"
             ") AS d LEFT JOIN ("
             f"  SELECT RunId, groupUniqArray(Rule) AS ScoredRules FROM {database}.scores"
             "  WHERE TraceId IN {ids:Array(String)} GROUP BY RunId"
-            ") AS s ON d.RunId = s.RunId "
-            "WHERE hasAll(s.ScoredRules, d.SampledRules)",
+            ") AS s ON d.RunId = s.RunId",
             {"ids": ids},
         )
-        handled: dict[str, dict[str, str]] = defaultdict(dict)
-        for trace_id, run_id in rows:
-            handled[trace_id][run_id] = ""
+        handled: dict[str, dict[str, bool]] = defaultdict(dict)
+        for trace_id, run_id, done in rows:
+            handled[trace_id][run_id] = bool(done)
         return handled
 
 
@@ -162,3 +164,35 @@ def spend_since(store: Any, rules: list[str], since_ns: int) -> dict[str, tuple[
         {"since": since_ns, "rules": rules},
     )
     return {rule: (float(usd), int(tokens), int(runs)) for rule, usd, tokens, runs in rows}
+
+
+def unscored_sessions(store: Any, since_ns: int, *, limit: int = 100_000) -> list[Run]:
+    """After a restart: the latest stored turn of every session that was open when the process stopped.
+
+    Open means a turn was stored since ``since_ns`` and no session decision was written after it.
+    """
+    database = store.database
+    rows = store.internal_query(
+        "SELECT t.Run FROM ("
+        "  SELECT SessionId, argMax(Run, Timestamp) AS Run, max(Timestamp) AS LastTurn"
+        f"  FROM {database}.scored_runs WHERE SessionId != '' AND Target = 'run'"
+        "  AND Timestamp >= fromUnixTimestamp64Nano({since:Int64}) GROUP BY SessionId"
+        ") AS t LEFT JOIN ("
+        f"  SELECT RunId, max(Timestamp) AS Decided FROM {database}.score_decisions WHERE Target = 'session'"
+        "  GROUP BY RunId"
+        ") AS d ON t.SessionId = d.RunId WHERE d.Decided < t.LastTurn LIMIT {limit:UInt32}",
+        {"since": since_ns, "limit": limit},
+    )
+    return [run_from_view(parse_stored_run(row[0])) for row in rows]
+
+
+def session_turns(store: Any, session_id: str, since_ns: int, *, limit: int = 10_000) -> list[Turn]:
+    """The stored turns of one session whose runs started at or after ``since_ns``, oldest first."""
+    rows = store.internal_query(
+        f"SELECT Run FROM {store.database}.scored_runs FINAL"
+        " WHERE SessionId = {session:String} AND Target = 'run'"
+        " AND RunTimestamp >= fromUnixTimestamp64Nano({since:Int64})"
+        " ORDER BY RunTimestamp LIMIT {limit:UInt32}",
+        {"session": session_id, "since": since_ns, "limit": limit},
+    )
+    return [Turn.of(run_from_view(parse_stored_run(row[0]))) for row in rows]

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from spanscore.run import Run
 from spanscore.sampling.budget import Clock, DailyBudget, TokenBucket
 from spanscore.sampling.decisions import Decision, Outcome
-from spanscore.sampling.hashing import TraceIdError, randomness_for, threshold_for
+from spanscore.sampling.hashing import TraceIdError, randomness_for, session_randomness, threshold_for
 from spanscore.sampling.rules import RuleConfig, SamplingConfig
 from spanscore.sampling.subject import FilterSubject, subject_from_mapping, subject_from_run
 
@@ -41,10 +41,13 @@ class RunKey:
     run_id: str
     trace_id: str
     trace_state: str = ""
+    target: str = "run"
+    """What is decided on (``spanscore.run.TARGETS``): only the rules of this target decide. A span target's
+    ``run_id`` is the span's id; a session's is the session id, and its draw hashes that id."""
 
     @classmethod
     def of_run(cls, run: Run) -> RunKey:
-        return cls(run_id=run.run_id, trace_id=run.trace_id, trace_state=run.trace_state)
+        return cls(run_id=run.run_id, trace_id=run.trace_id, trace_state=run.trace_state, target=run.target)
 
     @classmethod
     def of_mapping(cls, row: Mapping[str, Any]) -> RunKey:
@@ -52,7 +55,10 @@ class RunKey:
         trace_id = str(row.get("trace_id") or row.get("TraceId") or "")
         run_id = str(row.get("run_id") or row.get("span_id") or row.get("SpanId") or trace_id)
         return cls(
-            run_id=run_id, trace_id=trace_id, trace_state=str(row.get("trace_state") or row.get("TraceState") or "")
+            run_id=run_id,
+            trace_id=trace_id,
+            trace_state=str(row.get("trace_state") or row.get("TraceState") or ""),
+            target=str(row.get("target") or "run"),
         )
 
 
@@ -75,7 +81,10 @@ def draw(rule: RuleConfig, key: RunKey, probability: float, override: str | None
     if override is not None:
         return _decision(rule, key, Outcome.SAMPLED, 1.0, override)
     try:
-        randomness = randomness_for(key.trace_id, salt=rule.salt, trace_state=key.trace_state)
+        if key.target == "session":
+            randomness = session_randomness(key.run_id, salt=rule.salt)
+        else:
+            randomness = randomness_for(key.trace_id, salt=rule.salt, trace_state=key.trace_state)
     except TraceIdError as error:
         return _decision(rule, key, Outcome.FAILED, probability, f"cannot sample: {error}")
     if randomness >= threshold_for(probability):
@@ -87,6 +96,8 @@ def preview_decisions(rules: Sequence[RuleConfig], subject: FilterSubject, key: 
     """Stateless decisions (no token bucket, no budget, no duplicate memory) for preview and backfill."""
     decisions = []
     for rule in rules:
+        if rule.target != key.target:
+            continue
         if not rule.where.matches_subject(subject):
             decisions.append(_decision(rule, key, Outcome.FILTERED_OUT, 0.0, "did not match where"))
         else:
@@ -158,7 +169,9 @@ class RuleEngine:
         return self.decide_subject(subject_from_mapping(row), RunKey.of_mapping(row), rescore=rescore)
 
     def decide_subject(self, subject: FilterSubject, key: RunKey, *, rescore: bool = False) -> list[Decision]:
-        return [self._decide_rule(rule, subject, key, rescore) for rule in self.config.rules]
+        return [
+            self._decide_rule(rule, subject, key, rescore) for rule in self.config.rules if rule.target == key.target
+        ]
 
     def record_spend(self, rule: str, usd: float = 0.0, *, tokens: int = 0) -> None:
         """Feed a rule's budget with judge cost, in whatever pieces it is reported (per scorer is fine).

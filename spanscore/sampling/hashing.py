@@ -142,6 +142,20 @@ def randomness_for(trace_id: str, *, salt: str | None = None, trace_state: str =
     return randomness_from_trace_id(trace_id)
 
 
+def session_randomness(session_id: str, *, salt: str | None = None) -> int:
+    """56 bits from a hash of a session id: a session is sampled whole, and every replica draws the same.
+
+    Session ids are whatever the application chose (not random hex like trace ids), so their bits are
+    hashed (BLAKE2b, keyed by the salt when the rule has one) rather than read. An empty id cannot be
+    sampled and raises ``TraceIdError``.
+    """
+    if not session_id:
+        raise TraceIdError("session id is empty")
+    key = hashlib.blake2b((salt or "").encode("utf-8"), digest_size=32).digest() if salt else b""
+    digest = hashlib.blake2b(session_id.encode("utf-8"), key=key, digest_size=7, person=b"spanscore-sess").digest()
+    return int.from_bytes(digest, "big")
+
+
 def is_sampled(trace_id: str, probability: float, *, salt: str | None = None, trace_state: str = "") -> bool:
     """Whether the trace falls inside a sample of the given probability (``R >= T``)."""
     return randomness_for(trace_id, salt=salt, trace_state=trace_state) >= threshold_for(probability)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -109,6 +109,10 @@ class RuleConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     name: str = Field(min_length=1, description="Unique rule name; stored with every decision and score.")
+    target: Literal["run", "llm", "tool", "retrieval", "session"] = Field(
+        default="run",
+        description="What the rule scores: agent runs, each LLM call, tool or retrieval span in them, or sessions.",
+    )
     where: Filter = Field(default=MATCH_ALL, description="Which runs the rule considers; absent = all.")
     sample: float = Field(default=1.0, description="Probability of scoring a matching run, 0 to 1.")
     scorers: list[ScorerSpec] = Field(min_length=1, description="Scorers to run on sampled runs.")

@@ -30,12 +30,13 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from spanscore.errors import ConfigError, RetryableError, SpanscoreError
-from spanscore.run import Run
+from spanscore.run import TARGETS, Run
 from spanscore.scorers.results import ScoreResult, Status, StepOutput, Tally
 
 __all__ = [
     "RUN_FIELDS",
     "STEP_NAMES",
+    "DEFAULT_TARGETS",
     "AsyncStep",
     "MissingInput",
     "NotApplicable",
@@ -55,8 +56,11 @@ __all__ = [
 STEP_NAMES = ("preprocess", "analyze", "generate_score", "generate_reason")
 """The pipeline's steps, in the order they run."""
 
-RUN_FIELDS = ("input", "output", "system", "context", "ground_truth", "tool_calls")
+RUN_FIELDS = ("input", "output", "system", "context", "ground_truth", "tool_calls", "turns")
 """Run fields a scorer may declare as required (see ``Run``)."""
+
+DEFAULT_TARGETS = ("run", "llm")
+"""What a scorer that says nothing scores: whole runs, and single LLM calls (their input and output)."""
 
 ScorerKind = Literal["code", "llm"]
 
@@ -92,8 +96,14 @@ class ScorerInfo:
     higher_is_better: bool = True
     kind: ScorerKind = "code"
     name: str = ""
+    targets: tuple[str, ...] = DEFAULT_TARGETS
+    """The rule targets (``spanscore.run.TARGETS``) this scorer can score; a rule pairing it with another
+    target is refused at start-up."""
 
     def __post_init__(self) -> None:
+        wrong = [t for t in self.targets if t not in TARGETS]
+        if wrong or not self.targets:
+            raise ConfigError(f"scorer {self.id!r}: targets must be some of {list(TARGETS)}, got {list(self.targets)}")
         unknown = [f for f in self.required_fields if f not in RUN_FIELDS]
         if unknown:
             choices = list(RUN_FIELDS)
@@ -345,12 +355,15 @@ def create_scorer(
     kind: ScorerKind = "code",
     name: str = "",
     options: Mapping[str, Any] | None = None,
+    targets: tuple[str, ...] | list[str] = DEFAULT_TARGETS,
 ) -> Scorer:
     """Start a scorer; chain ``.preprocess()``, ``.analyze()``, ``.generate_score()``, ``.generate_reason()``.
 
     ``requires`` names the run fields the scorer cannot do without (``"input"``,
     ``"output"``, ``"context"``, ``"ground_truth"``, ``"tool_calls"``,
-    ``"system"``); a run lacking one is reported as ``missing_input``.
+    ``"system"``, ``"turns"``); a run lacking one is reported as ``missing_input``.
+    ``targets`` are the rule targets it can score (``run``, ``llm``, ``tool``,
+    ``retrieval``, ``session``).
     """
     info = ScorerInfo(
         id=id,
@@ -360,5 +373,6 @@ def create_scorer(
         higher_is_better=higher_is_better,
         kind=kind,
         name=name or id,
+        targets=tuple(targets),
     )
     return Scorer(info, options=options)

@@ -23,9 +23,12 @@ CODE_SCORERS = frozenset(
         "completeness",
         "content_similarity",
         "keyword_coverage",
+        "repeated_tool_calls",
         "textual_difference",
         "tone_consistency",
         "tool_call_accuracy",
+        "tool_calls_per_turn",
+        "turn_count",
     }
 )
 """Built-in scorers that run locally; a test keeps this list equal to what the registry holds."""
@@ -38,17 +41,43 @@ LLM_SCORERS = frozenset(
         "context_precision",
         "context_recall",
         "context_relevance",
+        "conversation_goal_completion",
+        "conversation_relevancy",
         "faithfulness",
         "hallucination",
+        "knowledge_retention",
         "llm_judge",
         "noise_sensitivity",
         "prompt_alignment",
         "summarization",
         "tool_call_accuracy_llm",
         "toxicity",
+        "user_frustration",
     }
 )
 """Built-in scorers that send the run's text to a judge model."""
+
+_SESSION = ("session",)
+_CONTEXT = ("run", "llm", "retrieval")
+_TOOL = ("run", "llm", "tool")
+BUILTIN_TARGETS: Mapping[str, tuple[str, ...]] = {
+    "turn_count": _SESSION,
+    "tool_calls_per_turn": _SESSION,
+    "repeated_tool_calls": _SESSION,
+    "conversation_relevancy": _SESSION,
+    "knowledge_retention": _SESSION,
+    "conversation_goal_completion": _SESSION,
+    "user_frustration": _SESSION,
+    "context_precision": _CONTEXT,
+    "context_relevance": _CONTEXT,
+    "context_recall": _CONTEXT,
+    "faithfulness": _CONTEXT,
+    "hallucination": _CONTEXT,
+    "tool_call_accuracy": _TOOL,
+    "tool_call_accuracy_llm": _TOOL,
+}
+"""Rule targets of the built-ins that score more than runs and LLM calls (the rest: ``run``, ``llm``); a test keeps
+it equal to what the built scorers declare, so ``config check`` refuses a wrong pairing without building them."""
 
 _HOW_TO_CONFIGURE = (
     "add a judge section naming the model you choose, e.g. `judge: {model: openai/gpt-4o-mini, "
@@ -64,6 +93,8 @@ class ScorerUse:
     where: str
     name: str
     options: Mapping[str, Any] = field(default_factory=dict)
+    target: str = "run"
+    rule: str = ""
 
 
 def check_scorers(
@@ -72,12 +103,25 @@ def check_scorers(
     """Raise ``ConfigError`` listing every unknown scorer id and every LLM scorer without a usable judge."""
     uses = list(uses)
     problems = [f"{use.where}: {problem}" for use in uses if (problem := _unknown_name(use.name))]
+    problems.extend(f"{use.where}: {problem}" for use in uses if (problem := _wrong_target(use)))
     if not problems:
         for use in uses:
             if use.name in LLM_SCORERS:
                 problems.extend(f"{use.where} ({use.name}): {p}" for p in _judge_problems(use, judge, environ))
     if problems:
         raise ConfigError(f"{source}: " + "\n  ".join([f"{len(problems)} problem(s)", *problems]))
+
+
+def _wrong_target(use: ScorerUse) -> str | None:
+    if ":" in use.name or _unknown_name(use.name):
+        return None  # a scorer from a module path declares its own targets, checked when it is built
+    targets = BUILTIN_TARGETS.get(use.name, ("run", "llm"))
+    if use.target in targets:
+        return None
+    return (
+        f"rule {use.rule!r} has target {use.target!r}, which scorer {use.name!r} cannot score "
+        f"(it scores: {', '.join(targets)})"
+    )
 
 
 def _unknown_name(name: str) -> str | None:
@@ -137,7 +181,7 @@ def _missing_provider_keys(model: str, environ: Mapping[str, str]) -> list[str]:
 def rule_scorer_uses(rules: Iterable[Any]) -> list[ScorerUse]:
     """The scorers of configured rules (``RuleConfig`` objects), each with its ``rules[i].scorers[j]`` path."""
     return [
-        ScorerUse(f"rules[{index}].scorers[{position}]", spec.name, spec.options)
+        ScorerUse(f"rules[{index}].scorers[{position}]", spec.name, spec.options, rule.target, rule.name)
         for index, rule in enumerate(rules)
         for position, spec in enumerate(rule.scorers)
     ]

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spanscore.errors import ConfigError
-from spanscore.run import Run
+from spanscore.run import SPAN_TARGETS, Run, Turn
 from spanscore.runs.assembly import assemble_runs
 from spanscore.runs.config import RunsConfig
 from spanscore.runs.recovery import StoredSpanSource
+from spanscore.runs.sessions import session_view
 from spanscore.sampling.engine import preview_run
 from spanscore.sampling.rules import RuleConfig
 from spanscore.storage.clickhouse import ClickHouseStore
@@ -45,12 +46,38 @@ def find_rule(rules: list[RuleConfig], name: str) -> RuleConfig:
     raise ConfigError(f"unknown rule {name!r}; rules in the config: {known}")
 
 
-def stored_runs(store: ClickHouseStore, since_s: float, runs: RunsConfig, max_traces: int = 100_000) -> list[Run]:
+def stored_runs(
+    store: ClickHouseStore, since_s: float, runs: RunsConfig, max_traces: int = 100_000, target: str = "run"
+) -> list[Run]:
+    """The stored subjects of a rule target from the last ``since_s`` seconds, built as the live path builds them.
+
+    ``run``: the agent runs; ``llm``/``tool``/``retrieval``: those spans' views; ``session``: the runs
+    grouped by session id into session views (their turns are the runs found in the window).
+    """
     since_ns = time.time_ns() - int(since_s * 1e9)
     traces = StoredSpanSource(store, max_traces=max_traces).recent_traces(since_ns)
     spans = [span for trace in traces for span in trace.spans]
     logs = [record for trace in traces for record in trace.logs]
-    return [item.run for item in assemble_runs(spans, logs, runs)]
+    span_targets = (target,) if target in SPAN_TARGETS else ()
+    assembled = assemble_runs(spans, logs, runs, span_targets)
+    if span_targets:
+        return [view for item in assembled for view in item.views]
+    if target == "session":
+        return sessions_of([item.run for item in assembled])
+    return [item.run for item in assembled]
+
+
+def sessions_of(runs: list[Run]) -> list[Run]:
+    """Session views of the runs that carry a session id, one per session, turns in start order."""
+    grouped: dict[str, list[Run]] = {}
+    for run in runs:
+        if run.session_id:
+            grouped.setdefault(run.session_id, []).append(run)
+    views = []
+    for session_id, members in grouped.items():
+        last = max(members, key=lambda run: (run.start_time_ns, run.run_id))
+        views.append(session_view(session_id, [Turn.of(run) for run in members], last))
+    return views
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +107,7 @@ def preview(store: ClickHouseStore, rule: RuleConfig, since_s: float, runs: Runs
     """How many stored runs the rule matches and would sample, and what the judge would cost."""
     from spanscore.scoring.live import build_rule_scorers
 
-    candidates = stored_runs(store, since_s, runs)
+    candidates = stored_runs(store, since_s, runs, target=rule.target)
     outcomes: Counter[str] = Counter()
     for run in candidates:
         outcomes[preview_run([rule], run)[0].outcome.value] += 1
@@ -183,12 +210,11 @@ async def backfill(
     import asyncio
 
     from spanscore.runs.assembly import run_fingerprint
-    from spanscore.runs.readiness import ReadyRun
-    from spanscore.scoring.live import LiveScoring, ScoringConfig
+    from spanscore.scoring.live import LiveScoring, ScoringConfig, Subject
 
     progress = progress or BackfillProgress(rule.name)
     settings = (scoring or ScoringConfig()).model_copy(update={"recover_on_start": False})
-    candidates = await asyncio.to_thread(stored_runs, store, since_s, runs)
+    candidates = await asyncio.to_thread(stored_runs, store, since_s, runs, 100_000, rule.target)
     done = await asyncio.to_thread(already_scored, store, rule.name)
     todo = [run for run in candidates if run.run_id not in done]
     progress.total, progress.skipped = len(candidates), len(candidates) - len(todo)
@@ -201,7 +227,7 @@ async def backfill(
                 progress.cancelled = True
                 break
             chunk = todo[start : start + _CHUNK]
-            await live.dispatch_many([ReadyRun(run, "max_wait", run_fingerprint(run)) for run in chunk])
+            await live.dispatch_subjects([Subject(run, "backfill", run_fingerprint(run)) for run in chunk])
             await live.settle()
             progress.done += len(chunk)
     finally:

@@ -26,10 +26,12 @@ from spanscore.errors import ConfigError, RetryableError
 from spanscore.export.forward import INTERNAL_ATTRIBUTE, ScoreExporter
 from spanscore.metric_keys import metric_key
 from spanscore.records import LogRecord, SpanRecord
-from spanscore.run import Run
-from spanscore.runs.config import RunsConfig
+from spanscore.run import SPAN_TARGETS, Run, Turn
+from spanscore.runs.assembly import run_fingerprint
+from spanscore.runs.config import RunsConfig, SessionsConfig
 from spanscore.runs.readiness import ReadyRun, RunAssembler
-from spanscore.runs.recovery import StoredSpanSource, spend_since
+from spanscore.runs.recovery import StoredSpanSource, session_turns, spend_since, unscored_sessions
+from spanscore.runs.sessions import ReadySession, SessionTracker, with_history
 from spanscore.sampling.decisions import Decision, Outcome
 from spanscore.sampling.engine import RuleEngine
 from spanscore.sampling.rule_sets import rule_set_version
@@ -70,28 +72,47 @@ class ScoringConfig(BaseModel):
     """Re-read recent traces on start (max_wait + late_span_window) so runs pending at a crash are still scored."""
 
 
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """One thing rules decide on: a run, a span-level view of one, or a session; why it is ready now."""
+
+    run: Run
+    ready_reason: str
+    fingerprint: str
+
+
 @dataclass(slots=True)
 class _RuleRun:
-    """Bookkeeping for one rule on one run: how many jobs are out and how they ended."""
+    """Bookkeeping for one rule on one subject: how many jobs are out and how they ended."""
 
     decision: Decision
-    ready: ReadyRun
+    subject: Subject
     outstanding: int
     statuses: Counter[str] = field(default_factory=Counter)
     rule_version: str = ""
 
 
 def build_rule_scorers(rules: Sequence[RuleConfig]) -> dict[str, list[Scorer]]:
-    """Build every configured scorer once, at start-up; an unknown scorer or option names its rule."""
+    """Build every configured scorer once, at start-up.
+
+    An unknown scorer or option, or a scorer paired with a target it cannot score, is refused naming its rule.
+    """
     built: dict[str, list[Scorer]] = {}
     problems: list[str] = []
     for index, rule in enumerate(rules):
         built[rule.name] = []
         for position, spec in enumerate(rule.scorers):
             try:
-                built[rule.name].append(build(spec.name, **spec.options))
+                scorer = build(spec.name, **spec.options)
             except ConfigError as exc:
                 problems.append(f"rules[{index}].scorers[{position}] ({spec.name}): {exc}")
+                continue
+            if rule.target not in scorer.info.targets:
+                problems.append(
+                    f"rules[{index}].scorers[{position}]: rule {rule.name!r} has target {rule.target!r}, which scorer "
+                    f"{spec.name!r} cannot score (it scores: {', '.join(scorer.info.targets)})"
+                )
+            built[rule.name].append(scorer)
     if problems:
         raise ConfigError("config: " + "; ".join(problems))
     return built
@@ -104,6 +125,7 @@ class LiveScoring:
         rules: Sequence[RuleConfig],
         *,
         runs: RunsConfig | None = None,
+        sessions: SessionsConfig | None = None,
         scoring: ScoringConfig | None = None,
         batch_max: int = 5000,
         flush_interval: float = 0.05,
@@ -120,8 +142,10 @@ class LiveScoring:
         self._store = store
         self.engine = RuleEngine(SamplingConfig(rules=list(rules)))
         self.assembler = RunAssembler(runs)
+        self.sessions = SessionTracker(sessions)
         self.scorers = build_rule_scorers(rules)
         self.rule_version = rule_set_version(rules)
+        self._set_targets(rules)
         if writers is None:
             writers = (
                 BatchWriter(
@@ -179,6 +203,13 @@ class LiveScoring:
         scorers = build_rule_scorers(rules)
         engine = self.engine.with_rules(SamplingConfig(rules=list(rules)))
         self.engine, self.scorers, self.rule_version = engine, scorers, rule_set_version(rules)
+        self._set_targets(rules)
+
+    def _set_targets(self, rules: Sequence[RuleConfig]) -> None:
+        """Ask the assembler for the span views the rules score, and follow sessions only when a rule scores them."""
+        targets = {rule.target for rule in rules}
+        self.assembler.span_targets = frozenset(targets & set(SPAN_TARGETS))
+        self.scores_sessions = "session" in targets
 
     # -- intake (called by the span and log writers after a successful insert) -------------------
 
@@ -201,6 +232,8 @@ class LiveScoring:
             if recovered:
                 log.info("recovered pending traces from storage count=%d", recovered)
             await asyncio.to_thread(self._restore_budgets)
+            if self.scores_sessions:
+                await asyncio.to_thread(self._restore_sessions)
         self._stopping.clear()
         self._poller = asyncio.create_task(self._poll_loop(), name="live-scoring-poll")
 
@@ -218,6 +251,18 @@ class LiveScoring:
         for rule, (usd, tokens, runs) in spend_since(self._store, rules, int(day_start * 1e9)).items():
             self.engine.restore_spend(rule, usd, tokens, runs)
             log.info("restored today's judge spend rule=%s usd=%.4f tokens=%d runs=%d", rule, usd, tokens, runs)
+
+    def _restore_sessions(self) -> None:
+        """Sessions open when the process stopped come back from their stored turns.
+
+        They are ready after the quiet period, and their earlier turns are read again then (``needs_history``).
+        """
+        config = self.sessions.config
+        lookback_s = max(2 * config.quiet_period_s, config.keep_scored_s)
+        runs = unscored_sessions(self._store, time.time_ns() - int(lookback_s * 1e9))
+        restored = self.sessions.restore(runs, time.time_ns())
+        if restored:
+            log.info("recovered open sessions from storage count=%d", restored)
 
     async def shutdown(self) -> None:
         """Stop polling, finish queued jobs, flush scores and decisions; idempotent."""
@@ -254,34 +299,75 @@ class LiveScoring:
     async def _dispatch_ready(self) -> int:
         ready = self.assembler.poll_ready(time.time_ns())
         await self.dispatch_many(ready)
+        if self.scores_sessions:
+            sessions = self.sessions.poll_ready(time.time_ns())
+            if sessions:
+                await self.dispatch_sessions(sessions)
         return len(ready)
 
     async def dispatch(self, ready: ReadyRun) -> None:
         await self.dispatch_many([ready])
 
     async def dispatch_many(self, items: Sequence[ReadyRun]) -> None:
-        """Decide every run, write all decisions in one insert, then queue the sampled runs' jobs.
+        """Decide every run (and its span views), write all decisions in one insert, then queue the jobs.
 
         Decisions are durable before any job starts, so a crash mid-job leaves a ``sampled``
-        decision without a score, which recovery scores again.
+        decision without a score, which recovery scores again. A run with a session id becomes a
+        turn of its session when a rule scores sessions (and is stored as one, for recovery).
         """
-        rows: list[DecisionRow] = []
-        jobs: list[ScoringJob] = []
-        scored: dict[tuple[str, str], ScoredRunRow] = {}
+        subjects: list[tuple[Subject, bool]] = []
+        turns: list[ScoredRunRow] = []
+        now = time.time_ns()
         for ready in items:
             if _is_internal(ready.run):
                 self.internal_runs_skipped += 1
                 continue
-            decisions = self.engine.decide(ready.run, rescore=ready.reason == "late_span_rescore")
-            rows.extend(_decision_row(d, ready, rule_version=self.rule_version) for d in decisions)
+            rescore = ready.reason == "late_span_rescore"
+            subjects.append((Subject(ready.run, ready.reason, ready.fingerprint), rescore))
+            subjects.extend((Subject(view, ready.reason, run_fingerprint(view)), False) for view in ready.views)
+            if self.scores_sessions and self.sessions.add(ready.run, now):
+                turns.append(ScoredRunRow.of(ready.run))
+        await self._dispatch_subjects(subjects, turns)
+
+    async def dispatch_sessions(self, items: Sequence[ReadySession]) -> None:
+        """Decide and score ready sessions; a session whose earlier turns may be in storage only reads them first."""
+        subjects = []
+        for ready in items:
+            if ready.needs_history:
+                ready = with_history(ready, await asyncio.to_thread(self._stored_turns, ready.run))
+            subjects.append(
+                (Subject(ready.run, ready.reason, run_fingerprint(ready.run)), ready.reason == "session_continued")
+            )
+        await self._dispatch_subjects(subjects, [])
+
+    def _stored_turns(self, session: Run) -> list[Turn]:
+        since = session.start_time_ns - int(self.sessions.config.max_duration_s * 1e9)
+        try:
+            return session_turns(self._store, session.run_id, since)
+        except Exception:  # storage down: score the turns held rather than hold the session back
+            log.warning("could not read earlier turns session_id=%s", session.run_id, exc_info=True)
+            return []
+
+    async def dispatch_subjects(self, subjects: Sequence[Subject]) -> None:
+        """Decide and score subjects built elsewhere (backfill: stored runs, span views or sessions)."""
+        await self._dispatch_subjects([(subject, False) for subject in subjects], [])
+
+    async def _dispatch_subjects(self, subjects: Sequence[tuple[Subject, bool]], stored: list[ScoredRunRow]) -> None:
+        rows: list[DecisionRow] = []
+        jobs: list[ScoringJob] = []
+        scored: dict[tuple[str, str], ScoredRunRow] = {(row.trace_id, row.run_id): row for row in stored}
+        for subject, rescore in subjects:
+            run = subject.run
+            decisions = self.engine.decide(run, rescore=rescore)
+            rows.extend(_decision_row(d, subject, rule_version=self.rule_version) for d in decisions)
             for decision in decisions:
                 if not decision.sampled:
                     continue
                 scorers = self.scorers.get(decision.rule, [])
-                book = _RuleRun(decision, ready, outstanding=len(scorers), rule_version=self.rule_version)
-                jobs.extend(ScoringJob(decision.rule, scorer, ready.run, context=book) for scorer in scorers)
-                if scorers:
-                    scored[ready.run.trace_id, ready.run.run_id] = ScoredRunRow.of(ready.run)
+                book = _RuleRun(decision, subject, outstanding=len(scorers), rule_version=self.rule_version)
+                jobs.extend(ScoringJob(decision.rule, scorer, run, context=book) for scorer in scorers)
+                if scorers and run.target != "session":
+                    scored[run.trace_id, run.run_id] = ScoredRunRow.of(run)
         if rows:
             await self._write_decisions(rows)
         if scored:
@@ -311,7 +397,7 @@ class LiveScoring:
             refined = _refine(book)
             if refined is not None:
                 await self._write_decisions(
-                    [_decision_row(book.decision, book.ready, refined, rule_version=book.rule_version)]
+                    [_decision_row(book.decision, book.subject, refined, rule_version=book.rule_version)]
                 )
 
     async def _write_score(self, row: ScoreRow) -> None:
@@ -328,8 +414,15 @@ class LiveScoring:
 
     def _score_row(self, scorer: Scorer, run: Run, book: _RuleRun, result: ScoreResult) -> ScoreRow:
         info = scorer.info
+        attributes = {"run.fingerprint": book.subject.fingerprint}
+        if run.parent_run_id:
+            attributes["run.id"] = run.parent_run_id
+        if run.turns is not None:
+            attributes["session.turns"] = str(len(run.turns))
+        # A session is identified by its id, not by the run it currently ends with: a rescore replaces.
+        trace_key, span_key = ("session", run.run_id) if run.target == "session" else (run.trace_id, run.span_id)
         return ScoreRow(
-            score_id=score_id(book.decision.rule, info.id, info.version, run.trace_id, run.span_id),
+            score_id=score_id(book.decision.rule, info.id, info.version, trace_key, span_key),
             run_timestamp_ns=run.start_time_ns,
             trace_id=run.trace_id,
             span_id=run.span_id,
@@ -354,11 +447,12 @@ class LiveScoring:
             output_tokens=result.output_tokens,
             cost_usd=result.cost_usd,
             duration_ms=result.duration_ms,
-            ready_reason=book.ready.reason,
+            ready_reason=book.subject.ready_reason,
             run_duration_ms=max(0, run.end_time_ns - run.start_time_ns) / 1e6,
             run_error=run.error or "",
-            attributes={"run.fingerprint": book.ready.fingerprint},
+            attributes=attributes,
             rule_version=book.rule_version,
+            target=run.target,
         )
 
     def _label(self, result: ScoreResult, higher_is_better: bool) -> str:
@@ -400,6 +494,13 @@ class LiveScoring:
             "runs_pending_traces": self.assembler.stats.pending_traces,
             "runs_evicted_traces": self.assembler.stats.evicted_traces,
             "runs_ready": self.assembler.stats.runs_ready,
+            "sessions_open": self.sessions.stats.open_sessions,
+            "sessions_turns_held": self.sessions.stats.held_turns,
+            "sessions_ready": self.sessions.stats.sessions_ready,
+            "sessions_rescored": self.sessions.stats.sessions_rescored,
+            "sessions_evicted": self.sessions.stats.sessions_evicted,
+            "sessions_continued_ignored": self.sessions.stats.continued_ignored,
+            "sessions_turns_dropped": self.sessions.stats.turns_dropped,
         }
         for state, count in self.workers.states.items():
             out[f"scoring_jobs_{state}"] = count
@@ -436,9 +537,9 @@ def _refine(book: _RuleRun) -> Outcome | None:
 
 
 def _decision_row(
-    decision: Decision, ready: ReadyRun, outcome: Outcome | None = None, *, rule_version: str = ""
+    decision: Decision, subject: Subject, outcome: Outcome | None = None, *, rule_version: str = ""
 ) -> DecisionRow:
-    run = ready.run
+    run = subject.run
     return DecisionRow(
         run_timestamp_ns=run.start_time_ns,
         trace_id=run.trace_id,
@@ -450,6 +551,7 @@ def _decision_row(
         decision=(outcome or decision.outcome).value,
         probability=decision.probability,
         reason=decision.reason,
-        ready_reason=ready.reason,
+        ready_reason=subject.ready_reason,
         rule_version=rule_version,
+        target=run.target,
     )

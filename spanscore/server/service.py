@@ -138,6 +138,7 @@ class Service:
             self.store,
             config.rules,
             runs=config.collector.runs,
+            sessions=config.collector.sessions,
             scoring=config.scoring,
             flush_interval=config.storage.flush_interval_s,
             exporter=exporter,

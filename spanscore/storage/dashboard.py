@@ -105,7 +105,7 @@ SELECT toUnixTimestamp64Milli(RunTimestamp) AS run_time_ms, Rule AS rule, Scorer
        ScorerVersion AS scorer_version, Score AS score, HigherIsBetter AS higher_is_better, Label AS label,
        Status AS status, Reason AS reason, Error AS error, SpanId AS span_id, RunId AS run_id,
        SampleRate AS sample_rate, JudgeModel AS judge_model, CostUsd AS cost_usd,
-       InputTokens AS input_tokens, OutputTokens AS output_tokens
+       InputTokens AS input_tokens, OutputTokens AS output_tokens, Target AS target, SessionId AS session_id
 FROM scores FINAL
 WHERE TraceId = {trace_id:String}
 ORDER BY Scorer, Rule, SpanId
@@ -113,7 +113,7 @@ ORDER BY Scorer, Rule, SpanId
 
 RUN_DECISIONS_SQL = """
 SELECT Rule AS rule, Decision AS decision, Probability AS probability, Reason AS reason,
-       RunId AS run_id, SpanId AS span_id
+       RunId AS run_id, SpanId AS span_id, Target AS target
 FROM score_decisions FINAL
 WHERE TraceId = {trace_id:String}
 ORDER BY Rule, RunId

@@ -21,6 +21,7 @@ from spanscore.run import Message, Run, ToolCall
 
 SCORED_RUN_COLUMNS = (
     "Timestamp", "RunTimestamp", "TraceId", "RunId", "SpanId", "ServiceName", "AgentName", "Run", "Version",
+    "Target", "SessionId",
 )  # fmt: skip
 
 
@@ -39,7 +40,7 @@ def _messages(messages: tuple[Message, ...] | None) -> list[dict[str, Any]] | No
 
 def run_view(run: Run) -> dict[str, Any]:
     """The fields scorers read, as JSON-safe values; ``None`` keeps meaning "the spans never carried it"."""
-    return {
+    view = {
         "trace_id": run.trace_id,
         "span_id": run.span_id,
         "run_id": run.run_id,
@@ -60,6 +61,9 @@ def run_view(run: Run) -> dict[str, Any]:
         "ground_truth": run.ground_truth,
         "sources": dict(run.sources),
     }
+    if run.target != "run":  # a span-level view says what it is and which run it belongs to
+        view.update(target=run.target, parent_run_id=run.parent_run_id)
+    return view
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,24 +76,61 @@ class ScoredRunRow:
     agent_name: str
     run_json: str
     timestamp_ns: int = field(default_factory=time.time_ns)
+    target: str = "run"
+    session_id: str = ""
 
     @classmethod
     def of(cls, run: Run) -> ScoredRunRow:
         body = orjson.dumps(run_view(run), default=str).decode("utf-8")
         return cls(
-            run.start_time_ns, run.trace_id, run.run_id, run.span_id, run.service_name or "", run.agent_name or "", body
+            run.start_time_ns,
+            run.trace_id,
+            run.run_id,
+            run.span_id,
+            run.service_name or "",
+            run.agent_name or "",
+            body,
+            target=run.target,
+            session_id=run.session_id or "",
         )
 
     def columns(self) -> tuple[Any, ...]:
         return (
             self.timestamp_ns, self.run_timestamp_ns, self.trace_id, self.run_id, self.span_id, self.service_name,
-            self.agent_name, self.run_json, self.timestamp_ns,
+            self.agent_name, self.run_json, self.timestamp_ns, self.target, self.session_id,
         )  # fmt: skip
 
 
 def scored_run_columns(rows: Sequence[ScoredRunRow]) -> list[list[Any]]:
     """Transpose rows into the column lists an insert takes."""
     return [list(column) for column in zip(*(row.columns() for row in rows), strict=True)] if rows else []
+
+
+def run_from_view(view: dict[str, Any]) -> Run:
+    """A ``Run`` back from what ``run_view`` stored (the fields scorers read, ids, times and target)."""
+    return Run(
+        view.get("input"),
+        view.get("output"),
+        system=view.get("system"),
+        context=view.get("context"),
+        ground_truth=view.get("ground_truth"),
+        tool_calls=view.get("tool_calls"),
+        run_id=view.get("run_id") or "",
+        trace_id=view.get("trace_id") or "",
+        span_id=view.get("span_id") or "",
+        model=view.get("model"),
+        provider=view.get("provider"),
+        agent_name=view.get("agent_name"),
+        service_name=view.get("service_name"),
+        session_id=view.get("session_id"),
+        user_id=view.get("user_id"),
+        error=view.get("error"),
+        start_time_ns=int(view.get("start_time_ns") or 0),
+        end_time_ns=int(view.get("end_time_ns") or 0),
+        sources=view.get("sources") or {},
+        target=view.get("target") or "run",
+        parent_run_id=view.get("parent_run_id"),
+    )
 
 
 def parse_stored_run(text: str) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Score and decision rows: the hot-path records behind ``scores`` and ``score_decisions``.
 
 The score id is a hash of what identifies a score (rule, scorer, scorer version,
-trace id, scored span id) and nothing else, so a retried job, a replayed trace
+trace id, scored span id; for a session, the session id in place of the trace and
+span, so a rescored session replaces its earlier scores) and nothing else, so a retried job, a replayed trace
 or a second replica produces the same id and ReplacingMergeTree keeps one row.
 ``Version`` is the write time in nanoseconds: the newest attempt wins.
 """
@@ -18,12 +19,12 @@ SCORE_COLUMNS = (
     "ScoreId", "Timestamp", "RunTimestamp", "TraceId", "SpanId", "RunId", "ServiceName", "AgentName", "Model",
     "SessionId", "UserId", "Rule", "Scorer", "ScorerVersion", "Score", "Label", "Reason", "Status", "Error",
     "SampleRate", "HigherIsBetter", "JudgeModel", "InputTokens", "OutputTokens", "CostUsd", "DurationMs",
-    "ReadyReason", "RunDurationMs", "RunError", "Attributes", "Version", "RuleVersion", "Source", "Author",
+    "ReadyReason", "RunDurationMs", "RunError", "Attributes", "Version", "RuleVersion", "Source", "Author", "Target",
 )  # fmt: skip
 
 DECISION_COLUMNS = (
     "Timestamp", "RunTimestamp", "TraceId", "SpanId", "RunId", "ServiceName", "AgentName", "Rule", "Decision",
-    "Probability", "Reason", "ReadyReason", "Version", "RuleVersion",
+    "Probability", "Reason", "ReadyReason", "Version", "RuleVersion", "Target",
 )  # fmt: skip
 
 
@@ -76,6 +77,8 @@ class ScoreRow:
     """Who scored: ``spanscore`` for its own scorers, else the sender's source (``human``, ``app``, ``otlp``)."""
     author: str = ""
     """Who gave an outside score (a person's name or an evaluator's), when the sender said."""
+    target: str = "run"
+    """What was scored (``spanscore.run.TARGETS``): a run, one LLM call, tool or retrieval span, or a session."""
 
     def columns(self) -> tuple[Any, ...]:
         return (
@@ -84,7 +87,7 @@ class ScoreRow:
             self.scorer_version, self.score, self.label, self.reason, self.status, self.error, self.sample_rate,
             self.higher_is_better, self.judge_model, self.input_tokens, self.output_tokens, self.cost_usd,
             self.duration_ms, self.ready_reason, self.run_duration_ms, self.run_error, self.attributes,
-            self.timestamp_ns, self.rule_version, self.source, self.author,
+            self.timestamp_ns, self.rule_version, self.source, self.author, self.target,
         )  # fmt: skip
 
 
@@ -103,12 +106,13 @@ class DecisionRow:
     ready_reason: str
     timestamp_ns: int = field(default_factory=time.time_ns)
     rule_version: str = ""
+    target: str = "run"
 
     def columns(self) -> tuple[Any, ...]:
         return (
             self.timestamp_ns, self.run_timestamp_ns, self.trace_id, self.span_id, self.run_id, self.service_name,
             self.agent_name, self.rule, self.decision, self.probability, self.reason, self.ready_reason,
-            self.timestamp_ns, self.rule_version,
+            self.timestamp_ns, self.rule_version, self.target,
         )  # fmt: skip
 
 

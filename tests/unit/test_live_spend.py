@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 
 from spanscore.run import Run
-from spanscore.runs.readiness import ReadyRun
 from spanscore.sampling.decisions import Outcome
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.base import ScoreResult, Status
-from spanscore.scoring.live import LiveScoring, ScoringConfig, _RuleRun
+from spanscore.scoring.live import LiveScoring, ScoringConfig, Subject, _RuleRun
 from spanscore.scoring.workers import ScoringJob
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.scores import DecisionRow, ScoreRow, score_id
@@ -53,7 +52,7 @@ async def test_a_scores_judge_spend_counts_against_its_rules_budget(
     try:
         (decision,) = live.engine.decide(first)
         assert decision.sampled
-        ready = ReadyRun(first, "quiet_period", "fingerprint")
+        ready = Subject(first, "quiet_period", "fingerprint")
         job = ScoringJob(rule.name, live.scorers[rule.name][0], first, context=_RuleRun(decision, ready, outstanding=1))
         # The result as a judge-backed scorer reports it: what its judge calls cost.
         await live._on_result(job, ScoreResult("completeness", "1", Status.OK, score=1.0, **spent))

@@ -97,6 +97,7 @@ def tool_call_accuracy(
             version=VERSION,
             description="Whether the expected tool, or tool sequence, was called (0 or 1).",
             requires=("input", "output"),
+            targets=("run", "llm", "tool"),
             options={"expected_tool": expected_tool, "strict_mode": strict, "expected_tool_order": order},
         )
         .preprocess(preprocess)

@@ -7,7 +7,18 @@ documents and, where those are silent, @mastra/evals 1.10.2; docs/judge.md
 lists every deliberate difference.
 """
 
-from spanscore.scorers.llm import alignment, answers, context, custom, grounding, opinions, recall, summarization, tools
+from spanscore.scorers.llm import (
+    alignment,
+    answers,
+    context,
+    conversation,
+    custom,
+    grounding,
+    opinions,
+    recall,
+    summarization,
+    tools,
+)
 from spanscore.scorers.llm.custom import LLMStep, create_llm_scorer
 
 __all__ = [
@@ -15,6 +26,7 @@ __all__ = [
     "alignment",
     "answers",
     "context",
+    "conversation",
     "create_llm_scorer",
     "custom",
     "grounding",

@@ -44,6 +44,8 @@ from spanscore.scorers.llm.steps import (
 from spanscore.scorers.llm.verdicts import YesNo
 from spanscore.scorers.registry import register
 
+CONTEXT_TARGETS = ("run", "llm", "retrieval")
+"""Scorers that read retrieved context also score one retrieval (its query, its documents, the run's answer)."""
 RELEVANCE_WEIGHTS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
 NO_CONTEXT = "no context: set the context option, or score runs with retrieved documents or tool results"
 
@@ -134,7 +136,9 @@ def question_answer(context: StepContext) -> str:
 
 
 def llm_scorer(scorer_id: str, description: str, requires: tuple[str, ...], options: Mapping[str, Any]) -> Scorer:
-    return create_scorer(scorer_id, description=description, requires=requires, kind="llm", options=options)
+    return create_scorer(
+        scorer_id, description=description, requires=requires, kind="llm", options=options, targets=CONTEXT_TARGETS
+    )
 
 
 def judge_step(

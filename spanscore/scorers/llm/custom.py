@@ -46,6 +46,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, create_model
 
 from spanscore.scorers import Scorer, StepContext, create_scorer
+from spanscore.scorers.base import DEFAULT_TARGETS
 from spanscore.scorers.judge.client import JudgeClient
 from spanscore.scorers.llm.custom_checks import configured_expectation
 from spanscore.scorers.llm.steps import (
@@ -94,6 +95,7 @@ def create_llm_scorer(
     requires: Sequence[str] = ("output",),
     higher_is_better: bool = True,
     version: str = "1",
+    targets: Sequence[str] = DEFAULT_TARGETS,
 ) -> Scorer:
     """Build a judge scorer from instructions, steps and a score function (see the module docstring)."""
     if not isinstance(instructions, str) or not instructions.strip():
@@ -112,6 +114,7 @@ def create_llm_scorer(
         higher_is_better=higher_is_better,
         kind="llm",
         options={"model": settings.config.model},
+        targets=tuple(targets),
     )
     if "preprocess" in built:
         scorer = scorer.preprocess(built["preprocess"])
@@ -137,6 +140,7 @@ def llm_judge(
     requires: Sequence[str] = ("output",),
     higher_is_better: bool = True,
     version: str = "1",
+    targets: Sequence[str] = DEFAULT_TARGETS,
 ) -> Scorer:
     """A custom judge scorer defined in the config file."""
     return create_llm_scorer(
@@ -153,6 +157,7 @@ def llm_judge(
         requires=requires,
         higher_is_better=higher_is_better,
         version=version,
+        targets=targets,
     )
 
 

@@ -159,6 +159,7 @@ def _grounding_scorer(
         higher_is_better=higher_is_better,
         kind="llm",
         options=public,
+        targets=("run", "llm", "retrieval"),
     )
     return (
         scorer.preprocess(

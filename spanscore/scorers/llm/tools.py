@@ -115,6 +115,7 @@ def tool_call_accuracy_llm(
         description="Share of the agent's tool calls a judge finds appropriate for the request.",
         requires=("input",),
         kind="llm",
+        targets=("run", "llm", "tool"),
         options={"available_tools": [{"name": n, "description": d} for n, d in tools], "model": settings.config.model},
     )
     analyze = JudgeStep(

@@ -79,13 +79,15 @@
     document.getElementById("scored-runs").replaceChildren(...(views.length ? views.map(conversation)
       : [el("p", { className: "empty" }, "No scored run stored for this trace (not scored, or expired).")]));
     const scored = new Set(run.scores.map((s) => s.span_id));
+    /* A rule that scores single calls or whole conversations says so next to its name. */
+    const ruleOf = (x) => (x.target && x.target !== "run" ? `${x.rule} (${x.target}${x.target === "session" ? ` ${x.run_id}` : ""})` : x.rule);
     fillTable(document.getElementById("scores-table"), run.scores, (s) => [
-      s.scorer, s.rule, num(null, decimal(s.score)), s.label || "–", s.status,
+      s.scorer, ruleOf(s), num(null, decimal(s.score)), s.label || "–", s.status,
       el("td", { className: "reason" }, s.reason || s.error || "–"), s.judge_model || "–",
       num(null, s.judge_model ? usd(s.cost_usd) : "–"), el("td", {}, spanLink(s.span_id)),
     ], "No scores for this trace.");
     fillTable(document.getElementById("decisions-table"), run.decisions, (d) => [
-      d.rule, d.decision, num(null, decimal(d.probability, 4)), d.reason || "–",
+      ruleOf(d), d.decision, num(null, decimal(d.probability, 4)), d.reason || "–",
     ], "No sampling decisions for this trace.");
     const start = Math.min(...run.spans.map((s) => s.start_ms));
     const rows = spanTree(run.spans);

@@ -170,14 +170,14 @@ def test_logs_join_their_spans() -> None:
 
 
 class FakeStorage:
-    def __init__(self, traces: list[RecoveredTrace], handled: Mapping[str, Mapping[str, str]]) -> None:
+    def __init__(self, traces: list[RecoveredTrace], handled: Mapping[str, Mapping[str, bool]]) -> None:
         self.traces, self.handled, self.asked_since = traces, handled, 0
 
     def recent_traces(self, since_ns: int) -> Iterable[RecoveredTrace]:
         self.asked_since = since_ns
         return self.traces
 
-    def handled_runs(self, trace_ids: Iterable[str]) -> Mapping[str, Mapping[str, str]]:
+    def handled_runs(self, trace_ids: Iterable[str]) -> Mapping[str, Mapping[str, bool]]:
         return {trace_id: self.handled[trace_id] for trace_id in trace_ids if trace_id in self.handled}
 
 
@@ -190,7 +190,7 @@ def test_restart_recovers_pending_runs_and_skips_handled_ones() -> None:
     before.add_spans(pending, T0 + 2 * S)  # acknowledged, then the process dies before it is ready
     storage = FakeStorage(
         [RecoveredTrace(done[0].trace_id, done), RecoveredTrace("e" * 32, pending)],
-        {done[0].trace_id: {handled.run.run_id: handled.fingerprint}},
+        {done[0].trace_id: {handled.run.run_id: True}},
     )
     after = RunAssembler()
     assert after.recover(storage, T0 + 10 * S) == 2

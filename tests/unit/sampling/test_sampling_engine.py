@@ -10,7 +10,7 @@ from sampling_doubles import FakeClock, random_trace_ids
 from spanscore.run import Run
 from spanscore.sampling.decisions import Outcome
 from spanscore.sampling.engine import RuleEngine, Sampler, preview_mapping, preview_run
-from spanscore.sampling.rules import SamplingConfig, load_sampling_config
+from spanscore.sampling.rules import RuleConfig, SamplingConfig, load_sampling_config
 
 
 def _config(*rules: dict[str, Any], remember_sampled: int = 100_000) -> SamplingConfig:
@@ -265,3 +265,24 @@ def test_the_stored_probability_is_the_configured_one() -> None:
     decisions = [engine.decide(run)[0] for run in _runs(200, seed=17)]
     assert {d.probability for d in decisions} == {0.01}
     assert {d.outcome for d in decisions} == {Outcome.SAMPLED, Outcome.SAMPLED_OUT}
+
+
+def test_two_replicas_agree_on_sessions_and_span_targets() -> None:
+    """Sessions are drawn from the session id, span targets from their trace: replicas need not talk."""
+    rules = [
+        RuleConfig.model_validate({"name": "convo", "target": "session", "sample": 0.3, "scorers": ["turn_count"]}),
+        RuleConfig.model_validate({"name": "calls", "target": "llm", "sample": 0.3, "scorers": ["completeness"]}),
+        RuleConfig.model_validate({"name": "runs", "sample": 0.3, "scorers": ["completeness"]}),
+    ]
+    first, second = (RuleEngine(SamplingConfig(rules=rules)) for _ in range(2))
+    subjects = [
+        Run(run_id=f"user-{index}-conversation", trace_id=f"{index + 1:032x}", target="session")
+        for index in range(1000)
+    ] + [Run(run_id=f"{index:016x}", trace_id=f"{index * 7919 + 1:032x}", target="llm") for index in range(1000)]
+    decided = [first.decide(subject) for subject in subjects]
+    assert decided == [second.decide(subject) for subject in subjects]
+    # only the rules of a subject's target decide on it
+    assert {d.rule for ds in decided[:1000] for d in ds} == {"convo"}
+    assert {d.rule for ds in decided[1000:] for d in ds} == {"calls"}
+    sampled = sum(1 for ds in decided[:1000] if ds[0].sampled)
+    assert 240 < sampled < 360

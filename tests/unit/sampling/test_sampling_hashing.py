@@ -141,3 +141,17 @@ def test_invalid_trace_ids_raise_a_clear_error(trace_id: str, message: str) -> N
 def test_probability_outside_zero_one_is_rejected(probability: float) -> None:
     with pytest.raises(ValueError, match="between 0 and 1"):
         threshold_for(probability)
+
+
+def test_session_sampling_is_deterministic_nested_and_salted() -> None:
+    from spanscore.sampling.hashing import session_randomness
+
+    ids = [f"conversation-{index}" for index in range(2000)]
+    first = [session_randomness(i) for i in ids]
+    assert first == [session_randomness(i) for i in ids]  # every replica draws the same
+    kept = sum(1 for r in first if r >= threshold_for(0.25))
+    assert 400 < kept < 600
+    salted = [session_randomness(i, salt="other") for i in ids]
+    assert salted != first
+    with pytest.raises(TraceIdError):
+        session_randomness("")

@@ -1,0 +1,84 @@
+"""Memory per open session: the session tracker holding 10,000 open conversations.
+
+Each session gets ``turns`` runs with a question of about 120 characters, an
+answer of about 400 and one tool call (small JSON arguments and a 200-character
+result), the shape of a support conversation. The figure is the traced Python
+heap (``tracemalloc``) the tracker holds divided by the sessions, plus the time
+one ``poll_ready`` takes over all of them (it runs every poll interval).
+
+    python -m bench.sessions_memory [--sessions 10000] [--turns 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import time
+import tracemalloc
+
+from spanscore.run import Run, ToolCall
+from spanscore.runs.config import SessionsConfig
+from spanscore.runs.sessions import SessionTracker
+
+S = 1_000_000_000
+
+
+def _run(session: int, turn: int) -> Run:
+    question = f"Session {session}, turn {turn}: my order has not arrived, can you check where it is? " * 1
+    answer = ("I checked your order. It left the warehouse yesterday and should arrive tomorrow. " * 5)[:400]
+    call = ToolCall(
+        "lookup_order", {"order_id": f"A-{session:06d}-{turn}"}, result="{" + '"status": "shipped", ' * 9 + "}"
+    )
+    return Run(
+        question + "x" * max(0, 120 - len(question)),
+        answer,
+        tool_calls=[call],
+        run_id=f"{session:08x}{turn:08x}",
+        trace_id=f"{session:016x}{turn:016x}",
+        span_id=f"{session:08x}{turn:08x}",
+        session_id=f"conversation-{session}",
+        service_name="support-bot",
+        agent_name="support",
+        start_time_ns=turn * S,
+        end_time_ns=turn * S + S // 2,
+    )
+
+
+def measure(sessions: int = 10_000, turns: int = 5) -> dict[str, float | int]:
+    """Heap the tracker retains once every run it was given is gone: turns, texts, the latest run per session."""
+    config = SessionsConfig(max_sessions=sessions, quiet_period_s=3600, max_duration_s=86_400)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    tracker = SessionTracker(config)
+    for turn in range(turns):
+        for session in range(sessions):
+            tracker.add(_run(session, turn), turn * sessions + session)
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    started = time.perf_counter()
+    ready = tracker.poll_ready(turns * sessions + 1)
+    poll_ms = (time.perf_counter() - started) * 1000
+    assert ready == [] and tracker.stats.open_sessions == sessions
+    return {
+        "sessions": sessions,
+        "turns_per_session": turns,
+        "tracker_bytes": held,
+        "bytes_per_session": round(held / sessions),
+        "bytes_per_turn": round(held / (sessions * turns)),
+        "poll_ready_ms": round(poll_ms, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--turns", type=int, default=5)
+    args = parser.parse_args()
+    print(json.dumps(measure(args.sessions, args.turns), indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,225 @@
+"""When a conversation is ready to score: the session tracker behind ``target: session`` rules.
+
+A session is every run that carries the same session id (whatever dialect
+said it: ``session.id``, ``gen_ai.conversation.id``, OpenInference, traceloop
+association properties, AI SDK metadata, Mastra thread ids; see
+``runs.fields``). Runs are added as they become ready; ``poll_ready`` returns a
+session once
+
+- ``session_quiet``: none of its runs arrived for ``quiet_period_s``;
+- ``session_max_duration``: ``max_duration_s`` passed since its first run (or
+  since it was last scored) while it keeps going;
+- ``session_evicted``: more than ``max_sessions`` sessions are held and this
+  open one is the oldest (scored early rather than dropped).
+
+A run that arrives for a session already scored reopens it under
+``rescore="continued"`` and the whole session is scored again (reason
+``session_continued``) once it is quiet; its scores replace the earlier ones
+(score ids are derived from the session id). A scored session's turns stay in
+memory for ``keep_scored_s``; a continuation after that, or after a restart,
+is marked ``needs_history`` so the caller reads its earlier turns back from
+storage before scoring.
+
+Memory is bounded by ``max_sessions`` and ``max_turns`` per session. Pure logic
+with an injected clock; no I/O.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from spanscore.run import Message, Run, Turn
+from spanscore.runs.config import SessionsConfig
+
+SessionReason = Literal["session_quiet", "session_max_duration", "session_evicted", "session_continued"]
+_NS = 1_000_000_000
+
+
+@dataclass(slots=True)
+class _Session:
+    first_arrival_ns: int
+    last_arrival_ns: int
+    window_start_ns: int
+    """When the current max-duration window began: the first arrival, then each scoring."""
+    last: Run
+    """The latest run, whose root span a session score attaches to."""
+    turns: dict[str, Turn] = field(default_factory=dict)
+    scored_at_ns: int | None = None
+    """Set while the session is scored and unchanged since; None while it is open."""
+    times_scored: int = 0
+    needs_history: bool = False
+    """Turns before the ones held may be in storage (memory was forgotten, or the process restarted)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadySession:
+    """A session to hand to sampling: its view as a ``Run`` (``target="session"``) and why it is ready now."""
+
+    run: Run
+    reason: SessionReason
+    needs_history: bool
+    """Earlier turns may be in storage only: read them (``with_history``) before scoring."""
+
+
+@dataclass(slots=True)
+class SessionStats:
+    open_sessions: int = 0
+    held_turns: int = 0
+    sessions_ready: int = 0
+    sessions_rescored: int = 0
+    sessions_evicted: int = 0
+    turns_dropped: int = 0
+    continued_ignored: int = 0
+
+
+class SessionTracker:
+    """Groups ready runs by session id and says when each session is ready (see the module docstring)."""
+
+    def __init__(self, config: SessionsConfig | None = None) -> None:
+        self.config = config or SessionsConfig()
+        self.stats = SessionStats()
+        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._evicted: list[ReadySession] = []
+
+    def add(self, run: Run, now_ns: int, *, needs_history: bool = False) -> bool:
+        """Add one ready run as a turn of its session; False when it has no session id or is ignored."""
+        session_id = run.session_id
+        if not session_id or run.target != "run":
+            return False
+        session = self._sessions.get(session_id)
+        if session is None:
+            session = _Session(now_ns, now_ns, now_ns, run, needs_history=needs_history)
+            self._sessions[session_id] = session
+        elif session.scored_at_ns is not None:
+            if self.config.rescore == "never":
+                self.stats.continued_ignored += 1
+                return False
+            session.scored_at_ns = None
+            session.window_start_ns = now_ns
+        session.last_arrival_ns = now_ns
+        self._sessions.move_to_end(session_id)
+        if run.start_time_ns >= session.last.start_time_ns:
+            session.last = run
+        before = len(session.turns)
+        session.turns[run.run_id] = Turn.of(run)
+        self.stats.held_turns += len(session.turns) - before
+        self._trim(session)
+        self._enforce_bounds()
+        return True
+
+    def _trim(self, session: _Session) -> None:
+        extra = len(session.turns) - self.config.max_turns
+        if extra <= 0:
+            return
+        oldest = sorted(session.turns.values(), key=lambda t: (t.start_time_ns, t.run_id))[:extra]
+        for turn in oldest:
+            del session.turns[turn.run_id]
+        self.stats.turns_dropped += extra
+        self.stats.held_turns -= extra
+
+    def _enforce_bounds(self) -> None:
+        while len(self._sessions) > self.config.max_sessions:
+            victim = next((key for key, s in self._sessions.items() if s.scored_at_ns is not None), None)
+            if victim is not None:
+                self._forget(victim)
+                continue
+            session_id, session = next(iter(self._sessions.items()))
+            self._evicted.append(self._ready(session_id, session, "session_evicted"))
+            self._forget(session_id)
+            self.stats.sessions_evicted += 1
+        self.stats.open_sessions = len(self._sessions)
+
+    def _forget(self, session_id: str) -> None:
+        session = self._sessions.pop(session_id)
+        self.stats.held_turns -= len(session.turns)
+
+    def poll_ready(self, now_ns: int) -> list[ReadySession]:
+        """Sessions ready by ``now_ns``, each once per quiet spell (again after it continues)."""
+        config = self.config
+        quiet_ns, max_ns, keep_ns = (int(v * _NS) for v in (config.quiet_period_s, config.max_duration_s,
+                                                            config.keep_scored_s))  # fmt: skip
+        ready, self._evicted = self._evicted, []
+        for session_id in list(self._sessions):
+            session = self._sessions[session_id]
+            if session.scored_at_ns is not None:
+                if now_ns - max(session.scored_at_ns, session.last_arrival_ns) >= keep_ns:
+                    self._forget(session_id)
+                continue
+            if now_ns - session.last_arrival_ns >= quiet_ns:
+                reason: SessionReason = "session_continued" if session.times_scored else "session_quiet"
+            elif now_ns - session.window_start_ns >= max_ns:
+                reason = "session_max_duration"
+            else:
+                continue
+            ready.append(self._ready(session_id, session, reason))
+            session.scored_at_ns = now_ns
+            session.window_start_ns = now_ns
+            session.times_scored += 1
+            session.needs_history = False
+        self.stats.open_sessions = len(self._sessions)
+        self.stats.sessions_ready += sum(1 for item in ready if item.reason != "session_continued")
+        self.stats.sessions_rescored += sum(1 for item in ready if item.reason == "session_continued")
+        return ready
+
+    def _ready(self, session_id: str, session: _Session, reason: SessionReason) -> ReadySession:
+        view = session_view(session_id, session.turns.values(), session.last)
+        return ReadySession(view, reason, session.needs_history)
+
+    def restore(self, runs: Iterable[Run], now_ns: int) -> int:
+        """After a restart: take the turns of sessions storage says are unscored; they count as arriving now."""
+        count = 0
+        for run in runs:
+            count += self.add(run, now_ns, needs_history=True)
+        return count
+
+    def open_session_ids(self) -> list[str]:
+        return [key for key, session in self._sessions.items() if session.scored_at_ns is None]
+
+
+def session_view(session_id: str, turns: Iterable[Turn], last: Run) -> Run:
+    """The session as the ``Run`` session scorers read.
+
+    Its ``turns`` in order, the users' messages as input, the answers as output, every tool call in order;
+    the ids and attributes of its latest run, where its scores attach.
+    """
+    ordered = sorted(turns, key=lambda t: (t.start_time_ns, t.run_id))
+    calls = [replace(call, order=index) for index, call in enumerate(c for t in ordered for c in t.tool_calls)]
+    users = [Message("user", t.user) for t in ordered if t.user]
+    answers = [Message("assistant", t.answer) for t in ordered if t.answer]
+    first = ordered[0] if ordered else None
+    return Run(
+        users or None,
+        answers or None,
+        tool_calls=calls,
+        run_id=session_id,
+        trace_id=last.trace_id,
+        span_id=last.span_id,
+        model=last.model,
+        provider=last.provider,
+        agent_name=last.agent_name,
+        service_name=last.service_name,
+        session_id=session_id,
+        user_id=last.user_id,
+        error=next((t.error for t in reversed(ordered) if t.error), None),
+        start_time_ns=first.start_time_ns if first else last.start_time_ns,
+        end_time_ns=max((t.end_time_ns for t in ordered), default=last.end_time_ns),
+        attributes=last.attributes,
+        resource_attributes=last.resource_attributes,
+        sources={"turns": f"{len(ordered)} runs with session id {session_id!r}"},
+        trace_state=last.trace_state,
+        target="session",
+        turns=ordered,
+    )
+
+
+def with_history(ready: ReadySession, earlier: Iterable[Turn]) -> ReadySession:
+    """The ready session with turns read back from storage added (a held turn wins over a stored copy)."""
+    held = {turn.run_id: turn for turn in ready.run.turns or ()}
+    merged = {turn.run_id: turn for turn in earlier}
+    merged.update(held)
+    # The view carries its latest run's ids and attributes, which is all ``session_view`` reads from ``last``.
+    view = session_view(ready.run.run_id, merged.values(), ready.run)
+    return replace(ready, run=view, needs_history=False)

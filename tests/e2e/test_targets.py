@@ -1,0 +1,284 @@
+"""Rules that score single LLM calls, tool calls and retrievals, and whole sessions, through the real service.
+
+SDK spans go in over gRPC; scores, decisions and evaluation events come out of chDB.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from spanscore.config import ServiceConfig
+from spanscore.sampling.rules import RuleConfig
+from spanscore.server.service import Service
+from tests.e2e.otlp_clients import export, grpc_exporter
+
+
+def _messages(role: str, text: str) -> str:
+    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+
+
+def _ids(span: ReadableSpan) -> tuple[str, str]:
+    context = span.get_span_context()
+    assert context is not None
+    return f"{context.trace_id:032x}", f"{context.span_id:016x}"
+
+
+def rag_traces(count: int = 1, *, session: str | None = None, first: int = 0) -> list[ReadableSpan]:
+    """Runs with two LLM calls, one tool call and one retrieval each (OTel GenAI conventions)."""
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "support-bot"}))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("agent")
+    for index in range(first, first + count):
+        question = f"When does the shop open on day {index}?"
+        with tracer.start_as_current_span("invoke_agent helper") as root:
+            root.set_attributes(
+                {
+                    "gen_ai.operation.name": "invoke_agent",
+                    "gen_ai.agent.name": "helper",
+                    "gen_ai.input.messages": _messages("user", question),
+                    "gen_ai.output.messages": _messages("assistant", "The shop opens at 9."),
+                }
+            )
+            if session is not None:
+                root.set_attribute("gen_ai.conversation.id", session)
+            with tracer.start_as_current_span("chat gpt-4o") as call:
+                call.set_attributes(
+                    {
+                        "gen_ai.operation.name": "chat",
+                        "gen_ai.input.messages": _messages("user", question),
+                        "gen_ai.output.messages": _messages("assistant", "I will search the opening hours."),
+                    }
+                )
+            with tracer.start_as_current_span("execute_tool search") as tool:
+                tool.set_attributes(
+                    {
+                        "gen_ai.operation.name": "execute_tool",
+                        "gen_ai.tool.name": "search",
+                        "gen_ai.tool.call.arguments": json.dumps({"q": "opening hours"}),
+                        "gen_ai.tool.call.result": "The shop opens at 9.",
+                    }
+                )
+            with tracer.start_as_current_span("retrieval docs") as retrieval:
+                retrieval.set_attributes(
+                    {
+                        "gen_ai.operation.name": "retrieval",
+                        "gen_ai.retrieval.documents": json.dumps(
+                            [{"content": "The shop opens at 9 every day."}, {"content": "Free parking nearby."}]
+                        ),
+                    }
+                )
+            with tracer.start_as_current_span("chat gpt-4o") as call:
+                call.set_attributes(
+                    {
+                        "gen_ai.operation.name": "chat",
+                        "gen_ai.input.messages": _messages("user", f"{question} Context: opens at 9."),
+                        "gen_ai.output.messages": _messages("assistant", "The shop opens at 9."),
+                    }
+                )
+    provider.shutdown()
+    return list(memory.get_finished_spans())
+
+
+async def _query(service: Service, sql: str) -> list[Any]:
+    return list(await asyncio.to_thread(service.store.internal_query, sql))
+
+
+async def _wait_for(service: Service, sql: str, expected: int, wait_s: float = 30.0) -> int:
+    deadline = time.monotonic() + wait_s
+    while True:
+        count = int((await _query(service, sql))[0][0])
+        if count >= expected or time.monotonic() > deadline:
+            return count
+        await asyncio.sleep(0.1)
+
+
+SPAN_RULES = [
+    {"name": "calls", "target": "llm", "where": {"service.name": "support-bot"}, "scorers": ["completeness"]},
+    {"name": "tools", "target": "tool", "scorers": [{"name": "tool_call_accuracy", "expected_tool": "search"}]},
+    {"name": "docs", "target": "retrieval", "scorers": ["tests.e2e.target_scorers:documents_found"]},
+    {"name": "runs", "scorers": ["completeness"]},
+]
+
+
+def _fast(config: ServiceConfig, rules: list[dict[str, Any]]) -> None:
+    config.collector.runs = config.collector.runs.model_copy(update={"quiet_period_s": 0.2})
+    config.scoring.poll_interval_s = 0.05
+    config.rules = [RuleConfig.model_validate(rule) for rule in rules]
+
+
+async def test_each_span_target_is_scored_on_its_own_span_with_its_own_decision(service_config: ServiceConfig) -> None:
+    _fast(service_config, SPAN_RULES)
+    spans = rag_traces()
+    by_name: dict[str, list[str]] = {}
+    for span in spans:
+        by_name.setdefault(span.name, []).append(_ids(span)[1])
+    for attempt in range(2):  # the second service instance replays the same trace into the same database
+        service = Service(service_config)
+        await service.start()
+        try:
+            assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+            if attempt == 0:
+                assert await _wait_for(service, "SELECT count() FROM scores WHERE Status = 'ok'", 5) >= 5
+            await asyncio.sleep(1.0)  # the replay is ready by now: it must change nothing
+        finally:
+            await service.shutdown()
+    service = Service(service_config)
+    await service.start()
+    try:
+        scores = await _query(
+            service, "SELECT Target, Rule, SpanId, RunId, Score, Attributes['run.id'] FROM scores FINAL ORDER BY Rule"
+        )
+        (root,) = by_name["invoke_agent helper"]
+        assert sorted((s[0], s[1], s[2]) for s in scores) == sorted(
+            [("llm", "calls", span_id) for span_id in by_name["chat gpt-4o"]]
+            + [("tool", "tools", by_name["execute_tool search"][0])]
+            + [("retrieval", "docs", by_name["retrieval docs"][0])]
+            + [("run", "runs", root)]
+        )
+        assert all(s[3] == s[2] for s in scores)  # a span-level score's subject is its span
+        assert {s[5] for s in scores if s[0] != "run"} == {root}  # and it names the run it belongs to
+        assert {s[1]: s[4] for s in scores if s[1] in ("tools", "docs")} == {"tools": 1.0, "docs": 0.5}
+        decisions = await _query(
+            service, "SELECT Target, Rule, Decision, count() FROM score_decisions FINAL GROUP BY ALL ORDER BY Rule"
+        )
+        assert decisions == [
+            ("llm", "calls", "sampled", 2),
+            ("retrieval", "docs", "sampled", 1),
+            ("run", "runs", "sampled", 1),
+            ("tool", "tools", "sampled", 1),
+        ]
+        events = await _query(
+            service,
+            "SELECT SpanId, Attributes['spanscore.rule'] FROM span_events WHERE EventName = 'gen_ai.evaluation.result'",
+        )
+        assert sorted(events) == sorted((s[2], s[1]) for s in scores)
+        stored = await _query(service, "SELECT Target, RunId FROM scored_runs FINAL WHERE Target != 'run'")
+        assert len(stored) == 4  # what each span-level scorer received, kept like a run's
+    finally:
+        await service.shutdown()
+
+
+SESSION_RULE = {
+    "name": "conversation",
+    "target": "session",
+    "scorers": ["turn_count", "tool_calls_per_turn", "repeated_tool_calls"],
+}
+
+
+def _session_config(config: ServiceConfig, quiet_s: float) -> None:
+    _fast(config, [SESSION_RULE])
+    config.collector.sessions = config.collector.sessions.model_copy(update={"quiet_period_s": quiet_s})
+
+
+async def test_a_session_is_scored_after_its_quiet_period_and_again_when_it_continues(
+    service_config: ServiceConfig,
+) -> None:
+    _session_config(service_config, 1.0)
+    turns = rag_traces(3, session="conv-7")
+    other = rag_traces(1, session="conv-8", first=10)
+    roots = [_ids(s) for s in turns if s.name == "invoke_agent helper"]
+    service = Service(service_config)
+    await service.start()
+    try:
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), turns + other) == "SUCCESS"
+        sql = "SELECT count() FROM scores FINAL WHERE Target = 'session'"
+        assert await _wait_for(service, sql, 6) == 6
+        rows = await _query(
+            service,
+            "SELECT RunId, Scorer, Score, TraceId, SpanId, SessionId, ReadyReason FROM scores FINAL"
+            " WHERE RunId = 'conv-7' ORDER BY Scorer",
+        )
+        assert [(r[1], r[2]) for r in rows] == [
+            ("repeated_tool_calls", 0.0),
+            ("tool_calls_per_turn", 1.0),
+            ("turn_count", 3.0),
+        ]
+        last = roots[-1]  # runs are made one after the other, so the last root to end is the latest run
+        assert {(r[3], r[4], r[5], r[6]) for r in rows} == {(last[0], last[1], "conv-7", "session_quiet")}
+
+        fourth = rag_traces(1, session="conv-7", first=3)
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), fourth) == "SUCCESS"
+        sql = "SELECT count() FROM scores FINAL WHERE RunId = 'conv-7' AND ReadyReason = 'session_continued'"
+        assert await _wait_for(service, sql, 3) == 3
+        rows = await _query(
+            service, "SELECT Scorer, Score, SpanId FROM scores FINAL WHERE RunId = 'conv-7' ORDER BY Scorer"
+        )
+        new_root = next(_ids(s)[1] for s in fourth if s.name == "invoke_agent helper")
+        assert [(r[0], r[1]) for r in rows][2] == ("turn_count", 4.0)
+        assert {r[2] for r in rows} == {new_root}  # the rescore replaced the first scores, on the newest run
+        decisions = await _query(service, "SELECT count() FROM score_decisions FINAL WHERE Target = 'session'")
+        assert decisions == [(2,)]  # one per session, the rescored one replaced
+    finally:
+        await service.shutdown()
+
+
+async def test_a_session_open_at_a_restart_is_scored_once_with_every_turn(service_config: ServiceConfig) -> None:
+    _session_config(service_config, 2.0)
+    turns = rag_traces(3, session="conv-9")
+    service = Service(service_config)
+    await service.start()
+    try:
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), turns) == "SUCCESS"
+        sql = "SELECT count() FROM scored_runs FINAL WHERE SessionId = 'conv-9'"
+        assert await _wait_for(service, sql, 3) == 3  # the turns are stored; the session is still open
+    finally:
+        await service.shutdown()
+    service = Service(service_config)
+    await service.start()
+    try:
+        assert int(service.live.metrics()["sessions_open"]) == 1
+        sql = "SELECT count() FROM scores FINAL WHERE RunId = 'conv-9'"
+        assert await _wait_for(service, sql, 3) == 3
+        rows = await _query(service, "SELECT Scorer, Score FROM scores WHERE RunId = 'conv-9' ORDER BY Scorer")
+        assert rows == [("repeated_tool_calls", 0.0), ("tool_calls_per_turn", 1.0), ("turn_count", 3.0)]
+    finally:
+        await service.shutdown()
+
+
+async def test_preview_and_backfill_count_and_score_the_rules_target(service_config: ServiceConfig) -> None:
+    from spanscore.scoring.backfill import backfill, preview
+
+    _fast(service_config, [{"name": "runs", "sample": 0.0, "scorers": ["completeness"]}])
+    service = Service(service_config)
+    await service.start()
+    try:
+        spans = rag_traces(2, session="conv-1") + rag_traces(1, session="conv-2", first=5)
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+        assert await _wait_for(service, "SELECT count() FROM score_decisions", 3) == 3
+        runs = service_config.collector.runs
+        counts = {}
+        for target, scorer in (
+            ("run", "completeness"),
+            ("llm", "completeness"),
+            ("tool", "tool_call_accuracy"),
+            ("retrieval", "tests.e2e.target_scorers:documents_found"),
+            ("session", "turn_count"),
+        ):
+            options = {"expected_tool": "search"} if scorer == "tool_call_accuracy" else {}
+            rule = RuleConfig.model_validate(
+                {"name": f"{target}-rule", "target": target, "scorers": [{"name": scorer, **options}]}
+            )
+            result = await asyncio.to_thread(preview, service.store, rule, 3600, runs)
+            counts[target] = (result.candidates, result.sampled)
+        assert counts == {"run": (3, 3), "llm": (6, 6), "tool": (3, 3), "retrieval": (3, 3), "session": (2, 2)}
+
+        rule = RuleConfig.model_validate({"name": "late-sessions", "target": "session", "scorers": ["turn_count"]})
+        for _ in range(2):  # a second backfill skips what the first scored
+            await backfill(service.store, rule, 3600, runs)
+        rows = await _query(
+            service, "SELECT RunId, Score, Target FROM scores FINAL WHERE Rule = 'late-sessions' ORDER BY RunId"
+        )
+        assert rows == [("conv-1", 2.0, "session"), ("conv-2", 1.0, "session")]
+        raw = await _query(service, "SELECT count() FROM scores WHERE Rule = 'late-sessions'")
+        assert raw == [(2,)]
+    finally:
+        await service.shutdown()
