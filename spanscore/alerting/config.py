@@ -16,6 +16,7 @@ WHERE_COLUMNS = {
     "agent.name": "AgentName",
     "model": "Model",
     "source": "Source",
+    "target": "Target",
 }
 """Keys an alert's ``where`` may use, and the ``scores`` column each one matches exactly."""
 

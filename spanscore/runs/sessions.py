@@ -36,6 +36,7 @@ from spanscore.runs.config import SessionsConfig
 
 SessionReason = Literal["session_quiet", "session_max_duration", "session_evicted", "session_continued"]
 _NS = 1_000_000_000
+_FULL_SCAN_NS = _NS
 
 
 @dataclass(slots=True)
@@ -67,6 +68,8 @@ class ReadySession:
 @dataclass(slots=True)
 class SessionStats:
     open_sessions: int = 0
+    kept_sessions: int = 0
+    """Scored sessions kept in memory (``keep_scored_s``) in case they continue."""
     held_turns: int = 0
     sessions_ready: int = 0
     sessions_rescored: int = 0
@@ -81,26 +84,33 @@ class SessionTracker:
     def __init__(self, config: SessionsConfig | None = None) -> None:
         self.config = config or SessionsConfig()
         self.stats = SessionStats()
-        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._open: OrderedDict[str, _Session] = OrderedDict()
+        """Open sessions, in order of their last arrival (oldest first)."""
+        self._scored: OrderedDict[str, _Session] = OrderedDict()
+        """Scored sessions kept for a continuation, in order of their scoring (oldest first)."""
         self._evicted: list[ReadySession] = []
+        self._last_full_scan_ns = -_FULL_SCAN_NS
 
     def add(self, run: Run, now_ns: int, *, needs_history: bool = False) -> bool:
         """Add one ready run as a turn of its session; False when it has no session id or is ignored."""
         session_id = run.session_id
         if not session_id or run.target != "run":
             return False
-        session = self._sessions.get(session_id)
+        session = self._open.get(session_id)
         if session is None:
-            session = _Session(now_ns, now_ns, now_ns, run, needs_history=needs_history)
-            self._sessions[session_id] = session
-        elif session.scored_at_ns is not None:
-            if self.config.rescore == "never":
-                self.stats.continued_ignored += 1
-                return False
-            session.scored_at_ns = None
-            session.window_start_ns = now_ns
+            session = self._scored.get(session_id)
+            if session is not None:
+                if self.config.rescore == "never":
+                    self.stats.continued_ignored += 1
+                    return False
+                del self._scored[session_id]
+                session.scored_at_ns = None
+                session.window_start_ns = now_ns
+            else:
+                session = _Session(now_ns, now_ns, now_ns, run, needs_history=needs_history)
+            self._open[session_id] = session
         session.last_arrival_ns = now_ns
-        self._sessions.move_to_end(session_id)
+        self._open.move_to_end(session_id)
         if run.start_time_ns >= session.last.start_time_ns:
             session.last = run
         before = len(session.turns)
@@ -121,45 +131,59 @@ class SessionTracker:
         self.stats.held_turns -= extra
 
     def _enforce_bounds(self) -> None:
-        while len(self._sessions) > self.config.max_sessions:
-            victim = next((key for key, s in self._sessions.items() if s.scored_at_ns is not None), None)
-            if victim is not None:
-                self._forget(victim)
+        while len(self._open) + len(self._scored) > self.config.max_sessions:
+            if self._scored:
+                _, forgotten = self._scored.popitem(last=False)
+                self.stats.held_turns -= len(forgotten.turns)
                 continue
-            session_id, session = next(iter(self._sessions.items()))
+            session_id, session = self._open.popitem(last=False)
             self._evicted.append(self._ready(session_id, session, "session_evicted"))
-            self._forget(session_id)
+            self.stats.held_turns -= len(session.turns)
             self.stats.sessions_evicted += 1
-        self.stats.open_sessions = len(self._sessions)
+        self._count()
 
-    def _forget(self, session_id: str) -> None:
-        session = self._sessions.pop(session_id)
-        self.stats.held_turns -= len(session.turns)
+    def _count(self) -> None:
+        self.stats.open_sessions = len(self._open)
+        self.stats.kept_sessions = len(self._scored)
 
     def poll_ready(self, now_ns: int) -> list[ReadySession]:
-        """Sessions ready by ``now_ns``, each once per quiet spell (again after it continues)."""
+        """Sessions ready by ``now_ns``, each once per quiet spell (again after it continues).
+
+        Open sessions are kept in order of their last arrival, so a poll looks only at the front (the ones
+        quiet long enough) and stops at the first recent one; once a second it looks at every open session for
+        the max-duration rule. Scored sessions are kept in order of scoring and forgotten from the front once
+        past ``keep_scored_s``. So a poll costs what is ready, not what is held (10,000 sessions held).
+        """
         config = self.config
         quiet_ns, max_ns, keep_ns = (int(v * _NS) for v in (config.quiet_period_s, config.max_duration_s,
                                                             config.keep_scored_s))  # fmt: skip
-        ready, self._evicted = self._evicted, []
-        for session_id in list(self._sessions):
-            session = self._sessions[session_id]
-            if session.scored_at_ns is not None:
-                if now_ns - max(session.scored_at_ns, session.last_arrival_ns) >= keep_ns:
-                    self._forget(session_id)
-                continue
+        while self._scored:
+            session_id, session = next(iter(self._scored.items()))
+            if now_ns - (session.scored_at_ns or 0) < keep_ns:
+                break
+            del self._scored[session_id]
+            self.stats.held_turns -= len(session.turns)
+        full = now_ns - self._last_full_scan_ns >= _FULL_SCAN_NS or now_ns < self._last_full_scan_ns
+        candidates: list[tuple[str, SessionReason]] = []
+        for session_id, session in self._open.items():
             if now_ns - session.last_arrival_ns >= quiet_ns:
-                reason: SessionReason = "session_continued" if session.times_scored else "session_quiet"
+                candidates.append((session_id, "session_continued" if session.times_scored else "session_quiet"))
+            elif not full:
+                break
             elif now_ns - session.window_start_ns >= max_ns:
-                reason = "session_max_duration"
-            else:
-                continue
+                candidates.append((session_id, "session_max_duration"))
+        if full:
+            self._last_full_scan_ns = now_ns
+        ready, self._evicted = self._evicted, []
+        for session_id, reason in candidates:
+            session = self._open.pop(session_id)
             ready.append(self._ready(session_id, session, reason))
             session.scored_at_ns = now_ns
             session.window_start_ns = now_ns
             session.times_scored += 1
             session.needs_history = False
-        self.stats.open_sessions = len(self._sessions)
+            self._scored[session_id] = session
+        self._count()
         self.stats.sessions_ready += sum(1 for item in ready if item.reason != "session_continued")
         self.stats.sessions_rescored += sum(1 for item in ready if item.reason == "session_continued")
         return ready
@@ -176,7 +200,7 @@ class SessionTracker:
         return count
 
     def open_session_ids(self) -> list[str]:
-        return [key for key, session in self._sessions.items() if session.scored_at_ns is None]
+        return list(self._open)
 
 
 def session_view(session_id: str, turns: Iterable[Turn], last: Run) -> Run:

@@ -495,6 +495,7 @@ class LiveScoring:
             "runs_evicted_traces": self.assembler.stats.evicted_traces,
             "runs_ready": self.assembler.stats.runs_ready,
             "sessions_open": self.sessions.stats.open_sessions,
+            "sessions_kept": self.sessions.stats.kept_sessions,
             "sessions_turns_held": self.sessions.stats.held_turns,
             "sessions_ready": self.sessions.stats.sessions_ready,
             "sessions_rescored": self.sessions.stats.sessions_rescored,

@@ -136,6 +136,7 @@ class Dashboard:
         router.add_get("/dashboard", self._to_index)
         router.add_get("/dashboard/", self._index)
         router.add_get("/dashboard/run", self._run_page)
+        router.add_get("/dashboard/session", self._session_page)
         router.add_get("/dashboard/static/{path:.+}", self._asset)
         router.add_get("/api/v1/dashboard/scorers", self._scorers)
         router.add_get("/api/v1/dashboard/trend", self._trend)
@@ -143,6 +144,7 @@ class Dashboard:
         router.add_get("/api/v1/dashboard/coverage", self._coverage)
         router.add_get("/api/v1/dashboard/cost", self._cost)
         router.add_get("/api/v1/dashboard/runs/{trace_id}", self._run)
+        router.add_get("/api/v1/dashboard/sessions/{session_id}", self._session)
         router.add_get("/api/v1/runs/{trace_id}", self._scored_runs)
 
     # -- pages and assets -----------------------------------------------------------------------
@@ -155,6 +157,9 @@ class Dashboard:
 
     async def _run_page(self, request: web.Request) -> web.Response:
         return self._file("run.html")
+
+    async def _session_page(self, request: web.Request) -> web.Response:
+        return self._file("session.html")
 
     async def _asset(self, request: web.Request) -> web.Response:
         return self._file(request.match_info["path"])
@@ -221,6 +226,22 @@ class Dashboard:
         if not (run["spans"] or run["scores"] or run["decisions"]):
             return _json({"error": f"no spans, scores or decisions stored for trace {trace_id}"}, status=404)
         return _json(run)
+
+    async def _session(self, request: web.Request) -> web.Response:
+        """One conversation's turns with their scores, and the session's own scores."""
+        try:
+            self._tokens.verify(request.headers.get("Authorization"))
+            if request.query:
+                raise PermanentError("the session endpoint takes no query parameters")
+            session_id = request.match_info["session_id"]
+            if not session_id or len(session_id) > 1000:
+                raise PermanentError("session id must be 1 to 1000 characters")
+            session = await self._reader.session(session_id)
+        except Exception as exc:
+            return _error(exc)
+        if not (session["turns"] or session["scores"]):
+            return _json({"error": f"no turns or scores stored for session {session_id!r}"}, status=404)
+        return _json(session)
 
     async def _scored_runs(self, request: web.Request) -> web.Response:
         """What the scorers received for each scored run of one trace: ``{"trace_id", "runs": [...]}``."""

@@ -120,6 +120,26 @@ ORDER BY Rule, RunId
 """
 
 
+SESSION_TURNS_SQL = """
+SELECT RunId AS run_id, TraceId AS trace_id, SpanId AS span_id, Run AS run
+FROM scored_runs FINAL
+WHERE SessionId = {session_id:String} AND Target = 'run'
+ORDER BY RunTimestamp, RunId
+LIMIT {limit:UInt32}
+"""
+
+SESSION_SCORES_SQL = """
+SELECT Target AS target, Rule AS rule, Scorer AS scorer, Score AS score, HigherIsBetter AS higher_is_better,
+       Label AS label, Status AS status, Reason AS reason, Error AS error, TraceId AS trace_id, SpanId AS span_id,
+       RunId AS run_id, if(Target IN ('llm', 'tool', 'retrieval'), Attributes['run.id'], RunId) AS turn_run_id,
+       ReadyReason AS ready_reason
+FROM scores FINAL
+WHERE SessionId = {session_id:String}
+ORDER BY Target, Rule, Scorer, RunTimestamp
+LIMIT {limit:UInt32}
+"""
+
+
 class DashboardReader:
     """Runs the dashboard's statements against one open store."""
 
@@ -158,6 +178,33 @@ class DashboardReader:
             "scores": scores,
             "decisions": decisions,
             "scored_runs": runs,
+        }
+
+    async def session(self, session_id: str, max_turns: int = 1000) -> dict[str, Any]:
+        """One conversation: its stored turns in order with their run's and spans' scores, and its own scores.
+
+        Turns are stored for every run of a session when a session rule exists, else only for runs that were scored.
+        """
+        turns = await self._rows(SESSION_TURNS_SQL, session_id=session_id, limit=max_turns + 1)
+        scores = await self._rows(SESSION_SCORES_SQL, session_id=session_id, limit=10_000)
+        by_run: dict[str, list[dict[str, Any]]] = {}
+        for score in scores:
+            if score["target"] != "session":
+                by_run.setdefault(score["turn_run_id"], []).append(score)
+        out = []
+        for row in turns[:max_turns]:
+            view = parse_stored_run(str(row["run"]))
+            out.append({
+                "run_id": row["run_id"], "trace_id": row["trace_id"], "span_id": row["span_id"],
+                "start_ms": int(view.get("start_time_ns") or 0) // 1_000_000,
+                "input": view.get("input"), "output": view.get("output"), "tool_calls": view.get("tool_calls"),
+                "scores": by_run.get(row["run_id"], []),
+            })  # fmt: skip
+        return {
+            "session_id": session_id,
+            "turns": out,
+            "turns_cut": len(turns) > max_turns,
+            "scores": [score for score in scores if score["target"] == "session"],
         }
 
     async def _rows(self, sql: str, **parameters: Any) -> list[dict[str, Any]]:

@@ -8,8 +8,11 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+import pytest
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -19,6 +22,7 @@ from spanscore.config import ServiceConfig
 from spanscore.sampling.rules import RuleConfig
 from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
+from tests.e2e.test_dashboard import CHROMIUM, BrowserWatch, api_url, needs_chromium
 
 
 def _messages(role: str, text: str) -> str:
@@ -280,5 +284,51 @@ async def test_preview_and_backfill_count_and_score_the_rules_target(service_con
         assert rows == [("conv-1", 2.0, "session"), ("conv-2", 1.0, "session")]
         raw = await _query(service, "SELECT count() FROM scores WHERE Rule = 'late-sessions'")
         assert raw == [(2,)]
+    finally:
+        await service.shutdown()
+
+
+@needs_chromium
+async def test_the_session_page_shows_turns_with_their_scores(service_config: ServiceConfig, tmp_path: Path) -> None:
+    playwright = pytest.importorskip("playwright.async_api", reason="playwright is in the test extra")
+    _session_config(service_config, 0.5)
+    service_config.rules.append(
+        RuleConfig.model_validate({"name": "calls", "target": "llm", "scorers": ["completeness"]})
+    )
+    service = Service(service_config)
+    await service.start()
+    try:
+        spans = rag_traces(2, session="conv <&> 1")  # an id that needs escaping in a URL and in HTML
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+        assert await _wait_for(service, "SELECT count() FROM scores FINAL WHERE Target = 'session'", 3) == 3
+        assert await _wait_for(service, "SELECT count() FROM scores FINAL WHERE Target = 'llm'", 4) == 4
+        base = api_url(service, "")
+        async with playwright.async_playwright() as driver:
+            browser = await driver.chromium.launch(executable_path=CHROMIUM, headless=True)
+            try:
+                page = await browser.new_page()
+                watch = BrowserWatch(base)
+                watch.attach(page)
+                await page.goto(f"{base}/dashboard/session?id={quote('conv <&> 1')}")
+                await page.wait_for_selector("body[data-state=ready]", timeout=20_000)
+                await page.screenshot(path=str(tmp_path / "session.png"), full_page=True)
+                assert await page.locator("#session-id").inner_text() == "conv <&> 1"
+                rows = await page.locator("#session-scores-table tbody tr").all_inner_texts()
+                assert sorted(row.split("\t")[0] for row in rows) == [
+                    "repeated_tool_calls", "tool_calls_per_turn", "turn_count"
+                ]  # fmt: skip
+                turns = page.locator("#turns > .conversation")
+                assert await turns.count() == 2
+                first = await turns.nth(0).inner_text()
+                assert "When does the shop open on day 0?" in first and "The shop opens at 9." in first
+                assert "search(" in first
+                assert await turns.nth(0).locator("ul.scores li").count() == 2  # its two LLM calls' scores
+                # the run page links back to the conversation
+                await turns.nth(1).locator("h3 a").click()
+                await page.wait_for_selector("body[data-state=ready]", timeout=20_000)
+                assert await page.locator("a.session-link").inner_text() == "session conv <&> 1"
+                assert watch.problems == []
+            finally:
+                await browser.close()
     finally:
         await service.shutdown()

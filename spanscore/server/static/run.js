@@ -79,6 +79,10 @@
     document.getElementById("scored-runs").replaceChildren(...(views.length ? views.map(conversation)
       : [el("p", { className: "empty" }, "No scored run stored for this trace (not scored, or expired).")]));
     const scored = new Set(run.scores.map((s) => s.span_id));
+    /* The conversation this trace belongs to, when its runs carry a session id. */
+    const sessions = [...new Set(run.scores.map((s) => s.session_id).filter(Boolean))];
+    document.getElementById("session-links").replaceChildren(...sessions.map((id) =>
+      el("a", { className: "session-link", href: `session?id=${encodeURIComponent(id)}` }, `session ${id}`)));
     /* A rule that scores single calls or whole conversations says so next to its name. */
     const ruleOf = (x) => (x.target && x.target !== "run" ? `${x.rule} (${x.target}${x.target === "session" ? ` ${x.run_id}` : ""})` : x.rule);
     fillTable(document.getElementById("scores-table"), run.scores, (s) => [
