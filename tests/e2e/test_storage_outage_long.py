@@ -122,11 +122,12 @@ def _fill(disk: Path) -> Path:
     """Write a file until the filesystem has no space left; return it (deleting it ends the outage)."""
     balloon = disk / "balloon"
     chunk = b"\0" * (1 << 20)
-    with open(balloon, "wb") as handle:
+    # Unbuffered: with a buffer, the bytes a full disk refused stay buffered and closing the file raises
+    # ENOSPC again, outside the loop (seen once in CI).
+    with open(balloon, "wb", buffering=0) as handle:
         for _ in range(DISK_BYTES // len(chunk) + 8):  # bounded by the disk's size
             try:
                 handle.write(chunk)
-                handle.flush()
             except OSError as exc:
                 if exc.errno != errno.ENOSPC:
                     raise

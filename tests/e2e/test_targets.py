@@ -148,6 +148,9 @@ async def test_each_span_target_is_scored_on_its_own_span_with_its_own_decision(
             + [("retrieval", "docs", by_name["retrieval docs"][0])]
             + [("run", "runs", root)]
         )
+        # After the restart, recovery found every subject of the run handled, so the replay was not scored
+        # again at all (not merely deduplicated by FINAL).
+        assert await _query(service, "SELECT count() FROM scores") == [(5,)]
         assert all(s[3] == s[2] for s in scores)  # a span-level score's subject is its span
         assert {s[5] for s in scores if s[0] != "run"} == {root}  # and it names the run it belongs to
         assert {s[1]: s[4] for s in scores if s[1] in ("tools", "docs")} == {"tools": 1.0, "docs": 0.5}

@@ -19,7 +19,8 @@ the analysis: ``{fraction: {items, field, equals}}``, ``{mean: {items,
 field}}`` or ``{field: name}``, each with an optional ``scale``.
 
 Template placeholders: ``{input}``, ``{output}``, ``{system}``,
-``{context}``, ``{ground_truth}``, ``{extract}`` / ``{analysis}`` (earlier
+``{context}``, ``{ground_truth}``, ``{turns}`` (a session's numbered turns,
+for ``targets: [session]``), ``{extract}`` / ``{analysis}`` (earlier
 steps' answers as JSON) and ``{score}``. Every value is inserted delimited, as
 data, with marker look-alikes defused, so an extracted string cannot close its
 block and speak to the judge. ``{context}`` is the context the built-in
@@ -48,6 +49,7 @@ from pydantic import BaseModel, create_model
 from spanscore.scorers import Scorer, StepContext, create_scorer
 from spanscore.scorers.base import DEFAULT_TARGETS
 from spanscore.scorers.judge.client import JudgeClient
+from spanscore.scorers.llm.conversation import transcript
 from spanscore.scorers.llm.custom_checks import configured_expectation
 from spanscore.scorers.llm.steps import (
     Expectation,
@@ -216,6 +218,7 @@ def _template(text: str) -> Callable[[StepContext], str]:
             "{system}": lambda: delimit("system", run.system or ""),
             "{context}": lambda: numbered("context", run_context(run, None) or ()),
             "{ground_truth}": lambda: delimit("ground_truth", run.ground_truth or ""),
+            "{turns}": lambda: transcript(run.turns or ()),
             "{extract}": lambda: delimit("extract", json.dumps(step.preprocess_result, ensure_ascii=False)),
             "{analysis}": lambda: delimit("analysis", json.dumps(step.analyze_result, ensure_ascii=False)),
             "{score}": lambda: delimit("score", str(step.score)),

@@ -33,8 +33,10 @@ def configured_expectation(where: str, spec: Any, schema: type[BaseModel] | Mapp
     items, one_per = spec.get("items"), spec.get("one_per")
     if not isinstance(items, str) or not items:
         raise ValueError(f"{where}: expect.items must name the answer's list field")
-    if not isinstance(one_per, str) or not (one_per == "context" or one_per.startswith("extract.")):
-        raise ValueError(f"{where}: expect.one_per must be 'context' or 'extract.<list field>', got {one_per!r}")
+    if not isinstance(one_per, str) or not (one_per in ("context", "turns") or one_per.startswith("extract.")):
+        raise ValueError(
+            f"{where}: expect.one_per must be 'context', 'turns' or 'extract.<list field>', got {one_per!r}"
+        )
     label = spec.get("label")
     labels = _labels(where, schema, items, label) if label is not None else ()
     index_field = spec.get("index_field")
@@ -42,6 +44,8 @@ def configured_expectation(where: str, spec: Any, schema: type[BaseModel] | Mapp
     def expect(step: StepContext) -> list[ItemsExpected]:
         if one_per == "context":
             count = len(run_context(step.run, None) or [])
+        elif one_per == "turns":
+            count = len(step.run.turns or ())
         else:
             count = len((step.preprocess_result or {}).get(one_per.removeprefix("extract.")) or [])
         return [ItemsExpected(items, count, index_field=index_field, label_field=label, labels=labels)]

@@ -275,3 +275,24 @@ def test_log_records_count_against_the_memory_bound() -> None:
     assert assembler.stats.pending_spans == len(spans) + len(logs) and assembler.stats.evicted_traces == 0
     assembler.add_logs([replace(logs[0], trace_id="9" * 32)], T0 + 1)
     assert assembler.stats.evicted_traces == 1 and assembler.stats.pending_spans == 1
+
+
+def test_restart_rescores_a_run_whose_span_level_score_was_cut_short() -> None:
+    """A run counts as handled only when it or its spans were decided and every sampled subject has its scores."""
+    spans = openinference_spans()
+    trace_id = spans[0].trace_id
+    before = RunAssembler()
+    before.add_spans(spans, T0)
+    (ready,) = before.poll_ready(T0 + 2 * S)
+    child = next(span.span_id for span in spans if span.span_id != ready.run.span_id)
+    cases = {
+        "only a span decided, scored": ({child: True}, []),
+        "a span decided, its score missing": ({child: False}, [trace_id]),
+        "the run scored, a span's score missing": ({ready.run.run_id: True, child: False}, [trace_id]),
+        "nothing decided": ({}, [trace_id]),
+    }
+    for name, (marks, expected) in cases.items():
+        storage = FakeStorage([RecoveredTrace(trace_id, spans)], {trace_id: marks} if marks else {})
+        after = RunAssembler()
+        after.recover(storage, T0 + 10 * S)
+        assert [item.run.trace_id for item in after.poll_ready(T0 + 13 * S)] == expected, name

@@ -236,3 +236,48 @@ def test_the_custom_scorer_example_in_docs_judge_md_loads(tmp_path):
         assert specs
         for spec in specs:
             assert build(spec.name, **spec.options).info.kind == "llm"
+
+
+async def test_a_custom_session_judge_reads_the_turns_and_is_checked_per_turn(judge_server, judge_options):
+    """``{turns}`` shows the numbered conversation; ``one_per: turns`` makes a short verdict list an error."""
+    from spanscore.run import Run as SessionRun
+    from spanscore.run import Turn
+
+    config = {
+        "id": "politeness",
+        "targets": ["session"],
+        "requires": ["turns"],
+        "instructions": "Rate each turn's answer polite or not.",
+        "analyze": {
+            "prompt": "{turns}",
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "verdicts": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"verdict": {"type": "string", "enum": ["polite", "rude"]}},
+                            "required": ["verdict"],
+                        },
+                    }
+                },
+                "required": ["verdicts"],
+            },
+            "expect": {"items": "verdicts", "one_per": "turns", "label": "verdict"},
+        },
+        "score": {"fraction": {"items": "verdicts", "field": "verdict", "equals": "polite"}},
+    }
+    turns = [Turn(f"r{i}", f"{i + 1:032x}", f"{i:016x}", f"question {i}", f"answer {i}") for i in range(2)]
+    session = SessionRun(run_id="s", session_id="s", target="session", turns=turns)
+    judge_server.script("session", Reply.json({"verdicts": [{"verdict": "polite"}, {"verdict": "rude"}]}))
+    scorer = build("llm_judge", **config, **judge_options("session"))
+    assert scorer.info.targets == ("session",)
+    result = await scorer.arun(session)
+    assert result.status is Status.OK and result.score == 0.5, result.error
+    prompt = judge_server.requests[0]["messages"][1]["content"]
+    assert "[turn 2]\nuser: question 1\nagent: answer 1" in prompt
+    short = [Reply.json({"verdicts": [{"verdict": "polite"}]})] * 2
+    judge_server.script("short", *short)
+    failed = await build("llm_judge", **config, **judge_options("short")).arun(session)
+    assert failed.status is Status.ERROR
