@@ -254,7 +254,12 @@ class Service:
     def rules_summary(self) -> list[dict[str, Any]]:
         """The rules this service scores with, as the dashboard and status show them."""
         return [
-            {"name": rule.name, "scorers": [spec.name for spec in rule.scorers], "sample": rule.sample}
+            {
+                "name": rule.name,
+                "target": rule.target,
+                "scorers": [spec.name for spec in rule.scorers],
+                "sample": rule.sample,
+            }
             for rule in self.config.rules
         ]
 

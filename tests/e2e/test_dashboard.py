@@ -407,4 +407,6 @@ async def test_the_dashboard_names_the_rules_it_scores_with(service_config: Serv
     finally:
         await service.shutdown()
     assert status == 200, body
-    assert body["rules"] == [{"name": "cheap", "scorers": ["completeness", "keyword_coverage"], "sample": 0.5}]
+    assert body["rules"] == [
+        {"name": "cheap", "target": "run", "scorers": ["completeness", "keyword_coverage"], "sample": 0.5}
+    ]

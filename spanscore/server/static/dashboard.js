@@ -119,7 +119,9 @@
   function rulesNote(rules) {
     if (!rules) return "";
     if (!rules.length) return " No rules are loaded: spans are stored, nothing is scored (add rules: to the config).";
-    const listed = rules.map((r) => `${r.name} (${r.scorers.join(", ")}; sample ${r.sample})`).join("; ");
+    /* A rule that scores LLM calls, tools, retrievals or sessions says so: its scores are per span or per session. */
+    const target = (r) => (r.target && r.target !== "run" ? `target ${r.target}; ` : "");
+    const listed = rules.map((r) => `${r.name} (${target(r)}${r.scorers.join(", ")}; sample ${r.sample})`).join("; ");
     return ` Rules: ${listed}; change them under rules: in the config.`;
   }
 
