@@ -41,7 +41,6 @@ _FULL_SCAN_NS = _NS
 
 @dataclass(slots=True)
 class _Session:
-    first_arrival_ns: int
     last_arrival_ns: int
     window_start_ns: int
     """When the current max-duration window began: the first arrival, then each scoring."""
@@ -107,7 +106,7 @@ class SessionTracker:
                 session.scored_at_ns = None
                 session.window_start_ns = now_ns
             else:
-                session = _Session(now_ns, now_ns, now_ns, run, needs_history=needs_history)
+                session = _Session(now_ns, now_ns, run, needs_history=needs_history)
             self._open[session_id] = session
         session.last_arrival_ns = now_ns
         self._open.move_to_end(session_id)
@@ -198,9 +197,6 @@ class SessionTracker:
         for run in runs:
             count += self.add(run, now_ns, needs_history=True)
         return count
-
-    def open_session_ids(self) -> list[str]:
-        return list(self._open)
 
 
 def session_view(session_id: str, turns: Iterable[Turn], last: Run) -> Run:

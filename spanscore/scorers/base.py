@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from spanscore.errors import ConfigError, RetryableError, SpanscoreError
-from spanscore.run import TARGETS, Run
+from spanscore.run import TARGETS, Run, Turn
 from spanscore.scorers.results import ScoreResult, Status, StepOutput, Tally
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "Tally",
     "create_scorer",
     "is_async_step",
+    "session_turns",
 ]
 
 STEP_NAMES = ("preprocess", "analyze", "generate_score", "generate_reason")
@@ -133,6 +134,17 @@ class StepContext:
     @property
     def analyze_result(self) -> Any:
         return self.results.get("analyze")
+
+
+def session_turns(context: StepContext) -> tuple[Turn, ...]:
+    """The turns of the session being scored (``target: session``); ``NotApplicable`` when it has none.
+
+    A run without ``turns`` at all is caught earlier, as ``missing_input``, by scorers requiring ``"turns"``.
+    """
+    turns = context.run.turns or ()
+    if not turns:
+        raise NotApplicable("the session has no turns")
+    return turns
 
 
 Step = Callable[[StepContext], Any]

@@ -209,7 +209,6 @@ async def backfill(
     """
     import asyncio
 
-    from spanscore.runs.assembly import run_fingerprint
     from spanscore.scoring.live import LiveScoring, ScoringConfig, Subject
 
     progress = progress or BackfillProgress(rule.name)
@@ -227,7 +226,7 @@ async def backfill(
                 progress.cancelled = True
                 break
             chunk = todo[start : start + _CHUNK]
-            await live.dispatch_subjects([Subject(run, "backfill", run_fingerprint(run)) for run in chunk])
+            await live.dispatch_subjects([Subject(run, "backfill") for run in chunk])
             await live.settle()
             progress.done += len(chunk)
     finally:

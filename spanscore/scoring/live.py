@@ -78,7 +78,8 @@ class Subject:
 
     run: Run
     ready_reason: str
-    fingerprint: str
+    fingerprint: str = ""
+    """The readiness fingerprint when the assembler made one (runs); otherwise computed only if a score is written."""
 
 
 @dataclass(slots=True)
@@ -324,7 +325,7 @@ class LiveScoring:
                 continue
             rescore = ready.reason == "late_span_rescore"
             subjects.append((Subject(ready.run, ready.reason, ready.fingerprint), rescore))
-            subjects.extend((Subject(view, ready.reason, run_fingerprint(view)), False) for view in ready.views)
+            subjects.extend((Subject(view, ready.reason), False) for view in ready.views)
             if self.scores_sessions and self.sessions.add(ready.run, now):
                 turns.append(ScoredRunRow.of(ready.run))
         await self._dispatch_subjects(subjects, turns)
@@ -335,9 +336,7 @@ class LiveScoring:
         for ready in items:
             if ready.needs_history:
                 ready = with_history(ready, await asyncio.to_thread(self._stored_turns, ready.run))
-            subjects.append(
-                (Subject(ready.run, ready.reason, run_fingerprint(ready.run)), ready.reason == "session_continued")
-            )
+            subjects.append((Subject(ready.run, ready.reason), ready.reason == "session_continued"))
         await self._dispatch_subjects(subjects, [])
 
     def _stored_turns(self, session: Run) -> list[Turn]:
@@ -366,8 +365,9 @@ class LiveScoring:
                 scorers = self.scorers.get(decision.rule, [])
                 book = _RuleRun(decision, subject, outstanding=len(scorers), rule_version=self.rule_version)
                 jobs.extend(ScoringJob(decision.rule, scorer, run, context=book) for scorer in scorers)
-                if scorers and run.target != "session":
-                    scored[run.trace_id, run.run_id] = ScoredRunRow.of(run)
+                key = (run.trace_id, run.run_id)
+                if scorers and run.target != "session" and key not in scored:  # a session turn is stored already
+                    scored[key] = ScoredRunRow.of(run)
         if rows:
             await self._write_decisions(rows)
         if scored:
@@ -414,7 +414,7 @@ class LiveScoring:
 
     def _score_row(self, scorer: Scorer, run: Run, book: _RuleRun, result: ScoreResult) -> ScoreRow:
         info = scorer.info
-        attributes = {"run.fingerprint": book.subject.fingerprint}
+        attributes = {"run.fingerprint": book.subject.fingerprint or run_fingerprint(run)}
         if run.parent_run_id:
             attributes["run.id"] = run.parent_run_id
         if run.turns is not None:

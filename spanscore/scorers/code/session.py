@@ -21,19 +21,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from spanscore.run import ToolCall, Turn
-from spanscore.scorers.base import NotApplicable, Scorer, StepContext, create_scorer
+from spanscore.run import ToolCall
+from spanscore.scorers.base import Scorer, StepContext, create_scorer, session_turns
 from spanscore.scorers.code.options import require_bool
 from spanscore.scorers.registry import register
 
 SESSION = ("session",)
-
-
-def _turns(context: StepContext) -> tuple[Turn, ...]:
-    turns = context.run.turns or ()
-    if not turns:
-        raise NotApplicable("the session has no turns")
-    return turns
 
 
 def call_key(call: ToolCall) -> tuple[str, str]:
@@ -67,10 +60,10 @@ def turn_count() -> Scorer:
     """The number of turns in the session."""
 
     def generate_score(context: StepContext) -> float:
-        return float(len(_turns(context)))
+        return float(len(session_turns(context)))
 
     def generate_reason(context: StepContext) -> str:
-        turns = _turns(context)
+        turns = session_turns(context)
         unanswered = sum(1 for turn in turns if not turn.answer)
         extra = f", {unanswered} without an answer" if unanswered else ""
         return f"{len(turns)} turns{extra}."
@@ -93,7 +86,7 @@ def tool_calls_per_turn() -> Scorer:
     """Tool calls per turn, over the session."""
 
     def preprocess(context: StepContext) -> dict[str, Any]:
-        return {"per_turn": [len(turn.tool_calls) for turn in _turns(context)]}
+        return {"per_turn": [len(turn.tool_calls) for turn in session_turns(context)]}
 
     def generate_score(context: StepContext) -> float:
         per_turn: list[int] = context.preprocess_result["per_turn"]
@@ -127,7 +120,7 @@ def repeated_tool_calls(*, across_turns: bool = False) -> Scorer:
     across = require_bool("across_turns", across_turns)
 
     def preprocess(context: StepContext) -> dict[str, Any]:
-        turns = [turn.tool_calls for turn in _turns(context)]
+        turns = [turn.tool_calls for turn in session_turns(context)]
         repeats = repeated_calls(turns, across)
         return {
             "total": sum(len(calls) for calls in turns),

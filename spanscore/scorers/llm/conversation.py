@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 
 from spanscore.run import Turn
 from spanscore.scorers import NotApplicable, Scorer, StepContext, create_scorer
+from spanscore.scorers.base import session_turns
 from spanscore.scorers.judge.answer_checks import ItemsExpected
 from spanscore.scorers.judge.client import JudgeClient
 from spanscore.scorers.llm.steps import JudgeOverride, JudgeStep, as_json, delimit, judge_settings, round2, scale_option
@@ -120,13 +121,6 @@ def transcript(turns: Sequence[Turn]) -> str:
     return delimit("conversation", "\n".join(lines))
 
 
-def _turns(step: StepContext) -> tuple[Turn, ...]:
-    turns = step.run.turns or ()
-    if not turns:
-        raise NotApplicable("the session has no turns")
-    return turns
-
-
 def answered(turns: Sequence[Turn], start: int = 0) -> list[int]:
     """1-based numbers of the turns from ``start`` that have an answer."""
     return [number for number, turn in enumerate(turns, start=1) if number > start and turn.answer]
@@ -182,11 +176,11 @@ def _per_turn(
     """A scorer whose judge gives one verdict per judged turn (``judged(turns)`` numbers them)."""
 
     def prompt(step: StepContext) -> str | None:
-        numbers = judged(_turns(step))
+        numbers = judged(session_turns(step))
         if not numbers:
             return None
         listed = ", ".join(map(str, numbers))
-        return f"{transcript(_turns(step))}\n\nJudge {what} of these turns, in this order: {listed}."
+        return f"{transcript(session_turns(step))}\n\nJudge {what} of these turns, in this order: {listed}."
 
     def analyze_empty(step: StepContext) -> dict[str, Any]:
         return {"verdicts": []}
@@ -209,7 +203,7 @@ def _per_turn(
         schema=schema,
         prompt=prompt,
         when_empty=analyze_empty,
-        expect=lambda step: [ItemsExpected("verdicts", len(judged(_turns(step))))],
+        expect=lambda step: [ItemsExpected("verdicts", len(judged(session_turns(step))))],
     )
     scorer = create_scorer(
         scorer_id,
@@ -299,7 +293,7 @@ def conversation_goal_completion(
     settings = judge_settings(model=model, judge=judge, client=client)
 
     def prompt(step: StepContext) -> str:
-        return f"{transcript(_turns(step))}\n\nList the user's goals and whether each was achieved."
+        return f"{transcript(session_turns(step))}\n\nList the user's goals and whether each was achieved."
 
     def generate_score(step: StepContext) -> float:
         return goal_completion_score(step.analyze_result["goals"], scale=scale)
