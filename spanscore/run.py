@@ -50,6 +50,27 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool the model was offered on an LLM call: its name, description and JSON Schema parameters."""
+
+    name: str
+    description: str | None = None
+    parameters: Mapping[str, Any] | None = None
+
+    @classmethod
+    def coerce(cls, value: ToolSpec | Mapping[str, Any] | str) -> ToolSpec:
+        """Accept a ToolSpec, a plain tool name or a dict with name/description/parameters."""
+        if isinstance(value, ToolSpec):
+            return value
+        if isinstance(value, str):
+            return cls(value)
+        name = value.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"tools: a tool needs a non-empty 'name', got {dict(value)!r}")
+        return cls(name, value.get("description"), value.get("parameters"))
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     """One chat message; ``content`` is the text, tool calls ride along."""
 
@@ -152,7 +173,8 @@ class Run:
     ``target`` says what the view stands for (``TARGETS``): the whole run, or one
     LLM call, tool execution or retrieval inside it (``run_id`` is then the
     span's id and ``parent_run_id`` the run's), or a session, whose ``turns``
-    are its runs in order (``run_id`` is then the session id).
+    are its runs in order (``run_id`` is then the session id). ``tools`` are the
+    tools the model was offered, on an LLM-call view when its span lists them.
     """
 
     input: tuple[Message, ...] | None
@@ -181,6 +203,7 @@ class Run:
     target: str
     turns: tuple[Turn, ...] | None
     parent_run_id: str | None
+    tools: tuple[ToolSpec, ...] | None
 
     def __init__(
         self,
@@ -211,6 +234,7 @@ class Run:
         target: str = "run",
         turns: Iterable[Turn] | None = None,
         parent_run_id: str | None = None,
+        tools: Iterable[ToolSpec | Mapping[str, Any] | str] | None = None,
     ) -> None:
         if target not in TARGETS:
             raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
@@ -245,6 +269,7 @@ class Run:
             ("target", target),
             ("turns", None if turns is None else tuple(turns)),
             ("parent_run_id", parent_run_id),
+            ("tools", None if tools is None else tuple(ToolSpec.coerce(t) for t in tools)),
         ):
             setter(self, name, value)
 

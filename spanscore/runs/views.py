@@ -7,8 +7,8 @@ own (its scores attach to that span) and whose ``parent_run_id`` is the run
 it belongs to. Built from the same merged span facts as the run itself, so a
 call reads the same in every dialect:
 
-- ``llm``: the call's input messages and system prompt, its output, the tool
-  calls it requested, its model, provider and tokens;
+- ``llm``: the call's input messages and system prompt, its output, the tools
+  it was offered and the tool calls it requested, its model, provider and tokens;
 - ``tool``: the run's question as input, the tool's result as output and the
   call itself (name, arguments, result) as the one tool call;
 - ``retrieval``: the retriever's query as input (the run's question when the
@@ -84,6 +84,7 @@ def _view(run: Run, span: SpanRecord, fact: SpanFacts, target: str) -> Run:
             fact.output,
             system=fact.system,
             tool_calls=requested if fact.output is not None else None,
+            tools=fact.tools,
             usage=Usage(fact.input_tokens or 0, fact.output_tokens or 0),
             sources=sources,
             **common,

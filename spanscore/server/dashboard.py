@@ -22,6 +22,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from spanscore.errors import ConfigError, PermanentError
+from spanscore.run import TARGETS
 from spanscore.scoring.backfill import parse_since
 from spanscore.server.auth import TokenCheck
 from spanscore.server.wire import classify
@@ -50,12 +51,13 @@ Name = Annotated[str, Field(pattern=NAME_PATTERN)]
 
 
 class Window(BaseModel):
-    """``since`` (30m, 24h, 7d, 2w) and an optional rule; every endpoint takes these."""
+    """``since`` (30m, 24h, 7d, 2w), an optional rule and target; every endpoint takes these."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     since: str = "24h"
     rule: Name | None = None
+    target: str | None = None
 
     @field_validator("since")
     @classmethod
@@ -68,13 +70,29 @@ class Window(BaseModel):
             raise ValueError(f"must be between 1s and {MAX_WINDOW_S // 86400}d")
         return value.strip()
 
+    @field_validator("target")
+    @classmethod
+    def _known_target(cls, value: str | None) -> str | None:
+        if value is not None and value not in TARGETS:
+            raise ValueError(f"must be one of {', '.join(TARGETS)}")
+        return value
+
     @property
     def since_s(self) -> int:
         return int(parse_since(self.since))
 
+    @property
+    def where(self) -> dict[str, str]:
+        """The filters as the reader takes them ('' for all)."""
+        return {"rule": self.rule or "", "target": self.target or ""}
+
 
 class ScorerWindow(Window):
     scorer: Name | None = None
+
+    @property
+    def where(self) -> dict[str, str]:
+        return {**super().where, "scorer": self.scorer or ""}
 
 
 class TrendQuery(ScorerWindow):
@@ -177,37 +195,33 @@ class Dashboard:
         async def fetch(query: Window) -> dict[str, Any]:
             # The loaded rules travel with the scorers, so an empty page can say whether anything is scored at all.
             rules = self._rules() if self._rules is not None else None
-            return {"scorers": await self._reader.scorers(query.since_s, query.rule or ""), "rules": rules}
+            return {"scorers": await self._reader.scorers(query.since_s, **query.where), "rules": rules}
 
         return await self._answer(request, Window, fetch)
 
     async def _trend(self, request: web.Request) -> web.Response:
         async def fetch(query: TrendQuery) -> dict[str, Any]:
-            points = await self._reader.trend(
-                query.since_s, scorer=query.scorer or "", rule=query.rule or "", daily=query.by == "day"
-            )
+            points = await self._reader.trend(query.since_s, **query.where, daily=query.by == "day")
             return {"by": query.by, "points": points}
 
         return await self._answer(request, TrendQuery, fetch)
 
     async def _worst(self, request: web.Request) -> web.Response:
         async def fetch(query: WorstQuery) -> dict[str, Any]:
-            runs = await self._reader.worst_runs(
-                query.since_s, scorer=query.scorer or "", rule=query.rule or "", limit=query.limit
-            )
+            runs = await self._reader.worst_runs(query.since_s, **query.where, limit=query.limit)
             return {"runs": runs}
 
         return await self._answer(request, WorstQuery, fetch)
 
     async def _coverage(self, request: web.Request) -> web.Response:
         async def fetch(query: Window) -> dict[str, Any]:
-            return {"days": await self._reader.coverage(query.since_s, query.rule or "")}
+            return {"days": await self._reader.coverage(query.since_s, **query.where)}
 
         return await self._answer(request, Window, fetch)
 
     async def _cost(self, request: web.Request) -> web.Response:
         async def fetch(query: ScorerWindow) -> dict[str, Any]:
-            days = await self._reader.judge_cost(query.since_s, scorer=query.scorer or "", rule=query.rule or "")
+            days = await self._reader.judge_cost(query.since_s, **query.where)
             return {"days": days}
 
         return await self._answer(request, ScorerWindow, fetch)

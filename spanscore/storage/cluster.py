@@ -38,11 +38,16 @@ REPLICA_NAME = "{replica}"
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CREATE = re.compile(
-    r"^CREATE\s+(?P<kind>TABLE|MATERIALIZED\s+VIEW|VIEW|DATABASE)\s+(?P<ine>IF\s+NOT\s+EXISTS\s+)?"
+    r"^CREATE\s+(?:OR\s+REPLACE\s+)?(?P<kind>TABLE|MATERIALIZED\s+VIEW|VIEW|DATABASE)\s+(?P<ine>IF\s+NOT\s+EXISTS\s+)?"
     r"(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?)",
     re.IGNORECASE,
 )
 _ENGINE = re.compile(r"ENGINE\s*=\s*(?P<family>[A-Za-z]*MergeTree)(?:\((?P<args>[^)]*)\))?")
+_DROP = re.compile(
+    r"^DROP\s+(?:VIEW|TABLE)\s+(?:IF\s+EXISTS\s+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*)",
+    re.IGNORECASE,
+)
+_SORTING_KEY = re.compile(r",\s*MODIFY\s+ORDER\s+BY\s*\([^()]*\)", re.IGNORECASE)
 _ALTER = re.compile(r"^ALTER\s+TABLE\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 
 
@@ -80,6 +85,10 @@ def cluster_ddl(statement: str, cluster: str, sharded: set[str]) -> tuple[str, .
     alter = _ALTER.match(statement)
     if alter and alter.group("name") in sharded:
         return _alter_both(statement, alter, cluster)
+    drop = _DROP.match(statement)
+    if drop:
+        # Only views are dropped by migrations (a view replaced by a new version); tables never are.
+        return (f"{statement[: drop.end('name')]} ON CLUSTER {cluster}{statement[drop.end('name') :]}",)
     # INSERT ... SELECT (backfills) goes through the Distributed tables as written.
     return (statement,)
 
@@ -167,10 +176,14 @@ def _join_local(statement: str, sharded: set[str]) -> str:
 
 
 def _alter_both(statement: str, alter: re.Match[str], cluster: str) -> tuple[str, ...]:
-    """ALTERs go to the local table; column changes also to the Distributed one, which must match."""
+    """ALTERs go to the local table; column changes also to the Distributed one, which must match.
+
+    A Distributed table has no sorting key: a ``MODIFY ORDER BY`` that comes with an added key
+    column goes to the local table only.
+    """
     name = alter.group("name")
     rest = statement[alter.end("name") :]
     local = f"ALTER TABLE {name}_local ON CLUSTER {cluster}{rest}"
     if re.search(r"\bCOLUMN\b", rest, re.IGNORECASE):
-        return (local, f"ALTER TABLE {name} ON CLUSTER {cluster}{rest}")
+        return (local, f"ALTER TABLE {name} ON CLUSTER {cluster}{_SORTING_KEY.sub('', rest)}")
     return (local,)

@@ -1,11 +1,11 @@
 """The fixed reads behind the built-in dashboard (``spanscore.server.dashboard``).
 
 Each function runs one SQL statement written here, over the views of migration
-0004 (``score_trend_hourly``, ``worst_runs``, ``coverage_daily``,
-``judge_cost_daily``) or, for one run, ``otel_traces``, ``scores FINAL`` and
+0004 as migration 0011 split them by target (``score_trend_hourly``, ``worst_runs``,
+``coverage_daily``, ``judge_cost_daily``) or, for one run, ``otel_traces``, ``scores FINAL`` and
 ``score_decisions FINAL``. Values from a request (window, scorer, rule, trace
-id, limits) travel only as bound parameters; an empty scorer or rule means
-"all". ``ClickHouseStore.read`` runs them like user queries: read-only, under
+id, limits) travel only as bound parameters; an empty scorer, rule or target
+means "all". ``ClickHouseStore.read`` runs them like user queries: read-only, under
 the query limits, on the query connection, off the event loop. Rows come back
 as dicts of JSON-safe values: NaN and infinities (an empty mean) become
 ``None``, times are Unix seconds or milliseconds so the browser never parses
@@ -27,7 +27,8 @@ ATTRIBUTE_CHARS = 2000
 """Span attribute values on the run page are cut to this many characters (prompts can be huge)."""
 
 _WINDOW = "now() - toIntervalSecond({since:UInt32})"
-_FILTERS = "({scorer:String} = '' OR Scorer = {scorer:String}) AND ({rule:String} = '' OR Rule = {rule:String})"
+_RULE = "({rule:String} = '' OR Rule = {rule:String}) AND ({target:String} = '' OR Target = {target:String})"
+_FILTERS = f"({{scorer:String}} = '' OR Scorer = {{scorer:String}}) AND {_RULE}"
 
 SCORERS_SQL = f"""
 SELECT Scorer AS scorer,
@@ -38,7 +39,7 @@ SELECT Scorer AS scorer,
        sum(Passed) / nullIf(sum(Passed) + sum(Failed), 0) AS pass_rate,
        sum(Errors) AS errors
 FROM score_trend_hourly
-WHERE Hour >= {_WINDOW} AND ({{rule:String}} = '' OR Rule = {{rule:String}})
+WHERE Hour >= {_WINDOW} AND {_RULE}
 GROUP BY Scorer
 ORDER BY Scorer
 """
@@ -59,8 +60,8 @@ ORDER BY time, scorer
 
 WORST_SQL = f"""
 SELECT toUnixTimestamp64Milli(RunTimestamp) AS run_time_ms,
-       Rule AS rule, Scorer AS scorer, Score AS score, HigherIsBetter AS higher_is_better, Label AS label,
-       leftUTF8(Reason, {REASON_CHARS}) AS reason, lengthUTF8(Reason) > {REASON_CHARS} AS reason_cut,
+       Rule AS rule, Target AS target, Scorer AS scorer, Score AS score, HigherIsBetter AS higher_is_better,
+       Label AS label, leftUTF8(Reason, {REASON_CHARS}) AS reason, lengthUTF8(Reason) > {REASON_CHARS} AS reason_cut,
        TraceId AS trace_id, SpanId AS span_id, RunId AS run_id,
        ServiceName AS service_name, AgentName AS agent_name, Model AS model,
        RunDurationMs AS run_duration_ms, RunError AS run_error
@@ -71,11 +72,11 @@ LIMIT {{limit:UInt32}}
 """
 
 COVERAGE_SQL = f"""
-SELECT toString(Day) AS day, Rule AS rule, Candidates AS candidates, Scored AS scored, Coverage AS coverage,
-       SampledOut AS sampled_out, OverBudget AS over_budget, MissingInput AS missing_input,
+SELECT toString(Day) AS day, Rule AS rule, Target AS target, Candidates AS candidates, Scored AS scored,
+       Coverage AS coverage, SampledOut AS sampled_out, OverBudget AS over_budget, MissingInput AS missing_input,
        NotApplicable AS not_applicable, Failed AS failed, FilteredOut AS filtered_out
 FROM coverage_daily
-WHERE Day >= toDate({_WINDOW}) AND ({{rule:String}} = '' OR Rule = {{rule:String}})
+WHERE Day >= toDate({_WINDOW}) AND {_RULE}
 ORDER BY Day, Rule
 """
 
@@ -146,24 +147,28 @@ class DashboardReader:
     def __init__(self, store: ClickHouseStore) -> None:
         self._store = store
 
-    async def scorers(self, since_s: int, rule: str = "") -> list[dict[str, Any]]:
-        return await self._rows(SCORERS_SQL, since=since_s, rule=rule)
+    # An empty rule, target or scorer means all of them.
+
+    async def scorers(self, since_s: int, *, rule: str = "", target: str = "") -> list[dict[str, Any]]:
+        return await self._rows(SCORERS_SQL, since=since_s, rule=rule, target=target)
 
     async def trend(
-        self, since_s: int, *, scorer: str = "", rule: str = "", daily: bool = False
+        self, since_s: int, *, scorer: str = "", rule: str = "", target: str = "", daily: bool = False
     ) -> list[dict[str, Any]]:
-        return await self._rows(TREND_SQL, since=since_s, scorer=scorer, rule=rule, daily=daily)
+        return await self._rows(TREND_SQL, since=since_s, scorer=scorer, rule=rule, target=target, daily=daily)
 
     async def worst_runs(
-        self, since_s: int, *, scorer: str = "", rule: str = "", limit: int = 20
+        self, since_s: int, *, scorer: str = "", rule: str = "", target: str = "", limit: int = 20
     ) -> list[dict[str, Any]]:
-        return await self._rows(WORST_SQL, since=since_s, scorer=scorer, rule=rule, limit=limit)
+        return await self._rows(WORST_SQL, since=since_s, scorer=scorer, rule=rule, target=target, limit=limit)
 
-    async def coverage(self, since_s: int, rule: str = "") -> list[dict[str, Any]]:
-        return await self._rows(COVERAGE_SQL, since=since_s, rule=rule)
+    async def coverage(self, since_s: int, *, rule: str = "", target: str = "") -> list[dict[str, Any]]:
+        return await self._rows(COVERAGE_SQL, since=since_s, rule=rule, target=target)
 
-    async def judge_cost(self, since_s: int, *, scorer: str = "", rule: str = "") -> list[dict[str, Any]]:
-        return await self._rows(COST_SQL, since=since_s, scorer=scorer, rule=rule)
+    async def judge_cost(
+        self, since_s: int, *, scorer: str = "", rule: str = "", target: str = ""
+    ) -> list[dict[str, Any]]:
+        return await self._rows(COST_SQL, since=since_s, scorer=scorer, rule=rule, target=target)
 
     async def run(self, trace_id: str, max_spans: int = 1000) -> dict[str, Any]:
         """Spans, scores and decisions of one trace; ``spans_cut`` says the span list hit ``max_spans``."""

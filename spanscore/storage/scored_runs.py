@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from spanscore.run import Message, Run, ToolCall
+from spanscore.run import Message, Run, ToolCall, ToolSpec
 
 SCORED_RUN_COLUMNS = (
     "Timestamp", "RunTimestamp", "TraceId", "RunId", "SpanId", "ServiceName", "AgentName", "Run", "Version",
@@ -28,6 +28,11 @@ SCORED_RUN_COLUMNS = (
 def _tool_call(call: ToolCall) -> dict[str, Any]:
     arguments = call.arguments if call.arguments is None or isinstance(call.arguments, str) else dict(call.arguments)
     return {"name": call.name, "arguments": arguments, "result": call.result, "id": call.id, "order": call.order}
+
+
+def _tool_spec(spec: ToolSpec) -> dict[str, Any]:
+    parameters = None if spec.parameters is None else dict(spec.parameters)
+    return {"name": spec.name, "description": spec.description, "parameters": parameters}
 
 
 def _message(message: Message) -> dict[str, Any]:
@@ -63,6 +68,8 @@ def run_view(run: Run) -> dict[str, Any]:
     }
     if run.target != "run":  # a span-level view says what it is and which run it belongs to
         view.update(target=run.target, parent_run_id=run.parent_run_id)
+    if run.tools is not None:  # the tools an LLM call was offered
+        view["tools"] = [_tool_spec(spec) for spec in run.tools]
     return view
 
 
@@ -130,6 +137,7 @@ def run_from_view(view: dict[str, Any]) -> Run:
         sources=view.get("sources") or {},
         target=view.get("target") or "run",
         parent_run_id=view.get("parent_run_id"),
+        tools=view.get("tools"),
     )
 
 

@@ -348,8 +348,8 @@ def test_every_sql_example_in_the_dashboards_doc_runs(seeded: ClickHouseStore) -
     hours = seeded.internal_query(
         f"SELECT uniqExact(toStartOfHour(RunTimestamp)) FROM {seeded.database}.scores WHERE Scorer = 'faithfulness'"
     )[0][0]
-    assert len(seeded.internal_query(examples[3])) == hours >= 6
-    assert len(seeded.internal_query(examples[5])) == 3
+    assert len(seeded.internal_query(examples[4])) == hours >= 6
+    assert len(seeded.internal_query(examples[6])) == 3
 
 
 def test_prometheus_scrapes_metrics_by_an_allowed_name_with_the_token_from_a_file() -> None:

@@ -56,6 +56,7 @@ DECISIONS = [("support-quality", trace, "sampled") for trace in ("a", "b", "c")]
     ("cheap-checks", "b", "sampled"),
     ("cheap-checks", "c", "sampled"),
 ]
+TARGET_OF = {"support-quality": "run", "cheap-checks": "llm"}  # cheap-checks scores single LLM calls
 SPAN_NAMES = ("invoke_agent support", "chat gpt-x", "execute_tool search_policies")
 
 
@@ -95,7 +96,7 @@ def score_rows() -> list[ScoreRow]:
                 reason=reason, status=status, error="scorer crashed" if status == "error" else "", sample_rate=1.0,
                 higher_is_better=higher, judge_model=JUDGE if judged else "", input_tokens=100 if judged else 0,
                 output_tokens=20 if judged else 0, cost_usd=cost, duration_ms=5.0, ready_reason="root_ended",
-                run_duration_ms=900.0, run_error="",
+                run_duration_ms=900.0, run_error="", target=TARGET_OF[rule],
             )
         )  # fmt: skip
     return rows
@@ -104,7 +105,8 @@ def score_rows() -> list[ScoreRow]:
 def decision_rows() -> list[DecisionRow]:
     return [
         DecisionRow(RUN_NS, trace_id(name), agent_spans(name)[0].span_id, f"run-{name}", "support-bot", "support",
-                    rule, decision, 1.0 if decision == "sampled" else 0.0, decision, "root_ended")
+                    rule, decision, 1.0 if decision == "sampled" else 0.0, decision, "root_ended",
+                    target=TARGET_OF[rule])
         for rule, name, decision in DECISIONS
     ]  # fmt: skip
 
@@ -189,6 +191,19 @@ async def test_dashboard_endpoints_answer_the_seeded_numbers_and_refuse_bad_inpu
     assert all(p["time"] % 3600 == 0 for p in daily["points"])
     status, rule_only, _ = await get(seeded, "/api/v1/dashboard/coverage?rule=cheap-checks")
     assert status == 200 and {d["rule"] for d in rule_only["days"]} == {"cheap-checks"}
+    # Every chart can be narrowed to one target: the LLM-call rule's numbers apart from the run rule's.
+    status, llm, _ = await get(seeded, "/api/v1/dashboard/coverage?target=llm")
+    assert status == 200 and {(d["rule"], d["target"], d["candidates"]) for d in llm["days"]} == {
+        ("cheap-checks", "llm", 3)
+    }
+    status, llm, _ = await get(seeded, "/api/v1/dashboard/scorers?target=llm")
+    assert status == 200 and [(s["scorer"], s["errors"]) for s in llm["scorers"]] == [("completeness", 1)]
+    status, runs_only, _ = await get(seeded, "/api/v1/dashboard/trend?target=run")
+    assert status == 200 and {p["scorer"] for p in runs_only["points"]} == {"faithfulness", "toxicity"}
+    status, runs_only, _ = await get(seeded, "/api/v1/dashboard/worst?target=run")
+    assert status == 200 and {r["target"] for r in runs_only["runs"]} == {"run"} and len(runs_only["runs"]) == 5
+    status, none, _ = await get(seeded, "/api/v1/dashboard/cost?target=session")
+    assert status == 200 and none["days"] == []
 
     status, run, _ = await get(seeded, f"/api/v1/dashboard/runs/{trace_id('b').upper()}")
     assert status == 200
@@ -207,6 +222,7 @@ async def test_dashboard_endpoints_answer_the_seeded_numbers_and_refuse_bad_inpu
         ("/api/v1/dashboard/worst?since=9999d", 400, "must be between"),
         ("/api/v1/dashboard/worst?scorer=x%27%20OR%20%271%27%3D%271", 400, "scorer: String should match pattern"),
         ("/api/v1/dashboard/trend?by=minute", 400, "by: Input should be 'hour' or 'day'"),
+        ("/api/v1/dashboard/worst?target=span", 400, "target: Value error, must be one of run, llm, tool"),
         ("/api/v1/dashboard/worst?limit=0", 400, "limit: Input should be greater than or equal to 1"),
         ("/api/v1/dashboard/cost?sql=SELECT%201", 400, "sql: Extra inputs are not permitted"),
         ("/api/v1/dashboard/coverage?scorer=toxicity", 400, "scorer: Extra inputs are not permitted"),
@@ -337,6 +353,17 @@ async def check_dashboard_and_run_page(browser: Any, base: str, tmp_path: Path) 
     coverage_text = await page.locator("#coverage-table tbody").inner_text()
     assert "support-quality" in coverage_text and "60.0%" in coverage_text
     assert "$0.0120" in await page.locator("#cost-total").inner_text()
+
+    # Narrowed to LLM calls: only the rule that scores them is left, labelled with its target.
+    await page.select_option("#target", "llm")
+    await page.locator("#status", has_text="LLM calls only").wait_for(timeout=20_000)
+    coverage_text = await page.locator("#coverage-table tbody").inner_text()
+    assert "cheap-checks (llm)" in coverage_text and "support-quality" not in coverage_text
+    assert [row.split("\t")[0] for row in await page.locator("#scorer-table tbody tr").all_inner_texts()] == [
+        "completeness"
+    ]
+    await page.select_option("#target", "")
+    await page.locator("#status", has_text="LLM calls only").wait_for(state="detached", timeout=20_000)
 
     await page.locator("#worst-table a.run-link").first.click()
     await page.wait_for_url(lambda url: url.startswith(f"{base}/dashboard/run?trace={trace_id('b')}&span="))

@@ -35,6 +35,9 @@ def _ids(span: ReadableSpan) -> tuple[str, str]:
     return f"{context.trace_id:032x}", f"{context.span_id:016x}"
 
 
+SEARCH = {"description": "Search the shop's handbook.", "parameters": {"type": "object"}}
+
+
 def rag_traces(count: int = 1, *, session: str | None = None, first: int = 0) -> list[ReadableSpan]:
     """Runs with two LLM calls, one tool call and one retrieval each (OTel GenAI conventions)."""
     memory = InMemorySpanExporter()
@@ -60,6 +63,7 @@ def rag_traces(count: int = 1, *, session: str | None = None, first: int = 0) ->
                         "gen_ai.operation.name": "chat",
                         "gen_ai.input.messages": _messages("user", question),
                         "gen_ai.output.messages": _messages("assistant", "I will search the opening hours."),
+                        "gen_ai.tool.definitions": json.dumps([{"type": "function", "name": "search", **SEARCH}]),
                     }
                 )
             with tracer.start_as_current_span("execute_tool search") as tool:
@@ -170,6 +174,9 @@ async def test_each_span_target_is_scored_on_its_own_span_with_its_own_decision(
         assert sorted(events) == sorted((s[2], s[1]) for s in scores)
         stored = await _query(service, "SELECT Target, RunId FROM scored_runs FINAL WHERE Target != 'run'")
         assert len(stored) == 4  # what each span-level scorer received, kept like a run's
+        calls = await _query(service, "SELECT Run FROM scored_runs FINAL WHERE Target = 'llm' ORDER BY RunTimestamp")
+        # The first call was offered the search tool, and its view says so; the second was offered none.
+        assert [json.loads(row[0]).get("tools") for row in calls] == [[{"name": "search", **SEARCH}], None]
     finally:
         await service.shutdown()
 

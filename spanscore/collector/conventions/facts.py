@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 from spanscore.collector.conventions.parsing import is_blank
-from spanscore.run import Message, ToolCall
+from spanscore.run import Message, ToolCall, ToolSpec
 
 SpanKind = str
 """``agent``, ``llm``, ``tool``, ``retriever``, ``chain`` or ``embedding``."""
@@ -31,6 +31,8 @@ class SpanFacts:
     output: tuple[Message, ...] | None = None
     system: str | None = None
     tool: ToolCall | None = None
+    tools: tuple[ToolSpec, ...] | None = None
+    """The tools offered to the model on an LLM call (``tool_definitions``)."""
     documents: tuple[str, ...] | None = None
     model: str | None = None
     provider: str | None = None

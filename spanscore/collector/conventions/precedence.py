@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from spanscore.collector.conventions import mastra, openinference, openllmetry, otel_genai, pydantic_ai, vercel_ai
 from spanscore.collector.conventions.facts import SpanFacts
+from spanscore.collector.conventions.tool_definitions import offered_tools
 from spanscore.records import LogRecord, SpanRecord
 
 Extractor = Callable[[SpanRecord], SpanFacts]
@@ -92,4 +93,6 @@ def extract_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts
     for dialect in PRECEDENCE:
         facts.merge(dialect.extract(span))
     facts.merge(otel_genai.event_facts(span, logs))
+    if facts.kind == "llm" and (offered := offered_tools(span.attributes)) is not None:
+        facts.put("tools", *offered)
     return facts

@@ -78,6 +78,9 @@
     ], "No scores in this window.");
   }
 
+  /* A rule's name, with its target when it scores something other than whole runs. */
+  const ruleLabel = (r) => (r.target && r.target !== "run" ? `${r.rule} (${r.target})` : r.rule);
+
   function renderWorst(runs) {
     fillTable(document.getElementById("worst-table"), runs, (r) => {
       const link = el("a", {
@@ -87,18 +90,18 @@
         "aria-label": `Open run ${r.trace_id} (${r.scorer} ${decimal(r.score)})`,
       }, `${r.trace_id.slice(0, 12)}…`);
       const reason = r.reason_cut ? `${r.reason}…` : r.reason;
-      return [dateTime(r.run_time_ms), r.scorer, r.rule, num(null, decimal(r.score)), r.label,
+      return [dateTime(r.run_time_ms), r.scorer, ruleLabel(r), num(null, decimal(r.score)), r.label,
         r.agent_name || r.service_name, el("td", { className: "reason" }, reason), el("td", {}, link)];
     }, "No scored runs in this window.");
   }
 
   function renderCoverage(days) {
-    drawChart("coverage-chart", days.map((d) => ({ x: dayToSeconds(d.day), key: d.rule, value: d.coverage })), {
+    drawChart("coverage-chart", days.map((d) => ({ x: dayToSeconds(d.day), key: ruleLabel(d), value: d.coverage })), {
       label: "Coverage (scored / candidate runs) per day", format: (v) => percent(v), xRange: dayRange, utc: true,
       yRange: [0, 1],
     });
     fillTable(document.getElementById("coverage-table"), days, (d) => [
-      d.day, d.rule, num(d.candidates), num(d.scored), num(null, percent(d.coverage)), num(d.sampled_out),
+      d.day, ruleLabel(d), num(d.candidates), num(d.scored), num(null, percent(d.coverage)), num(d.sampled_out),
       num(d.over_budget), num(d.missing_input), num(d.not_applicable), num(d.failed), num(d.filtered_out),
     ], "No sampling decisions in this window.");
   }
@@ -128,13 +131,15 @@
   async function load() {
     const since = document.getElementById("since").value;
     const scorer = document.getElementById("scorer").value;
+    const target = document.getElementById("target");
     const by = ["1h", "24h"].includes(since) ? "hour" : "day";
+    const shared = { since, target: target.value };  // an empty filter is not sent: the API reads that as "all"
     const [scorers, trend, worst, coverage, cost] = await Promise.all([
-      getJson("scorers", { since }),
-      getJson("trend", { since, scorer, by }),
-      getJson("worst", { since, scorer, limit: 20 }),
-      getJson("coverage", { since }),
-      getJson("cost", { since, scorer }),
+      getJson("scorers", shared),
+      getJson("trend", { ...shared, scorer, by }),
+      getJson("worst", { ...shared, scorer, limit: 20 }),
+      getJson("coverage", shared),
+      getJson("cost", { ...shared, scorer }),
     ]);
     renderScorers(scorers.scorers);
     const now = Date.now() / 1000;
@@ -147,7 +152,8 @@
     renderCoverage(coverage.days);
     renderCost(cost.days);
     setStatus(`Showing ${document.getElementById("since").selectedOptions[0].textContent}` +
-      (scorer ? ` for ${scorer}` : "") + `; updated ${dateTime(Date.now())}.` + rulesNote(scorers.rules), "ready");
+      (scorer ? ` for ${scorer}` : "") + (target.value ? `, ${target.selectedOptions[0].textContent} only` : "") +
+      `; updated ${dateTime(Date.now())}.` + rulesNote(scorers.rules), "ready");
   }
 
   const reload = Spanscore.start(load);
@@ -155,5 +161,5 @@
     event.preventDefault();
     reload();
   });
-  for (const id of ["since", "scorer"]) document.getElementById(id).addEventListener("change", () => reload());
+  for (const id of ["since", "scorer", "target"]) document.getElementById(id).addEventListener("change", () => reload());
 })();

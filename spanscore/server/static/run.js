@@ -59,6 +59,11 @@
     const box = el("div", { className: "conversation", dataset: { runId: view.run_id } });
     box.append(el("p", { className: "note" }, `Run ${view.run_id} · agent ${view.agent_name || "–"} · model ${view.model || "–"}`));
     box.append(turn("system", "system", src.system, view.system));
+    /* An LLM call's view lists the tools the model could call, so a wrong or missing call can be judged. */
+    if (view.tools) {
+      const offered = view.tools.map((t) => (t.description ? `${t.name}: ${t.description}` : t.name)).join("\n");
+      box.append(turn("system", "tools offered", src.tools, offered || "none"));
+    }
     for (const m of view.input || []) box.append(turn(m.role === "user" ? "user" : "system", m.role, src.input, m.content));
     if (!view.input) box.append(turn("user", "input", src.input, null));
     for (const call of view.tool_calls || []) box.append(turn("tool", `tool call ${call.order + 1}`, src.tool_calls, callText(call)));

@@ -6,6 +6,10 @@ its one-time copy of the history, and the materialized view that keeps it curren
 measure is declared once below (column, state type, the aggregate that fills it), so a
 table and the selects that fill it cannot drift apart.
 
+Migration ``0011_rollup_targets.sql`` adds the rule's target to both tables and their sorting
+keys (``{rollup_target_columns}``) and replaces each materialized view with one that writes it
+(``{rollup_target_views}``).
+
 A migration is applied once and never again, so what this renders must not change: a change
 to the roll-ups is a new migration with its own statements (``test_migrations_are_frozen``
 fails when the text of an applied migration moves).
@@ -16,6 +20,8 @@ from __future__ import annotations
 GRAINS = (("1m", "toStartOfMinute"), ("1h", "toStartOfHour"))
 DIMENSIONS = ("Rule", "Scorer", "ServiceName", "AgentName", "Model", "JudgeModel")
 SORTING_KEY = ("Scorer", "Rule", "ServiceName", "AgentName", "Model", "JudgeModel", "Bucket")
+TARGET_DIMENSIONS = (*DIMENSIONS, "Target")
+"""Since migration 0011 the roll-ups are split by the rule's target as well (appended to the sorting key)."""
 _RATE = "if(SampleRate > 0, SampleRate, 1.)"  # a SampleRate of 0 (never sampled) counts as 1
 _LEVELS = "0.5, 0.9, 0.99"  # the quantiles kept
 _SUM = "AggregateFunction(sum, Nullable(Float64))"
@@ -57,18 +63,18 @@ def _table(grain: str) -> str:
     )
 
 
-def _select(truncate: str) -> str:
+def _select(truncate: str, dimensions: tuple[str, ...] = DIMENSIONS) -> str:
     """The SELECT list shared by the backfill and the materialized view of one grain."""
     expressions = [
         f"toDateTime({truncate}(RunTimestamp)) AS Bucket",
-        ", ".join(DIMENSIONS),
+        ", ".join(dimensions),
         *(f"{expression} AS {name}" for name, _, expression in MEASURES),
     ]
     return "SELECT\n" + ",\n".join(_INDENT + expression for expression in expressions)
 
 
-def _group_by() -> str:
-    return f"GROUP BY {', '.join(('Bucket', *DIMENSIONS))}"
+def _group_by(dimensions: tuple[str, ...] = DIMENSIONS) -> str:
+    return f"GROUP BY {', '.join(('Bucket', *dimensions))}"
 
 
 def _backfill(grain: str, truncate: str) -> str:
@@ -86,6 +92,28 @@ def _view(grain: str, truncate: str) -> str:
     )
 
 
+def _add_target(grain: str) -> str:
+    """Target joins the roll-up and its sorting key (new key columns may only be appended, and take no default).
+
+    Rows rolled up before carry '' there: read them as 'run' (score_trend_hourly does).
+    """
+    key = ", ".join((*SORTING_KEY, "Target"))
+    return (
+        f"ALTER TABLE {{database}}.scores_{grain} ADD COLUMN IF NOT EXISTS Target LowCardinality(String) "
+        f"AFTER JudgeModel, MODIFY ORDER BY ({key})"
+    )
+
+
+def _target_view(grain: str, truncate: str) -> str:
+    """The grain's materialized view again, now writing Target; the old one is dropped first."""
+    drop = f"DROP VIEW IF EXISTS {{database}}.scores_{grain}_mv"
+    create = (
+        f"CREATE MATERIALIZED VIEW IF NOT EXISTS {{database}}.scores_{grain}_mv\nTO {{database}}.scores_{grain}\n"
+        f"AS {_select(truncate, TARGET_DIMENSIONS)}\nFROM {{database}}.scores\n{_group_by(TARGET_DIMENSIONS)}"
+    )
+    return _statements([drop, create])
+
+
 def _statements(parts: list[str]) -> str:
     """Statements as a migration file separates them: ';' at the end of a line, a blank line between."""
     return ";\n\n".join(parts)
@@ -95,4 +123,6 @@ FRAGMENTS = {
     "rollup_tables": _statements([_table(grain) for grain, _ in GRAINS]),
     "rollup_backfills": _statements([_backfill(grain, truncate) for grain, truncate in GRAINS]),
     "rollup_views": _statements([_view(grain, truncate) for grain, truncate in GRAINS]),
+    "rollup_target_columns": _statements([_add_target(grain) for grain, _ in GRAINS]),
+    "rollup_target_views": _statements([_target_view(grain, truncate) for grain, truncate in GRAINS]),
 }

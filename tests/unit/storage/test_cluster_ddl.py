@@ -103,14 +103,16 @@ def test_every_create_runs_on_the_cluster(migrations: list[Migration], rewritten
     creates = [s for s in all_statements(rewritten) if s.startswith("CREATE")]
     assert creates
     for statement in creates:
-        assert re.match(rf"CREATE [A-Z ]+ IF NOT EXISTS {DB}\.\w+ ON CLUSTER {CLUSTER}\b", statement), statement[:100]
+        assert re.match(
+            rf"CREATE (?:[A-Z ]+ IF NOT EXISTS|OR REPLACE VIEW) {DB}\.\w+ ON CLUSTER {CLUSTER}\b", statement
+        ), statement[:100]
     original_creates = [s for s in all_statements(migrations) if "CREATE" in s]
     assert len(creates) == len(original_creates) + len(EXPECTED_ENGINES)
 
 
 def test_materialized_views_read_and_write_local_tables(rewritten: list[Migration]) -> None:
     views = [s for s in all_statements(rewritten) if s.startswith("CREATE MATERIALIZED VIEW")]
-    assert len(views) == 4
+    assert len(views) == 6  # the roll-ups' two views are created again with Target (migration 11)
     intake = [v for v in views if "_intake_mv" in v]
     assert len(intake) == 1 and f"TO {DB}.otel_traces\n" in intake[0] and "_local" not in intake[0]
     views = [v for v in views if v not in intake]
@@ -118,6 +120,7 @@ def test_materialized_views_read_and_write_local_tables(rewritten: list[Migratio
         for name in re.findall(rf"\b(?:TO|FROM)\s+{DB}\.(\w+)", view):
             assert name.endswith("_local"), (name, view[:100])
     mvs = {re.search(r"VIEW IF NOT EXISTS \S+\.(\w+)", v).group(1): v for v in views}  # type: ignore[union-attr]
+    assert "Target" in mvs["scores_1h_mv"] and "Target" in mvs["scores_1m_mv"]  # the later version wins
     assert f"TO {DB}.scores_1h_local" in mvs["scores_1h_mv"]
     assert f"FROM {DB}.scores_local\n" in mvs["scores_1h_mv"]
     assert f"TO {DB}.otel_traces_trace_id_ts_local" in mvs["otel_traces_trace_id_ts_mv"]
@@ -127,14 +130,14 @@ def test_plain_views_read_distributed_tables_but_join_locally(rewritten: list[Mi
     views = {
         match.group(1): s
         for s in all_statements(rewritten)
-        if (match := re.match(rf"CREATE VIEW IF NOT EXISTS {DB}\.(\w+) ON CLUSTER", s))
+        if (match := re.match(rf"CREATE (?:VIEW IF NOT EXISTS|OR REPLACE VIEW) {DB}\.(\w+) ON CLUSTER", s))
     }
     assert set(views) == {
         "score_events", "span_events", "score_trend_hourly", "worst_runs", "coverage_daily", "judge_cost_daily",
         "scores_with_spans",
     }  # fmt: skip
     assert f"FROM {DB}.scores FINAL" in views["worst_runs"]
-    assert f"FROM {DB}.scores_1h\n" in views["score_trend_hourly"]
+    assert f"FROM {DB}.scores_1h)\n" in views["score_trend_hourly"]
     assert f"FROM {DB}.score_decisions FINAL" in views["coverage_daily"]
     assert f"FROM {DB}.scores AS s FINAL\nANY LEFT JOIN {DB}.otel_traces_local AS t" in views["scores_with_spans"]
     for name, view in views.items():
@@ -156,6 +159,22 @@ def test_alters_go_to_local_tables_and_column_changes_to_both() -> None:
     assert cluster_ddl(f"ALTER TABLE {DB}.scores ADD COLUMN IF NOT EXISTS Tag String", "c", sharded) == (
         f"ALTER TABLE {DB}.scores_local ON CLUSTER c ADD COLUMN IF NOT EXISTS Tag String",
         f"ALTER TABLE {DB}.scores ON CLUSTER c ADD COLUMN IF NOT EXISTS Tag String",
+    )
+
+
+def test_a_new_sorting_key_column_reaches_the_distributed_table_without_the_key() -> None:
+    sharded = {f"{DB}.scores_1h"}
+    statement = f"ALTER TABLE {DB}.scores_1h ADD COLUMN IF NOT EXISTS T String AFTER Rule, MODIFY ORDER BY (Rule, T)"
+    assert cluster_ddl(statement, "c", sharded) == (
+        f"ALTER TABLE {DB}.scores_1h_local ON CLUSTER c ADD COLUMN IF NOT EXISTS T String AFTER Rule, "
+        "MODIFY ORDER BY (Rule, T)",
+        f"ALTER TABLE {DB}.scores_1h ON CLUSTER c ADD COLUMN IF NOT EXISTS T String AFTER Rule",
+    )
+
+
+def test_dropped_views_are_dropped_on_the_cluster() -> None:
+    assert cluster_ddl(f"DROP VIEW IF EXISTS {DB}.scores_1h_mv", "c", set()) == (
+        f"DROP VIEW IF EXISTS {DB}.scores_1h_mv ON CLUSTER c",
     )
 
 

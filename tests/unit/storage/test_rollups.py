@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import Any
 
@@ -250,3 +251,89 @@ def test_upgrade_from_version_3_backfills_the_rollups(chdb_dsn: str, database_na
 def test_every_view_runs_on_an_empty_store(store: ClickHouseStore) -> None:
     for view in VIEWS:
         assert store.internal_query(f"SELECT count() FROM {store.database}.{view}") == [(0,)], view
+
+
+def with_targets(rows: list[ScoreRow], seed: int = 9) -> list[ScoreRow]:
+    """The same scores, each rule scoring one target (the 'beta' rule LLM calls), one row in ten a session."""
+    rng = random.Random(seed)
+    return [
+        dataclasses.replace(row, target="session" if rng.random() < 0.1 else ("llm" if row.rule == "beta" else "run"))
+        for row in rows
+    ]
+
+
+RAW_BY_TARGET = (
+    "SELECT Target, Rule, Scorer, count(), count(Score), sum(Score), sum(CostUsd)"
+    " FROM {db}.scores FINAL GROUP BY Target, Rule, Scorer"
+)
+
+
+def test_rollups_and_views_split_by_target(store: ClickHouseStore) -> None:
+    db = store.database
+    store.insert_scores_sync(with_targets(make_scores(1200, seed=21)))
+    store.insert_decisions_sync(
+        [DecisionRow(**{**decision_fields(i), "target": target}) for i, target in enumerate(["llm", "llm", "session"])]
+    )
+    expected = rows_by_key(store, RAW_BY_TARGET.format(db=db))
+    assert {key[0] for key in expected} == {"run", "llm", "session"}
+    view = rows_by_key(
+        store,
+        f"SELECT Target, Rule, Scorer, sum(Scores), sum(Scored), sum(ScoreSum), sum(CostUsd)"
+        f" FROM {db}.score_trend_hourly GROUP BY Target, Rule, Scorer",
+    )
+    assert_close(view, expected)
+    minute = store.internal_query(f"SELECT Target, countMerge(ScoresState) FROM {db}.scores_1m GROUP BY Target")
+    assert dict(minute) == {t: sum(v[0] for k, v in expected.items() if k[0] == t) for t in ("run", "llm", "session")}
+    cost = store.internal_query(f"SELECT Target, sum(Scores) FROM {db}.judge_cost_daily GROUP BY Target ORDER BY 1")
+    assert [target for target, _ in cost] == ["llm", "run", "session"]
+    assert store.internal_query(f"SELECT DISTINCT Target FROM {db}.worst_runs ORDER BY 1") == [
+        ("llm",), ("run",), ("session",)
+    ]
+    coverage = store.internal_query(f"SELECT Target, sum(Candidates) FROM {db}.coverage_daily GROUP BY 1 ORDER BY 1")
+    assert coverage == [("llm", 2), ("session", 1)]
+    assert store.internal_query(f"SELECT count() FROM {db}.scores_with_spans WHERE Target = 'llm'")[0][0] == sum(
+        v[0] for k, v in expected.items() if k[0] == "llm"
+    )
+
+
+def decision_fields(index: int) -> dict[str, Any]:
+    return {
+        "rule": "beta", "trace_id": f"{index:032x}", "run_id": f"run-{index}", "span_id": "00000000000000a1",
+        "service_name": "checkout", "agent_name": "planner", "decision": "sampled", "probability": 0.5, "reason": "",
+        "ready_reason": "root_ended", "run_timestamp_ns": BASE_NS, "timestamp_ns": BASE_NS,
+    }  # fmt: skip
+
+
+def test_upgrade_to_version_11_reads_earlier_rollups_as_runs(chdb_dsn: str, database_name: str) -> None:
+    """Roll-up rows from before the target column count as runs; new scores land under their own target."""
+    client = connect(chdb_dsn, database_name)
+    assert migrate(client, database_name, upto=10)[-1] == 10
+    store = ClickHouseStore(chdb_dsn, database_name)
+    before = make_scores(600, seed=31)
+    columns = to_columns(before)
+    target_column = SCORE_COLUMNS.index("Target")
+    client.insert(
+        f"{database_name}.scores",
+        [column for index, column in enumerate(columns) if index != target_column],
+        column_names=[name for name in SCORE_COLUMNS if name != "Target"],
+        column_oriented=True,
+    )
+    assert migrate(client, database_name) == [11]
+    store.open()
+    try:
+        db = database_name
+        raw_rows = [r[0] for r in store.internal_query(f"SELECT Target FROM {db}.scores_1h")]
+        assert set(raw_rows) == {""}  # rolled up before migration 11
+        after = [dataclasses.replace(row, target="llm") for row in make_scores(900, seed=32)[600:]]
+        store.insert_scores_sync(after)
+        totals = dict(store.internal_query(f"SELECT Target, sum(Scores) FROM {db}.score_trend_hourly GROUP BY 1"))
+        assert totals == {"run": 600, "llm": 300}
+        # The migration's statements again (as after a crash before its record): nothing counted twice.
+        eleven = next(m for m in load_migrations(db) if m.version == 11)
+        for statement in eleven.statements:
+            client.command(statement)
+        store.insert_scores_sync([dataclasses.replace(row, target="tool") for row in make_scores(950, seed=33)[900:]])
+        totals = dict(store.internal_query(f"SELECT Target, sum(Scores) FROM {db}.score_trend_hourly GROUP BY 1"))
+        assert totals == {"run": 600, "llm": 300, "tool": 50}
+    finally:
+        store.close()
