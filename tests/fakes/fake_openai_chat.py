@@ -2,8 +2,10 @@
 
 The conversation is scripted: when the last message is not a tool result the model asks for
 ``get_weather`` for the city the latest user message names (Paris unless it names Rome), with the
-call id ``call_weather_N`` for the N-th user message; after a tool result it answers with the final
-text (through a ``final_answer`` tool when the request offers one, as smolagents expects). A
+call id ``call_weather_N`` for the N-th user message, under the name the request offers it by
+(Semantic Kernel offers a plugin's function as ``PLUGIN-get_weather``, and a real model calls it so);
+after a tool result it answers with the final text (through a ``final_answer`` tool when the request
+offers one, as smolagents expects). A
 conversation that goes on (a second user turn) so gets a second tool call and answer, the
 way an agent framework's multi-turn session would.
 ``POST /v1/chat/completions`` is served, as one JSON body or, when the request asks to
@@ -46,6 +48,13 @@ def _tool_names(request: dict[str, Any]) -> set[str]:
     return {str((tool.get("function") or {}).get("name")) for tool in request.get("tools") or ()}
 
 
+def _weather_tool(request: dict[str, Any]) -> str:
+    """``get_weather``, or the plugin-qualified name (``PLUGIN-get_weather``) the request offers it by."""
+    names = _tool_names(request)
+    qualified = sorted(name for name in names if name.endswith("-get_weather"))
+    return qualified[0] if qualified and "get_weather" not in names else "get_weather"
+
+
 def _call(name: str, call_id: str, arguments: dict[str, Any]) -> dict[str, Any]:
     function = {"name": name, "arguments": json.dumps(arguments)}
     return {
@@ -67,7 +76,7 @@ def _completion(request: dict[str, Any]) -> dict[str, Any]:
             finish = "tool_calls"
     else:
         message = _call(
-            "get_weather", TOOL_CALL_ID if len(users) <= 1 else f"call_weather_{len(users)}", {"city": city}
+            _weather_tool(request), TOOL_CALL_ID if len(users) <= 1 else f"call_weather_{len(users)}", {"city": city}
         )
         finish, usage = "tool_calls", (40, 8)
     return {

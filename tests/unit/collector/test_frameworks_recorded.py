@@ -54,11 +54,13 @@ def expected_turns(name: str) -> list[dict[str, Any]]:
     info = meta(name)
     overrides = dict(info.get("expect") or {})
     input_texts = overrides.pop("input_texts", None) or list(QUESTIONS)
+    # The tool's name as the framework reports it, when it always qualifies it (Semantic Kernel: PLUGIN-get_weather).
+    tool_name = overrides.pop("tool_name", None) or "get_weather"
     turns = []
     for index in range(int(info.get("turns", 1))):
         city = CITIES[index]
         answer = FINAL_ANSWER.replace("Paris", city)
-        calls = [("get_weather", {"city": city}, TOOL_RESULT, f"call_weather_{index + 1}")]
+        calls = [(tool_name, {"city": city}, TOOL_RESULT, f"call_weather_{index + 1}")]
         turns.append(
             {**DEFAULTS, **overrides, "input_text": input_texts[index], "output_text": answer, "tool_calls": calls}
         )
