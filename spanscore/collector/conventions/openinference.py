@@ -5,6 +5,8 @@ Span kind from ``openinference.span.kind``; chat messages flattened as
 ``input.value`` / ``output.value`` for agents, chains and tools; tools as
 ``tool.name`` with arguments in ``input.value``; retrieved documents as
 ``retrieval.documents.N.document.content``; ``session.id`` and ``user.id``.
+An agent span names its agent as ``agent.name`` or, where an instrumentation
+places agents in a graph (CrewAI, the OpenAI Agents SDK), as ``graph.node.id``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from spanscore.collector.conventions import llama_index
+from spanscore.collector.conventions import crewai, llama_index
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.langchain import message_fields, unwrap
 from spanscore.collector.conventions.parsing import (
@@ -49,6 +51,7 @@ def extract(span: SpanRecord) -> SpanFacts:
     facts.put("kind", kind, f"{DIALECT}:{KIND}")
     if kind == "agent":
         facts.put("agent_name", non_empty(get("agent.name")), f"{DIALECT}:agent.name")
+        facts.put("agent_name", non_empty(get("graph.node.id")), f"{DIALECT}:graph.node.id")
         facts.put("agent_label", agent_label(span.name), f"{DIALECT}:span name")
     if kind in ("agent", "chain"):
         source = f"{DIALECT}:{'/'.join(llama_index.VALUE_KEYS)} current_agent_name"
@@ -58,6 +61,8 @@ def extract(span: SpanRecord) -> SpanFacts:
         _tool(facts, attributes)
     elif kind != "llm":
         _values(facts, attributes)
+        if kind in ("agent", "chain"):
+            _task_output(facts, attributes)
     documents = [group.get("document.content") for group in indexed(attributes, "retrieval.documents.")]
     if documents:
         facts.put("documents", tuple(d for d in documents if d is not None), f"{DIALECT}:retrieval.documents")
@@ -125,6 +130,24 @@ def _values(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
             rest, system = split_system(messages)
             facts.put(name, final_answer(rest) if name == "output" else rest, f"{DIALECT}:{key}")
             facts.put("system", system, f"{DIALECT}:{key}")
+
+
+def _task_output(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
+    """A CrewAI task's prompt, answer and agent from the ``TaskOutput`` its span returns (``conventions.crewai``).
+
+    The span's ``input.value`` holds the agent's configuration, not the task, so the task's own
+    description is the prompt; without it the prompt would be the first model call's, which CrewAI
+    wraps in its framing (``Current Task: ...``).
+    """
+    task = crewai.task_output(attributes.get("output.value"))
+    if task is None:
+        return
+    source = f"{DIALECT}:output.value (CrewAI TaskOutput)"
+    if task.description is not None:
+        facts.put("input", (Message(role="user", content=task.description),), f"{source} description")
+    if task.raw is not None:
+        facts.put("output", (Message(role="assistant", content=task.raw),), f"{source} raw")
+    facts.put("agent_name", task.agent, f"{source} agent")
 
 
 _OBJECT_REPR = re.compile(r"[A-Z]\w*\(\w+=")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from recorded_traces import load
+from recorded_traces import FIXTURES, load
 
 from spanscore.collector.conventions import span_facts
 from spanscore.records import SpanEvent, SpanRecord
@@ -101,3 +101,58 @@ def test_openinference_chat_span_alone_is_a_run() -> None:
     assert run.system == SYSTEM and run.output_text == ANSWER
     assert run.tool_calls is not None and run.tool_calls == ()  # this call requested no tool
     assert run.agent_name is None
+
+
+def _crewai_task_spans(change: dict[str, str | None], output: dict[str, object] | None = None) -> list[SpanRecord]:
+    """The recorded CrewAI trace with its task (AGENT) span's attributes changed (None removes a key)."""
+    spans, _ = load("crewai_openinference", FIXTURES / "frameworks")
+    changed = []
+    for span in spans:
+        if span.attributes.get("openinference.span.kind") == "AGENT":
+            attributes = dict(span.attributes)
+            if output is not None:
+                attributes["output.value"] = json.dumps({**json.loads(attributes["output.value"]), **output})
+            for key, value in change.items():
+                if value is None:
+                    attributes.pop(key, None)
+                else:
+                    attributes[key] = value
+            span = replace(span, attributes=attributes)
+        changed.append(span)
+    return changed
+
+
+def test_crewai_task_output_gives_the_task_its_raw_answer_and_its_agent() -> None:
+    """A named task (``ROLE.TASK._execute_core``), no graph node, messages that end without an answer."""
+    ending_with_tool = [{"role": "user", "content": "Current Task: ..."}, {"role": "tool", "content": "{}"}]
+    spans = _crewai_task_spans({"graph.node.id": None}, {"messages": ending_with_tool, "name": "forecast"})
+    spans = [
+        replace(s, name="weather_agent.forecast._execute_core") if s.name.endswith("_execute_core") else s
+        for s in spans
+    ]
+    (run,) = runs_from_spans(spans)
+    assert (run.input_text, run.output_text, run.agent_name) == (QUESTION, ANSWER, "weather_agent")
+    assert run.sources["input"] == "openinference:output.value (CrewAI TaskOutput) description"
+    assert run.sources["output"] == "openinference:output.value (CrewAI TaskOutput) raw"
+    assert run.sources["agent_name"] == "openinference:output.value (CrewAI TaskOutput) agent"
+
+
+def test_crewai_task_output_yields_to_the_span_own_input_and_agent_name() -> None:
+    (run,) = runs_from_spans(_crewai_task_spans({"agent.name": "forecaster"}))
+    assert run.agent_name == "forecaster"  # agent.name outranks graph.node.id
+    spans = _crewai_task_spans({"input.value": "Forecast for Paris, please.", "input.mime_type": "text/plain"})
+    (run,) = runs_from_spans(spans)
+    assert run.input_text == "Forecast for Paris, please." and run.agent_name == "weather_agent"
+    assert run.sources["agent_name"] == "openinference:graph.node.id"
+
+
+def test_an_output_with_some_task_output_keys_is_not_a_task() -> None:
+    """A chain's output that has a description and a raw value but no expected output is its own value."""
+    spans, _ = load("crewai_openinference", FIXTURES / "frameworks")
+    value = json.dumps({"description": "a report", "raw": "text", "agent": "writer"})
+    task = next(s for s in spans if s.attributes.get("openinference.span.kind") == "AGENT")
+    facts = span_facts(replace(task, attributes={**task.attributes, "output.value": value}))
+    assert facts.input is None
+    (tool_span,) = [s for s in spans if s.attributes.get("openinference.span.kind") == "TOOL"]
+    graph_node = {**tool_span.attributes, "graph.node.id": "somewhere"}
+    assert span_facts(replace(tool_span, attributes=graph_node)).agent_name is None  # only agent spans are named by it
