@@ -31,7 +31,8 @@ WANTED = (
     "Google ADK",
     "smolagents",
     "Strands Agents",
-    "AutoGen / AG2",
+    "AutoGen",
+    "AG2",
     "Semantic Kernel",
 )
 """Frameworks wanted in the table; each is listed as not yet recorded until a fixture names it."""

@@ -9,7 +9,8 @@ run's spans are merged into one run. Per field, in order:
   later turn's first call is sent the session's history too);
 - output: the root span, then agent and chain spans by end time (latest
   first), then the last model call's output;
-- tool calls: every tool span (name, arguments, result, id) by start time,
+- tool calls: every tool span (name, arguments, result, id) by start time (a tool
+  span inside another for the same call fills it in and is not a call of its own),
   plus tool calls the model requested that no tool span reports, with the
   result the model was later shown (matched by tool call id); a result that is a JSON
   object or array is re-serialised in one spelling (frameworks differ in whitespace);
@@ -32,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from spanscore.collector.conventions.facts import SpanFacts
+from spanscore.collector.conventions.facts import SpanFacts, fill_tool
 from spanscore.collector.conventions.parsing import canonical_json
 from spanscore.records import SpanRecord
 from spanscore.run import Message, Run, ToolCall, Usage
@@ -177,11 +178,7 @@ class RunFields:
         results: dict[str, str] = {}
         for m in self._members:
             results.update(self._facts[m].tool_results)
-        timed: list[tuple[int, ToolCall]] = []
-        for m in self._members:
-            call = self._facts[m].tool
-            if call is not None:
-                timed.append((self._by_id[m].start_time_ns, call))
+        timed = self._tool_spans()
         requested = [
             (self._by_id[m].end_time_ns, call)
             for m in self._calls
@@ -203,6 +200,42 @@ class RunFields:
             "tool spans" if any(self._facts[m].tool for m in self._members) else "model output"
         )
         return tuple(calls)
+
+    def _tool_spans(self) -> list[tuple[int, ToolCall]]:
+        """Each tool span's call with its start time; a tool span inside one for the same call is not another call.
+
+        Two instrumentations may each open a span for one tool execution (AutoGen's own ``execute_tool``
+        span inside OpenInference's tool span): the inner one fills what the outer one lacks (the call id).
+        """
+        calls: dict[str, ToolCall] = {}
+        for m in self._members:
+            call = self._facts[m].tool
+            if call is None:
+                continue
+            outer = self._enclosing_call(m, call, calls)
+            if outer is None:
+                calls[m] = call
+            else:
+                calls[outer] = fill_tool(calls[outer], call)
+        return [(self._by_id[m].start_time_ns, call) for m, call in calls.items()]
+
+    def _enclosing_call(self, span_id: str, call: ToolCall, calls: dict[str, ToolCall]) -> str | None:
+        """The nearest enclosing tool span that reports the same call (same tool, no other call id), if any.
+
+        The search stops at a model call or an agent: a tool run by a model or agent inside a tool is a call of
+        its own.
+        """
+        parent, seen = self._by_id[span_id].parent_span_id, {span_id}
+        while parent in self._by_id and parent not in seen:
+            seen.add(parent)
+            outer = calls.get(parent)
+            if outer is not None:
+                same_id = outer.id is None or call.id is None or outer.id == call.id
+                return parent if outer.name == call.name and same_id else None
+            if parent == self._root or self._facts[parent].kind in ("llm", "agent"):
+                return None
+            parent = self._by_id[parent].parent_span_id
+        return None
 
     def _usage(self) -> Usage:
         counted = [m for m in self._members if _has_tokens(self._facts[m])]

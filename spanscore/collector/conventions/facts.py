@@ -69,7 +69,7 @@ class SpanFacts:
                     self.tool_results.setdefault(key, value)
                 continue
             if name == "tool" and self.tool is not None and other.tool is not None:
-                self.tool = _fill_tool(self.tool, other.tool)
+                self.tool = fill_tool(self.tool, other.tool)
                 continue
             self.put(name, getattr(other, name), other.sources.get(name, ""))
 
@@ -77,8 +77,8 @@ class SpanFacts:
         return not self.sources and not self.tool_results
 
 
-def _fill_tool(mine: ToolCall, theirs: ToolCall) -> ToolCall:
-    """One tool call described by two dialects: keep ours, fill what we lack from theirs."""
+def fill_tool(mine: ToolCall, theirs: ToolCall) -> ToolCall:
+    """One tool call described twice (two dialects on one span, or two nested spans): keep ours, fill what we lack."""
     if mine.name != theirs.name:
         return mine
     return replace(

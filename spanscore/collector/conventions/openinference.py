@@ -25,6 +25,7 @@ from spanscore.collector.conventions.parsing import (
     final_answer,
     indexed,
     json_or_text,
+    load_json,
     non_empty,
     role_of,
     split_system,
@@ -119,7 +120,30 @@ def _message(group: dict[str, str], default_role: str, tool_results: dict[str, s
     call_id = group.get("message.tool_call_id")
     if role == "tool" and call_id:
         tool_results[call_id] = content
+    if role == "tool" and not content:
+        results = _function_results(group)
+        tool_results.update(results)
+        content = "\n".join(results.values())
     return Message(role=role, content=content, tool_calls=tuple(calls))
+
+
+def _function_results(group: Mapping[str, str]) -> dict[str, str]:
+    """Tool results a message carries as ``function.N`` JSON objects (``name``, ``content``, ``call_id``), by call id.
+
+    AutoGen AgentChat's instrumentation writes a function-result message that way, one object per result,
+    beside a ``message.role`` of ``function`` and no content.
+    """
+    numbered = sorted(
+        (int(key[len("function.") :]), value)
+        for key, value in group.items()
+        if key.startswith("function.") and key[len("function.") :].isdigit()
+    )
+    results: dict[str, str] = {}
+    for _, text in numbered:
+        value = load_json(text)
+        if isinstance(value, Mapping) and isinstance(value.get("content"), str):
+            results[str(value.get("call_id", len(results)))] = value["content"]
+    return results
 
 
 def _values(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
@@ -153,10 +177,23 @@ def _task_output(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
 _OBJECT_REPR = re.compile(r"[A-Z]\w*\(\w+=")
 """A Python object's repr (``StopEvent(result=...)``): an instrumentation's fallback for a value it cannot serialise,
 often truncated; the text a user wrote or read is in another span (LlamaIndex's workflow events)."""
+_FIELDS_STR = re.compile(
+    r"[A-Za-z_]\w*=(?:'|\"|None\b|True\b|False\b|-?\d|\[|\{|\(|[A-Za-z_][\w.]*\()"
+    r"(?:.*?\s[A-Za-z_]\w*=(?:'|\"|None\b|True\b|False\b|-?\d|\[|\{|\(|[A-Za-z_][\w.]*\()){2}",
+    re.DOTALL,
+)
+"""A pydantic model's ``str()`` (``id='…' source='user' content='…' type='TextMessage'``): at least three
+``field=<Python literal>`` pairs. AutoGen AgentChat's instrumentation records the messages an agent was given this way;
+the text is in the model calls' messages, never to be read out of a repr."""
+
+
+def is_object_repr(text: str) -> bool:
+    """Whether ``text`` is a Python object's repr or a pydantic model's ``str()``, not text anyone wrote."""
+    return bool(_OBJECT_REPR.match(text) or _FIELDS_STR.match(text))
 
 
 def _value_messages(text: str | None, mime_type: str | None, role: str) -> tuple[Message, ...] | None:
-    if text is None or _OBJECT_REPR.match(text):
+    if text is None or is_object_repr(text):
         return None
     # Without a mime type, a JSON object is still structured (smolagents sets none on its run kwargs).
     if mime_type != "application/json" and (mime_type is not None or not text.startswith("{")):
@@ -173,7 +210,10 @@ def _value_messages(text: str | None, mime_type: str | None, role: str) -> tuple
         else:
             return None  # a workflow's internal state (LlamaIndex: {"init_state": ...}): no prompt or answer in it
     if isinstance(value, list):
-        parsed = chat_messages(value, role)
+        # Objects the instrumentation could only stringify (AutoGen's TextMessage) are no messages: a list of
+        # nothing else says nothing, and the model calls' own messages hold the text.
+        value = [item for item in value if not (isinstance(item, str) and is_object_repr(item))]
+        parsed = chat_messages(value, role) if value else None
         return parsed[0] if parsed is not None else None
     if isinstance(value, str):
         return (Message(role=role, content=value),)

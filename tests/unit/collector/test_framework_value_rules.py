@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
-from spanscore.collector.conventions.openinference import agent_label
+from spanscore.collector.conventions import span_facts
+from spanscore.collector.conventions.openinference import agent_label, is_object_repr
 from spanscore.collector.conventions.parsing import tool_call
+from spanscore.records import SpanRecord
 from spanscore.run import Message, ToolCall
+from spanscore.runs.assembly import runs_from_spans
 from spanscore.runs.fields import users_turn, without_answer_tool
 
 QUESTION = "What is the weather in Paris?"
@@ -59,3 +62,65 @@ def test_only_a_last_call_that_hands_the_answer_back_is_an_answer_tool() -> None
     for call in acting:
         assert without_answer_tool((call,), output) == (call,)
     assert without_answer_tool((final, weather), output) == (final, weather)  # not the last call
+
+
+def _span(span_id: str, parent: str, start: int, **attributes: str) -> SpanRecord:
+    return SpanRecord(
+        trace_id="ab" * 16,
+        span_id=span_id,
+        parent_span_id=parent,
+        name=span_id,
+        kind="Internal",
+        start_time_ns=start,
+        end_time_ns=start + 10,
+        attributes=attributes,
+    )
+
+
+def test_a_stringified_message_object_is_never_read_as_the_prompt() -> None:
+    pydantic_str = (
+        "id='84dc' source='user' models_usage=None metadata={} created_at=datetime.datetime(2026, 1, 1) "
+        f"content='{QUESTION}' type='TextMessage'"
+    )
+    assert is_object_repr(pydantic_str) and is_object_repr("StopEvent(result='x')")
+    for text in (QUESTION, "x=5 and y=6", "set timeout=30 then retry with limit=5 and depth=2", "a = 1 b = 2 c = 3"):
+        assert not is_object_repr(text), text
+    stringified = {"messages": [pydantic_str], "cancellation_token": "<CancellationToken object at 0x1>"}
+    agent = {"openinference.span.kind": "AGENT", "input.value": json.dumps(stringified)}
+    assert span_facts(_span("a", "", 0, **agent)).input is None
+    written = {"messages": [QUESTION, pydantic_str]}
+    facts = span_facts(_span("a", "", 0, **{**agent, "input.value": json.dumps(written)}))
+    assert facts.input == (Message("user", QUESTION),)
+
+
+def test_function_result_objects_in_a_model_call_are_tool_results() -> None:
+    result = {"name": "get_weather", "content": RESULT, "call_id": "call_1", "is_error": False}
+    llm = {
+        "openinference.span.kind": "LLM",
+        "llm.input_messages.0.message.role": "user",
+        "llm.input_messages.0.message.content": QUESTION,
+        "llm.input_messages.1.message.role": "function",
+        "llm.input_messages.1.function.0": json.dumps(result),
+    }
+    facts = span_facts(_span("l", "", 0, **llm))
+    assert facts.input == (Message("user", QUESTION), Message("tool", RESULT))
+    assert facts.tool_results == {"call_1": RESULT}
+
+
+def test_a_tool_span_inside_a_tool_span_for_the_same_call_is_one_call() -> None:
+    agent = _span("a", "", 0, **{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather_agent"})
+    outer = {"openinference.span.kind": "TOOL", "tool.name": "get_weather", "input.value": '{"city": "Paris"}'}
+    inner = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather", "gen_ai.tool.call.id": "c1"}
+    spans = [agent, _span("t", "a", 1, **outer, **{"output.value": RESULT}), _span("e", "t", 2, **inner)]
+    (run,) = runs_from_spans(spans)
+    assert run.tool_calls == (ToolCall("get_weather", {"city": "Paris"}, RESULT, id="c1", order=0),)
+    # Side by side, or inside a tool span for another call, they are calls of their own.
+    beside = [agent, _span("t", "a", 1, **outer), _span("e", "a", 2, **inner)]
+    (run,) = runs_from_spans(beside)
+    assert [call.id for call in run.tool_calls or ()] == [None, "c1"]
+    other = {**inner, "gen_ai.tool.name": "get_time"}
+    (run,) = runs_from_spans([agent, _span("t", "a", 1, **outer), _span("e", "t", 2, **other)])
+    assert [call.name for call in run.tool_calls or ()] == ["get_weather", "get_time"]
+    other_id = {**outer, "tool_call.id": "c0"}
+    (run,) = runs_from_spans([agent, _span("t", "a", 1, **other_id), _span("e", "t", 2, **inner)])
+    assert [call.id for call in run.tool_calls or ()] == ["c0", "c1"]
