@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from spanscore.collector.conventions import mastra, openinference, openllmetry, otel_genai, pydantic_ai, vercel_ai
 from spanscore.collector.conventions.facts import SpanFacts
+from spanscore.collector.conventions.parsing import model_name
 from spanscore.records import LogRecord, SpanRecord
 
 Extractor = Callable[[SpanRecord], SpanFacts]
@@ -92,4 +93,8 @@ def extract_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts
     for dialect in PRECEDENCE:
         facts.merge(dialect.extract(span))
     facts.merge(otel_genai.event_facts(span, logs))
+    model = model_name(facts.model, facts.provider)
+    if model != facts.model:
+        facts.model = model
+        facts.sources["model"] += ", without the provider prefix"
     return facts

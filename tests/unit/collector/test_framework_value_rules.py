@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from spanscore.collector.conventions.openinference import agent_label
-from spanscore.collector.conventions.parsing import tool_call
+from spanscore.collector.conventions.parsing import model_name, tool_call
 from spanscore.run import Message, ToolCall
 from spanscore.runs.fields import users_turn, without_answer_tool
 
@@ -59,3 +59,35 @@ def test_only_a_last_call_that_hands_the_answer_back_is_an_answer_tool() -> None
     for call in acting:
         assert without_answer_tool((call,), output) == (call,)
     assert without_answer_tool((final, weather), output) == (final, weather)  # not the last call
+
+
+def test_users_turn_of_a_later_call_in_the_turn_is_the_prompt_before_its_tool_work() -> None:
+    asked = Message("user", QUESTION)
+    call = Message("assistant", "", tool_calls=(ToolCall("get_weather", {"city": "Paris"}, id="c1"),))
+    answered = Message("assistant", "It is sunny.")
+    rome = Message("user", "And in Rome?")
+    assert users_turn((asked, call, Message("tool", RESULT))) == (asked,)
+    assert users_turn((asked, call, Message("tool", RESULT), answered, rome, call, Message("tool", RESULT))) == (rome,)
+    # an assistant that also said something is not tool work: no turn of the user's to cut out
+    spoke = Message("assistant", "Let me look.", tool_calls=call.tool_calls)
+    assert users_turn((asked, spoke, Message("tool", RESULT))) == (asked, spoke, Message("tool", RESULT))
+
+
+def test_a_function_response_gives_what_the_tool_returned() -> None:
+    wrapped = json.dumps({"id": "c1", "name": "get_weather", "response": {"result": RESULT}})
+    assert tool_call("get_weather", "{}", wrapped, None).result == RESULT
+    assert tool_call("get_weather", "{}", json.dumps({"result": RESULT}), None).result == RESULT
+    # an object the tool returned is sent as it is, even one with a single "result" key holding an object
+    kept = json.dumps({"result": {"temp_c": 22}})
+    assert tool_call("get_weather", "{}", kept, None).result == kept
+    other = json.dumps({"name": "get_weather", "response": {"a": 1}, "extra": True})  # not a FunctionResponse
+    assert tool_call("get_weather", "{}", other, None).result == other
+
+
+def test_a_routing_prefix_naming_the_provider_is_dropped_from_the_model() -> None:
+    assert model_name("openai/gpt-4o-mini", "openai") == "gpt-4o-mini"
+    assert model_name("openai/gpt-4o", "openrouter") == "openai/gpt-4o"  # another provider's id: kept
+    assert model_name("meta-llama/Llama-3.1-8B", "huggingface") == "meta-llama/Llama-3.1-8B"
+    assert model_name("gpt-4o-mini", "openai") == "gpt-4o-mini"
+    assert model_name("openai/", "openai") == "openai/"
+    assert model_name("openai/gpt-4o-mini", None) == "openai/gpt-4o-mini"
