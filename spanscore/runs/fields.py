@@ -268,13 +268,27 @@ class RunFields:
 def users_turn(messages: tuple[Message, ...]) -> tuple[Message, ...]:
     """The user messages at the end of a conversation, after its last assistant or tool message.
 
-    A conversation that does not end with the user (or holds nothing else) is kept whole.
+    A conversation that ends with the turn's own tool work (assistant tool calls without text, tool
+    results) after the user's messages is a later model call of that turn: its prompt is those user
+    messages. Any other conversation that does not end with the user (or holds nothing else) is kept whole.
     """
-    others = [index for index, message in enumerate(messages) if message.role not in ("user", "system")]
+    end = len(messages)
+    while end and _tool_work(messages[end - 1]):
+        end -= 1
+    if end == len(messages) or not end or messages[end - 1].role != "user":
+        end = len(messages)
+    others = [index for index, message in enumerate(messages[:end]) if message.role not in ("user", "system")]
     if not others:
-        return messages
-    turn = messages[others[-1] + 1 :]
+        return messages[:end]
+    turn = messages[others[-1] + 1 : end]
     return turn if any(message.role == "user" for message in turn) else messages
+
+
+def _tool_work(message: Message) -> bool:
+    """A tool result, or an assistant message that only calls tools."""
+    if message.role == "tool":
+        return True
+    return message.role == "assistant" and bool(message.tool_calls) and not message.content.strip()
 
 
 def without_answer_tool(

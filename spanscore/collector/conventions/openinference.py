@@ -217,6 +217,10 @@ def _value_messages(text: str | None, mime_type: str | None, role: str) -> tuple
         return parsed[0] if parsed is not None else None
     if isinstance(value, str):
         return (Message(role=role, content=value),)
+    if isinstance(value, Mapping) and isinstance(value.get("parts"), list):
+        # A Google GenAI Content ({"role": "model", "parts": [{"text": ...}, {"function_call": ...}]}), which an
+        # ADK event carries under "content": its text parts are what was said.
+        return (Message(role=role_of(value.get("role"), role), content=text_of(value["parts"])),)
     return (Message(role=role, content=text_of(value) or text),)
 
 

@@ -21,6 +21,7 @@ from spanscore.collector.conventions.parsing import (
     as_int,
     as_text,
     chat_messages,
+    function_response_content,
     json_or_text,
     load_json,
     non_empty,
@@ -188,7 +189,7 @@ def _parts_message(item: Mapping[str, Any], default_role: str, results: dict[str
             arguments = arguments_of(part.get("arguments"))
             calls.append(ToolCall(part["name"], arguments, id=as_text(part.get("id")), order=len(calls)))
         elif kind == "tool_call_response":
-            result = as_text(part.get("response", part.get("result"))) or ""
+            result = as_text(function_response_content(part.get("response", part.get("result")))) or ""
             answered[str(part.get("id"))] = result
             if role == "tool":
                 texts.append(result)

@@ -245,18 +245,68 @@ _OUTPUT_CONTENT_KEYS = ("raw_output", "content")
 
 
 def tool_output_content(value: Any) -> Any:
-    """The content of a tool output object that names its tool (LlamaIndex's ``ToolOutput``), else ``value``.
+    """The content of a tool output object that names its tool (LlamaIndex ``ToolOutput``, GenAI ``FunctionResponse``).
+
+    Anything else is returned as it is.
 
     Some frameworks record what the tool function returned wrapped in their own result object
-    (``{"tool_name": ..., "raw_output": ..., "blocks": [...], "is_error": ...}``); the tool's result
-    is the content inside it, not the object.
+    (``{"tool_name": ..., "raw_output": ..., "blocks": [...], "is_error": ...}``,
+    ``{"id": ..., "name": ..., "response": {...}}``); the tool's result is the content inside it, not the object.
     """
+    if isinstance(value, Mapping) and _is_function_response(value):
+        return value["response"]
     if not isinstance(value, Mapping) or "tool_name" not in value:
         return value
     for key in _OUTPUT_CONTENT_KEYS:
         if value.get(key) is not None:
             return value[key]
     return value
+
+
+_FUNCTION_RESPONSE_KEYS = frozenset({"id", "name", "response", "will_continue", "scheduling", "parts"})
+
+
+def _is_function_response(value: Mapping[str, Any]) -> bool:
+    """A Google GenAI ``FunctionResponse``: ``{"id": ..., "name": tool, "response": {...}}``.
+
+    ADK tool spans record it through OpenInference; the tool's result is its ``response`` object.
+    """
+    return (
+        isinstance(value.get("name"), str)
+        and isinstance(value.get("response"), Mapping)
+        and value.keys() <= _FUNCTION_RESPONSE_KEYS
+    )
+
+
+_RESPONSE_KEY = "result"
+
+
+def function_response_content(value: Any) -> Any:
+    """What a tool returned, out of the one-key ``{"result": value}`` function response it was wrapped in.
+
+    A function response sent back to a model must be an object, so frameworks built on that API (Google ADK)
+    wrap a tool's string, number or list return in ``{"result": ...}``; an object the tool returned is sent as
+    it is. A one-key ``result`` object holding anything but an object is such a wrapper.
+    """
+    if isinstance(value, Mapping) and len(value) == 1 and _RESPONSE_KEY in value:
+        inner = value[_RESPONSE_KEY]
+        if inner is not None and not isinstance(inner, Mapping):
+            return inner
+    return value
+
+
+def model_name(model: str | None, provider: str | None) -> str | None:
+    """A model id without the ``provider/`` routing prefix when it names the span's own provider.
+
+    Routers such as LiteLLM (and the frameworks that call models through it, Google ADK's ``LiteLlm``) take
+    ``openai/gpt-4o-mini`` to mean model ``gpt-4o-mini`` at provider ``openai`` and report the routing id as the
+    model; the provider is already its own field. A prefix naming another provider (OpenRouter's
+    ``openai/gpt-4o`` at ``openrouter``) is part of that model's id and kept.
+    """
+    if not model or not provider:
+        return model
+    head, slash, rest = model.partition("/")
+    return rest if slash and rest and provider_name(head) == provider else model
 
 
 def tool_call(name: str, arguments: Any, result: Any, call_id: str | None) -> ToolCall:
@@ -267,7 +317,7 @@ def tool_call(name: str, arguments: Any, result: Any, call_id: str | None) -> To
     argument_value, argument_id = tool_arguments(json_or_text(arguments) if isinstance(arguments, str) else arguments)
     argument_value = call_arguments(argument_value)
     decoded = json_or_text(result) if isinstance(result, str) else result
-    content = tool_output_content(decoded)
+    content = function_response_content(tool_output_content(decoded))
     if content is not decoded:
         decoded = result = content
     result_value, result_id = tool_result(decoded)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from spanscore.collector.conventions import mastra, openinference, openllmetry, otel_genai, pydantic_ai, vercel_ai
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.tool_definitions import offered_tools
+from spanscore.collector.conventions.parsing import model_name
 from spanscore.records import LogRecord, SpanRecord
 
 Extractor = Callable[[SpanRecord], SpanFacts]
@@ -95,4 +96,8 @@ def extract_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts
     facts.merge(otel_genai.event_facts(span, logs))
     if facts.kind == "llm" and (offered := offered_tools(span.attributes)) is not None:
         facts.put("tools", *offered)
+    model = model_name(facts.model, facts.provider)
+    if model != facts.model:
+        facts.model = model
+        facts.sources["model"] += ", without the provider prefix"
     return facts

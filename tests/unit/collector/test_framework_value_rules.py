@@ -8,6 +8,8 @@ from spanscore.collector.conventions import span_facts
 from spanscore.collector.conventions.openinference import agent_label, is_object_repr
 from spanscore.collector.conventions.parsing import tool_call
 from spanscore.records import SpanRecord
+from spanscore.collector.conventions.openinference import agent_label
+from spanscore.collector.conventions.parsing import model_name, tool_call
 from spanscore.run import Message, ToolCall
 from spanscore.runs.assembly import runs_from_spans
 from spanscore.runs.fields import users_turn, without_answer_tool
@@ -124,3 +126,34 @@ def test_a_tool_span_inside_a_tool_span_for_the_same_call_is_one_call() -> None:
     other_id = {**outer, "tool_call.id": "c0"}
     (run,) = runs_from_spans([agent, _span("t", "a", 1, **other_id), _span("e", "t", 2, **inner)])
     assert [call.id for call in run.tool_calls or ()] == ["c0", "c1"]
+
+def test_users_turn_of_a_later_call_in_the_turn_is_the_prompt_before_its_tool_work() -> None:
+    asked = Message("user", QUESTION)
+    call = Message("assistant", "", tool_calls=(ToolCall("get_weather", {"city": "Paris"}, id="c1"),))
+    answered = Message("assistant", "It is sunny.")
+    rome = Message("user", "And in Rome?")
+    assert users_turn((asked, call, Message("tool", RESULT))) == (asked,)
+    assert users_turn((asked, call, Message("tool", RESULT), answered, rome, call, Message("tool", RESULT))) == (rome,)
+    # an assistant that also said something is not tool work: no turn of the user's to cut out
+    spoke = Message("assistant", "Let me look.", tool_calls=call.tool_calls)
+    assert users_turn((asked, spoke, Message("tool", RESULT))) == (asked, spoke, Message("tool", RESULT))
+
+
+def test_a_function_response_gives_what_the_tool_returned() -> None:
+    wrapped = json.dumps({"id": "c1", "name": "get_weather", "response": {"result": RESULT}})
+    assert tool_call("get_weather", "{}", wrapped, None).result == RESULT
+    assert tool_call("get_weather", "{}", json.dumps({"result": RESULT}), None).result == RESULT
+    # an object the tool returned is sent as it is, even one with a single "result" key holding an object
+    kept = json.dumps({"result": {"temp_c": 22}})
+    assert tool_call("get_weather", "{}", kept, None).result == kept
+    other = json.dumps({"name": "get_weather", "response": {"a": 1}, "extra": True})  # not a FunctionResponse
+    assert tool_call("get_weather", "{}", other, None).result == other
+
+
+def test_a_routing_prefix_naming_the_provider_is_dropped_from_the_model() -> None:
+    assert model_name("openai/gpt-4o-mini", "openai") == "gpt-4o-mini"
+    assert model_name("openai/gpt-4o", "openrouter") == "openai/gpt-4o"  # another provider's id: kept
+    assert model_name("meta-llama/Llama-3.1-8B", "huggingface") == "meta-llama/Llama-3.1-8B"
+    assert model_name("gpt-4o-mini", "openai") == "gpt-4o-mini"
+    assert model_name("openai/", "openai") == "openai/"
+    assert model_name("openai/gpt-4o-mini", None) == "openai/gpt-4o-mini"
