@@ -3,7 +3,8 @@
 Span kind from ``openinference.span.kind``; chat messages flattened as
 ``llm.input_messages.N.message.*`` / ``llm.output_messages.N.message.*``;
 ``input.value`` / ``output.value`` for agents, chains and tools; tools as
-``tool.name`` with arguments in ``input.value``; retrieved documents as
+``tool.name`` with arguments in ``tool_call.function.arguments`` or else
+``input.value``; retrieved documents as
 ``retrieval.documents.N.document.content``; ``session.id`` and ``user.id``.
 An agent span names its agent as ``agent.name`` or, where an instrumentation
 places agents in a graph (CrewAI, the OpenAI Agents SDK), as ``graph.node.id``.
@@ -16,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from spanscore.collector.conventions import crewai, llama_index
+from spanscore.collector.conventions import ag2, llama_index
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.langchain import message_fields, unwrap
 from spanscore.collector.conventions.parsing import (
@@ -51,6 +53,7 @@ def extract(span: SpanRecord) -> SpanFacts:
     kind = _KINDS.get((get(KIND) or "").upper())
     facts.put("kind", kind, f"{DIALECT}:{KIND}")
     if kind == "agent":
+        facts.put("agent_name", ag2.answering_agent(attributes), f"{DIALECT}:{ag2.RECIPIENT}")
         facts.put("agent_name", non_empty(get("agent.name")), f"{DIALECT}:agent.name")
         facts.put("agent_name", non_empty(get("graph.node.id")), f"{DIALECT}:graph.node.id")
         facts.put("agent_label", agent_label(span.name), f"{DIALECT}:span name")
@@ -202,8 +205,9 @@ def _value_messages(text: str | None, mime_type: str | None, role: str) -> tuple
     if message_fields(value) is not None:
         value = [value]
     if isinstance(value, Mapping):
-        # A chain's state or a run method's keyword arguments (smolagents: {"task": ..., "stream": ...}).
-        for key in ("messages", "input", "output", "text", "content", "answer", "query", "question", "task"):
+        # A chain's state or a run method's keyword arguments (smolagents: {"task": ..., "stream": ...},
+        # AG2's initiate_chat: {"message": ..., "sender": ..., "recipient": ...}).
+        for key in ("messages", "message", "input", "output", "text", "content", "answer", "query", "question", "task"):
             if key in value:
                 value = value[key]
                 break
@@ -228,7 +232,8 @@ def _tool(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
     name = attributes.get("tool.name")
     if not name:
         return
-    call = tool_call(
-        name, attributes.get("input.value"), attributes.get("output.value"), non_empty(attributes.get("tool_call.id"))
-    )
+    # The arguments the model sent, where the instrumentation records them apart from the call's input value
+    # (AG2's input value is the whole function call: {"name": ..., "arguments": "<JSON text>"}).
+    arguments = attributes.get("tool_call.function.arguments") or attributes.get("input.value")
+    call = tool_call(name, arguments, attributes.get("output.value"), non_empty(attributes.get("tool_call.id")))
     facts.put("tool", call, f"{DIALECT}:tool.name")

@@ -255,6 +255,15 @@ def tool_output_content(value: Any) -> Any:
     """
     if isinstance(value, Mapping) and _is_function_response(value):
         return value["response"]
+    (``{"tool_name": ..., "raw_output": ..., "blocks": [...], "is_error": ...}``), or as the chat message
+    that carries it back to the model (a plain ``function`` or ``tool`` role message, which AG2 pairs with
+    a success flag: ``[true, {"role": "function", "name": ..., "content": ...}]``); the tool's result is
+    the content inside it, not the object.
+    """
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[0], bool):
+        value = value[1] if _is_tool_message(value[1]) else value  # AG2's execute_function: (succeeded, message)
+    if _is_tool_message(value):
+        return value["content"]
     if not isinstance(value, Mapping) or "tool_name" not in value:
         return value
     for key in _OUTPUT_CONTENT_KEYS:
@@ -307,6 +316,11 @@ def model_name(model: str | None, provider: str | None) -> str | None:
         return model
     head, slash, rest = model.partition("/")
     return rest if slash and rest and provider_name(head) == provider else model
+
+
+def _is_tool_message(value: Any) -> bool:
+    """A plain chat message that carries a tool's result back to the model: a tool or function role, with content."""
+    return isinstance(value, Mapping) and value.get("role") in ("tool", "function") and "content" in value
 
 
 def tool_call(name: str, arguments: Any, result: Any, call_id: str | None) -> ToolCall:

@@ -10,6 +10,9 @@ from spanscore.collector.conventions.parsing import tool_call
 from spanscore.records import SpanRecord
 from spanscore.collector.conventions.openinference import agent_label
 from spanscore.collector.conventions.parsing import model_name, tool_call
+from spanscore.collector.conventions.openinference import agent_label, extract
+from spanscore.collector.conventions.parsing import tool_call
+from spanscore.records import SpanRecord
 from spanscore.run import Message, ToolCall
 from spanscore.runs.assembly import runs_from_spans
 from spanscore.runs.fields import users_turn, without_answer_tool
@@ -49,6 +52,61 @@ def test_a_tool_output_object_naming_its_tool_gives_its_content() -> None:
     # Keyword arguments beside other keys are a tool's own argument named kwargs, not a recorded call.
     own = {"kwargs": {"city": "Paris"}, "units": "metric"}
     assert tool_call("get_weather", json.dumps(own), RESULT, None).arguments == own
+
+
+def test_a_tool_result_message_gives_its_content_alone_or_beside_a_success_flag() -> None:
+    message = {"name": "get_weather", "role": "function", "content": RESULT}
+    for output in (message, [True, message], [False, message], {**message, "role": "tool", "tool_call_id": "c1"}):
+        assert tool_call("get_weather", "{}", json.dumps(output), None).result == RESULT
+    # Not a message carrying a tool result: kept as the tool returned it.
+    for output in (
+        [True, {"content": RESULT}],
+        [1, message],
+        [True, message, "more"],
+        {"role": "user", "content": "hi"},
+    ):
+        assert tool_call("get_weather", "{}", json.dumps(output), None).result == json.dumps(output)
+
+
+def _span(name: str, attributes: dict[str, str]) -> SpanRecord:
+    return SpanRecord(
+        trace_id="t",
+        span_id="s",
+        parent_span_id="",
+        name=name,
+        kind="Internal",
+        start_time_ns=0,
+        end_time_ns=1,
+        attributes=attributes,
+    )
+
+
+def _tool_arguments(attributes: dict[str, str]) -> object:
+    tool = extract(_span(attributes["tool.name"], attributes)).tool
+    assert tool is not None
+    return tool.arguments
+
+
+def test_an_openinference_tool_span_takes_the_model_s_arguments_over_its_input_value() -> None:
+    call = {"name": "get_weather", "arguments": json.dumps({"city": "Paris"})}
+    attributes = {"openinference.span.kind": "TOOL", "tool.name": "get_weather", "input.value": json.dumps(call)}
+    assert _tool_arguments(attributes) == call
+    attributes["tool_call.function.arguments"] = json.dumps({"city": "Paris"})
+    assert _tool_arguments(attributes) == {"city": "Paris"}
+
+
+def test_a_chat_span_s_agent_is_its_recipient_and_its_input_the_message_it_sends() -> None:
+    attributes = {
+        "openinference.span.kind": "AGENT",
+        "agent.name": "user",
+        "input.value": json.dumps({"message": QUESTION, "sender": "user", "recipient": "weather_agent"}),
+        "input.mime_type": "application/json",
+    }
+    facts = extract(_span("user.initiate_chat", attributes))
+    assert facts.input == (Message("user", QUESTION),)
+    assert facts.agent_name == "user"  # no recipient named: the span's own agent
+    facts = extract(_span("user.initiate_chat", {**attributes, "ag2.recipient.name": "weather_agent"}))
+    assert (facts.agent_name, facts.sources["agent_name"]) == ("weather_agent", "openinference:ag2.recipient.name")
 
 
 def test_only_a_last_call_that_hands_the_answer_back_is_an_answer_tool() -> None:
