@@ -27,7 +27,7 @@ WANTED = (
     "Vercel AI SDK 6",
     "Mastra",
     "CrewAI",
-    "LlamaIndex agents",
+    "LlamaIndex",
     "Google ADK",
     "smolagents",
     "Strands Agents",

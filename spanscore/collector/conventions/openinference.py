@@ -16,8 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from spanscore.collector.conventions import crewai, llama_index
-from spanscore.collector.conventions import ag2, llama_index
+from spanscore.collector.conventions import ag2, crewai, llama_index
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.langchain import message_fields, unwrap
 from spanscore.collector.conventions.parsing import (

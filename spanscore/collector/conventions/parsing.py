@@ -251,15 +251,13 @@ def tool_output_content(value: Any) -> Any:
 
     Some frameworks record what the tool function returned wrapped in their own result object
     (``{"tool_name": ..., "raw_output": ..., "blocks": [...], "is_error": ...}``,
-    ``{"id": ..., "name": ..., "response": {...}}``); the tool's result is the content inside it, not the object.
+    ``{"id": ..., "name": ..., "response": {...}}``), or as the chat message that carries it back to the
+    model (a plain ``function`` or ``tool`` role message, which AG2 pairs with a success flag:
+    ``[true, {"role": "function", "name": ..., "content": ...}]``); the tool's result is the content inside
+    it, not the object.
     """
     if isinstance(value, Mapping) and _is_function_response(value):
         return value["response"]
-    (``{"tool_name": ..., "raw_output": ..., "blocks": [...], "is_error": ...}``), or as the chat message
-    that carries it back to the model (a plain ``function`` or ``tool`` role message, which AG2 pairs with
-    a success flag: ``[true, {"role": "function", "name": ..., "content": ...}]``); the tool's result is
-    the content inside it, not the object.
-    """
     if isinstance(value, list) and len(value) == 2 and isinstance(value[0], bool):
         value = value[1] if _is_tool_message(value[1]) else value  # AG2's execute_function: (succeeded, message)
     if _is_tool_message(value):

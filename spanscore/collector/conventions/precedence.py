@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from spanscore.collector.conventions import mastra, openinference, openllmetry, otel_genai, pydantic_ai, vercel_ai
 from spanscore.collector.conventions.facts import SpanFacts
-from spanscore.collector.conventions.tool_definitions import offered_tools
 from spanscore.collector.conventions.parsing import model_name
+from spanscore.collector.conventions.tool_definitions import offered_tools
 from spanscore.records import LogRecord, SpanRecord
 
 Extractor = Callable[[SpanRecord], SpanFacts]

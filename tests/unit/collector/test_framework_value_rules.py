@@ -5,13 +5,8 @@ from __future__ import annotations
 import json
 
 from spanscore.collector.conventions import span_facts
-from spanscore.collector.conventions.openinference import agent_label, is_object_repr
-from spanscore.collector.conventions.parsing import tool_call
-from spanscore.records import SpanRecord
-from spanscore.collector.conventions.openinference import agent_label
+from spanscore.collector.conventions.openinference import agent_label, extract, is_object_repr
 from spanscore.collector.conventions.parsing import model_name, tool_call
-from spanscore.collector.conventions.openinference import agent_label, extract
-from spanscore.collector.conventions.parsing import tool_call
 from spanscore.records import SpanRecord
 from spanscore.run import Message, ToolCall
 from spanscore.runs.assembly import runs_from_spans
@@ -68,7 +63,7 @@ def test_a_tool_result_message_gives_its_content_alone_or_beside_a_success_flag(
         assert tool_call("get_weather", "{}", json.dumps(output), None).result == json.dumps(output)
 
 
-def _span(name: str, attributes: dict[str, str]) -> SpanRecord:
+def _named_span(name: str, attributes: dict[str, str]) -> SpanRecord:
     return SpanRecord(
         trace_id="t",
         span_id="s",
@@ -82,7 +77,7 @@ def _span(name: str, attributes: dict[str, str]) -> SpanRecord:
 
 
 def _tool_arguments(attributes: dict[str, str]) -> object:
-    tool = extract(_span(attributes["tool.name"], attributes)).tool
+    tool = extract(_named_span(attributes["tool.name"], attributes)).tool
     assert tool is not None
     return tool.arguments
 
@@ -102,10 +97,10 @@ def test_a_chat_span_s_agent_is_its_recipient_and_its_input_the_message_it_sends
         "input.value": json.dumps({"message": QUESTION, "sender": "user", "recipient": "weather_agent"}),
         "input.mime_type": "application/json",
     }
-    facts = extract(_span("user.initiate_chat", attributes))
+    facts = extract(_named_span("user.initiate_chat", attributes))
     assert facts.input == (Message("user", QUESTION),)
     assert facts.agent_name == "user"  # no recipient named: the span's own agent
-    facts = extract(_span("user.initiate_chat", {**attributes, "ag2.recipient.name": "weather_agent"}))
+    facts = extract(_named_span("user.initiate_chat", {**attributes, "ag2.recipient.name": "weather_agent"}))
     assert (facts.agent_name, facts.sources["agent_name"]) == ("weather_agent", "openinference:ag2.recipient.name")
 
 
@@ -184,6 +179,7 @@ def test_a_tool_span_inside_a_tool_span_for_the_same_call_is_one_call() -> None:
     other_id = {**outer, "tool_call.id": "c0"}
     (run,) = runs_from_spans([agent, _span("t", "a", 1, **other_id), _span("e", "t", 2, **inner)])
     assert [call.id for call in run.tool_calls or ()] == ["c0", "c1"]
+
 
 def test_users_turn_of_a_later_call_in_the_turn_is_the_prompt_before_its_tool_work() -> None:
     asked = Message("user", QUESTION)

@@ -287,7 +287,9 @@ def test_rollups_and_views_split_by_target(store: ClickHouseStore) -> None:
     cost = store.internal_query(f"SELECT Target, sum(Scores) FROM {db}.judge_cost_daily GROUP BY Target ORDER BY 1")
     assert [target for target, _ in cost] == ["llm", "run", "session"]
     assert store.internal_query(f"SELECT DISTINCT Target FROM {db}.worst_runs ORDER BY 1") == [
-        ("llm",), ("run",), ("session",)
+        ("llm",),
+        ("run",),
+        ("session",),
     ]
     coverage = store.internal_query(f"SELECT Target, sum(Candidates) FROM {db}.coverage_daily GROUP BY 1 ORDER BY 1")
     assert coverage == [("llm", 2), ("session", 1)]
