@@ -275,11 +275,21 @@ class Run:
 
     @property
     def input_text(self) -> str | None:
-        """The user's side as one string (user messages only), or None when missing."""
+        """The user's side of this turn as one string, or None when missing.
+
+        The user messages after the last assistant or tool message: an input that carries the
+        conversation so far (AI SDK callers pass the whole history as ``messages``) is asked the
+        last question, and the earlier turns are its history (still in ``input``). An input with
+        no user message gives all its text.
+        """
         if self.input is None:
             return None
-        users = [m.content for m in self.input if m.role == "user"]
-        return "\n".join(users if users else [m.content for m in self.input])
+        answered = [index for index, m in enumerate(self.input) if m.role in ("assistant", "tool")]
+        turn = self.input[answered[-1] + 1 :] if answered else self.input
+        users = [m.content for m in turn if m.role == "user"]
+        if not users:  # nothing asked after the last answer: the run's user messages, else all its text
+            users = [m.content for m in self.input if m.role == "user"] or [m.content for m in self.input]
+        return "\n".join(users)
 
     @property
     def output_text(self) -> str | None:

@@ -60,6 +60,7 @@ def scored(run: Run) -> dict[str, object]:
     """Everything a scorer or a sampling rule reads from a run."""
     return {
         "input": run.input,
+        "input_text": run.input_text,
         "output_text": run.output_text,
         "system": run.system,
         "tool_calls": run.tool_calls,
@@ -90,8 +91,15 @@ def expected(name: str, turn: int) -> dict[str, object]:
     }
     if turn == 0:
         first = (Message("user", PARIS),)
-        return {**common, "input": first, "output_text": CITY_ANSWERS["Paris"], "tool_calls": (PARIS_CALL,)}
-    return {**common, "input": SECOND_TURN_INPUT[name], "output_text": CITY_ANSWERS["Rome"], "tool_calls": (ROME_CALL,)}
+        return {
+            **common, "input": first, "input_text": PARIS, "output_text": CITY_ANSWERS["Paris"],
+            "tool_calls": (PARIS_CALL,),
+        }  # fmt: skip
+    # Whatever history the input carries, the turn's question is its last one: what a judge is asked about.
+    return {
+        **common, "input": SECOND_TURN_INPUT[name], "input_text": ROME, "output_text": CITY_ANSWERS["Rome"],
+        "tool_calls": (ROME_CALL,),
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize("name", JS_RECORDED)
