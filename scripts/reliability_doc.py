@@ -67,11 +67,11 @@ GUARANTEES = (
         "Memory stays bounded under overload: past `storage.max_pending_spans` the receivers answer gRPC "
         "UNAVAILABLE with RetryInfo or HTTP 503 with Retry-After, so exporters retry instead of dropping.",
         (
-            "Known defect (the overload test reports it as XFAIL): when the event loop is saturated, grpc.aio picks "
-            "up new calls more slowly than they arrive; the others wait in grpc core's queue of unrequested calls "
-            "and are answered CANCELLED after 30 s (grpc's `grpc.server_max_unrequested_time_in_server`), "
-            "without RetryInfo. Exporters retry CANCELLED, so nothing is lost, but the answer is late and has no "
-            "hint, and those requests' bodies wait in memory meanwhile.",
+            "The gRPC listener takes calls on an event loop of its own, so a saturated service loop no longer "
+            "leaves them in grpc core's queue of unrequested calls (answered CANCELLED after 30 s, without "
+            "RetryInfo); the overload test now fails on any answer but a hinted refusal or an OK. A call taken "
+            "still waits for the service loop to run its export, so under overload answers come late, within "
+            "the exporters' timeout in the test.",
             "The number of concurrent requests and connections is not limited: each in-flight request holds its "
             "body (up to `collector.grpc.max_message_bytes` / `collector.http.max_body_bytes`) and is decoded "
             "before it can be refused, so memory also scales with how many exporters send at once.",

@@ -4,12 +4,23 @@ The handlers receive raw bytes, authenticate, call ``Ingest`` (which parses, off
 the event loop when large) and translate its outcome; decoding and storage live
 elsewhere. Oversize messages are refused by grpcio
 itself (RESOURCE_EXHAUSTED) through ``max_receive_message_length``.
+
+The server runs on an event loop of its own, in its own thread. grpc.aio takes
+new calls off grpc core's queue one at a time on its loop; sharing the service's
+loop, which runs storage, run assembly and the HTTP listeners, it fell behind
+under overload, and calls that waited 30 s in core's queue of unrequested calls
+were answered CANCELLED, with no retry hint. On its own loop a call is taken at
+once; its export then runs on the service's loop (``run_coroutine_threadsafe``),
+where it is refused with a retry hint or stored, as before.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Any
+import threading
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 import grpc
 from google.protobuf.message import Message
@@ -36,6 +47,12 @@ async def _fail(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException)
     await context.abort(error.grpc_code, error.message, trailing_metadata=grpc_trailers(error))
 
 
+T = TypeVar("T")
+
+OnServiceLoop = Callable[[Coroutine[Any, Any, T]], Awaitable[T]]
+"""Runs a coroutine on the service's loop and gives an awaitable for the calling loop."""
+
+
 class _ExportHandler:
     """One Export method that receives the request as raw bytes.
 
@@ -44,23 +61,24 @@ class _ExportHandler:
     (grpcio's own deserializer failure is UNKNOWN), and parsing a large message runs off the event loop.
     """
 
-    def __init__(self, ingest: Ingest, tokens: TokenCheck, logs: bool) -> None:
+    def __init__(self, ingest: Ingest, tokens: TokenCheck, logs: bool, on_service_loop: OnServiceLoop[Any]) -> None:
         self._ingest = ingest
         self._tokens = tokens
         self._logs = logs
+        self._on_service_loop = on_service_loop
 
     async def export(self, body: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Message:
         response: Message
         try:
             self._tokens.verify(_authorization(context))
             if self._logs:
-                outcome = await self._ingest.export_log_body(body, json_body=False)
+                outcome = await self._on_service_loop(self._ingest.export_log_body(body, json_body=False))
                 response = logs_service_pb2.ExportLogsServiceResponse()
                 if outcome.rejected:
                     response.partial_success.rejected_log_records = outcome.rejected
                     response.partial_success.error_message = outcome.error_message
             else:
-                outcome = await self._ingest.export_trace_body(body, json_body=False)
+                outcome = await self._on_service_loop(self._ingest.export_trace_body(body, json_body=False))
                 response = trace_service_pb2.ExportTraceServiceResponse()
                 if outcome.rejected:
                     response.partial_success.rejected_spans = outcome.rejected
@@ -71,7 +89,7 @@ class _ExportHandler:
         return response
 
 
-def _register(server: grpc.aio.Server, ingest: Ingest, tokens: TokenCheck) -> None:
+def _register(server: grpc.aio.Server, ingest: Ingest, tokens: TokenCheck, on_service_loop: OnServiceLoop[Any]) -> None:
     def export(handler: _ExportHandler) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(
             handler.export, request_deserializer=None, response_serializer=lambda message: message.SerializeToString()
@@ -81,31 +99,52 @@ def _register(server: grpc.aio.Server, ingest: Ingest, tokens: TokenCheck) -> No
         (
             grpc.method_handlers_generic_handler(
                 "opentelemetry.proto.collector.trace.v1.TraceService",
-                {"Export": export(_ExportHandler(ingest, tokens, logs=False))},
+                {"Export": export(_ExportHandler(ingest, tokens, False, on_service_loop))},
             ),
             grpc.method_handlers_generic_handler(
                 "opentelemetry.proto.collector.logs.v1.LogsService",
-                {"Export": export(_ExportHandler(ingest, tokens, logs=True))},
+                {"Export": export(_ExportHandler(ingest, tokens, True, on_service_loop))},
             ),
         )
     )
 
 
 class GrpcReceiver:
+    """The gRPC listener, served from a thread with its own event loop (see the module docstring)."""
+
     def __init__(self, config: GrpcReceiverConfig, ingest: Ingest, tokens: TokenCheck) -> None:
         self._config = config
         self._ingest = ingest
         self._tokens = tokens
         self._server: grpc.aio.Server | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
         self.port = 0
 
     async def start(self) -> None:
+        service_loop = asyncio.get_running_loop()
+
+        def on_service_loop(coroutine: Coroutine[Any, Any, T]) -> Awaitable[T]:
+            return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, service_loop))
+
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, name="spanscore-grpc", daemon=True)
+        thread.start()
+        self._loop, self._thread = loop, thread
+        try:
+            await self._in_grpc_loop(self._start(on_service_loop))
+        except BaseException:
+            await self._stop_loop()
+            raise
+        log.info("OTLP/gRPC receiver listening address=%s:%d", self._config.host, self.port)
+
+    async def _start(self, on_service_loop: OnServiceLoop[Any]) -> None:
         options = [
             ("grpc.max_receive_message_length", self._config.max_message_bytes),
             ("grpc.so_reuseport", 0),
         ]
         server = grpc.aio.server(options=options)
-        _register(server, self._ingest, self._tokens)
+        _register(server, self._ingest, self._tokens, on_service_loop)
         address = f"{self._config.host}:{self._config.port}"
         if self._config.tls is not None:
             credentials = grpc.ssl_server_credentials(
@@ -118,10 +157,24 @@ class GrpcReceiver:
             raise OSError(f"collector.grpc: cannot bind {address}")
         await server.start()
         self._server = server
-        log.info("OTLP/gRPC receiver listening address=%s:%d", self._config.host, self.port)
 
     async def shutdown(self, grace: float = 10.0) -> None:
         """Stop accepting; in-flight exports get ``grace`` seconds to finish (they wait for storage)."""
-        if self._server is not None:
-            await self._server.stop(grace)
-            self._server = None
+        server, self._server = self._server, None
+        if server is not None:
+            await self._in_grpc_loop(server.stop(grace))
+        await self._stop_loop()
+
+    def _in_grpc_loop(self, coroutine: Coroutine[Any, Any, T]) -> Awaitable[T]:
+        assert self._loop is not None
+        return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self._loop))
+
+    async def _stop_loop(self) -> None:
+        loop, thread = self._loop, self._thread
+        self._loop = self._thread = None
+        if loop is None or thread is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        await asyncio.to_thread(thread.join, 10.0)
+        if not thread.is_alive():
+            loop.close()
