@@ -14,9 +14,3 @@ T_contra = TypeVar("T_contra", contravariant=True)
 
 class Consumer(Protocol[T_contra]):
     async def consume(self, item: T_contra, /) -> None: ...
-
-
-class Component(Protocol):
-    async def start(self) -> None: ...
-
-    async def shutdown(self) -> None: ...

@@ -164,10 +164,6 @@ class RuleEngine:
         """
         return self.decide_subject(subject_from_run(run), RunKey.of_run(run), rescore=rescore)
 
-    def decide_mapping(self, row: Mapping[str, Any], *, rescore: bool = False) -> list[Decision]:
-        """One decision per rule for a plain mapping, through the same code as ``decide``."""
-        return self.decide_subject(subject_from_mapping(row), RunKey.of_mapping(row), rescore=rescore)
-
     def decide_subject(self, subject: FilterSubject, key: RunKey, *, rescore: bool = False) -> list[Decision]:
         return [
             self._decide_rule(rule, subject, key, rescore) for rule in self.config.rules if rule.target == key.target

@@ -14,7 +14,7 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spanscore.errors import ConfigError
 from spanscore.run import SPAN_TARGETS, Run, Turn
@@ -25,6 +25,9 @@ from spanscore.runs.sessions import session_view
 from spanscore.sampling.engine import preview_run
 from spanscore.sampling.rules import RuleConfig
 from spanscore.storage.clickhouse import ClickHouseStore
+
+if TYPE_CHECKING:  # the judge client loads litellm; config loading imports this module and must not
+    from spanscore.scorers.judge.client import Judge
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -103,7 +106,9 @@ class Preview:
         }
 
 
-def preview(store: ClickHouseStore, rule: RuleConfig, since_s: float, runs: RunsConfig) -> Preview:
+def preview(
+    store: ClickHouseStore, rule: RuleConfig, since_s: float, runs: RunsConfig, judge: Judge | None = None
+) -> Preview:
     """How many stored runs the rule matches and would sample, and what the judge would cost."""
     from spanscore.scoring.live import build_rule_scorers
 
@@ -111,7 +116,7 @@ def preview(store: ClickHouseStore, rule: RuleConfig, since_s: float, runs: Runs
     outcomes: Counter[str] = Counter()
     for run in candidates:
         outcomes[preview_run([rule], run)[0].outcome.value] += 1
-    scorers = build_rule_scorers([rule])[rule.name]
+    scorers = build_rule_scorers([rule], judge)[rule.name]
     llm = [s for s in scorers if s.info.kind == "llm"]
     sampled = outcomes["sampled"]
     cost = _average_cost(store, rule.name, [s.info.id for s in llm])
@@ -201,6 +206,7 @@ async def backfill(
     runs: RunsConfig,
     scoring: Any = None,
     progress: BackfillProgress | None = None,
+    judge: Judge | None = None,
 ) -> dict[str, Any]:
     """Score the stored runs of the last ``since_s`` seconds with ``rule``; safe to repeat or resume.
 
@@ -218,7 +224,7 @@ async def backfill(
     todo = [run for run in candidates if run.run_id not in done]
     progress.total, progress.skipped = len(candidates), len(candidates) - len(todo)
     progress.done, progress.started = progress.skipped, time.monotonic()
-    live = LiveScoring(store, [rule], runs=runs, scoring=settings)
+    live = LiveScoring(store, [rule], runs=runs, scoring=settings, judge=judge)
     await live.start()
     try:
         for start in range(0, len(todo), _CHUNK):

@@ -19,6 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -44,6 +45,9 @@ from spanscore.storage.clickhouse import ClickHouseStore, is_embedded
 from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow, score_id
 from spanscore.storage.writer import BatchWriter
+
+if TYPE_CHECKING:  # the judge client loads litellm; config loading imports this module and must not
+    from spanscore.scorers.judge.client import Judge
 
 log = logging.getLogger(__name__)
 
@@ -93,11 +97,20 @@ class _RuleRun:
     rule_version: str = ""
 
 
-def build_rule_scorers(rules: Sequence[RuleConfig]) -> dict[str, list[Scorer]]:
-    """Build every configured scorer once, at start-up.
+def build_rule_scorers(rules: Sequence[RuleConfig], judge: Judge | None = None) -> dict[str, list[Scorer]]:
+    """Build every configured scorer once, at start-up; LLM scorers with ``judge`` (its config and client).
 
     An unknown scorer or option, or a scorer paired with a target it cannot score, is refused naming its rule.
     """
+    if judge is None:
+        return _build_rule_scorers(rules)
+    from spanscore.scorers.judge.client import using_judge  # loads litellm: only when there is a judge to use
+
+    with using_judge(judge):
+        return _build_rule_scorers(rules)
+
+
+def _build_rule_scorers(rules: Sequence[RuleConfig]) -> dict[str, list[Scorer]]:
     built: dict[str, list[Scorer]] = {}
     problems: list[str] = []
     for index, rule in enumerate(rules):
@@ -131,6 +144,7 @@ class LiveScoring:
         batch_max: int = 5000,
         flush_interval: float = 0.05,
         exporter: ScoreExporter | None = None,
+        judge: Judge | None = None,
         writers: tuple[BatchWriter[ScoreRow], BatchWriter[DecisionRow], BatchWriter[ScoredRunRow]] | None = None,
     ) -> None:
         """Build the stage; ``writers`` are the durable score and decision write paths.
@@ -144,7 +158,8 @@ class LiveScoring:
         self.engine = RuleEngine(SamplingConfig(rules=list(rules)))
         self.assembler = RunAssembler(runs)
         self.sessions = SessionTracker(sessions)
-        self.scorers = build_rule_scorers(rules)
+        self.judge = judge
+        self.scorers = build_rule_scorers(rules, judge)
         self.rule_version = rule_set_version(rules)
         self._set_targets(rules)
         if writers is None:
@@ -175,7 +190,7 @@ class LiveScoring:
         self.decision_writer: BatchWriter[DecisionRow] = writers[1]
         # What the scorers received, one row per scored run (see spanscore.storage.scored_runs).
         self.run_writer: BatchWriter[ScoredRunRow] = writers[2]
-        self.workers = ScoringWorkers(
+        self.workers: ScoringWorkers[_RuleRun] = ScoringWorkers(
             self._on_result,
             workers=self.config.workers,
             queue_size=self.config.queue_size,
@@ -201,7 +216,7 @@ class LiveScoring:
         under one set, and jobs already queued finish with the scorers and the version they started with.
         Caps and budgets of unchanged rules carry on (``RuleEngine.with_rules``).
         """
-        scorers = build_rule_scorers(rules)
+        scorers = build_rule_scorers(rules, self.judge)
         engine = self.engine.with_rules(SamplingConfig(rules=list(rules)))
         self.engine, self.scorers, self.rule_version = engine, scorers, rule_set_version(rules)
         self._set_targets(rules)
@@ -353,7 +368,7 @@ class LiveScoring:
 
     async def _dispatch_subjects(self, subjects: Sequence[tuple[Subject, bool]], stored: list[ScoredRunRow]) -> None:
         rows: list[DecisionRow] = []
-        jobs: list[ScoringJob] = []
+        jobs: list[ScoringJob[_RuleRun]] = []
         scored: dict[tuple[str, str], ScoredRunRow] = {(row.trace_id, row.run_id): row for row in stored}
         for subject, rescore in subjects:
             run = subject.run
@@ -377,8 +392,8 @@ class LiveScoring:
 
     # -- results ----------------------------------------------------------------------------------
 
-    async def _on_result(self, job: ScoringJob, result: ScoreResult) -> None:
-        book: _RuleRun = job.context
+    async def _on_result(self, job: ScoringJob[_RuleRun], result: ScoreResult) -> None:
+        book = job.context
         row = self._score_row(job.scorer, job.run, book, result)
         await self._score_write_slots.acquire()
         task = asyncio.create_task(self._write_score(row))

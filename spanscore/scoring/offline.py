@@ -29,6 +29,7 @@ from typing import Any, TextIO
 from spanscore.errors import ConfigError, SpanscoreError
 from spanscore.run import Run
 from spanscore.scorers.base import Scorer, ScoreResult, Status
+from spanscore.scorers.judge.client import Judge, current_judge, using_judge
 from spanscore.scorers.registry import build
 
 RUN_FIELDS = {
@@ -73,18 +74,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _configure_judge(args: argparse.Namespace) -> None:
-    """Apply the --judge-* flags to the default judge that LLM scorers start from."""
+def _configure_judge(args: argparse.Namespace) -> Judge:
+    """The judge LLM scorers are built with: the default one, with the --judge-* flags applied."""
     flags = {"model": args.judge_model, "api_base": args.judge_api_base, "api_key_env": args.judge_api_key_env}
     overrides = {key: value for key, value in flags.items() if value is not None}
+    judge = current_judge()
     if not overrides:
-        return
+        return judge
     from pydantic import ValidationError
 
-    from spanscore.scorers.judge.client import default_judge_config, set_default_judge_config
-
     try:
-        set_default_judge_config(default_judge_config().with_overrides(overrides))
+        return judge.with_overrides(overrides)
     except ValidationError as exc:
         raise ConfigError(f"--judge-*: {exc.errors()[0]['msg']}") from None
 
@@ -273,10 +273,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     names: list[str] = args.scorer
     try:
-        _configure_judge(args)
+        judge = _configure_judge(args)
         options = _options_for(names, args.option)
         _check_judges(args, names, options)
-        scorers = {name: build(name, **options[name]) for name in names}
+        with using_judge(judge):
+            scorers = {name: build(name, **options[name]) for name in names}
         minimums = _thresholds(args.min, "--min", names)
         maximums = _thresholds(args.max, "--max", names)
         if args.file == "-":

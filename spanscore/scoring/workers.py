@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Generic, TypeVar
 
 from spanscore.run import Run
 from spanscore.scorers.base import Scorer, ScoreResult, Status
@@ -40,14 +40,18 @@ class JobState(enum.StrEnum):
 TERMINAL = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.SKIPPED})
 
 
+C = TypeVar("C")
+"""The caller's bookkeeping a job carries; the pool never looks at it."""
+
+
 @dataclass(slots=True)
-class ScoringJob:
-    """One scorer on one run for one rule; ``context`` is opaque to the pool (the caller's bookkeeping)."""
+class ScoringJob(Generic[C]):
+    """One scorer on one run for one rule; ``context`` is the caller's, typed, and opaque to the pool."""
 
     rule: str
     scorer: Scorer
     run: Run
-    context: Any = None
+    context: C
     state: JobState = JobState.PENDING
     attempts: int = 0
     result: ScoreResult | None = None
@@ -55,15 +59,15 @@ class ScoringJob:
     created_at: float = field(default_factory=time.monotonic)
 
 
-ResultHandler = Callable[[ScoringJob, ScoreResult], Awaitable[None]]
+ResultHandler = Callable[[ScoringJob[C], ScoreResult], Awaitable[None]]
 
 
-class ScoringWorkers:
+class ScoringWorkers(Generic[C]):
     """``submit`` waits while the queue is full: backpressure reaches the readiness loop, not memory."""
 
     def __init__(
         self,
-        on_result: ResultHandler,
+        on_result: ResultHandler[C],
         *,
         workers: int = 8,
         queue_size: int = 1000,
@@ -75,7 +79,7 @@ class ScoringWorkers:
     ) -> None:
         self._drain_timeout = drain_timeout_s
         self._on_result = on_result
-        self._queue: asyncio.Queue[ScoringJob] = asyncio.Queue(maxsize=queue_size)
+        self._queue: asyncio.Queue[ScoringJob[C]] = asyncio.Queue(maxsize=queue_size)
         self._workers = workers
         self._max_attempts = max_attempts
         self._backoff_base = backoff_base_s
@@ -93,12 +97,9 @@ class ScoringWorkers:
         if not self._tasks:
             self._tasks = [asyncio.create_task(self._work(), name=f"scorer-{i}") for i in range(self._workers)]
 
-    async def submit(self, job: ScoringJob) -> None:
+    async def submit(self, job: ScoringJob[C]) -> None:
         self._move(job, JobState.PENDING)
         await self._queue.put(job)
-
-    def skip(self, job: ScoringJob) -> None:
-        self._move(job, JobState.SKIPPED)
 
     async def drain(self) -> None:
         """Wait until every queued job reached a terminal state."""
@@ -117,7 +118,7 @@ class ScoringWorkers:
             self._tasks = []
         self._threads.shutdown(wait=False, cancel_futures=True)
 
-    def _move(self, job: ScoringJob, state: JobState) -> None:
+    def _move(self, job: ScoringJob[C], state: JobState) -> None:
         """Counts: jobs now in each live state, and jobs ever ended in each terminal state."""
         if job.counted:
             self.states[job.state] -= 1
@@ -137,7 +138,7 @@ class ScoringWorkers:
             finally:
                 self._queue.task_done()
 
-    async def _run_job(self, job: ScoringJob) -> None:
+    async def _run_job(self, job: ScoringJob[C]) -> None:
         while True:
             job.attempts += 1
             self._move(job, JobState.RUNNING)
@@ -155,7 +156,7 @@ class ScoringWorkers:
             await self._on_result(job, result)
             return
 
-    async def _score(self, job: ScoringJob) -> ScoreResult:
+    async def _score(self, job: ScoringJob[C]) -> ScoreResult:
         if job.scorer.info.kind == "code":
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(self._threads, job.scorer.run, job.run)

@@ -17,7 +17,7 @@ import os
 import signal
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spanscore.alerting.config import PagerDutyTarget
 from spanscore.alerting.evaluator import AlertEvaluator
@@ -48,6 +48,9 @@ from spanscore.storage.guard import QueryLimits
 from spanscore.storage.outside_scores import scored_spans
 from spanscore.storage.scores import ScoreRow
 from spanscore.storage.writer import BatchWriter
+
+if TYPE_CHECKING:
+    from spanscore.scorers.judge.client import Judge
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +84,8 @@ class Service:
         self.store = store_for(config)
         self.span_writer: BatchWriter[SpanRecord] = write_paths.span_writer(self.store, config.storage)
         self.log_writer: BatchWriter[LogRecord] = write_paths.log_writer(self.store, config.storage)
+        self.judge: Judge | None = None
+        """The judge every scorer of this service is built with (made with the first rules), passed down."""
         self.live = self._live_scoring(config)
         self.rule_set = RuleSet.of(config.rules, source="config")
         self.rule_reloads_failed = 0
@@ -122,18 +127,14 @@ class Service:
         if not config.rules:
             return None
         check_scorers(rule_scorer_uses(config.rules), config.judge, os.environ)
-        if config.judge:
-            from spanscore.scorers.judge.client import JudgeConfig, set_default_judge_config
-
-            set_default_judge_config(JudgeConfig.model_validate(config.judge))
         exporter = None
         if config.forward is not None and (config.forward.scores != "none" or config.forward.judge_spans):
             exporter = ScoreExporter(config.forward)
-            tracer = exporter.judge_tracer()
-            if tracer is not None:
-                from spanscore.scorers.judge.client import JudgeClient, set_shared_client
+        if self.judge is None:
+            from spanscore.scorers.judge.client import Judge, JudgeConfig  # litellm: only with rules to score
 
-                set_shared_client(JudgeClient(tracer=tracer))
+            tracer = exporter.judge_tracer() if exporter is not None else None
+            self.judge = Judge(JudgeConfig.model_validate(config.judge) if config.judge else None, tracer=tracer)
         live = LiveScoring(
             self.store,
             config.rules,
@@ -142,6 +143,7 @@ class Service:
             scoring=config.scoring,
             flush_interval=config.storage.flush_interval_s,
             exporter=exporter,
+            judge=self.judge,
             writers=(
                 write_paths.score_writer(self.store, config.storage),
                 write_paths.decision_writer(self.store, config.storage),
@@ -226,14 +228,15 @@ class Service:
 
     async def preview(self, rule_name: str, since: str) -> dict[str, Any]:
         rule = find_rule(self.config.rules, rule_name)
-        result = await asyncio.to_thread(preview, self.store, rule, parse_since(since), self.config.collector.runs)
+        runs = self.config.collector.runs
+        result = await asyncio.to_thread(preview, self.store, rule, parse_since(since), runs, self.judge)
         return result.as_dict()
 
     async def backfill(self, rule_name: str, since: str) -> dict[str, Any]:
         rule = find_rule(self.config.rules, rule_name)
         self.backfill_progress = progress = BackfillProgress(rule.name)
         runs, scoring = self.config.collector.runs, self.config.scoring
-        return await backfill(self.store, rule, parse_since(since), runs, scoring, progress)
+        return await backfill(self.store, rule, parse_since(since), runs, scoring, progress, self.judge)
 
     async def cancel_backfill(self) -> dict[str, Any]:
         """Ask the running backfill to stop after its current chunk; scored runs stay written."""
@@ -345,7 +348,8 @@ class Service:
             await self.passthrough.shutdown()
         if self.live is not None:
             await self.live.shutdown()
-            await _close_judge_workers()
+        if self.judge is not None:
+            await _close_judge_workers(self.judge)
         await self.alerting.shutdown()
         await asyncio.get_running_loop().run_in_executor(None, self.store.close)
         self._stopped.set()
@@ -361,12 +365,10 @@ class Service:
         return found
 
 
-async def _close_judge_workers() -> None:
+async def _close_judge_workers(judge: Judge) -> None:
     """Stop the judge's worker processes with the service, not at the next judge call or process exit."""
-    from spanscore.scorers.judge.client import close_shared_client
-
     try:
-        await close_shared_client()
+        await judge.aclose()
     except Exception:
         log.exception("judge worker shutdown failed")
 

@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from spanscore.config import ServiceConfig
 from spanscore.sampling.rules import RuleConfig
-from spanscore.scorers.judge.client import JudgeConfig, set_shared_client, shared_client
+from spanscore.scorers.judge.client import JudgeConfig
 from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.reliability_figures import record_figures
@@ -92,12 +92,12 @@ async def test_judge_outage_is_recorded_never_invented_and_scoring_recovers(serv
         service_config.scoring.poll_interval_s = 0.05
         service_config.scoring.max_attempts = MAX_ATTEMPTS
         service_config.rules = [RuleConfig.model_validate({"name": "soak", "scorers": ["toxicity"]})]
-        set_shared_client(None)
         service = Service(service_config)
         await service.start()
         assert service.live is not None
         judge_config = JudgeConfig.model_validate(service_config.judge)
-        breaker = shared_client().state_of(judge_config).breaker
+        assert service.judge is not None
+        breaker = service.judge.client.state_of(judge_config).breaker
         states: list[str] = []
         depths: list[int] = []
         sampling = True
@@ -142,7 +142,6 @@ async def test_judge_outage_is_recorded_never_invented_and_scoring_recovers(serv
             sampling = False
             await watcher
             await service.shutdown()
-            set_shared_client(None)
 
     ok = [row for row in scores if row[1] == "ok"]
     failed = [row for row in scores if row[1] != "ok"]

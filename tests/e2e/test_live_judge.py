@@ -8,7 +8,6 @@ import time
 from spanscore.config import ServiceConfig
 from spanscore.export.forward import ForwardConfig
 from spanscore.sampling.rules import RuleConfig
-from spanscore.scorers.judge.client import set_shared_client
 from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_live_scoring import agent_traces
@@ -33,27 +32,24 @@ async def test_llm_scorer_live_with_traced_judge_calls(service_config: ServiceCo
     backend_config.rules = [RuleConfig.model_validate({"name": "everything", "scorers": ["completeness"]})]
     backend = Service(backend_config)
     await backend.start()
-    try:
-        async with FakeJudgeServer() as judge:
-            verdict = {"verdicts": [{"verdict": "no", "reason": "a polite factual answer"}]}
-            judge.script("judge", Reply.json(verdict), Reply.json(verdict))
-            service_config.judge = {"model": "openai/judge", "api_base": judge.base_url, "timeout_s": 5}
-            service_config.forward = ForwardConfig(
-                endpoint=f"http://127.0.0.1:{backend.http.port}", scores="none", judge_spans=True
-            )
-            service_config.collector.runs = service_config.collector.runs.model_copy(update={"quiet_period_s": 0.2})
-            service_config.scoring.poll_interval_s = 0.05
-            service_config.rules = [RuleConfig.model_validate({"name": "safety", "scorers": ["toxicity"]})]
-            service = Service(service_config)
-            await service.start()
-            try:
-                assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), agent_traces(2)) == "SUCCESS"
-                rows = await _rows(service, "SELECT Score, Status, JudgeModel, HigherIsBetter FROM scores FINAL", 2)
-                assert rows == [(0.0, "ok", "openai/judge", False)] * 2
-            finally:
-                await service.shutdown()
-    finally:
-        set_shared_client(None)
+    async with FakeJudgeServer() as judge:
+        verdict = {"verdicts": [{"verdict": "no", "reason": "a polite factual answer"}]}
+        judge.script("judge", Reply.json(verdict), Reply.json(verdict))
+        service_config.judge = {"model": "openai/judge", "api_base": judge.base_url, "timeout_s": 5}
+        service_config.forward = ForwardConfig(
+            endpoint=f"http://127.0.0.1:{backend.http.port}", scores="none", judge_spans=True
+        )
+        service_config.collector.runs = service_config.collector.runs.model_copy(update={"quiet_period_s": 0.2})
+        service_config.scoring.poll_interval_s = 0.05
+        service_config.rules = [RuleConfig.model_validate({"name": "safety", "scorers": ["toxicity"]})]
+        service = Service(service_config)
+        await service.start()
+        try:
+            assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), agent_traces(2)) == "SUCCESS"
+            rows = await _rows(service, "SELECT Score, Status, JudgeModel, HigherIsBetter FROM scores FINAL", 2)
+            assert rows == [(0.0, "ok", "openai/judge", False)] * 2
+        finally:
+            await service.shutdown()
     try:
         judge_spans = await _rows(
             backend,

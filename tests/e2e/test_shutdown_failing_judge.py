@@ -6,7 +6,6 @@ import asyncio
 
 from spanscore.config import ServiceConfig
 from spanscore.sampling.rules import RuleConfig
-from spanscore.scorers.judge.client import set_shared_client
 from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_live_scoring import agent_traces
@@ -33,5 +32,4 @@ async def test_shutdown_with_a_failing_judge_finishes_within_shutdown_timeout(se
             assert judge.answers or judge.in_flight
         finally:
             await asyncio.wait_for(service.shutdown(), service_config.shutdown_timeout_s)
-            set_shared_client(None)
         assert service.span_writer.stats.stored > 0

@@ -18,13 +18,15 @@ carrying what was spent; it never makes up a verdict.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import json
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from opentelemetry import trace
 from pydantic import BaseModel, ValidationError
@@ -61,10 +63,9 @@ __all__ = [
     "JudgeError",
     "JudgeSpend",
     "JudgeUnavailableError",
-    "default_judge_config",
-    "set_default_judge_config",
-    "set_shared_client",
-    "shared_client",
+    "Judge",
+    "current_judge",
+    "using_judge",
 ]
 
 logger = logging.getLogger(__name__)
@@ -117,8 +118,8 @@ class JudgeClient:
 
     ``transport`` decides where litellm runs: in this process (``InProcessTransport``), in worker processes
     (``judge_workers.WorkerPoolTransport``), or in-process until the call rate calls for workers
-    (``judge_workers.AutoTransport``); by default the one the installed ``judge:`` section's
-    ``worker_processes`` names (``auto``). ``sleep`` and ``clock`` are injectable for tests.
+    (``judge_workers.AutoTransport``): the one ``worker_processes`` names (the ``judge:`` section's,
+    ``auto`` by default). ``sleep`` and ``clock`` are injectable for tests.
     """
 
     def __init__(
@@ -129,8 +130,11 @@ class JudgeClient:
         sleep: Any = asyncio.sleep,
         clock: Any = time.monotonic,
         transport: Transport | None = None,
+        worker_processes: int | Literal["auto"] | None = None,
     ) -> None:
-        self._transport: Transport = transport or transport_for(default_judge_config().worker_processes)
+        if worker_processes is None:
+            worker_processes = JudgeConfig().worker_processes
+        self._transport: Transport = transport or transport_for(worker_processes)
         self._states: dict[tuple[str, str | None], _ModelState] = {}
         self._tracer = JudgeTracer(tracer)
         self._environ = os.environ if environ is None else environ
@@ -381,36 +385,56 @@ def _short(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[:300]}"
 
 
-_shared: JudgeClient | None = None
-_default_config = JudgeConfig()
+class Judge:
+    """The judge scorers are built with: the ``judge:`` section and the one client that calls it.
+
+    The service makes one from its config and passes it down (``with using_judge(judge): build(...)``),
+    so every scorer of a service shares its client (model limits, circuit breakers, workers) and two
+    services in one process do not share anything. The client is made on first use when not given.
+    """
+
+    def __init__(
+        self,
+        config: JudgeConfig | None = None,
+        *,
+        tracer: trace.Tracer | None = None,
+        client: JudgeClient | None = None,
+    ) -> None:
+        self.config = config or JudgeConfig()
+        self._tracer = tracer
+        self._client = client
+
+    @property
+    def client(self) -> JudgeClient:
+        if self._client is None:
+            self._client = JudgeClient(tracer=self._tracer, worker_processes=self.config.worker_processes)
+        return self._client
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Judge:
+        """The same judge with ``overrides`` on its config (``spanscore score --judge-*``); a client of its own."""
+        return Judge(self.config.with_overrides(dict(overrides)), tracer=self._tracer)
+
+    async def aclose(self) -> None:
+        """Stop the client's worker processes, if a client was ever made; it stays usable."""
+        if self._client is not None:
+            await self._client.aclose()
 
 
-def shared_client() -> JudgeClient:
-    """The process-wide client scorers use unless given one, so model limits are shared."""
-    global _shared
-    if _shared is None:
-        _shared = JudgeClient()
-    return _shared
+_DEFAULT = Judge()
+"""The judge of scorers built outside any ``using_judge`` (a library user's, the offline commands' default)."""
+_building: contextvars.ContextVar[Judge] = contextvars.ContextVar("spanscore_judge", default=_DEFAULT)
 
 
-async def close_shared_client() -> None:
-    """Stop the shared client's worker processes, if a client was ever made; it stays usable."""
-    if _shared is not None:
-        await _shared.aclose()
+def current_judge() -> Judge:
+    """The judge scorers being built now start from (``using_judge``), else the default one."""
+    return _building.get()
 
 
-def set_shared_client(client: JudgeClient | None) -> None:
-    """Replace the process-wide client (the service installs one with its tracer; tests reset it)."""
-    global _shared
-    _shared = client
-
-
-def default_judge_config() -> JudgeConfig:
-    """The ``judge:`` section of the service config, which built-in scorers start from."""
-    return _default_config
-
-
-def set_default_judge_config(config: JudgeConfig) -> None:
-    """Install the configured ``judge:`` section (done once at start-up, before scorers are built)."""
-    global _default_config
-    _default_config = config
+@contextlib.contextmanager
+def using_judge(judge: Judge) -> Iterator[Judge]:
+    """Build scorers with ``judge``: LLM scorers made inside take its config and its client."""
+    token = _building.set(judge)
+    try:
+        yield judge
+    finally:
+        _building.reset(token)

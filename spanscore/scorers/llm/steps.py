@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from spanscore.run import Run
 from spanscore.scorers import StepContext, StepOutput
 from spanscore.scorers.judge.answer_checks import ItemsExpected, check_for
-from spanscore.scorers.judge.client import JudgeClient, JudgeConfig, JudgeError, default_judge_config, shared_client
+from spanscore.scorers.judge.client import JudgeClient, JudgeConfig, JudgeError, current_judge
 from spanscore.scorers.llm.markers import defuse_markers
 
 JudgeOverride = JudgeConfig | Mapping[str, Any] | str | None
@@ -43,13 +43,14 @@ class JudgeSettings:
     config: JudgeConfig
     step_overrides: Mapping[str, JudgeOverride] = field(default_factory=dict)
     client: JudgeClient | None = None
+    """None: the client of the judge the scorer was built with (``using_judge``), looked up on first call."""
 
     def for_step(self, step: str) -> JudgeConfig:
         return self.config.with_overrides(self.step_overrides.get(step))
 
     @property
     def active_client(self) -> JudgeClient:
-        return self.client or shared_client()
+        return self.client if self.client is not None else current_judge().client
 
 
 def judge_settings(
@@ -59,8 +60,12 @@ def judge_settings(
     step_judges: Mapping[str, JudgeOverride] | None = None,
     client: JudgeClient | None = None,
 ) -> JudgeSettings:
-    """Merge the configured default judge, a scorer's ``judge`` override and its ``model`` shortcut."""
-    config = default_judge_config().with_overrides(judge)
+    """Merge the judge being built with (``using_judge``), a scorer's ``judge`` override and its ``model`` shortcut.
+
+    The built scorer keeps that judge's client, so it goes on using it wherever it is called from.
+    """
+    built_with = current_judge()
+    config = built_with.config.with_overrides(judge)
     if model is not None:
         if not isinstance(model, str) or not model:
             raise ValueError(f"option model must be a litellm model string, got {model!r}")
@@ -70,7 +75,7 @@ def judge_settings(
         config.with_overrides(override)  # validate now, not on the first run
         if step not in ("preprocess", "analyze", "generate_reason"):
             raise ValueError(f"option step_judges: unknown step {step!r}; use preprocess, analyze or generate_reason")
-    return JudgeSettings(config=config, step_overrides=overrides, client=client)
+    return JudgeSettings(config=config, step_overrides=overrides, client=client or built_with.client)
 
 
 class JudgeStep:

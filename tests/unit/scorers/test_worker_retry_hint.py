@@ -33,13 +33,14 @@ async def test_the_retry_waits_for_the_judges_hint_not_just_the_backoff() -> Non
     scorer = _HintedJudgeScorer(hint_s=0.4)
     done: asyncio.Future[ScoreResult] = asyncio.get_running_loop().create_future()
 
-    async def on_result(job: ScoringJob, result: ScoreResult) -> None:
+    async def on_result(job: ScoringJob[None], result: ScoreResult) -> None:
         done.set_result(result)
 
-    workers = ScoringWorkers(on_result, workers=1, backoff_base_s=0.001, backoff_max_s=5.0)
+    workers: ScoringWorkers[None] = ScoringWorkers(on_result, workers=1, backoff_base_s=0.001, backoff_max_s=5.0)
     await workers.start()
     try:
-        await workers.submit(ScoringJob("rule", scorer, Run(trace_id="ab" * 16, span_id="cd" * 8)))  # type: ignore[arg-type]
+        run = Run(trace_id="ab" * 16, span_id="cd" * 8)
+        await workers.submit(ScoringJob("rule", scorer, run, None))  # type: ignore[arg-type]
         result = await asyncio.wait_for(done, 10)
     finally:
         await workers.shutdown()

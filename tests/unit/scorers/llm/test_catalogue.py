@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from spanscore.scorers import available, build
-from spanscore.scorers.judge.client import JudgeConfig, default_judge_config, set_default_judge_config
+from spanscore.scorers.judge.client import Judge, JudgeConfig, using_judge
 
 LOWER_IS_BETTER = {"bias", "hallucination", "toxicity"}
 NEEDS_OPTIONS = {
@@ -40,14 +40,16 @@ def test_registered_with_metadata(scorer_id: str):
     assert scorer.options["model"] == "openai/some-judge"
 
 
-def test_scorers_start_from_the_configured_default_judge():
-    previous = default_judge_config()
-    try:
-        set_default_judge_config(JudgeConfig(model="anthropic/claude-judge", timeout_s=7))
-        assert build("faithfulness").options["model"] == "anthropic/claude-judge"
+def test_scorers_start_from_the_judge_they_are_built_with():
+    judge = Judge(JudgeConfig(model="anthropic/claude-judge", timeout_s=7))
+    with using_judge(judge):
+        built = build("faithfulness")
+        assert built.options["model"] == "anthropic/claude-judge"
         assert build("faithfulness", judge={"model": "ollama/llama3"}).options["model"] == "ollama/llama3"
-    finally:
-        set_default_judge_config(previous)
+    # Built outside, a scorer has the default judge; the one built inside keeps its judge's client.
+    assert build("faithfulness").options["model"] != "anthropic/claude-judge"
+    clients = {id(step.settings.active_client) for step in built._steps if hasattr(step, "settings")}
+    assert clients == {id(judge.client)}
 
 
 def test_a_bad_judge_override_is_a_config_error():
