@@ -118,6 +118,15 @@ def coerce_messages(value: MessagesLike, default_role: str) -> tuple[Message, ..
     return tuple(Message.coerce(v, default_role) for v in value)
 
 
+def last_turn(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The messages after the last one that is neither the user's nor the system's (an answer, a tool result).
+
+    A conversation with no such message is one turn, returned whole.
+    """
+    others = [index for index, message in enumerate(messages) if message.role not in ("user", "system")]
+    return messages[others[-1] + 1 :] if others else messages
+
+
 @dataclass(frozen=True, slots=True)
 class Turn:
     """One turn of a conversation: one run of the session, reduced to what session scorers read."""
@@ -284,9 +293,7 @@ class Run:
         """
         if self.input is None:
             return None
-        answered = [index for index, m in enumerate(self.input) if m.role in ("assistant", "tool")]
-        turn = self.input[answered[-1] + 1 :] if answered else self.input
-        users = [m.content for m in turn if m.role == "user"]
+        users = [m.content for m in last_turn(self.input) if m.role == "user"]
         if not users:  # nothing asked after the last answer: the run's user messages, else all its text
             users = [m.content for m in self.input if m.role == "user"] or [m.content for m in self.input]
         return "\n".join(users)

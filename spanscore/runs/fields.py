@@ -36,7 +36,7 @@ from typing import Any
 from spanscore.collector.conventions.facts import SpanFacts, fill_tool
 from spanscore.collector.conventions.parsing import canonical_json
 from spanscore.records import SpanRecord
-from spanscore.run import Message, Run, ToolCall, Usage
+from spanscore.run import Message, Run, ToolCall, Usage, last_turn
 from spanscore.runs.config import RunsConfig
 
 _SPEAKERS = ("agent", "chain", None)
@@ -277,10 +277,10 @@ def users_turn(messages: tuple[Message, ...]) -> tuple[Message, ...]:
         end -= 1
     if end == len(messages) or not end or messages[end - 1].role != "user":
         end = len(messages)
-    others = [index for index, message in enumerate(messages[:end]) if message.role not in ("user", "system")]
-    if not others:
-        return messages[:end]
-    turn = messages[others[-1] + 1 : end]
+    head = messages[:end]
+    turn = last_turn(head)
+    if len(turn) == len(head):  # nothing but user and system messages
+        return head
     return turn if any(message.role == "user" for message in turn) else messages
 
 

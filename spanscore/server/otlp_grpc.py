@@ -17,6 +17,7 @@ where it is refused with a retry hint or stored, as before.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
@@ -51,6 +52,11 @@ T = TypeVar("T")
 
 OnServiceLoop = Callable[[Coroutine[Any, Any, T]], Awaitable[T]]
 """Runs a coroutine on the service's loop and gives an awaitable for the calling loop."""
+
+
+def _run_in(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, T]) -> Awaitable[T]:
+    """Run ``coroutine`` on ``loop`` (another thread's) and await its result from the calling loop."""
+    return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, loop))
 
 
 class _ExportHandler:
@@ -122,11 +128,7 @@ class GrpcReceiver:
         self.port = 0
 
     async def start(self) -> None:
-        service_loop = asyncio.get_running_loop()
-
-        def on_service_loop(coroutine: Coroutine[Any, Any, T]) -> Awaitable[T]:
-            return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, service_loop))
-
+        on_service_loop = functools.partial(_run_in, asyncio.get_running_loop())
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=loop.run_forever, name="spanscore-grpc", daemon=True)
         thread.start()
@@ -167,7 +169,7 @@ class GrpcReceiver:
 
     def _in_grpc_loop(self, coroutine: Coroutine[Any, Any, T]) -> Awaitable[T]:
         assert self._loop is not None
-        return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self._loop))
+        return _run_in(self._loop, coroutine)
 
     async def _stop_loop(self) -> None:
         loop, thread = self._loop, self._thread

@@ -27,8 +27,8 @@ ATTRIBUTE_CHARS = 2000
 """Span attribute values on the run page are cut to this many characters (prompts can be huge)."""
 
 _WINDOW = "now() - toIntervalSecond({since:UInt32})"
-_RULE = "({rule:String} = '' OR Rule = {rule:String}) AND ({target:String} = '' OR Target = {target:String})"
-_FILTERS = f"({{scorer:String}} = '' OR Scorer = {{scorer:String}}) AND {_RULE}"
+_RULE_AND_TARGET = "({rule:String} = '' OR Rule = {rule:String}) AND ({target:String} = '' OR Target = {target:String})"
+_FILTERS = f"({{scorer:String}} = '' OR Scorer = {{scorer:String}}) AND {_RULE_AND_TARGET}"
 
 SCORERS_SQL = f"""
 SELECT Scorer AS scorer,
@@ -39,7 +39,7 @@ SELECT Scorer AS scorer,
        sum(Passed) / nullIf(sum(Passed) + sum(Failed), 0) AS pass_rate,
        sum(Errors) AS errors
 FROM score_trend_hourly
-WHERE Hour >= {_WINDOW} AND {_RULE}
+WHERE Hour >= {_WINDOW} AND {_RULE_AND_TARGET}
 GROUP BY Scorer
 ORDER BY Scorer
 """
@@ -76,7 +76,7 @@ SELECT toString(Day) AS day, Rule AS rule, Target AS target, Candidates AS candi
        Coverage AS coverage, SampledOut AS sampled_out, OverBudget AS over_budget, MissingInput AS missing_input,
        NotApplicable AS not_applicable, Failed AS failed, FilteredOut AS filtered_out
 FROM coverage_daily
-WHERE Day >= toDate({_WINDOW}) AND {_RULE}
+WHERE Day >= toDate({_WINDOW}) AND {_RULE_AND_TARGET}
 ORDER BY Day, Rule
 """
 

@@ -42,15 +42,11 @@ class JudgeSettings:
 
     config: JudgeConfig
     step_overrides: Mapping[str, JudgeOverride] = field(default_factory=dict)
-    client: JudgeClient | None = None
-    """None: the client of the judge the scorer was built with (``using_judge``), looked up on first call."""
+    client: JudgeClient = field(default_factory=lambda: current_judge().client)
+    """The client of the judge the scorer was built with (``using_judge``) unless one is given."""
 
     def for_step(self, step: str) -> JudgeConfig:
         return self.config.with_overrides(self.step_overrides.get(step))
-
-    @property
-    def active_client(self) -> JudgeClient:
-        return self.client if self.client is not None else current_judge().client
 
 
 def judge_settings(
@@ -113,7 +109,7 @@ class JudgeStep:
         config = self.settings.for_step(self.step)
         check = check_for(self.expect(context)) if self.expect is not None else None
         try:
-            answer = await self.settings.active_client.ask(
+            answer = await self.settings.client.ask(
                 config,
                 instructions=self.instructions,
                 prompt=prompt,

@@ -63,21 +63,8 @@ def test_a_tool_result_message_gives_its_content_alone_or_beside_a_success_flag(
         assert tool_call("get_weather", "{}", json.dumps(output), None).result == json.dumps(output)
 
 
-def _named_span(name: str, attributes: dict[str, str]) -> SpanRecord:
-    return SpanRecord(
-        trace_id="t",
-        span_id="s",
-        parent_span_id="",
-        name=name,
-        kind="Internal",
-        start_time_ns=0,
-        end_time_ns=1,
-        attributes=attributes,
-    )
-
-
 def _tool_arguments(attributes: dict[str, str]) -> object:
-    tool = extract(_named_span(attributes["tool.name"], attributes)).tool
+    tool = extract(_span("s", "", 0, name=attributes["tool.name"], **attributes)).tool
     assert tool is not None
     return tool.arguments
 
@@ -97,10 +84,11 @@ def test_a_chat_span_s_agent_is_its_recipient_and_its_input_the_message_it_sends
         "input.value": json.dumps({"message": QUESTION, "sender": "user", "recipient": "weather_agent"}),
         "input.mime_type": "application/json",
     }
-    facts = extract(_named_span("user.initiate_chat", attributes))
+    facts = extract(_span("s", "", 0, name="user.initiate_chat", **attributes))
     assert facts.input == (Message("user", QUESTION),)
     assert facts.agent_name == "user"  # no recipient named: the span's own agent
-    facts = extract(_named_span("user.initiate_chat", {**attributes, "ag2.recipient.name": "weather_agent"}))
+    named = {**attributes, "ag2.recipient.name": "weather_agent"}
+    facts = extract(_span("s", "", 0, name="user.initiate_chat", **named))
     assert (facts.agent_name, facts.sources["agent_name"]) == ("weather_agent", "openinference:ag2.recipient.name")
 
 
@@ -119,12 +107,12 @@ def test_only_a_last_call_that_hands_the_answer_back_is_an_answer_tool() -> None
     assert without_answer_tool((final, weather), output) == (final, weather)  # not the last call
 
 
-def _span(span_id: str, parent: str, start: int, **attributes: str) -> SpanRecord:
+def _span(span_id: str, parent: str, start: int, *, name: str | None = None, **attributes: str) -> SpanRecord:
     return SpanRecord(
         trace_id="ab" * 16,
         span_id=span_id,
         parent_span_id=parent,
-        name=span_id,
+        name=name or span_id,
         kind="Internal",
         start_time_ns=start,
         end_time_ns=start + 10,

@@ -48,7 +48,7 @@ def test_scorers_start_from_the_judge_they_are_built_with():
         assert build("faithfulness", judge={"model": "ollama/llama3"}).options["model"] == "ollama/llama3"
     # Built outside, a scorer has the default judge; the one built inside keeps its judge's client.
     assert build("faithfulness").options["model"] != "anthropic/claude-judge"
-    clients = {id(step.settings.active_client) for step in built._steps if hasattr(step, "settings")}
+    clients = {id(step.settings.client) for step in built._steps if hasattr(step, "settings")}
     assert clients == {id(judge.client)}
 
 
