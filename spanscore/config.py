@@ -27,7 +27,7 @@ from spanscore.errors import ConfigError
 from spanscore.export.forward import ForwardConfig
 from spanscore.runs.config import RunsConfig, SessionsConfig
 from spanscore.sampling.rules import RuleConfig
-from spanscore.scoring.live import ScoringConfig
+from spanscore.scoring.config import ScoringConfig
 from spanscore.storage.config import StorageConfig
 
 ENV_PREFIX = "SPANSCORE_"

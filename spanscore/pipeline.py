@@ -3,14 +3,58 @@
 Return means done (for the span writer: durable in storage). ``RetryableError``
 means try later, ``PermanentError`` means never. "Not sampled" and similar
 outcomes are plain returns, not errors.
+
+The stages are wired in ``server/service.py``:
+
+    receivers -> Ingest -> EvaluationTap -> span/log BatchWriter --stored--> Relay -> RunIntake (assembler)
+    ReadyPoller (assembler, sessions) -> Dispatcher -> ScoringWorkers -> ScoreOutput -> score BatchWriter, exporter
+
+Every arrow is a ``Consumer``; the poller is the one place that pulls, because readiness is a
+matter of time (a quiet period passing), not of a batch arriving.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, TypeVar
+from collections.abc import Sequence
+from typing import Generic, Protocol, TypeVar
 
+T = TypeVar("T")
 T_contra = TypeVar("T_contra", contravariant=True)
 
 
 class Consumer(Protocol[T_contra]):
     async def consume(self, item: T_contra, /) -> None: ...
+
+
+class Relay(Generic[T]):
+    """A consumer for a stage that may start later: batches go to whatever is connected now, else nowhere.
+
+    Live scoring starts with the first rules, which may arrive at run time (``PUT /api/v1/rules``), after
+    the span writer was built. What passes while nothing is connected is not lost: it is stored, and live
+    scoring reads recent traces back from storage when it starts.
+    """
+
+    def __init__(self) -> None:
+        self._target: Consumer[T] | None = None
+
+    def connect(self, target: Consumer[T] | None) -> None:
+        self._target = target
+
+    @property
+    def connected(self) -> bool:
+        return self._target is not None
+
+    async def consume(self, item: T, /) -> None:
+        if self._target is not None:
+            await self._target.consume(item)
+
+
+class FanOut(Generic[T]):
+    """Hands each batch to every consumer in order; the first error stops it and propagates."""
+
+    def __init__(self, consumers: Sequence[Consumer[T]]) -> None:
+        self._consumers = tuple(consumers)
+
+    async def consume(self, item: T, /) -> None:
+        for consumer in self._consumers:
+            await consumer.consume(item)

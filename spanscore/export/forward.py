@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import aiohttp
@@ -122,6 +122,12 @@ class ScoreExporter:
         from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogs
 
         return HttpLogs(endpoint=_http_url(c.endpoint, "/v1/logs"), headers=c.headers, timeout=c.timeout_s)
+
+    async def consume(self, rows: Sequence[ScoreRow], /) -> None:
+        """Enqueue the scores that have a value; a failed or skipped score stays in storage only."""
+        for row in rows:
+            if row.status == "ok":
+                self.export(row)
 
     def export(self, row: ScoreRow) -> None:
         if not row.trace_id or not row.span_id:

@@ -215,7 +215,9 @@ async def backfill(
     """
     import asyncio
 
-    from spanscore.scoring.live import LiveScoring, ScoringConfig, Subject
+    from spanscore.scoring.config import ScoringConfig
+    from spanscore.scoring.live import LiveScoring
+    from spanscore.scoring.subject import Subject
 
     progress = progress or BackfillProgress(rule.name)
     settings = (scoring or ScoringConfig()).model_copy(update={"recover_on_start": False})

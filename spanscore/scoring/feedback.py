@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -246,7 +246,7 @@ class EvaluationTap(Generic[R]):
         self,
         inner: Consumer[Sequence[R]],
         extract: Callable[[Sequence[R]], list[OutsideEvaluation]],
-        sink: Callable[[list[ScoreRow]], Awaitable[None]],
+        sink: Consumer[Sequence[ScoreRow]],
     ) -> None:
         self._inner = inner
         self._extract = extract
@@ -257,5 +257,5 @@ class EvaluationTap(Generic[R]):
         await self._inner.consume(batch)
         found = self._extract(batch)
         if found:
-            await self._sink([row_for_evaluation(evaluation) for evaluation in found])
+            await self._sink.consume([row_for_evaluation(evaluation) for evaluation in found])
             self.stored += len(found)

@@ -28,6 +28,7 @@ from spanscore.config import ServiceConfig, load_config
 from spanscore.errors import ConfigError
 from spanscore.export.forward import ScoreExporter, SpanPassThrough
 from spanscore.metric_keys import metric_key
+from spanscore.pipeline import Relay
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.sampling.rule_sets import RuleSet, canonical_rules, diff_rules
 from spanscore.sampling.rules import RuleConfig
@@ -82,8 +83,11 @@ class Service:
     def __init__(self, config: ServiceConfig) -> None:
         self.config = config
         self.store = store_for(config)
-        self.span_writer: BatchWriter[SpanRecord] = write_paths.span_writer(self.store, config.storage)
-        self.log_writer: BatchWriter[LogRecord] = write_paths.log_writer(self.store, config.storage)
+        # Stored spans and logs go on to live scoring's run assembler, once live scoring exists (first rules).
+        self.stored_spans: Relay[Sequence[SpanRecord]] = Relay()
+        self.stored_logs: Relay[Sequence[LogRecord]] = Relay()
+        self.span_writer = write_paths.span_writer(self.store, config.storage, self.stored_spans)
+        self.log_writer = write_paths.log_writer(self.store, config.storage, self.stored_logs)
         self.judge: Judge | None = None
         """The judge every scorer of this service is built with (made with the first rules), passed down."""
         self.live = self._live_scoring(config)
@@ -97,8 +101,8 @@ class Service:
         )
         # Outside evaluation results ride in with the spans and logs: stored before the export is acknowledged.
         self.feedback_writer: BatchWriter[ScoreRow] = write_paths.feedback_writer(self.store, config.storage)
-        self.span_tap = EvaluationTap(self.span_writer, evaluations_in_spans, self.feedback_writer.consume)
-        self.log_tap = EvaluationTap(self.log_writer, evaluations_in_logs, self.feedback_writer.consume)
+        self.span_tap = EvaluationTap(self.span_writer, evaluations_in_spans, self.feedback_writer)
+        self.log_tap = EvaluationTap(self.log_writer, evaluations_in_logs, self.feedback_writer)
         self.ingest = Ingest(self.span_tap, self.log_tap, self.passthrough, config.collector.limits)
         tokens = TokenCheck(config.collector.auth_tokens)
         self.grpc = GrpcReceiver(config.collector.grpc, self.ingest, tokens) if config.collector.grpc.enabled else None
@@ -150,8 +154,8 @@ class Service:
                 write_paths.scored_run_writer(self.store, config.storage),
             ),
         )
-        self.span_writer.on_stored = live.on_spans_stored
-        self.log_writer.on_stored = live.on_logs_stored
+        self.stored_spans.connect(live.spans_in)
+        self.stored_logs.connect(live.logs_in)
         return live
 
     async def apply_rules(self, rules: Sequence[RuleConfig], *, source: str) -> RuleSet:

@@ -9,11 +9,13 @@ the writer answers with backpressure and scoring waits.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import orjson
 
+from spanscore.pipeline import Consumer
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.deadletter import DeadLetters
@@ -94,6 +96,7 @@ def _writer(
     max_pending: int,
     acknowledge: str = "stored",
     insert_encoded: EncodedInsertFn | None = None,
+    stored: Consumer[Sequence[T]] | None = None,
 ) -> BatchWriter[T]:
     spooling = storage.spool_max_bytes > 0 and bool(storage.spool_dir)
     dead = DeadLetters(dead_letter_dir(storage.spool_dir, name), name, codec) if storage.spool_dir else None
@@ -109,10 +112,14 @@ def _writer(
         salvager=Salvager(name, dead, partition_key),
         insert_encoded=insert_encoded,
         stuck_after_s=storage.stuck_after_s,
+        stored=stored,
     )
 
 
-def span_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[SpanRecord]:
+def span_writer(
+    store: ClickHouseStore, storage: StorageConfig, stored: Consumer[Sequence[SpanRecord]] | None = None
+) -> BatchWriter[SpanRecord]:
+    """Spans, acknowledged as ``storage.acknowledge`` says; ``stored`` gets each batch once it is inserted."""
     return _writer(
         "spans",
         store.insert_spans,
@@ -122,10 +129,13 @@ def span_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[S
         max_pending=storage.max_pending_spans,
         acknowledge=storage.acknowledge,
         insert_encoded=store.insert_span_json,
+        stored=stored,
     )
 
 
-def log_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[LogRecord]:
+def log_writer(
+    store: ClickHouseStore, storage: StorageConfig, stored: Consumer[Sequence[LogRecord]] | None = None
+) -> BatchWriter[LogRecord]:
     return _writer(
         "logs",
         store.insert_logs,
@@ -134,6 +144,7 @@ def log_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[Lo
         _log_day,
         max_pending=storage.max_pending_spans,
         acknowledge=storage.acknowledge,
+        stored=stored,
     )
 
 

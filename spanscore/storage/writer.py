@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from spanscore.pipeline import Consumer
 from spanscore.storage.group_commit import GroupCommit, WriterStats, wait_while
 from spanscore.storage.insert_errors import InsertDataError
 from spanscore.storage.logged_batches import LoggedBatches
@@ -47,7 +48,6 @@ T = TypeVar("T")
 
 InsertFn = Callable[[Sequence[T]], Awaitable[None]]
 EncodedInsertFn = Callable[[bytes], Awaitable[None]]
-StoredHook = Callable[[Sequence[T]], None]
 
 
 class BatchWriter(Generic[T]):
@@ -61,7 +61,7 @@ class BatchWriter(Generic[T]):
         batch_max: int,
         flush_interval: float,
         max_pending: int,
-        on_stored: StoredHook[T] | None = None,
+        stored: Consumer[Sequence[T]] | None = None,
         spool: Spool[T] | None = None,
         replay_backoff_s: float = 1.0,
         acknowledge: str = "stored",
@@ -91,7 +91,7 @@ class BatchWriter(Generic[T]):
         self.name = name
         self._insert = insert
         self._batch_max = batch_max
-        self.on_stored = on_stored
+        self._stored_to = stored
         self._closing = False
         self.stats = WriterStats()
         self._batcher: GroupCommit[T] = GroupCommit(
@@ -147,7 +147,7 @@ class BatchWriter(Generic[T]):
         self.stats.inserts += 1
         self.stats.stored += len(records)
         self.stats.insert_seconds += time.perf_counter() - started
-        self._stored(records)
+        await self._stored(records)
 
     async def _salvage_now(self, records: list[T], error: InsertDataError) -> None:
         """Store a refused batch piece by piece; if storage goes away meanwhile, spool what is left."""
@@ -164,7 +164,7 @@ class BatchWriter(Generic[T]):
         finally:
             self.stats.inserts += salvage.inserts
             self.stats.stored += len(salvage.stored)
-            self._stored(salvage.stored)
+            await self._stored(salvage.stored)
 
     def _note_failure(self, exc: BaseException, count: int) -> None:
         if self._failing_since is None:
@@ -200,12 +200,17 @@ class BatchWriter(Generic[T]):
         self._spooled_event.set()
         return path, data
 
-    def _stored(self, records: Sequence[T]) -> None:
-        if self.on_stored is not None:
+    async def _stored(self, records: Sequence[T]) -> None:
+        """Hand what was just inserted to the next stage (spans and logs: the run assembler).
+
+        Its failure is logged, never the writer's: the records are stored, and what the next stage
+        missed it can read back from storage.
+        """
+        if self._stored_to is not None and records:
             try:
-                self.on_stored(records)
+                await self._stored_to.consume(records)
             except Exception:
-                log.exception("on_stored hook failed writer=%s", self.name)
+                log.exception("the stage after the %s writer failed on %d stored records", self.name, len(records))
 
     async def _replay(self) -> None:
         """Drain the spool oldest first; a batch file is deleted only after its insert succeeded.
@@ -305,7 +310,7 @@ class BatchWriter(Generic[T]):
         self.stats.insert_seconds += time.perf_counter() - started
         self.stats.replayed += from_disk
         self.stats.stored += len(stored)
-        self._stored(stored)
+        await self._stored(stored)
         if from_disk:
             log.info("replayed spooled batches writer=%s records=%d left=%d", self.name, from_disk, spool.batches)
         return True

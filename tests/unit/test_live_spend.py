@@ -12,7 +12,9 @@ from spanscore.run import Run
 from spanscore.sampling.decisions import Outcome
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.base import ScoreResult, Status
-from spanscore.scoring.live import LiveScoring, ScoringConfig, Subject, _RuleRun
+from spanscore.scoring.config import ScoringConfig
+from spanscore.scoring.live import LiveScoring
+from spanscore.scoring.subject import RuleRun, Subject
 from spanscore.scoring.workers import ScoringJob
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.scores import DecisionRow, ScoreRow, score_id
@@ -53,9 +55,9 @@ async def test_a_scores_judge_spend_counts_against_its_rules_budget(
         (decision,) = live.engine.decide(first)
         assert decision.sampled
         ready = Subject(first, "quiet_period", "fingerprint")
-        job = ScoringJob(rule.name, live.scorers[rule.name][0], first, context=_RuleRun(decision, ready, outstanding=1))
+        job = ScoringJob(rule.name, live.scorers[rule.name][0], first, context=RuleRun(decision, ready, outstanding=1))
         # The result as a judge-backed scorer reports it: what its judge calls cost.
-        await live._on_result(job, ScoreResult("completeness", "1", Status.OK, score=1.0, **spent))
+        await live.dispatcher.on_result(job, ScoreResult("completeness", "1", Status.OK, score=1.0, **spent))
         (after,) = live.engine.decide(second)
         assert (after.outcome, after.probability) == (Outcome.OVER_BUDGET, 0.0)
     finally:

@@ -14,6 +14,7 @@ from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
 from spanscore.storage.rows import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC, join_json_arrays, records_to_json, spans_from_json
 from spanscore.storage.spool import Spool
 from spanscore.storage.writer import BatchWriter
+from tests.fakes.collected import Collected
 
 
 class GatedStore:
@@ -55,8 +56,8 @@ async def _until(condition, wait_s: float = 10.0) -> None:  # type: ignore[no-un
 
 async def test_acknowledged_once_logged_and_inserted_behind_in_merged_batches(tmp_path: Path) -> None:
     store = GatedStore()
-    seen: list[int] = []
-    writer = _writer(store, tmp_path, batch_max=5, on_stored=seen.extend)
+    seen: Collected[int] = Collected()
+    writer = _writer(store, tmp_path, batch_max=5, stored=seen)
     await writer.start()
     for value in range(7):
         await asyncio.wait_for(writer.consume([value]), 5)  # storage is stuck, yet every export returns
@@ -174,9 +175,9 @@ async def test_inserts_reuse_the_logged_bytes_merged_without_encoding_again(tmp_
     async def insert(records: object) -> None:
         raise AssertionError("records were encoded again")
 
-    seen: list[SpanRecord] = []
+    seen: Collected[SpanRecord] = Collected()
     writer: BatchWriter[SpanRecord] = BatchWriter(
-        "spans", insert, batch_max=100, flush_interval=0.0, max_pending=1000, on_stored=seen.extend,
+        "spans", insert, batch_max=100, flush_interval=0.0, max_pending=1000, stored=seen,
         spool=Spool(tmp_path, 1 << 20, SPAN_SPOOL_CODEC), acknowledge="spooled", replay_backoff_s=0.01,
         insert_encoded=insert_encoded,
     )  # fmt: skip

@@ -8,6 +8,7 @@ import pytest
 from spanscore.errors import RetryableError
 from spanscore.storage.spool import Spool
 from spanscore.storage.writer import BatchWriter
+from tests.fakes.collected import Collected
 
 
 def test_batches_come_back_in_order_and_survive_a_new_instance(tmp_path: Path) -> None:
@@ -51,10 +52,10 @@ class FlakyStore:
 
 async def test_writer_spools_while_storage_is_down_and_replays_in_order(tmp_path: Path) -> None:
     store = FlakyStore()
-    seen_stored: list[int] = []
+    seen_stored: Collected[int] = Collected()
     writer: BatchWriter[int] = BatchWriter(
         "t", store.insert, batch_max=2, flush_interval=0.0, max_pending=100,
-        on_stored=seen_stored.extend, spool=Spool(tmp_path, 1 << 20), replay_backoff_s=0.01,
+        stored=seen_stored, spool=Spool(tmp_path, 1 << 20), replay_backoff_s=0.01,
     )  # fmt: skip
     await writer.start()
     for value in range(6):

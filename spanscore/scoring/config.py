@@ -1,0 +1,29 @@
+"""The scoring stage's settings (the ``scoring:`` section)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ScoringConfig(BaseModel):
+    """The scoring stage: worker pool, retries and how scores are labelled."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+    workers: int = Field(8, ge=1)
+    """Concurrent scoring jobs (LLM judges are limited further by judge.max_concurrency)."""
+    queue_size: int = Field(1000, ge=1)
+    """Jobs waiting for a worker; when full, ready runs wait in the assembler (bounded there)."""
+    max_attempts: int = Field(4, ge=1)
+    """Attempts per job for retryable failures (judge timeouts, 429/5xx)."""
+    code_threads: int = Field(2, ge=1)
+    """Threads that run code scorers off the event loop."""
+    poll_interval_s: float = Field(0.2, gt=0, le=10)
+    """How often the assembler is asked for ready runs."""
+    pass_threshold: float = Field(0.5, ge=0)
+    """Label a score `pass` when at least this (or at most this, for lower-is-better scorers), else `fail`."""
+    drain_timeout_s: float = Field(20.0, ge=0)
+    """At shutdown, how long queued scoring jobs may run before they are cut (and rescored after restart); shorter
+    than ``shutdown_timeout_s``, so that scores and spans are still flushed and the process exits 0."""
+    recover_on_start: bool = True
+    """Re-read recent traces on start (max_wait + late_span_window) so runs pending at a crash are still scored."""

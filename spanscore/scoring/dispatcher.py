@@ -1,0 +1,162 @@
+"""Ready runs and sessions -> one decision per rule -> scoring jobs -> score rows.
+
+For each ready subject (a run, its span-level views, a session) the rule engine makes one decision
+per rule. Every decision is written before any job starts (the coverage denominator, and what
+recovery reads), then one job per scorer of each sampled rule is queued. When all of a rule's jobs
+for a subject have ended, a ``sampled`` decision that produced no score is refined to
+``missing_input`` / ``not_applicable`` / ``failed``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from spanscore.pipeline import Consumer
+from spanscore.run import Run, Turn
+from spanscore.runs.readiness import ReadyRun
+from spanscore.runs.sessions import ReadySession, SessionTracker, with_history
+from spanscore.sampling.engine import RuleEngine
+from spanscore.scorers.base import Scorer, ScoreResult
+from spanscore.scoring.config import ScoringConfig
+from spanscore.scoring.rows import decision_row, score_row
+from spanscore.scoring.subject import RuleRun, Subject, is_internal
+from spanscore.scoring.workers import ScoringJob, ScoringWorkers
+from spanscore.storage.scored_runs import ScoredRunRow
+from spanscore.storage.scores import DecisionRow, ScoreRow
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveRules:
+    """The rules a dispatch decides with: swapped whole, between two dispatches, when rules change."""
+
+    engine: RuleEngine
+    scorers: dict[str, list[Scorer]]
+    version: str
+    scores_sessions: bool
+
+
+class Dispatcher:
+    """``Consumer[Sequence[ReadyRun]]``: decides ready runs and queues their jobs; owns the worker pool."""
+
+    def __init__(
+        self,
+        rules: ActiveRules,
+        config: ScoringConfig,
+        *,
+        decisions: Consumer[Sequence[DecisionRow]],
+        scored_runs: Consumer[Sequence[ScoredRunRow]],
+        scores: Consumer[Sequence[ScoreRow]],
+        sessions: SessionTracker,
+    ) -> None:
+        self.rules = rules
+        self._config = config
+        self._decisions = decisions
+        self._scored_runs = scored_runs
+        self._scores = scores
+        self._sessions = sessions
+        self.workers: ScoringWorkers[RuleRun] = ScoringWorkers(
+            self.on_result,
+            workers=config.workers,
+            queue_size=config.queue_size,
+            max_attempts=config.max_attempts,
+            code_threads=config.code_threads,
+            drain_timeout_s=config.drain_timeout_s,
+        )
+        self.scores_written: Counter[tuple[str, str]] = Counter()  # (rule, status)
+        self.decisions_written: Counter[str] = Counter()
+        self.internal_runs_skipped = 0
+
+    async def consume(self, items: Sequence[ReadyRun], /) -> None:
+        """Decide every run (and its span views), write all decisions in one insert, then queue the jobs.
+
+        A run with a session id becomes a turn of its session when a rule scores sessions (and is stored
+        as one, for recovery).
+        """
+        subjects: list[tuple[Subject, bool]] = []
+        turns: list[ScoredRunRow] = []
+        now = time.time_ns()
+        scores_sessions = self.rules.scores_sessions
+        for ready in items:
+            if is_internal(ready.run):
+                self.internal_runs_skipped += 1
+                continue
+            rescore = ready.reason == "late_span_rescore"
+            subjects.append((Subject(ready.run, ready.reason, ready.fingerprint), rescore))
+            subjects.extend((Subject(view, ready.reason), False) for view in ready.views)
+            if scores_sessions and self._sessions.add(ready.run, now):
+                turns.append(ScoredRunRow.of(ready.run))
+        await self.dispatch(subjects, turns)
+
+    async def dispatch(self, subjects: Sequence[tuple[Subject, bool]], stored: Sequence[ScoredRunRow] = ()) -> None:
+        """Decide ``(subject, rescore)`` pairs; ``stored`` are scored-run rows already due (session turns)."""
+        rules = self.rules
+        rows: list[DecisionRow] = []
+        jobs: list[ScoringJob[RuleRun]] = []
+        scored: dict[tuple[str, str], ScoredRunRow] = {(row.trace_id, row.run_id): row for row in stored}
+        for subject, rescore in subjects:
+            run = subject.run
+            decisions = rules.engine.decide(run, rescore=rescore)
+            rows.extend(decision_row(d, subject, rule_version=rules.version) for d in decisions)
+            for decision in decisions:
+                if not decision.sampled:
+                    continue
+                scorers = rules.scorers.get(decision.rule, [])
+                book = RuleRun(decision, subject, outstanding=len(scorers), rule_version=rules.version)
+                jobs.extend(ScoringJob(decision.rule, scorer, run, context=book) for scorer in scorers)
+                key = (run.trace_id, run.run_id)
+                if scorers and run.target != "session" and key not in scored:  # a session turn is stored already
+                    scored[key] = ScoredRunRow.of(run)
+        if rows:
+            await self._write_decisions(rows)
+        if scored:
+            await self._scored_runs.consume(list(scored.values()))
+        for job in jobs:
+            await self.workers.submit(job)
+
+    async def on_result(self, job: ScoringJob[RuleRun], result: ScoreResult) -> None:
+        """A job ended: its row goes out, its spend counts against the budget, and the last one refines."""
+        book = job.context
+        rule = book.decision.rule
+        row = score_row(job.scorer.info, job.run, book, result, pass_threshold=self._config.pass_threshold)
+        await self._scores.consume([row])
+        self.scores_written[rule, result.status.value] += 1
+        tokens = result.input_tokens + result.output_tokens
+        if result.cost_usd or tokens:
+            # Both units: a rule's budget counts the one it is set in (daily_usd or daily_tokens).
+            self.rules.engine.record_spend(rule, result.cost_usd, tokens=tokens)
+        book.statuses[result.status.value] += 1
+        book.outstanding -= 1
+        if book.outstanding == 0:
+            refined = book.refined()
+            if refined is not None:
+                await self._write_decisions(
+                    [decision_row(book.decision, book.subject, refined, rule_version=book.rule_version)]
+                )
+
+    async def _write_decisions(self, rows: list[DecisionRow]) -> None:
+        await self._decisions.consume(rows)
+        for row in rows:
+            self.decisions_written[row.decision] += 1
+
+
+class SessionDispatch:
+    """``Consumer[Sequence[ReadySession]]``: a session whose earlier turns may be in storage only reads them first."""
+
+    def __init__(self, dispatcher: Dispatcher, stored_turns: Callable[[Run], list[Turn]]) -> None:
+        self._dispatcher = dispatcher
+        self._stored_turns = stored_turns
+
+    async def consume(self, items: Sequence[ReadySession], /) -> None:
+        subjects = []
+        for ready in items:
+            if ready.needs_history:
+                ready = with_history(ready, await asyncio.to_thread(self._stored_turns, ready.run))
+            subjects.append((Subject(ready.run, ready.reason), ready.reason == "session_continued"))
+        await self._dispatcher.dispatch(subjects)

@@ -1,0 +1,72 @@
+"""The one stage that pulls: readiness is a matter of time (a quiet period passing), not of a batch arriving.
+
+Every ``poll_interval_s`` the poller asks the run assembler (and the session tracker, when a rule scores
+sessions) what is ready now and hands it to the dispatcher. A failed dispatch is logged and the loop goes
+on; a run whose decisions were not written is found again by recovery after a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+
+from spanscore.pipeline import Consumer
+from spanscore.runs.readiness import ReadyRun, RunAssembler
+from spanscore.runs.sessions import ReadySession, SessionTracker
+
+log = logging.getLogger(__name__)
+
+
+class ReadyPoller:
+    def __init__(
+        self,
+        assembler: RunAssembler,
+        sessions: SessionTracker,
+        runs_to: Consumer[Sequence[ReadyRun]],
+        sessions_to: Consumer[Sequence[ReadySession]],
+        *,
+        interval_s: float,
+        scores_sessions: Callable[[], bool],
+    ) -> None:
+        self._assembler = assembler
+        self._sessions = sessions
+        self._runs_to = runs_to
+        self._sessions_to = sessions_to
+        self._interval = interval_s
+        self._scores_sessions = scores_sessions
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
+
+    async def poll_once(self) -> int:
+        """Hand on everything ready now; returns how many runs were ready."""
+        ready = self._assembler.poll_ready(time.time_ns())
+        await self._runs_to.consume(ready)
+        if self._scores_sessions():
+            sessions = self._sessions.poll_ready(time.time_ns())
+            if sessions:
+                await self._sessions_to.consume(sessions)
+        return len(ready)
+
+    def start(self) -> None:
+        self._stopping.clear()
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="ready-poller")
+
+    async def stop(self) -> None:
+        self._stopping.set()
+        if self._task is not None:
+            await self._task
+            self._task = None
+
+    async def _loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                await self.poll_once()
+            except Exception:
+                log.exception("dispatching ready runs failed")
+            try:
+                await asyncio.wait_for(self._stopping.wait(), self._interval)
+            except TimeoutError:
+                pass
