@@ -35,3 +35,18 @@ class PayloadTooLargeError(PermanentError):
 
 class UnauthenticatedError(PermanentError):
     """No valid bearer token was presented."""
+
+
+class RequestShapeError(PermanentError):
+    """A request in a method, content type or encoding the endpoint does not take; ``status`` is the HTTP answer.
+
+    405 (method), 415 (content type or encoding), 413 (a body over an endpoint's own limit).
+    """
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ForbiddenError(PermanentError):
+    """The request is understood but this service will not do it for this caller (HTTP 403)."""

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from aiohttp import web
 
 from spanscore.config import ApiConfig
-from spanscore.errors import ConfigError, PayloadTooLargeError, PermanentError
+from spanscore.errors import PayloadTooLargeError, PermanentError, RequestShapeError
 from spanscore.server.auth import TokenCheck
 from spanscore.server.client_gone import while_connected
 from spanscore.server.dashboard import Dashboard
@@ -26,7 +26,7 @@ from spanscore.server.otlp_http import serve_app
 from spanscore.server.prometheus import exposition
 from spanscore.server.rules_api import RuleHolder, RulesApi
 from spanscore.server.scores_api import ScoresApi, ScoreTaker
-from spanscore.server.wire import classify
+from spanscore.server.wire import json_error
 from spanscore.storage.clickhouse import QUERY_FORMATS, ClickHouseStore
 from spanscore.storage.deadletter_ops import DeadLetterOps
 
@@ -42,14 +42,6 @@ CONTENT_TYPES = {
 MetricsFn = Callable[[], dict[str, float]]
 RulesFn = Callable[[], list[dict[str, Any]]]
 """The loaded rules, as the dashboard shows them (name, scorers, sample rate)."""
-
-
-class RequestShapeError(PermanentError):
-    """A request in a method or content type the API does not take; ``status`` is the HTTP answer (405, 415)."""
-
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class Operations(Protocol):
@@ -113,7 +105,7 @@ class ApiServer:
         try:
             self._tokens.verify(request.headers.get("Authorization"))
         except Exception as exc:
-            return _error_response(exc)
+            return json_error(exc)
         return web.json_response({"alerts": self._alerts() if self._alerts is not None else []})
 
     async def _preview(self, request: web.Request) -> web.Response:
@@ -139,12 +131,8 @@ class ApiServer:
             since = str(body.get("since", "24h"))
             method = self._operations.preview if name == "preview" else self._operations.backfill
             result = await method(body["rule"], since)
-        except RequestShapeError as exc:
-            return web.json_response({"error": str(exc)}, status=exc.status)
-        except ConfigError as exc:
-            return web.json_response({"error": str(exc)}, status=400)
         except Exception as exc:
-            return _error_response(exc)
+            return json_error(exc)
         return web.json_response(result)
 
     async def _health(self, request: web.Request) -> web.Response:
@@ -163,7 +151,7 @@ class ApiServer:
         try:
             self._tokens.verify(request.headers.get("Authorization"))
         except Exception as exc:
-            return _error_response(exc)
+            return json_error(exc)
         ops = self._dead_letters
         entries = ops.entries() if ops is not None else []
         return web.json_response({"entries": entries, "problems": ops.health() if ops is not None else []})
@@ -176,13 +164,13 @@ class ApiServer:
                 raise PermanentError("this API has no write path to replay dead letters into")
             return web.json_response(await self._dead_letters.replay(writer, entry))
         except Exception as exc:
-            return _error_response(exc)
+            return json_error(exc)
 
     async def _status(self, request: web.Request) -> web.Response:
         try:
             self._tokens.verify(request.headers.get("Authorization"))
         except Exception as exc:
-            return _error_response(exc)
+            return json_error(exc)
         return web.json_response(self._metrics())
 
     async def _prometheus(self, request: web.Request) -> web.Response:
@@ -190,7 +178,7 @@ class ApiServer:
             if not self._config.metrics_public:
                 self._tokens.verify(request.headers.get("Authorization"))
         except Exception as exc:
-            return _error_response(exc)
+            return json_error(exc)
         body, content_type = exposition(self._metrics())
         return web.Response(body=body, headers={"Content-Type": content_type})
 
@@ -202,14 +190,13 @@ class ApiServer:
                 raise PermanentError(f"unknown format {fmt!r}; use one of {', '.join(QUERY_FORMATS)}")
             result = await while_connected(request, self._store.query(sql, fmt))
         except RequestShapeError as exc:
-            headers = {"Allow": "POST"} if exc.status == 405 else {}
-            return web.json_response({"error": str(exc)}, status=exc.status, headers=headers)
+            return json_error(exc, {"Allow": "POST"} if exc.status == 405 else None)
         except web.HTTPRequestEntityTooLarge:
             limit = self._store.limits.max_query_bytes
             too_large = f"request body is too large; queries are limited to {limit} bytes (storage.query_max_bytes)"
-            return _error_response(PayloadTooLargeError(too_large))
+            return json_error(PayloadTooLargeError(too_large))
         except Exception as exc:
-            return _error_response(exc)
+            return json_error(exc)
         return web.Response(body=result, content_type=CONTENT_TYPES[fmt])
 
     async def start(self) -> None:
@@ -273,9 +260,3 @@ def _require_json(request: web.Request) -> None:
         raise RequestShapeError(
             f"Content-Type {request.content_type!r} is not accepted: send the body as application/json", 415
         )
-
-
-def _error_response(exc: BaseException) -> web.Response:
-    error = classify(exc)
-    headers = {"Retry-After": "1"} if error.retry_after is not None else {}
-    return web.json_response({"error": error.message}, status=error.http_status, headers=headers)

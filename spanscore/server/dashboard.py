@@ -25,7 +25,7 @@ from spanscore.errors import ConfigError, PermanentError
 from spanscore.run import TARGETS
 from spanscore.scoring.backfill import parse_since
 from spanscore.server.auth import TokenCheck
-from spanscore.server.wire import classify
+from spanscore.server.wire import json_error
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.dashboard import DashboardReader, scored_runs
 
@@ -292,6 +292,4 @@ def _json(body: dict[str, Any], status: int = 200) -> web.Response:
 
 
 def _error(exc: BaseException) -> web.Response:
-    error = classify(exc)
-    headers = DATA_HEADERS | ({"Retry-After": "1"} if error.retry_after is not None else {})
-    return web.json_response({"error": error.message}, status=error.http_status, headers=headers)
+    return json_error(exc, DATA_HEADERS)

@@ -23,18 +23,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from spanscore.collector.ingest import ExportOutcome, Ingest
 from spanscore.config import HttpReceiverConfig
-from spanscore.errors import PayloadTooLargeError, PermanentError
+from spanscore.errors import PayloadTooLargeError, PermanentError, RequestShapeError
 from spanscore.server.auth import TokenCheck
-from spanscore.server.wire import classify, http_status_body, retry_after_header
+from spanscore.server.wire import classify, http_headers, http_status_body
 
 log = logging.getLogger(__name__)
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
-
-
-class _UnsupportedMediaError(PermanentError):
-    pass
 
 
 def _encode(message: Message, json_body: bool) -> bytes:
@@ -59,7 +55,7 @@ async def read_body(request: web.Request, limit: int) -> bytes:
     if encoding in ("", "identity"):
         return body
     if encoding != "gzip":
-        raise _UnsupportedMediaError(f"unsupported Content-Encoding {encoding!r}; use gzip or none")
+        raise RequestShapeError(f"unsupported Content-Encoding {encoding!r}; use gzip or none", 415)
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:
         data = inflater.decompress(body, limit + 1)
@@ -84,7 +80,7 @@ def _media_type(request: web.Request) -> bool:
         return False
     if media == JSON:
         return True
-    raise _UnsupportedMediaError(f"unsupported Content-Type {media!r}; use {PROTOBUF} or {JSON}")
+    raise RequestShapeError(f"unsupported Content-Type {media!r}; use {PROTOBUF} or {JSON}", 415)
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -135,13 +131,12 @@ class HttpReceiver:
             message = await export(body, json_body)
         except Exception as exc:
             error = classify(exc)
-            status = 415 if isinstance(exc, _UnsupportedMediaError) else error.http_status
-            headers = {}
-            if error.retry_after is not None:
-                headers["Retry-After"] = retry_after_header(error.retry_after)
             payload = _encode(http_status_body(error), json_body)
             return web.Response(
-                status=status, body=payload, content_type=JSON if json_body else PROTOBUF, headers=headers
+                status=error.http_status,
+                body=payload,
+                content_type=JSON if json_body else PROTOBUF,
+                headers=http_headers(error),
             )
         return web.Response(status=200, body=_encode(message, json_body), content_type=JSON if json_body else PROTOBUF)
 

@@ -17,13 +17,13 @@ from typing import Any, Protocol
 import yaml
 from aiohttp import web
 
-from spanscore.errors import ConfigError, PermanentError
+from spanscore.errors import ConfigError, ForbiddenError, PermanentError, RequestShapeError
 from spanscore.sampling.rule_sets import RuleSet, parse_rules_document
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.preflight import ScorerUse, check_scorers
 from spanscore.server.auth import TokenCheck
 from spanscore.server.origin import is_loopback
-from spanscore.server.wire import classify
+from spanscore.server.wire import json_error
 
 JSON_TYPES = frozenset({"application/json"})
 YAML_TYPES = frozenset({"application/yaml", "application/x-yaml", "text/yaml"})
@@ -55,27 +55,23 @@ class RulesApi:
         try:
             self._tokens.verify(request.headers.get("Authorization"))
         except Exception as exc:
-            return _error(exc)
+            return json_error(exc)
         return web.json_response(self._holder.rule_set.describe())
 
     async def _put(self, request: web.Request) -> web.Response:
         try:
             self._tokens.verify(request.headers.get("Authorization"))
             if not self._tokens.enabled and not is_loopback(self._bind_host):
-                return web.json_response(
-                    {"error": "changing rules needs api.auth_tokens when the API listens beyond loopback"}, status=403
-                )
+                raise ForbiddenError("changing rules needs api.auth_tokens when the API listens beyond loopback")
             document = await _read_document(request)
             rules = _parse_with_every_problem(document, self._judge)
             before = self._holder.rule_set.version
             applied = await self._holder.apply_rules(rules, source="PUT /api/v1/rules")
         except ConfigError as exc:
             problems = [line for line in str(exc).splitlines() if line.strip()]
-            return web.json_response({"error": "rules refused; nothing changed", "problems": problems}, status=400)
-        except _ShapeError as exc:
-            return web.json_response({"error": str(exc)}, status=exc.status)
+            return json_error(PermanentError("rules refused; nothing changed"), problems=problems)
         except Exception as exc:
-            return _error(exc)
+            return json_error(exc)
         return web.json_response({**applied.describe(), "changed": applied.version != before})
 
 
@@ -114,21 +110,15 @@ def _scorer_names(rule: Any) -> list[str]:
     return [name for name in names if name]
 
 
-class _ShapeError(PermanentError):
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 async def _read_document(request: web.Request) -> Any:
     kind = request.content_type
     if kind not in JSON_TYPES | YAML_TYPES:
-        raise _ShapeError(
+        raise RequestShapeError(
             f"Content-Type {kind!r} is not accepted: send the rules as application/json or application/yaml", 415
         )
     body = await request.content.read(MAX_RULES_BYTES + 1)
     if len(body) > MAX_RULES_BYTES:
-        raise _ShapeError(f"rule set is larger than {MAX_RULES_BYTES} bytes", 413)
+        raise RequestShapeError(f"rule set is larger than {MAX_RULES_BYTES} bytes", 413)
     form = "JSON" if kind in JSON_TYPES else "YAML"
     try:
         text = body.decode("utf-8")
@@ -137,8 +127,3 @@ async def _read_document(request: web.Request) -> Any:
         raise ConfigError(f"PUT /api/v1/rules: the body is not UTF-8: {exc}") from None
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"PUT /api/v1/rules: the body is not valid {form}: {exc}") from None
-
-
-def _error(exc: BaseException) -> web.Response:
-    error = classify(exc)
-    return web.json_response({"error": error.message}, status=error.http_status)

@@ -14,10 +14,11 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
+from spanscore.errors import ForbiddenError, PayloadTooLargeError, PermanentError, RequestShapeError
 from spanscore.scoring.feedback import InvalidScoresError
 from spanscore.server.auth import TokenCheck
 from spanscore.server.origin import is_loopback
-from spanscore.server.wire import classify
+from spanscore.server.wire import json_error
 
 MAX_BODY_BYTES = 4 << 20
 
@@ -39,26 +40,20 @@ class ScoresApi:
         try:
             self._tokens.verify(request.headers.get("Authorization"))
             if not self._tokens.enabled and not is_loopback(self._bind_host):
-                return _json({"error": "adding scores needs api.auth_tokens when the API listens beyond loopback"}, 403)
+                raise ForbiddenError("adding scores needs api.auth_tokens when the API listens beyond loopback")
             if request.content_type != "application/json":
                 message = f"Content-Type {request.content_type!r} is not accepted: send application/json"
-                return _json({"error": message}, 415)
+                raise RequestShapeError(message, 415)
             body = await request.content.read(MAX_BODY_BYTES + 1)
             if len(body) > MAX_BODY_BYTES:
-                return _json({"error": f"body is larger than {MAX_BODY_BYTES} bytes; send fewer scores"}, 413)
+                raise PayloadTooLargeError(f"body is larger than {MAX_BODY_BYTES} bytes; send fewer scores")
             try:
                 document = json.loads(body)
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                return _json({"error": f"body is not valid JSON: {exc}"}, 400)
+                raise PermanentError(f"body is not valid JSON: {exc}") from None
             result = await self._taker.add_scores(document)
         except InvalidScoresError as exc:
-            return _json({"error": "scores refused, nothing stored", "problems": exc.problems}, 400)
+            return json_error(PermanentError("scores refused, nothing stored"), problems=exc.problems)
         except Exception as exc:
-            error = classify(exc)
-            headers = {"Retry-After": "1"} if error.retry_after is not None else {}
-            return web.json_response({"error": error.message}, status=error.http_status, headers=headers)
-        return _json(result, 200)
-
-
-def _json(body: dict[str, Any], status: int) -> web.Response:
-    return web.json_response(body, status=status)
+            return json_error(exc)
+        return web.json_response(result, status=200)
