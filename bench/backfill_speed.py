@@ -1,7 +1,7 @@
 """Runs/s of live scoring and of backfill on the same stored runs, side by side.
 
 An embedded store is filled with finished agent runs (one ``invoke_agent`` span each). Live is
-timed as the service scores a poll's worth of ready runs: one ``dispatch_many`` and the wait for
+timed as the service scores a poll's worth of ready runs: one ``dispatcher.consume`` and the wait for
 every score. Backfill is timed end to end (reading the runs back from storage included) with a
 second rule holding the same four code scorers. ``per-run`` repeats backfill with one run per
 decision insert, as backfill worked before it was chunked, for comparison.
@@ -67,7 +67,7 @@ async def _live(store: ClickHouseStore, runs: RunsConfig) -> float:
     await live.start()
     try:
         started = time.perf_counter()
-        await live.dispatch_many([ReadyRun(run, "max_wait", run_fingerprint(run)) for run in candidates])
+        await live.dispatcher.consume([ReadyRun(run, "max_wait", run_fingerprint(run)) for run in candidates])
         await live.settle()
         return len(candidates) / (time.perf_counter() - started)
     finally:
