@@ -36,8 +36,8 @@ async def main(settings: dict[str, Any]) -> None:
     config.rules = [RuleConfig.model_validate({"name": "r", "scorers": ["completeness"]})]
     service = Service(config)
     assert service.live is not None
-    service.live.score_writer._insert = _unavailable
-    service.live.decision_writer._insert = _unavailable
+    service.live.score_writer.inserter.insert = _unavailable
+    service.live.decision_writer.inserter.insert = _unavailable
     await service.start()
     assert service.grpc is not None
     traces = agent_traces(settings["runs"])

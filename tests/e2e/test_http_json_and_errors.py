@@ -237,7 +237,7 @@ async def test_grpc_oversize_and_backpressure(service_config) -> None:
         async def failing(spans):
             raise RetryableError("storage down for the test", retry_after=3)
 
-        service.span_writer._insert = failing
+        service.span_writer.inserter.insert = failing
         small = trace_service_pb2.ExportTraceServiceRequest()
         small.resource_spans.add().scope_spans.add().spans.add(name="s", trace_id=b"\x01" * 16, span_id=b"\x02" * 8)
         with pytest.raises(grpc.aio.AioRpcError) as caught:
@@ -251,7 +251,7 @@ async def test_grpc_oversize_and_backpressure(service_config) -> None:
         assert status == 503 and headers["Retry-After"] == "3"
         assert await _count(service) == 0
 
-        service.span_writer._insert = original
+        service.span_writer.inserter.insert = original
         assert isinstance(await stub.Export(small), trace_service_pb2.ExportTraceServiceResponse)
         assert await _count(service) == 1
         await channel.close()

@@ -163,7 +163,7 @@ async def test_a_spooled_wide_batch_does_not_wedge_storage_after_a_restart(servi
         async def unavailable(batch: Any) -> None:
             raise RetryableError("storage unavailable (injected)")
 
-        first.span_writer._insert = unavailable  # down until this process has stopped
+        first.span_writer.inserter.insert = unavailable  # down until this process has stopped
         days = [BASE_NS + index * DAY_NS for index in range(120)]
         assert await _post(first, "traces", _body("traces", "spooled-days", days)) == 200
         assert first.metrics()["spans_spooled"] == 120

@@ -54,7 +54,7 @@ async def test_scores_and_decisions_wait_out_a_storage_outage(service_config: Se
     service = Service(_with_rules(service_config))
     assert service.live is not None
     writers = (service.live.score_writer, service.live.decision_writer)
-    real = [writer._insert for writer in writers]
+    real = [writer.inserter.insert for writer in writers]
     down = {"on": True}
 
     def failing(insert):  # type: ignore[no-untyped-def]
@@ -66,7 +66,7 @@ async def test_scores_and_decisions_wait_out_a_storage_outage(service_config: Se
         return insert_or_fail
 
     for writer, insert in zip(writers, real, strict=True):
-        writer._insert = failing(insert)
+        writer.inserter.insert = failing(insert)
     await service.start()
     try:
         assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), agent_traces(RUNS)) == "SUCCESS"

@@ -1,0 +1,91 @@
+"""The last piece of the write path: one insert into storage, and what its outcome means for the writer.
+
+A success is counted and the rows are handed on to the next stage (``stored``). A refusal for what the
+rows hold (``InsertDataError``) is never retried as it is: a ``Salvage`` stores what it can and
+dead-letters the rest. Any other failure is counted and remembered (``failing_for``), and raised, so the
+caller keeps the rows (in the spool) or gives them back to the client. Both the direct write of a batch
+and the spool's replay insert through here; the tests put storage down by replacing ``insert``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Generic, TypeVar
+
+from spanscore.pipeline import Consumer
+from spanscore.storage.group_commit import WriterStats
+from spanscore.storage.insert_errors import InsertDataError
+from spanscore.storage.salvage import Salvage, Salvager
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+InsertFn = Callable[[Sequence[T]], Awaitable[None]]
+EncodedInsertFn = Callable[[bytes], Awaitable[None]]
+
+
+class Inserter(Generic[T]):
+    def __init__(
+        self,
+        name: str,
+        insert: InsertFn[T],
+        *,
+        stats: WriterStats,
+        salvager: Salvager[T],
+        stored: Consumer[Sequence[T]] | None = None,
+        insert_encoded: EncodedInsertFn | None = None,
+    ) -> None:
+        self.name = name
+        self.insert = insert
+        """Inserts records; replaced in tests to put storage down."""
+        self.insert_encoded = insert_encoded
+        """Inserts the spool codec's bytes as they are, when the writer can use that (``acknowledge: spooled``)."""
+        self.stats = stats
+        self.salvager = salvager
+        self._stored_to = stored
+        self._failing_since: float | None = None  # monotonic time of the first failure since the last success
+
+    async def store(self, records: Sequence[T], encoded: bytes | None = None) -> None:
+        """One insert of ``records`` (as ``encoded`` bytes when given); raises what storage raised."""
+        started = time.perf_counter()
+        if encoded is not None and self.insert_encoded is not None:
+            await self.insert_encoded(encoded)
+        else:
+            await self.insert(records)
+        self.stats.insert_seconds += time.perf_counter() - started
+
+    def begin_salvage(self, records: Sequence[T], error: InsertDataError) -> Salvage[T]:
+        return self.salvager.begin(records, self.insert, error)
+
+    def failed(self, exc: BaseException, count: int) -> None:
+        if self._failing_since is None:
+            self._failing_since = time.monotonic()
+        self.stats.failed_inserts += 1
+        self.stats.last_error = str(exc)
+        log.warning("insert failed writer=%s records=%d error=%s", self.name, count, exc)
+
+    def recovered(self) -> None:
+        """An insert went through: storage is taking rows again."""
+        self._failing_since = None
+
+    async def stored(self, records: Sequence[T], inserts: int = 1) -> None:
+        """Count ``records`` as stored by ``inserts`` inserts and hand them to the next stage.
+
+        The next stage's failure (spans and logs: the run assembler) is logged, never the writer's:
+        the records are stored, and what that stage missed it can read back from storage.
+        """
+        self.stats.inserts += inserts
+        self.stats.stored += len(records)
+        if self._stored_to is not None and records:
+            try:
+                await self._stored_to.consume(records)
+            except Exception:
+                log.exception("the stage after the %s writer failed on %d stored records", self.name, len(records))
+
+    @property
+    def failing_for(self) -> float | None:
+        """Seconds since the first failure not yet followed by a success; None while inserts succeed."""
+        return None if self._failing_since is None else time.monotonic() - self._failing_since

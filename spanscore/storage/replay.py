@@ -1,0 +1,199 @@
+"""The spool's way into storage: oldest batch first, a file deleted only after its insert succeeded.
+
+It runs whenever the spool holds batches: behind an acknowledging spool (``acknowledge: spooled``) all
+the time, otherwise only after a failed insert put batches there (and after a restart found some).
+Batches this process logged are still in memory (``LoggedBatches``) and are merged into inserts of up
+to ``batch_max`` records; a batch read back from disk goes alone, and a failed set is retried exactly
+as it was, so storage's deduplication drops whatever the failed attempt wrote. A set the engine
+refuses for its content is salvaged, and the salvage resumes on the retry after an outage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from spanscore.storage.group_commit import wait_while
+from spanscore.storage.insert_errors import InsertDataError
+from spanscore.storage.inserter import Inserter
+from spanscore.storage.logged_batches import LoggedBatches
+from spanscore.storage.salvage import Salvage
+from spanscore.storage.spool import Spool
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class SpoolReplay(Generic[T]):
+    def __init__(
+        self,
+        spool: Spool[T],
+        inserter: Inserter[T],
+        logged: LoggedBatches[T],
+        *,
+        batch_max: int,
+        linger: bool,
+        insert_interval: float,
+        backoff_s: float,
+        join_encoded: Callable[[list[bytes]], bytes] | None,
+    ) -> None:
+        self._spool = spool
+        self._inserter = inserter
+        self._logged = logged
+        self._batch_max = batch_max
+        self._linger_enabled = linger
+        self._insert_interval = insert_interval
+        self._backoff = backoff_s
+        self._join_encoded = join_encoded
+        self._retry: list[Path] = []  # the batch files of a failed insert, retried exactly as they were
+        self._salvaging: Salvage[T] | None = None  # the refused set at the head of the spool, part-stored
+        self._last_insert = 0.0
+        self._task: asyncio.Task[None] | None = None
+        self._spooled = asyncio.Event()
+        self.closing = False
+        """Set at shutdown: keep going while storage takes inserts, stop at the first failure or an empty spool."""
+
+    def start(self, name: str) -> None:
+        if self._task is None:
+            self.closing = False
+            self._task = asyncio.create_task(self._run(), name=f"replay-{name}")
+
+    def wake(self) -> None:
+        """A batch was logged: insert it (after the linger)."""
+        self._spooled.set()
+
+    async def stop(self) -> None:
+        self.closing = True
+        if self._task is not None:
+            self._spooled.set()
+            await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        """Drain the spool until shutdown.
+
+        At shutdown it keeps going while storage takes inserts, so a drained process leaves an empty
+        spool; when storage is down it stops and the next process replays.
+        """
+        spool = self._spool
+        while True:
+            if not spool.batches:
+                if self.closing:
+                    return
+                self._spooled.clear()
+                if spool.batches:
+                    continue
+                try:
+                    await asyncio.wait_for(self._spooled.wait(), 1.0)
+                except TimeoutError:
+                    pass
+                continue
+            await self._linger()
+            if not await self._replay_some():
+                if self.closing:
+                    return
+                await asyncio.sleep(self._backoff)
+
+    async def _linger(self) -> None:
+        """Space inserts behind an acknowledging spool ``insert_interval`` apart.
+
+        Every insert has a fixed engine cost (tens of milliseconds of CPU in chDB, whatever its
+        size), so back-to-back inserts of whatever just arrived would take CPU from the receivers
+        at moderate rates. Waiting lets batches merge; a full ``batch_max`` or shutdown goes at once.
+        """
+        if not self._linger_enabled or self._retry:
+            return
+        await wait_while(
+            self._spooled,
+            self._last_insert + self._insert_interval,
+            lambda: not self.closing and self._logged.count < self._batch_max,
+        )
+
+    async def _next(self) -> tuple[list[Path], list[T], int]:
+        """The batch files for the next insert, their records, and how many of those came from disk."""
+        loop = asyncio.get_running_loop()
+        spool = self._spool
+        taken: list[Path] = []
+        records: list[T] = []
+        from_disk = 0
+        if self._retry:
+            taken = list(self._retry)
+            for path in taken:
+                batch = self._logged.records(path)
+                if batch is None:
+                    batch = await loop.run_in_executor(None, spool.read, path)
+                    from_disk += len(batch)
+                records.extend(batch)
+            return taken, records, from_disk
+        for path in await loop.run_in_executor(None, spool.waiting, 256):
+            batch = self._logged.records(path)
+            if batch is None:  # read back from disk: it goes alone
+                if not taken:
+                    records = await loop.run_in_executor(None, spool.read, path)
+                    return [path], records, len(records)
+                break
+            if taken and len(records) + len(batch) > self._batch_max:
+                break
+            taken.append(path)
+            records.extend(batch)
+        return taken, records, 0
+
+    async def _replay_some(self) -> bool:
+        """Insert the oldest waiting batches as one insert of at most ``batch_max`` records; False if it failed."""
+        loop = asyncio.get_running_loop()
+        taken, records, from_disk = await self._next()
+        if not taken:
+            return True
+        self._last_insert = time.monotonic()
+        try:
+            stored = await self._insert_taken(taken, records)
+        except Exception as exc:
+            self._inserter.failed(exc, len(records))
+            self._retry = taken
+            return False
+        self._inserter.recovered()
+        self._retry = []
+        await loop.run_in_executor(None, _remove_all, self._spool, taken)
+        for path in taken:
+            self._logged.forget(path)
+        self._inserter.stats.replayed += from_disk
+        await self._inserter.stored(stored)
+        if from_disk:
+            log.info(
+                "replayed spooled batches writer=%s records=%d left=%d",
+                self._inserter.name,
+                from_disk,
+                self._spool.batches,
+            )
+        return True
+
+    async def _insert_taken(self, taken: list[Path], records: list[T]) -> Sequence[T]:
+        """Insert the batches ``taken``; returns the records now stored.
+
+        A refused set is salvaged, and a salvage interrupted by an outage resumes on the retry
+        of the same set instead of starting over.
+        """
+        if self._salvaging is None:
+            encoded = [self._logged.encoded(path) for path in taken]
+            joined = None
+            if self._join_encoded is not None and None not in encoded:
+                joined = self._join_encoded([data for data in encoded if data is not None])
+            try:
+                await self._inserter.store(records, joined)
+                return records
+            except InsertDataError as exc:
+                self._salvaging = self._inserter.begin_salvage(records, exc)
+        salvage = self._salvaging
+        await salvage.run()
+        self._salvaging = None
+        return salvage.stored
+
+
+def _remove_all(spool: Spool[T], paths: list[Path]) -> None:
+    for path in paths:
+        spool.remove(path)
