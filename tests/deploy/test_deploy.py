@@ -291,6 +291,7 @@ def grafana_to_sql(sql: str) -> str:
         sql,
     )
     sql = sql.replace("${rule:singlequote}", "'prod', 'beta'")
+    sql = sql.replace("${target:singlequote}", "'run', 'llm'")
     assert "$" not in sql, sql
     return sql
 
@@ -334,8 +335,10 @@ def test_every_panel_query_runs_on_the_schema_and_returns_rows(seeded: ClickHous
             rows = seeded.internal_query(grafana_to_sql(target["rawSql"]))
             assert rows, panel["title"]
     variables = json.loads(DASHBOARD.read_text(encoding="utf-8"))["templating"]["list"]
+    expected = {"rule": {"prod", "beta"}, "target": {"run"}}  # the seeded scores are run scores
+    assert {variable["name"] for variable in variables} == set(expected)
     for variable in variables:
-        assert {r[0] for r in seeded.internal_query(variable["query"])} == {"prod", "beta"}
+        assert {r[0] for r in seeded.internal_query(variable["query"])} == expected[variable["name"]]
 
 
 def test_every_sql_example_in_the_dashboards_doc_runs(seeded: ClickHouseStore) -> None:
