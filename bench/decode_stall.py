@@ -123,7 +123,7 @@ async def _probe(latencies: dict[str, list[float]], name: str, call: Callable[[]
 
 async def _stall(case: LargeCase, acknowledge: str, probes: int, limit_s: float) -> dict[str, Any]:
     """Send ``case``'s export over HTTP and, until it is answered, small exports (gRPC, HTTP) and ``SELECT 1``."""
-    from spanscore.server.service import Service
+    from spanscore.server.service import Service, tune_for_serving
 
     large = case.body()
     small = build_template(1, llm=False)
@@ -134,6 +134,7 @@ async def _stall(case: LargeCase, acknowledge: str, probes: int, limit_s: float)
     with tempfile.TemporaryDirectory(prefix="spanscore-bench-stall-") as workdir:
         service = Service(_config(workdir, acknowledge))
         await service.start()
+        tune_for_serving()  # as `spanscore serve` does once started
         install(service, phases)
         unwatch = phases.watch_gc()
         try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -52,8 +53,15 @@ def json_pool() -> ProcessPoolExecutor:
     """
     global _json_pool
     if _json_pool is None:
-        _json_pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        _json_pool = ProcessPoolExecutor(
+            max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
+        )
     return _json_pool
+
+
+def _lower_priority() -> None:
+    """The worker converts bulk JSON: when the cores are busy, the listeners' threads go first."""
+    os.nice(10)
 
 
 async def _as_protobuf(body: bytes, json_body: bool, logs: bool) -> tuple[bytes, bool]:

@@ -15,6 +15,7 @@ import gc
 import logging
 import os
 import signal
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -377,6 +378,22 @@ async def _close_judge_workers(judge: Judge) -> None:
         log.exception("judge worker shutdown failed")
 
 
+SWITCH_INTERVAL_S = 0.001
+"""How long a thread may hold the GIL while another waits for it (CPython's default is 5 ms).
+
+While the decode thread works through a large export, every step of a small request on the event
+loop (a socket read, a hand-off between threads, the answer) waits for the GIL up to this long;
+a small export takes about ten such steps, so 5 ms made it 50 ms or more. At 1 ms the decode of a
+20,000-span export gets a few percent slower and small requests during it stay fast
+(bench/decode_stall.py, docs/ack-modes.md)."""
+
+
+def tune_for_serving() -> None:
+    """Once started: freeze start-up objects out of the collector, and shorten the GIL switch interval."""
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    freeze_startup_objects()
+
+
 def freeze_startup_objects() -> None:
     """Take what start-up left alive out of the cyclic garbage collector's reach.
 
@@ -412,7 +429,7 @@ async def run_until_signal(config: ServiceConfig, *, default_rule: bool = False,
     except Exception:
         await service.shutdown()
         raise
-    freeze_startup_objects()
+    tune_for_serving()
     addresses = " ".join(f"{k}={v}" for k, v in service.addresses().items())
     log.info("spanscore serving %s storage=%s", addresses, config.storage.database)
     ports = {name: c.port for name, c in (("grpc", service.grpc), ("http", service.http), ("api", service.api)) if c}
