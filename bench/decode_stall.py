@@ -90,15 +90,20 @@ class LargeCase:
     json_body: bool
 
     def body(self) -> bytes:
+        if not self.spans:
+            return b""
         request, _ = build_request(self.spans, self.llm)
         return otlp_json(request) if self.json_body else request.SerializeToString()
 
 
 CASES = (
+    LargeCase("idle", 0, llm=False, json_body=False),  # the same probes with no large export: the floor
     LargeCase("json_8mb", 20_000, llm=False, json_body=True),
     LargeCase("json_30mb", 70_000, llm=False, json_body=True),
     LargeCase("protobuf_30mb", 5_600, llm=True, json_body=False),
 )
+IDLE_ROUNDS = 40
+"""Probe rounds of the idle case."""
 SLOW_MS = 50.0
 """The issue's bound: a probe slower than this is listed with what it overlapped."""
 GRPC_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
@@ -163,10 +168,18 @@ async def _stall(case: LargeCase, acknowledge: str, probes: int, limit_s: float)
                 for name in kinds:  # warm every path once before the large export
                     await calls[name]()
                 started = time.perf_counter()
-                large_task = asyncio.create_task(post(f"{base}/v1/traces", data=large, headers={"Content-Type": media}))
+                if large:
+                    large_task = asyncio.create_task(
+                        post(f"{base}/v1/traces", data=large, headers={"Content-Type": media})
+                    )
+                else:  # the idle case: a fixed number of rounds instead of "until the large export is answered"
+                    large_task = asyncio.create_task(asyncio.sleep(0))
+                    await large_task
                 await asyncio.sleep(0.05)
-                for _ in range(probes):
-                    if large_task.done() or time.perf_counter() - started > limit_s:
+                for round_number in range(probes):
+                    if (large and large_task.done()) or (not large and round_number >= IDLE_ROUNDS):
+                        break
+                    if time.perf_counter() - started > limit_s:
                         break
                     for name in kinds:
                         starts[name].append(time.perf_counter())

@@ -97,6 +97,8 @@ class ClickHouseStore:
         self._control: Any = None
         self._abandoned: set[str] = set()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spanscore-insert")
+        self._bulk_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spanscore-insert-bulk")
+        self._bulk_client: Any = None
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spanscore-read")
         self._api_readers = ThreadPoolExecutor(max_workers=query_readers, thread_name_prefix="spanscore-query")
 
@@ -125,6 +127,10 @@ class ClickHouseStore:
 
     def close(self) -> None:
         self._writer.shutdown(wait=True)
+        self._bulk_writer.shutdown(wait=True)
+        if self._bulk_client is not None:
+            self._bulk_client.close()
+            self._bulk_client = None
         self._reader.shutdown(wait=True)
         self._api_readers.shutdown(wait=True)
         if self._readers is not None:
@@ -154,7 +160,7 @@ class ClickHouseStore:
 
     # -- writes ---------------------------------------------------------------------------------
 
-    def insert_spans_sync(self, spans: Sequence[SpanRecord]) -> None:
+    def insert_spans_sync(self, spans: Sequence[SpanRecord], client: Any = None) -> None:
         """Spans go in as JSON rows through ``otel_traces_intake`` (see migration 0005).
 
         orjson writes the records in C and the engine parses them without holding the GIL, so
@@ -166,26 +172,26 @@ class ClickHouseStore:
                 body = records_to_json(spans)
             except TypeError as exc:  # a value JSON cannot hold, e.g. an integer past 64 bits
                 raise encoding_error("otel_traces_intake", exc) from exc
-            self.insert_span_json_sync(body)
+            self.insert_span_json_sync(body, client)
 
-    def insert_span_json_sync(self, body: bytes) -> None:
+    def insert_span_json_sync(self, body: bytes, client: Any = None) -> None:
         """Insert spans already encoded by ``records_to_json`` (the spool's bytes, reused as they are)."""
         self._guarded(
             "otel_traces_intake",
-            lambda: self.client.raw_insert(
+            lambda: (client or self.client).raw_insert(
                 f"{self.database}.otel_traces_intake", insert_block=body, fmt="JSONEachRow", settings=_SPAN_INSERT
             ),
         )
 
-    def insert_logs_sync(self, logs: Sequence[LogRecord]) -> None:
-        self._insert("otel_logs", LOG_COLUMNS, log_columns(logs))
+    def insert_logs_sync(self, logs: Sequence[LogRecord], client: Any = None) -> None:
+        self._insert("otel_logs", LOG_COLUMNS, log_columns(logs), client)
 
-    def _insert(self, table: str, columns: Sequence[str], data: list[list[Any]]) -> None:
+    def _insert(self, table: str, columns: Sequence[str], data: list[list[Any]], client: Any = None) -> None:
         if not data or not data[0]:
             return
         self._guarded(
             table,
-            lambda: self.client.insert(
+            lambda: (client or self.client).insert(
                 f"{self.database}.{table}", data, column_names=list(columns), column_oriented=True
             ),
         )
@@ -234,6 +240,24 @@ class ClickHouseStore:
 
     async def insert_logs(self, logs: Sequence[LogRecord]) -> None:
         await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_logs_sync, logs)
+
+    async def insert_spans_bulk(self, spans: Sequence[SpanRecord]) -> None:
+        """Large exports' spans, on a connection and a thread of their own (see ``BatchWriter``'s bulk lane)."""
+        await asyncio.get_running_loop().run_in_executor(
+            self._bulk_writer, lambda: self.insert_spans_sync(spans, self._bulk())
+        )
+
+    async def insert_logs_bulk(self, logs: Sequence[LogRecord]) -> None:
+        await asyncio.get_running_loop().run_in_executor(
+            self._bulk_writer, lambda: self.insert_logs_sync(logs, self._bulk())
+        )
+
+    def _bulk(self) -> Any:
+        """The bulk lane's connection, made on first use in its own thread."""
+        if self._bulk_client is None:
+            self.client  # noqa: B018 - raises when the store is not open
+            self._bulk_client = connect(self.dsn, self.database)
+        return self._bulk_client
 
     # -- reads ----------------------------------------------------------------------------------
 

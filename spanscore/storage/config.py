@@ -54,7 +54,12 @@ class StorageConfig(BaseModel):
     ``batch_max_spans`` are waiting). Each insert has a fixed engine cost, so fewer, larger inserts leave the
     CPU to the receivers; spans become queryable up to this much later."""
     max_pending_spans: int = Field(200_000, ge=1)
-    """Spans waiting for storage beyond which receivers answer with backpressure (retry later)."""
+    """Spans waiting for storage beyond which receivers answer with backpressure (retry later); once for
+    small exports and once more for large ones (``bulk_min_records``)."""
+    bulk_min_records: int = Field(2_000, ge=0)
+    """An export of at least this many spans (or log records) is written beside the small ones, on a storage
+    connection of its own, so that small exports are not acknowledged only after a large export's insert.
+    0 writes everything in one lane."""
     stuck_after_s: float = Field(30.0, gt=0, le=86_400)
     """A writer whose inserts have failed for this long is reported stuck: ``/healthz`` says ``degraded`` and
     ``write_path_degraded`` is 1. Raise it where storage restarts are routinely longer than this."""

@@ -37,10 +37,13 @@ class Inserter(Generic[T]):
         salvager: Salvager[T],
         stored: Consumer[Sequence[T]] | None = None,
         insert_encoded: EncodedInsertFn | None = None,
+        insert_bulk: InsertFn[T] | None = None,
     ) -> None:
         self.name = name
         self.insert = insert
         """Inserts records; replaced in tests to put storage down."""
+        self.insert_bulk = insert_bulk
+        """Inserts a large batch on a connection of its own, beside ``insert`` (see ``BatchWriter``)."""
         self.insert_encoded = insert_encoded
         """Inserts the spool codec's bytes as they are, when the writer can use that (``acknowledge: spooled``)."""
         self.stats = stats
@@ -48,11 +51,13 @@ class Inserter(Generic[T]):
         self._stored_to = stored
         self._failing_since: float | None = None  # monotonic time of the first failure since the last success
 
-    async def store(self, records: Sequence[T], encoded: bytes | None = None) -> None:
+    async def store(self, records: Sequence[T], encoded: bytes | None = None, *, bulk: bool = False) -> None:
         """One insert of ``records`` (as ``encoded`` bytes when given); raises what storage raised."""
         started = time.perf_counter()
         if encoded is not None and self.insert_encoded is not None:
             await self.insert_encoded(encoded)
+        elif bulk and self.insert_bulk is not None:
+            await self.insert_bulk(records)
         else:
             await self.insert(records)
         self.stats.insert_seconds += time.perf_counter() - started

@@ -61,6 +61,7 @@ class Spool(Generic[T]):
         for leftover in directory.glob("*.tmp"):
             leftover.unlink()  # a batch whose write never finished was never acknowledged
         self._lock = threading.Lock()
+        self._writing = 0  # names the temporary file of each batch being written
         files = self._files()
         self._next = int(_NAME.match(files[-1].name).group(1)) + 1 if files else 1  # type: ignore[union-attr]
         self._bytes = sum(f.stat().st_size for f in files)
@@ -89,17 +90,26 @@ class Spool(Generic[T]):
                     f"storage is unavailable and the spool is full ({self._bytes} of {self.max_bytes} bytes)",
                     retry_after=5.0,
                 )
-            target = self.directory / f"{self._next:012d}.batch"
-            self._next += 1
-            temporary = target.with_suffix(".tmp")
+            self._bytes += len(data)  # reserved while it is written
+            self._writing += 1
+            temporary = self.directory / f"writing-{self._writing:012d}.tmp"
+        # Written and fsynced outside the lock: a large batch's write does not hold up a small one's.
+        try:
             with open(temporary, "wb") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.replace(temporary, target)
-            fsync_directory(self.directory)
-            self._bytes += len(data)
-            self._count += 1
+            with self._lock:  # numbered when complete, so the files' order is the order they became durable
+                target = self.directory / f"{self._next:012d}.batch"
+                self._next += 1
+                os.replace(temporary, target)
+                fsync_directory(self.directory)
+                self._count += 1
+        except BaseException:
+            with self._lock:
+                self._bytes -= len(data)
+            temporary.unlink(missing_ok=True)
+            raise
         return target, data
 
     def waiting(self, limit: int) -> list[Path]:

@@ -97,6 +97,7 @@ def _writer(
     acknowledge: str = "stored",
     insert_encoded: EncodedInsertFn | None = None,
     stored: Consumer[Sequence[T]] | None = None,
+    insert_bulk: InsertFn[T] | None = None,
 ) -> BatchWriter[T]:
     spooling = storage.spool_max_bytes > 0 and bool(storage.spool_dir)
     dead = DeadLetters(dead_letter_dir(storage.spool_dir, name), name, codec) if storage.spool_dir else None
@@ -113,6 +114,8 @@ def _writer(
         insert_encoded=insert_encoded,
         stuck_after_s=storage.stuck_after_s,
         stored=stored,
+        bulk_min=storage.bulk_min_records if insert_bulk is not None else 0,
+        insert_bulk=insert_bulk,
     )
 
 
@@ -130,6 +133,7 @@ def span_writer(
         acknowledge=storage.acknowledge,
         insert_encoded=store.insert_span_json,
         stored=stored,
+        insert_bulk=store.insert_spans_bulk,
     )
 
 
@@ -145,6 +149,7 @@ def log_writer(
         max_pending=storage.max_pending_spans,
         acknowledge=storage.acknowledge,
         stored=stored,
+        insert_bulk=store.insert_logs_bulk,
     )
 
 

@@ -25,6 +25,12 @@ can and dead-letters the rest with the engine's reason, and the batches behind i
 on. Only retryable failures are retried; a writer that has been failing for longer
 than ``stuck_after_s`` says so in ``problems()``, which ``/healthz`` reports.
 
+A batch of at least ``bulk_min`` records (one large export) goes through a second group commit,
+the bulk lane, and is inserted on a connection of its own (``insert_bulk``) or spooled beside the
+small ones: a 70,000-span insert takes most of a second, and small exports, whose OK waits for
+their own insert or fsync, would otherwise queue behind it. The bulk lane is bounded by
+``max_pending`` like the small one.
+
 The pieces, each in its own module: ``GroupCommit`` (batching and backpressure), ``Spool``
 (the write-ahead log), ``SpoolReplay`` (the spool into storage), ``Inserter`` (one insert,
 its salvage, its health, and the hand-on of stored records to the next stage). This class
@@ -72,6 +78,8 @@ class BatchWriter(Generic[T]):
         cache_max_bytes: int = 256 << 20,
         salvager: Salvager[T] | None = None,
         stuck_after_s: float = 30.0,
+        bulk_min: int = 0,
+        insert_bulk: InsertFn[T] | None = None,
     ) -> None:
         if acknowledge not in ("stored", "spooled"):
             raise ValueError(f"acknowledge must be 'stored' or 'spooled', got {acknowledge!r}")
@@ -90,6 +98,7 @@ class BatchWriter(Generic[T]):
             salvager=salvager or Salvager(name),
             stored=stored,
             insert_encoded=insert_encoded if join is not None else None,
+            insert_bulk=insert_bulk,
         )
         self._spool = spool
         self._replay: SpoolReplay[T] | None = None
@@ -112,26 +121,48 @@ class BatchWriter(Generic[T]):
             max_pending=max_pending,
             stats=self.stats,
         )
+        self._bulk_min = bulk_min
+        self._bulk: GroupCommit[T] | None = None
+        if bulk_min > 0:
+            self._bulk = GroupCommit(
+                f"{name}-bulk",
+                self._write_bulk,
+                batch_max=batch_max,
+                flush_interval=flush_interval,
+                max_pending=max_pending,
+                stats=self.stats,
+            )
         self._stuck_after = stuck_after_s
 
     @property
+    def _lanes(self) -> list[GroupCommit[T]]:
+        return [self._batcher] if self._bulk is None else [self._batcher, self._bulk]
+
+    @property
     def pending(self) -> int:
-        return self._batcher.pending
+        return sum(lane.pending for lane in self._lanes)
 
     @property
     def salvager(self) -> Salvager[T]:
         return self.inserter.salvager
 
     async def start(self) -> None:
-        await self._batcher.start()
+        for lane in self._lanes:
+            await lane.start()
         if self._replay is not None:
             self._replay.start(self.name)
 
     async def consume(self, records: Sequence[T], /) -> None:
         """Return once ``records`` are durable; raise RetryableError when full or storage fails without a spool."""
-        await self._batcher.consume(records)
+        if self._bulk is not None and len(records) >= self._bulk_min:
+            await self._bulk.consume(records)
+        else:
+            await self._batcher.consume(records)
 
-    async def _write(self, records: list[T]) -> None:
+    async def _write_bulk(self, records: list[T]) -> None:
+        await self._write(records, bulk=True)
+
+    async def _write(self, records: list[T], *, bulk: bool = False) -> None:
         """Make ``records`` durable: in storage, or (when storage fails and a spool exists) on disk."""
         if self._ack_spooled:
             path, written = await self._to_spool(records, count=False)
@@ -141,7 +172,7 @@ class BatchWriter(Generic[T]):
             await self._to_spool(records)  # storage is behind its spool: keep arrival order
             return
         try:
-            await self.inserter.store(records)
+            await self.inserter.store(records, bulk=bulk)
         except InsertDataError as exc:
             await self._salvage_now(records, exc)
             return
@@ -197,6 +228,7 @@ class BatchWriter(Generic[T]):
         """Flush everything already accepted, then stop; safe to call twice or before start."""
         if self._replay is not None:
             self._replay.closing = True
-        await self._batcher.shutdown()
+        for lane in self._lanes:
+            await lane.shutdown()
         if self._replay is not None:
             await self._replay.stop()
