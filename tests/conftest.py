@@ -31,6 +31,9 @@ def service_config(chdb_dsn: str, database_name: str, tmp_path: Path) -> Service
     config.storage.spool_dir = (tmp_path / "spool").as_posix()
     config.storage.database = database_name
     config.storage.flush_interval_s = 0.01
+    # Most tests read back what an OK acknowledged, at once: they run with "OK = stored". The default,
+    # spooled, is exercised by the tests that parametrize the mode and by test_default_acknowledgement.py.
+    config.storage.acknowledge = "stored"
     config.collector.grpc.port = 0
     config.collector.http.port = 0
     config.api.port = 0

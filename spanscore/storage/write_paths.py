@@ -100,6 +100,8 @@ def _writer(
     insert_bulk: InsertFn[T] | None = None,
 ) -> BatchWriter[T]:
     spooling = storage.spool_max_bytes > 0 and bool(storage.spool_dir)
+    if not spooling:
+        acknowledge = "stored"  # no spool to acknowledge from (the config allows that only by default)
     dead = DeadLetters(dead_letter_dir(storage.spool_dir, name), name, codec) if storage.spool_dir else None
     return BatchWriter(
         name,

@@ -96,7 +96,8 @@ def overload_config(tmp_path: Path) -> Path:
     path.write_text(
         f"collector:\n  grpc: {{port: {_free_port()}}}\n  http: {{port: {_free_port()}}}\n"
         f"api: {{port: {_free_port()}}}\n"
-        f"storage: {{max_pending_spans: {MAX_PENDING_SPANS}}}\nlog_level: WARNING\n",
+        # OK = stored, so the stored rows can be compared with the acknowledged requests once it has stopped.
+        f"storage: {{max_pending_spans: {MAX_PENDING_SPANS}, acknowledge: stored}}\nlog_level: WARNING\n",
         encoding="utf-8",
     )
     return path

@@ -175,7 +175,9 @@ def test_thirty_second_storage_outage_loses_and_duplicates_nothing_acknowledged(
     config.write_text(
         f"collector:\n  grpc: {{port: {grpc_port}}}\n  http: {{port: {http_port}}}\napi: {{port: {api_port}}}\n"
         f"storage:\n  dsn: chdb://{(small_disk / 'data').as_posix()}\n"
-        f"  spool_dir: {(tmp_path / 'spool').as_posix()}\n  flush_interval_s: 0.05\nlog_level: WARNING\n",
+        f"  spool_dir: {(tmp_path / 'spool').as_posix()}\n  flush_interval_s: 0.05\n"
+        "  acknowledge: stored\n"  # the OK waits for the failing insert, which then spools: the path under test
+        "log_level: WARNING\n",
         encoding="utf-8",
     )
     process = _start(config)
