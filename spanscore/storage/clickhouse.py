@@ -23,7 +23,8 @@ from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError,
 
 from spanscore.errors import PermanentError, RetryableError
 from spanscore.records import LogRecord, SpanRecord
-from spanscore.storage.guard import QueryLimits, explain_engine_error, guard_query, with_limits
+from spanscore.storage.engine_errors import query_failure
+from spanscore.storage.guard import QueryLimits, guard_query, with_limits
 from spanscore.storage.insert_errors import classify_engine_error, encoding_error
 from spanscore.storage.migrations import migrate
 from spanscore.storage.query_check import FunctionCatalog, engine_checked_statement, load_catalog
@@ -282,7 +283,7 @@ class ClickHouseStore:
             except DatabaseError as exc:
                 if is_embedded(self.dsn):
                     _discard_partial_output(reader)
-                raise PermanentError(explain_engine_error(_clean_engine_error(str(exc)), self.limits)) from None
+                raise query_failure(_clean_engine_error(str(exc)), self.limits) from None
             except OperationalError as exc:
                 raise RetryableError(f"storage unavailable: {exc}") from exc
             finally:
@@ -332,7 +333,7 @@ class ClickHouseStore:
             except DatabaseError as exc:
                 if is_embedded(self.dsn):
                     _discard_partial_output(self._query_client)
-                raise PermanentError(explain_engine_error(_clean_engine_error(str(exc)), self.limits)) from None
+                raise query_failure(_clean_engine_error(str(exc)), self.limits) from None
             except OperationalError as exc:
                 raise RetryableError(f"storage unavailable: {exc}") from exc
         return tuple(result.column_names), list(result.result_rows)

@@ -8,13 +8,13 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.e2e.api_client import api_json
 from tests.e2e.reliability_figures import record_figures
 from tests.e2e.test_process import _free_port, _start
 
@@ -65,28 +65,19 @@ class _RssSampler:
                 return
 
 
-def _api(port: int, path: str, payload: dict[str, Any] | None = None) -> Any:
-    data = json.dumps(payload).encode() if payload is not None else None
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}", data=data, headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=60) as response:
-        return json.loads(response.read())
-
-
 def _wait_drained(api_port: int, wait_s: float = 60.0) -> dict[str, Any]:
     deadline = time.monotonic() + wait_s
-    status = _api(api_port, "/api/v1/status")
+    status = api_json(api_port, "/api/v1/status")
     while status.get("spans_pending", 0) and time.monotonic() < deadline:
         time.sleep(0.2)
-        status = _api(api_port, "/api/v1/status")
+        status = api_json(api_port, "/api/v1/status")
     return dict(status)
 
 
 def _stored_requests(api_port: int) -> dict[int, int]:
     """Spans stored per request sequence number (the first 8 bytes of every trace id of a request)."""
     sql = "SELECT substring(TraceId, 1, 16) AS request, count() AS spans FROM otel_traces GROUP BY request"
-    rows = _api(api_port, "/api/v1/query", {"sql": sql, "format": "json"})["data"]
+    rows = api_json(api_port, "/api/v1/query", {"sql": sql, "format": "json"}, busy_wait_s=60)["data"]
     return {int(row["request"], 16) - 1: int(row["spans"]) for row in rows}
 
 

@@ -17,7 +17,6 @@ import signal
 import subprocess
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
+from tests.e2e.api_client import api_json
 from tests.e2e.otlp_clients import grpc_exporter, http_exporter
 from tests.e2e.reliability_figures import record_figures
 from tests.e2e.test_process import _free_port, _start
@@ -100,21 +100,12 @@ class _Agents:
             provider.shutdown()  # flushes what the batch processors still hold (exports with retries)
 
 
-def _api(port: int, path: str, payload: dict[str, Any] | None = None) -> Any:
-    data = json.dumps(payload).encode() if payload is not None else None
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}", data=data, headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=60) as response:
-        return json.loads(response.read())
-
-
 def _wait_status(port: int, done: Any, wait_s: float) -> dict[str, Any]:
     deadline = time.monotonic() + wait_s
-    status = _api(port, "/api/v1/status")
+    status = api_json(port, "/api/v1/status")
     while not done(status) and time.monotonic() < deadline:
         time.sleep(0.2)
-        status = _api(port, "/api/v1/status")
+        status = api_json(port, "/api/v1/status")
     return dict(status)
 
 
@@ -191,7 +182,7 @@ def test_thirty_second_storage_outage_loses_and_duplicates_nothing_acknowledged(
         outage_started = time.monotonic()
         failing = _wait_status(api_port, lambda s: s["storage_insert_failures"] > 0, 20)
         time.sleep(max(0.0, OUTAGE_S - (time.monotonic() - outage_started)))
-        during = _api(api_port, "/api/v1/status")
+        during = api_json(api_port, "/api/v1/status")
         acknowledged_during_outage = agents.acknowledged() - before_outage
         balloon.unlink()
         balloon = None
@@ -204,7 +195,7 @@ def test_thirty_second_storage_outage_loses_and_duplicates_nothing_acknowledged(
             "SELECT TraceId, SpanId, count() AS copies FROM otel_traces "
             "WHERE ServiceName IN ('outage-grpc', 'outage-http') GROUP BY TraceId, SpanId"
         )
-        rows = _api(api_port, "/api/v1/query", {"sql": sql, "format": "json"})["data"]
+        rows = api_json(api_port, "/api/v1/query", {"sql": sql, "format": "json"}, busy_wait_s=60)["data"]
     finally:
         if balloon is not None:
             balloon.unlink()
