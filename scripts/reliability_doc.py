@@ -98,11 +98,15 @@ GUARANTEES = (
         "Bad input gets a clear error and changes nothing",
         "Bad input gets a clear error and changes nothing: undecodable OTLP -> 400 / INVALID_ARGUMENT, oversize "
         "-> 413 / RESOURCE_EXHAUSTED, a bad config or `where:` filter -> a ConfigError naming the key and the "
-        "file; query text that is not a single read statement is refused.",
+        "file; query text that is not a single read statement is refused. API bodies (rules, scores, query, "
+        "backfill, dead-letter replay) are held to 64 levels of nesting, YAML aliases in them are refused, rule "
+        "names are printable text, and filter regexes run on RE2, in time linear in the text (docs/security.md).",
         (
-            "Regular expressions in filters run on Python's `re` without a time limit; a pathological pattern in "
-            "the config (operator input, compiled at start-up) can be slow on long attribute values.",
-            "The config file is trusted: YAML aliases are expanded by the YAML parser without a size limit.",
+            "Filters are evaluated on the event loop; with RE2 their cost is linear in the attribute's length, "
+            "and attribute values are bounded by `collector.limits`, but a rule with many regex conditions still "
+            "costs that many passes per finished run.",
+            "The config file is trusted: YAML aliases in it are expanded by the YAML parser without a size limit "
+            "(only API bodies refuse them).",
         ),
     ),
     Guarantee(
@@ -121,6 +125,18 @@ GUARANTEES = (
             "token would have to reach the CLI, scripts and dashboard links through a file on disk. A token-less "
             "API on loopback stays open to every local user and program (read-only queries), so set "
             "`api.auth_tokens` on a shared machine; a non-loopback bind without tokens logs a warning at start.",
+        ),
+    ),
+    Guarantee(
+        "token-opens-api-not-host",
+        "A token opens the API, not the host",
+        "Only the config file names code, addresses, files and credentials: a rule sent over the API cannot name "
+        "a scorer by import path the config does not already name, a judge, a model, an endpoint or a key file; "
+        "alert webhooks do not follow redirects; text from spans and requests is escaped in logs and terminal "
+        "output (docs/security.md).",
+        (
+            "An API token holder can still replace the whole rule set (choose which registered scorers run, on "
+            "what, how often), within the operator's judge and budgets: that is what the rules API is for.",
         ),
     ),
     Guarantee(

@@ -102,6 +102,10 @@ class Notifier:
                 self.sent[alert, channel] += 1
                 log.info("alert %s: %s notified status=%s", alert, channel, event["status"])
                 return
+            if isinstance(problem, _Refused):
+                self.failed[alert, channel] += 1
+                log.error("alert %s: %s notification not sent: %s", alert, channel, problem)
+                return
             if attempt < self._settings.max_attempts:
                 self.retries += 1
                 log.warning("alert %s: %s delivery failed (%s), retrying in %.1fs", alert, channel, problem, delay)
@@ -120,11 +124,29 @@ class Notifier:
         return target.webhook, dict(event)
 
     async def _post(self, url: str, body: dict[str, Any]) -> str | None:
+        """None when delivered; else why not (a ``_Refused`` one is not worth retrying).
+
+        Redirects are not followed: a notification (and a PagerDuty routing key) goes to the address the
+        config file names and nowhere else, whatever that address answers (docs/security.md).
+        """
         timeout = aiohttp.ClientTimeout(total=self._settings.timeout_s)
         try:
-            async with aiohttp.ClientSession(timeout=timeout) as session, session.post(url, json=body) as response:
+            async with (
+                aiohttp.ClientSession(timeout=timeout) as session,
+                session.post(url, json=body, allow_redirects=False) as response,
+            ):
                 if 200 <= response.status < 300:
                     return None
+                if 300 <= response.status < 400:
+                    where = response.headers.get("Location", "?")
+                    return _Refused(
+                        f"HTTP {response.status} redirect to {where!r} not followed: notifications go only to the "
+                        "configured address (configure the final address instead)"
+                    )
                 return f"HTTP {response.status}"
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             return f"{type(exc).__name__}: {exc}"
+
+
+class _Refused(str):
+    """A delivery problem that another attempt cannot fix (a redirect the notifier will not follow)."""

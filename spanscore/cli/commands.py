@@ -21,8 +21,10 @@ from pathlib import Path
 
 from spanscore import __version__
 from spanscore.cli import rules as rules_cli
+from spanscore.cli.logs import EscapingFormatter
 from spanscore.config import ServiceConfig, load_config
 from spanscore.errors import ConfigError, SpanscoreError
+from spanscore.printable import printable
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -119,9 +121,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"spanscore: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        level=config.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(EscapingFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    logging.basicConfig(level=config.log_level, handlers=[handler])
     if args.command == "serve":
         return asyncio.run(_serve(config, args.config))
     command = _COMMANDS.get(args.command)
@@ -159,6 +161,8 @@ def _query(config: ServiceConfig, sql: str, output: str) -> int:
         return 1
     if output == "table":
         sys.stdout.write(format_table(json.loads(body)))
+    elif sys.stdout.isatty():  # a terminal obeys control characters in the data; a pipe or file gets bytes as stored
+        sys.stdout.write(printable(body.decode("utf-8", "replace"), keep="\n\t"))
     else:
         sys.stdout.buffer.write(body)
     sys.stdout.flush()
@@ -434,9 +438,10 @@ def format_table(result: dict[str, object]) -> str:
 
 
 def _cell(value: object) -> str:
+    """One table cell on one line, with the sender's control characters escaped (docs/security.md)."""
     if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
+        return printable(value)
+    return printable(json.dumps(value, ensure_ascii=False))
 
 
 def _judge_check(argv: list[str]) -> int:

@@ -5,12 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from spanscore.printable import printable
+
 _MISSING = "(missing)"
 
 
 def format_scored_runs(runs: Sequence[dict[str, Any]]) -> str:
-    """Every run of a trace as the scorers received it; a field the spans never carried says so."""
-    return "\n".join(_format_run(run) for run in runs)
+    """Every run of a trace as the scorers received it; a field the spans never carried says so.
+
+    Span text is the sender's: control characters are shown escaped, so it cannot drive the terminal.
+    """
+    return printable("\n".join(_format_run(run) for run in runs), keep="\n\t")
 
 
 def _format_run(run: dict[str, Any]) -> str:

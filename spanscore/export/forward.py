@@ -203,7 +203,7 @@ class SpanPassThrough:
             elif self._session is not None:
                 headers = {"Content-Type": "application/x-protobuf", **self._config.headers}
                 url = _http_url(self._config.endpoint, "/v1/traces")
-                async with self._session.post(url, data=body, headers=headers) as response:
+                async with self._session.post(url, data=body, headers=headers, allow_redirects=False) as response:
                     if response.status >= 300:
                         raise RuntimeError(f"upstream answered {response.status}")
             self.forwarded += 1

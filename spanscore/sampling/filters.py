@@ -10,13 +10,13 @@ and never raises. The language is described in ``docs/sampling.md``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from spanscore.errors import ConfigError
 from spanscore.run import Run
+from spanscore.sampling.regex import linear_time_regex
 from spanscore.sampling.subject import (
     FIELD_ALIASES,
     RUN_FIELDS,
@@ -202,9 +202,9 @@ def _compile_text(operator: str, operand: object, path: str, problems: list[tupl
     if operator == "contains":
         return lambda actual: actual is not None and operand in _text(actual)
     try:
-        pattern = re.compile(operand)
-    except re.error as error:
-        problems.append((path, f"invalid regular expression {operand!r}: {error}"))
+        pattern = linear_time_regex(operand)
+    except ValueError as error:
+        problems.append((path, str(error)))
         return None
     return lambda actual: actual is not None and pattern.search(_text(actual)) is not None
 

@@ -10,6 +10,7 @@ between 0 and 1, got 1.5``. The engine in ``engine.py`` consumes the result.
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
@@ -108,7 +109,9 @@ class RuleConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
-    name: str = Field(min_length=1, description="Unique rule name; stored with every decision and score.")
+    name: str = Field(
+        min_length=1, max_length=200, description="Unique rule name; stored with every decision and score."
+    )
     target: Literal["run", "llm", "tool", "retrieval", "session"] = Field(
         default="run",
         description="What the rule scores: agent runs, each LLM call, tool or retrieval span in them, or sessions.",
@@ -130,6 +133,17 @@ class RuleConfig(BaseModel):
     def _where_as_configured(self, where: Filter) -> Any:
         """The filter as it was written: rule sets are compared, hashed and shown in their configured form."""
         return where.source
+
+    @field_validator("name")
+    @classmethod
+    def _printable_name(cls, value: str) -> str:
+        """A rule name lands in logs, metrics labels, the dashboard and terminals: no control characters."""
+        bad = next((char for char in value if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")), None)
+        if bad is not None:
+            raise PydanticCustomError(
+                "rule_name", "contains the control character {char} (names are printable text)", {"char": repr(bad)}
+            )
+        return value
 
     @field_validator("sample")
     @classmethod

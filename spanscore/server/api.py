@@ -9,7 +9,6 @@ no cross-origin browser requests), and bodies are JSON only.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -19,6 +18,7 @@ from aiohttp import web
 from spanscore.config import ApiConfig
 from spanscore.errors import PayloadTooLargeError, PermanentError, RequestShapeError
 from spanscore.server.auth import TokenCheck
+from spanscore.server.bodies import json_body
 from spanscore.server.client_gone import while_connected
 from spanscore.server.dashboard import Dashboard
 from spanscore.server.origin import BrowserGuard, is_loopback
@@ -120,10 +120,8 @@ class ApiServer:
             if self._operations is None:
                 raise PermanentError("this service has no operations configured")
             _require_json(request)
-            try:
-                body = json.loads(await request.read() or b"{}")
-            except json.JSONDecodeError as exc:
-                raise PermanentError(f"request body is not valid JSON: {exc}") from None
+            body = json_body(await request.read(), "request body")
+            body = {} if body is None else body
             if name == "backfill" and isinstance(body, dict) and body.get("cancel") is True:
                 return web.json_response(await self._operations.cancel_backfill())
             if not isinstance(body, dict) or not isinstance(body.get("rule"), str):
@@ -220,9 +218,10 @@ async def _replay_arguments(request: web.Request) -> tuple[str | None, str | Non
     """``{"writer": "spans", "id": "000000000001"}``, both optional (all writers, all entries)."""
     usage = 'send a JSON object such as {"writer": "spans", "id": "000000000001"} (both optional)'
     try:
-        body = await request.json() if request.can_read_body else {}
-    except ValueError:
-        raise PermanentError(f"the replay request is not JSON; {usage}") from None
+        body = json_body(await request.read(), "the replay request") if request.can_read_body else {}
+    except PermanentError as exc:
+        raise PermanentError(f"{exc}; {usage}") from None
+    body = {} if body is None else body
     if not isinstance(body, dict):
         raise PermanentError(usage)
     writer, entry = body.get("writer"), body.get("id")
@@ -244,11 +243,8 @@ async def _query_arguments(request: web.Request) -> tuple[str, str]:
             f'{request.method} is not accepted here: POST the query as JSON, {{"sql": "...", "format": "json"}}', 405
         )
     _require_json(request)
-    raw = await request.read()
-    try:
-        body = json.loads(raw or b"{}")
-    except json.JSONDecodeError as exc:
-        raise PermanentError(f"request body is not valid JSON: {exc}") from None
+    body = json_body(await request.read(), "request body")
+    body = {} if body is None else body
     if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
         raise PermanentError('request body must be {"sql": "...", "format": "json|csv|tsv"}')
     return body["sql"], str(body.get("format", request.query.get("format", "json"))).lower()

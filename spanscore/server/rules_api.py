@@ -3,13 +3,14 @@
 A PUT carries ``{"rules": [...]}`` as JSON (``application/json``) or YAML (``application/yaml``); both are types a
 web page cannot send cross-site without a CORS preflight, which the browser guard refuses. The whole set is
 validated before anything changes (pydantic, then the same scorer and judge checks as at start-up); a refused
-set answers 400 with every problem, one per line in ``problems``. Changing rules needs the API token; on an API
+set answers 400 with every problem, one per line in ``problems``. Before any of that, ``scorers.trust`` refuses
+what only the config file may say (import paths, judges, endpoints, key files): no scorer is built, so no code
+runs, for a rule that names any of it. Changing rules needs the API token; on an API
 without tokens it is allowed only when the API is bound to loopback.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -21,7 +22,9 @@ from spanscore.errors import ConfigError, ForbiddenError, PermanentError, Reques
 from spanscore.sampling.rule_sets import RuleSet, parse_rules_document
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.preflight import ScorerUse, check_scorers
+from spanscore.scorers.trust import api_rule_problems
 from spanscore.server.auth import TokenCheck
+from spanscore.server.bodies import json_body, yaml_body
 from spanscore.server.origin import is_loopback
 from spanscore.server.wire import json_error
 
@@ -34,6 +37,8 @@ class RuleHolder(Protocol):
     """What the service offers this endpoint: the active set, and a validated swap."""
 
     rule_set: RuleSet
+    operator_scorer_paths: frozenset[str]
+    """Import-path scorers the config file names: the only code an API rule may name (docs/security.md)."""
 
     async def apply_rules(self, rules: list[RuleConfig], *, source: str) -> RuleSet: ...
 
@@ -64,6 +69,9 @@ class RulesApi:
             if not self._tokens.enabled and not is_loopback(self._bind_host):
                 raise ForbiddenError("changing rules needs api.auth_tokens when the API listens beyond loopback")
             document = await _read_document(request)
+            refused = api_rule_problems(document, self._holder.operator_scorer_paths)
+            if refused:
+                raise ConfigError("\n".join(refused))
             rules = _parse_with_every_problem(document, self._judge)
             before = self._holder.rule_set.version
             applied = await self._holder.apply_rules(rules, source="PUT /api/v1/rules")
@@ -119,11 +127,10 @@ async def _read_document(request: web.Request) -> Any:
     body = await request.content.read(MAX_RULES_BYTES + 1)
     if len(body) > MAX_RULES_BYTES:
         raise RequestShapeError(f"rule set is larger than {MAX_RULES_BYTES} bytes", 413)
-    form = "JSON" if kind in JSON_TYPES else "YAML"
+    what = "PUT /api/v1/rules: the body"
     try:
-        text = body.decode("utf-8")
-        return json.loads(text or "null") if kind in JSON_TYPES else yaml.safe_load(text)
+        return json_body(body, what) if kind in JSON_TYPES else yaml_body(body.decode("utf-8"), what)
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"PUT /api/v1/rules: the body is not UTF-8: {exc}") from None
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"PUT /api/v1/rules: the body is not valid {form}: {exc}") from None
+        raise ConfigError(f"{what} is not UTF-8: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{what} is not valid YAML: {exc}") from None

@@ -9,7 +9,6 @@ deterministic), so a client may retry any failure.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Protocol
 
 from aiohttp import web
@@ -17,6 +16,7 @@ from aiohttp import web
 from spanscore.errors import ForbiddenError, PayloadTooLargeError, PermanentError, RequestShapeError
 from spanscore.scoring.feedback import InvalidScoresError
 from spanscore.server.auth import TokenCheck
+from spanscore.server.bodies import json_body
 from spanscore.server.origin import is_loopback
 from spanscore.server.wire import json_error
 
@@ -47,10 +47,7 @@ class ScoresApi:
             body = await request.content.read(MAX_BODY_BYTES + 1)
             if len(body) > MAX_BODY_BYTES:
                 raise PayloadTooLargeError(f"body is larger than {MAX_BODY_BYTES} bytes; send fewer scores")
-            try:
-                document = json.loads(body)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise PermanentError(f"body is not valid JSON: {exc}") from None
+            document = json_body(body, "body")
             result = await self._taker.add_scores(document)
         except InvalidScoresError as exc:
             return json_error(PermanentError("scores refused, nothing stored"), problems=exc.problems)

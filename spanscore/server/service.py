@@ -93,6 +93,7 @@ class Service:
         """The judge every scorer of this service is built with (made with the first rules), passed down."""
         self.live = self._live_scoring(config)
         self.rule_set = RuleSet.of(config.rules, source="config")
+        self.operator_scorer_paths = _import_paths(config.rules)
         self.rule_reloads_failed = 0
         self._rules_lock = asyncio.Lock()
         self._started = False
@@ -201,6 +202,7 @@ class Service:
             config = await asyncio.to_thread(load_config, path)
             apply_default_rules(config)
             applied = await self.apply_rules(config.rules, source=f"{path} (SIGHUP)")
+            self.operator_scorer_paths = _import_paths(config.rules)
         except ConfigError as exc:
             self.rule_reloads_failed += 1
             problems = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
@@ -474,3 +476,8 @@ def _alerting(config: ServiceConfig, store: ClickHouseStore) -> AlertEvaluator:
         Notifier(config.alerting),
         state_file=Path(spool) / "alerts-state.json" if spool else None,
     )
+
+
+def _import_paths(rules: Sequence[RuleConfig]) -> frozenset[str]:
+    """The import-path scorers a config file names: code the operator chose, which API rules may reuse."""
+    return frozenset(spec.name for rule in rules for spec in rule.scorers if ":" in spec.name)

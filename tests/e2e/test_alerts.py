@@ -143,3 +143,67 @@ def test_alert_config_problems_are_named() -> None:
         AlertConfig.model_validate({"name": "a", "scorer": "s", "below": 0.5, "where": {"colour": "red"}})
     with pytest.raises(ValueError, match="duration"):
         AlertConfig.model_validate({"name": "a", "scorer": "s", "below": 0.5, "window": "soon"})
+
+
+class _Redirecting:
+    """An endpoint that answers every POST with a 307 to ``target`` (which would receive the body if followed)."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.attempts = 0
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    async def start(self) -> None:
+        async def handle(request: web.Request) -> web.Response:
+            self.attempts += 1
+            raise web.HTTPTemporaryRedirect(self.target)
+
+        app = web.Application()
+        app.router.add_post("/{path:.*}", handle)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/hook"  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+@pytest.mark.reliability("token-opens-api-not-host")
+async def test_a_redirecting_webhook_does_not_carry_the_notification_elsewhere(
+    receivers: list[Receiver], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 307 from the configured address is not followed: the body and a PagerDuty routing key stay put."""
+    from spanscore.alerting.config import AlertingConfig
+    from spanscore.alerting.notify import Notifier
+
+    elsewhere = receivers[0]
+    redirecting = _Redirecting(elsewhere.url)
+    await redirecting.start()
+    monkeypatch.setenv("PD_KEY_FOR_TEST", "routing-key-123")
+    try:
+        alert = AlertConfig.model_validate(
+            {
+                "name": "drop", "scorer": "faithfulness", "aggregate": "mean", "window": "15m", "below": 0.7,
+                "notify": [
+                    {"webhook": redirecting.url},
+                    {"pagerduty": {"routing_key_env": "PD_KEY_FOR_TEST", "url": redirecting.url}},
+                ],
+            }
+        )  # fmt: skip
+        notifier = Notifier(AlertingConfig(max_attempts=3, backoff_s=0.01))
+        event = {
+            "alert": "drop", "status": "firing", "value": 0.1, "threshold": 0.7, "samples": 30, "window": "15m",
+            "aggregate": "mean", "scorer": "faithfulness", "direction": "below", "confidence": 0.95,
+            "interval": {"low": 0.05, "high": 0.2}, "started_at": "2026-11-25T00:00:00Z", "resolved_at": None,
+        }  # fmt: skip
+        notifier.notify(alert, event)
+        await notifier.drain()
+        assert elsewhere.bodies == [] and elsewhere.attempts == 0
+        assert redirecting.attempts == 2  # one try per channel: a redirect is not retried either
+        assert notifier.failed["drop", "webhook"] == 1 and notifier.failed["drop", "pagerduty"] == 1
+    finally:
+        await redirecting.stop()
