@@ -198,17 +198,22 @@ class Service:
         """
         from spanscore.server.default_rules import apply_default_rules
 
+        ignored: list[str] = []
         try:
             config = await asyncio.to_thread(load_config, path)
+            ignored = _changed_sections(self.config, config)
             apply_default_rules(config)
             applied = await self.apply_rules(config.rules, source=f"{path} (SIGHUP)")
             self.operator_scorer_paths = _import_paths(config.rules)
         except ConfigError as exc:
             self.rule_reloads_failed += 1
             problems = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+            if ignored:
+                # The rules were checked against the running judge and sections, not the file's: say so, or a
+                # new judge: section reads as "no judge model is configured" while the file plainly has one.
+                problems += f" (changed on disk and applied only by a restart: {', '.join(ignored)})"
             log.error("rules not reloaded, the running rules (version %s) stay: %s", self.rule_set.version, problems)
             return None
-        ignored = _changed_sections(self.config, config)
         if ignored:
             log.warning("config sections changed on disk need a restart to take effect: %s", ", ".join(ignored))
         return applied

@@ -183,3 +183,26 @@ def test_rules_change_live_by_sighup_and_api_without_a_restart(tmp_path: Path) -
         assert serve.process.poll() is None and serve.process.pid == pid  # one process all along
     finally:
         serve.stop()
+
+
+def test_sighup_names_a_judge_section_that_needs_a_restart(tmp_path: Path) -> None:
+    """A judge: section added to the file while running cannot be picked up by SIGHUP: the log says restart."""
+    config = tmp_path / "spanscore.yaml"
+    base = (
+        f"collector:\n  grpc: {{port: {_free_port()}}}\n  http: {{port: {_free_port()}}}\n"
+        f"api: {{port: {_free_port()}}}\nlog_level: INFO\n"
+    )
+    config.write_text(base + RULE.format(sample=1.0), encoding="utf-8")
+    serve = _Serve(config)
+    try:
+        judged = (
+            "judge: {model: openai/gpt-4o-mini, api_base: 'http://127.0.0.1:9/v1'}\n"
+            "rules:\n  - name: grounded\n    scorers: [faithfulness]\n"
+        )
+        config.write_text(base + judged, encoding="utf-8")
+        os.kill(serve.process.pid, signal.SIGHUP)
+        assert serve.wait_for_log("rules not reloaded"), "".join(serve.lines[-20:])
+        refusal = next(line for line in serve.lines if "rules not reloaded" in line)
+        assert "applied only by a restart: judge" in refusal, refusal
+    finally:
+        serve.stop()
