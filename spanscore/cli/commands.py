@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import importlib
 import json
 import logging
@@ -180,10 +181,8 @@ def _call_api(
     """Call the running service's API; None when nothing listens. An error answer raises with its message."""
     if not config.api.enabled:
         return None
-    host = "127.0.0.1" if config.api.host in ("0.0.0.0", "::", "") else config.api.host
-    scheme = "https" if config.api.tls else "http"
     request = urllib.request.Request(
-        f"{scheme}://{host}:{config.api.port}/api/v1/{path}",
+        f"{api_url(config)}/api/v1/{path}",
         data=None if payload is None else json.dumps(payload).encode("utf-8"),
         headers={"Content-Type": "application/json"},
         method=method or ("GET" if payload is None else "POST"),
@@ -211,16 +210,62 @@ def _query_store(config: ServiceConfig, sql: str, fmt: str) -> bytes:
     from spanscore.server.service import store_for
 
     _require_existing_store(config)
+    _refuse_store_held_elsewhere(config)
     config.storage.migrate = False
     store = store_for(config)
     try:
         store.open()
     except Exception as exc:
-        raise SpanscoreError(f"cannot open storage {config.storage.dsn}: {exc}") from None
+        raise SpanscoreError(_unopenable(config, exc)) from None
     try:
         return store.query_sync(sql, fmt)
     finally:
         store.close()
+
+
+def api_url(config: ServiceConfig) -> str:
+    """The API address the CLI calls, as a URL."""
+    host = "127.0.0.1" if config.api.host in ("0.0.0.0", "::", "") else config.api.host
+    shown = f"[{host}]" if ":" in host else host
+    return f"{'https' if config.api.tls else 'http'}://{shown}:{config.api.port}"
+
+
+def no_service(config: ServiceConfig) -> str:
+    """Why a command that needs the service failed: where it looked, and how to point it elsewhere."""
+    return (
+        f"no service answers on {api_url(config)} (api.host/api.port); start `spanscore serve`, or point at the "
+        "running one with -c <its config> or SPANSCORE_API__PORT=<its API port>"
+    )
+
+
+def _unopenable(config: ServiceConfig, exc: Exception) -> str:
+    """Why the store could not be opened, in one line."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"cannot open storage {config.storage.dsn}: {text}"
+
+
+def _refuse_store_held_elsewhere(config: ServiceConfig) -> None:
+    """An embedded store another process holds is most often a service whose API is not where the CLI looked.
+
+    The engine locks ``<data dir>/status`` while it has the store open; trying that lock (shared, without
+    waiting, released at once) tells before opening, so the user reads where to point the CLI instead of
+    the engine's lock error.
+    """
+    if not config.storage.dsn.startswith("chdb:///"):
+        return
+    status = Path(config.storage.dsn.removeprefix("chdb://")) / "status"
+    try:
+        with open(status, "rb") as handle:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    except BlockingIOError:
+        raise SpanscoreError(
+            f"the store {config.storage.dsn} is open in another process, most likely a `spanscore serve` whose "
+            f"API is not on {api_url(config)}: point at that service with -c <its config> or "
+            "SPANSCORE_API__PORT=<its API port>"
+        ) from None
+    except OSError:
+        return  # no status file yet: nobody holds the store
 
 
 def _require_existing_store(config: ServiceConfig) -> None:
@@ -229,11 +274,10 @@ def _require_existing_store(config: ServiceConfig) -> None:
         return
     path = dsn.removeprefix("chdb://")
     if not (Path(path) / "metadata").is_dir():
-        scheme = "https" if config.api.tls else "http"
         raise SpanscoreError(
-            f"no service answers on {scheme}://{config.api.host}:{config.api.port} and there is no store at "
-            f"{path}; start `spanscore serve`, or run this from the service's working directory or with "
-            f"-c <its config> (storage.data_dir)"
+            f"no service answers on {api_url(config)} and there is no store at {path}; start `spanscore serve`, "
+            "or run this from the service's working directory, or with -c <its config> (storage.data_dir) or "
+            "SPANSCORE_API__PORT=<its API port>"
         )
 
 
@@ -255,7 +299,7 @@ def _report(config: ServiceConfig, args: argparse.Namespace) -> int:
 def _status(config: ServiceConfig, output: str) -> int:
     body = _call_api(config, "status", None, 10)
     if body is None:
-        raise SpanscoreError(f"no service answers on the API listener {config.api.host}:{config.api.port}")
+        raise SpanscoreError(no_service(config))
     metrics = json.loads(body)
     if output == "json":
         print(json.dumps(metrics, indent=2, sort_keys=True))
@@ -331,12 +375,19 @@ def _operation(config: ServiceConfig, path: str, rule: str, since: str) -> int:
 
 
 async def _operation_locally(config: ServiceConfig, path: str, rule: str, since: str) -> dict[str, object]:
+    """Preview or backfill on the store itself when no service runs; never creates or migrates a store."""
     from spanscore.server.default_rules import apply_default_rules
     from spanscore.server.service import Service
 
+    _require_existing_store(config)
+    _refuse_store_held_elsewhere(config)
+    config.storage.migrate = False
     apply_default_rules(config)  # the rules serve would have loaded
     service = Service(config)
-    await asyncio.to_thread(service.store.open)
+    try:
+        await asyncio.to_thread(service.store.open)
+    except Exception as exc:
+        raise SpanscoreError(_unopenable(config, exc)) from None
     try:
         if path == "backfill":
             return await service.backfill(rule, since)
@@ -353,7 +404,7 @@ def _runs_show(config: ServiceConfig, trace_id: str, output: str) -> int:
 
     body = _call_api(config, f"runs/{quote(trace_id.strip(), safe='')}", None, 30)
     if body is None:
-        raise SpanscoreError(f"no service answers on the API listener {config.api.host}:{config.api.port}")
+        raise SpanscoreError(no_service(config))
     result = json.loads(body)
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if output == "json" else format_scored_runs(result["runs"]))
     return 0
@@ -456,7 +507,9 @@ _COMMANDS: dict[str, Callable[[ServiceConfig, argparse.Namespace], int]] = {
     "rules": lambda config, args: (
         _operation(config, "rules/preview", args.rule, args.since)
         if args.rules_command == "preview"
-        else rules_cli.run(args.rules_command, args.file, lambda *a, **k: _call_api(config, *a, **k))
+        else rules_cli.run(
+            args.rules_command, args.file, lambda *a, **k: _call_api(config, *a, **k), no_service(config)
+        )
     ),
     "backfill": lambda config, args: _backfill(config, args.rule, args.since, args.cancel),
     "report": _report,

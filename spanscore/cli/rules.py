@@ -25,15 +25,16 @@ CallApi = Callable[..., bytes | None]
 """``_call_api(path, payload, timeout, method=...)`` of the command line, bound to its config."""
 
 
-def run(command: str, file: str, call_api: CallApi) -> int:
+def run(command: str, file: str, call_api: CallApi, no_service: str) -> int:
+    """``rules apply|diff FILE`` against the service; ``no_service`` says where it looked when nothing answers."""
     try:
         rules = _read_rules(file)
     except ConfigError as exc:
         print(f"spanscore: {exc}", file=sys.stderr)
         return 2
     if command == "apply":
-        return _apply(rules, call_api)
-    return _diff(rules, call_api)
+        return _apply(rules, call_api, no_service)
+    return _diff(rules, call_api, no_service)
 
 
 def _read_rules(file: str) -> list[dict[str, Any]]:
@@ -50,14 +51,14 @@ def _read_rules(file: str) -> list[dict[str, Any]]:
     return canonical_rules(parse_rules_document({"rules": document["rules"]}, source=file))
 
 
-def _apply(rules: list[dict[str, Any]], call_api: CallApi) -> int:
+def _apply(rules: list[dict[str, Any]], call_api: CallApi, no_service: str) -> int:
     try:
         body = call_api("rules", {"rules": rules}, 60, method="PUT")
     except SpanscoreError as exc:
         print(f"spanscore: the service refused the rules, nothing changed:\n  {exc}", file=sys.stderr)
         return 1
     if body is None:
-        print("spanscore: no service answers on the API listener; nothing was applied", file=sys.stderr)
+        print(f"spanscore: {no_service}; nothing was applied", file=sys.stderr)
         return 1
     answer = json.loads(body)
     state = "applied" if answer.get("changed") else "already running these rules"
@@ -65,14 +66,14 @@ def _apply(rules: list[dict[str, Any]], call_api: CallApi) -> int:
     return 0
 
 
-def _diff(rules: list[dict[str, Any]], call_api: CallApi) -> int:
+def _diff(rules: list[dict[str, Any]], call_api: CallApi, no_service: str) -> int:
     try:
         body = call_api("rules", None, 30)
     except SpanscoreError as exc:
         print(f"spanscore: cannot read the service's rules: {exc}", file=sys.stderr)
         return 2
     if body is None:
-        print("spanscore: no service answers on the API listener; nothing to compare with", file=sys.stderr)
+        print(f"spanscore: {no_service}; nothing to compare with", file=sys.stderr)
         return 2
     running = json.loads(body)
     change = diff_rules(running["rules"], rules)

@@ -120,6 +120,28 @@ def test_sigterm_during_stream_keeps_every_acknowledged_span(config_file: Path) 
 
 
 @pytest.mark.slow
+def test_query_against_a_service_on_other_ports_says_so(config_file: Path) -> None:
+    """The CLI finds no API where it looks, and the store is held by the service: it says which, not a lock error."""
+    process = _start(config_file)
+    try:
+        elsewhere = subprocess.run(
+            [sys.executable, "-m", "spanscore.cli.commands", "query", "SELECT 1"],
+            cwd=config_file.parent,  # the service's data directory, but not its config (so not its API port)
+            env={**os.environ, "SPANSCORE_API__PORT": str(_free_port())},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert elsewhere.returncode == 1
+        assert "open in another process" in elsewhere.stderr and "SPANSCORE_API__PORT" in elsewhere.stderr, (
+            elsewhere.stderr
+        )
+        assert "Traceback" not in elsewhere.stderr
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+
+
 def test_query_cli_goes_through_the_running_service(config_file: Path) -> None:
     process = _start(config_file)
     try:
