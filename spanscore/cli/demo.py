@@ -1,7 +1,8 @@
 """`spanscore demo`: realistic synthetic agent traces, so a newcomer sees scores arrive.
 
-Each conversation is sent as a trace in one of three dialects (OpenTelemetry
-GenAI, OpenInference, Vercel AI SDK), with a tool call and retrieved context,
+One conversation in four is a run that broke (a failed tool, an apology for an answer), so the
+default rule's dashboard shows both colours. Each conversation is sent as a trace in one of three
+dialects (OpenTelemetry GenAI, OpenInference, Vercel AI SDK), with a tool call and retrieved context,
 through the stock OpenTelemetry SDK and OTLP/gRPC exporter, exactly as an
 instrumented agent would send it. The runs are spread over the past hours (so
 the dashboard's charts draw lines, not one column of dots), the SDK is flushed
@@ -63,6 +64,14 @@ CONVERSATIONS = (
         "Single sign-on is part of the Enterprise plan.",
         ("The Enterprise plan adds SSO and audit logs.",),
         "Single sign-on comes with the Enterprise plan, together with audit logs.",
+    ),
+    Conversation(  # a run that broke: the tool failed and the agent gave up, so the default rule has red to show
+        "Why was I charged twice this month?",
+        "get_invoices",
+        {"month": "current"},
+        '{"error": "billing service timed out"}',
+        (),
+        "I'm sorry, but I can't look up your invoices right now.",
     ),
 )
 

@@ -20,6 +20,7 @@ from spanscore.errors import ConfigError
 
 CODE_SCORERS = frozenset(
     {
+        "answer_health",
         "completeness",
         "content_similarity",
         "keyword_coverage",

@@ -1,9 +1,9 @@
 """The rule ``spanscore serve`` loads when the configuration has no ``rules:`` key.
 
 A newcomer who starts the service without a config file and sends traces
-should see scores, not an empty ``scores`` table. The default rule runs three
-local code scorers that need nothing but a run's input and output, on every
-run: no text leaves the machine. Any ``rules:`` key, even an empty list,
+should see scores that mean something, not an empty ``scores`` table. The
+default rule runs ``answer_health`` on every run: a local code scorer that
+fails runs that visibly broke and passes the rest (no text leaves the machine). Any ``rules:`` key, even an empty list,
 replaces it (``rules: []`` stores spans and scores nothing).
 """
 
@@ -15,9 +15,9 @@ from spanscore.sampling.rules import RuleConfig
 DEFAULT_RULE = {
     "name": "default",
     "sample": 1.0,
-    "scorers": ["completeness", "keyword_coverage", "tone_consistency"],
+    "scorers": ["answer_health"],
 }
-"""Documented in README ("Live scoring"): every run, three code scorers comparing the output with the input."""
+"""Documented in README ("Quick start") and docs/scorers.md ("answer_health"): every run, one local code scorer."""
 
 
 def apply_default_rules(config: ServiceConfig) -> bool:

@@ -68,7 +68,7 @@ def test_serve_without_config_then_demo_scores_runs_spread_over_hours(tmp_path: 
         assert f"dashboard: http://127.0.0.1:{api}/dashboard/" in banner
         assert "OTEL_EXPORTER_OTLP_PROTOCOL=grpc" in banner and f"http://127.0.0.1:{grpc}" in banner
         assert "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf" in banner and f"http://127.0.0.1:{http}" in banner
-        assert "rule default: sample=1 scorers=completeness, keyword_coverage, tone_consistency" in banner
+        assert "rule default: sample=1 scorers=answer_health" in banner
 
         demo = _cli(tmp_path, environ, "demo", "--traces", "12", "--hours", "4")
         assert demo.returncode == 0, demo.stderr
@@ -85,10 +85,13 @@ def test_serve_without_config_then_demo_scores_runs_spread_over_hours(tmp_path: 
             time.sleep(0.5)
         assert row[0] == "12"
         assert int(row[1]) >= 120  # spread over hours: the charts draw lines
+        # The default rule tells the demo's healthy runs from its broken one (a failed tool, an apology).
+        labels = _cli(tmp_path, environ, "query", "--format", "csv", "SELECT groupUniqArray(Label) FROM scores")
+        assert "pass" in labels.stdout and "fail" in labels.stdout, labels.stdout
 
         status = _cli(tmp_path, environ, "status", "--format", "json")
         metrics = json.loads(status.stdout)
-        assert metrics["rules_loaded"] == 1 and metrics['rule_scorers{rule="default"}'] == 3
+        assert metrics["rules_loaded"] == 1 and metrics['rule_scorers{rule="default"}'] == 1
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=60) == 0

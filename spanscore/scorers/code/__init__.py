@@ -3,10 +3,12 @@
 Each module holds one scorer and its algorithm as plain functions, so the
 numbers can be tested without the framework. The algorithms follow
 @mastra/evals 1.10.2; where its code and the seed documents disagree the code
-wins, and docs/scorers.md lists every such difference.
+wins, and docs/scorers.md lists every such difference. ``answer_health`` is our
+own, beyond that catalogue: the default rule's check for runs that visibly broke.
 """
 
 from spanscore.scorers.code import (
+    answer_health,
     completeness,
     content_similarity,
     keyword_coverage,
@@ -17,6 +19,7 @@ from spanscore.scorers.code import (
 )
 
 __all__ = [
+    "answer_health",
     "completeness",
     "content_similarity",
     "keyword_coverage",
