@@ -4,14 +4,16 @@
 and log records arrive with the spans (``collector.evaluation_events``). Both become ``ScoreRow``s with a
 ``Source`` (the sender's, or ``otlp``) and ``Rule = 'source:<source>'``, so roll-ups, reports and dashboards
 show them next to the rules without a change to their views. Their id is deterministic in (source, author,
-name, trace, span): a retried POST or a re-sent export replaces the row instead of counting twice, while
-two people's labels on one run stay two rows.
+name, trace, span as named): a retried POST or a re-sent export replaces the row instead of counting twice,
+while two people's labels on one run stay two rows. A posted score may arrive before its trace is stored: it
+is kept, unresolved, and attached to its span when the span arrives (``feedback_resolver``).
 
 An outside score is not a sampled one: its ``SampleRate`` is 1, so weighted means count it once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import time
@@ -68,6 +70,8 @@ class OutsideScore(BaseModel):
         value = value.lower()
         if not _HEX32.match(value):
             raise ValueError("must be 32 hexadecimal characters")
+        if value == "0" * 32:
+            raise ValueError("must not be all zeros (the invalid trace id: no span can carry it)")
         return value
 
     @field_validator("span_id")
@@ -78,6 +82,8 @@ class OutsideScore(BaseModel):
         value = value.lower()
         if not _HEX16.match(value):
             raise ValueError("must be 16 hexadecimal characters")
+        if value == "0" * 16:
+            raise ValueError("must not be all zeros (the invalid span id: no span can carry it)")
         return value
 
     @field_validator("value")
@@ -153,8 +159,18 @@ def label_of(label: str | None, value: float | None, higher_is_better: bool, thr
     return label or ""
 
 
-def row_for_posted(score: OutsideScore, span: ScoredSpan) -> ScoreRow:
-    return _row(
+PENDING_SPAN = "pending_span"
+"""Attribute of a posted score whose span storage did not hold yet: the score as posted, to resolve it later."""
+
+
+def row_for_posted(score: OutsideScore, span: ScoredSpan, *, posted_at_ns: int | None = None) -> ScoreRow:
+    """The stored row of a posted score, attached to ``span``.
+
+    Its id comes from the span the sender named (none: the root), not the one storage resolved, so a score
+    posted before its trace arrived is replaced in place once it is resolved; ``posted_at_ns`` keeps that
+    first row's timestamp, which is part of the table's sorting key.
+    """
+    row = _row(
         source=score.source,
         author=score.author,
         name=score.name,
@@ -166,6 +182,20 @@ def row_for_posted(score: OutsideScore, span: ScoredSpan) -> ScoreRow:
         higher_is_better=score.higher_is_better,
         raw_label=score.label or "",
     )
+    score_id = external_score_id(score.source, score.author, score.name, score.trace_id, score.span_id or "")
+    timestamp = posted_at_ns if posted_at_ns is not None else row.run_timestamp_ns
+    return dataclasses.replace(row, score_id=score_id, run_timestamp_ns=timestamp)
+
+
+def row_for_unresolved(score: OutsideScore, now_ns: int) -> ScoreRow:
+    """A posted score whose trace storage does not hold yet: kept, visibly unresolved, until the trace arrives.
+
+    Exporters batch and ``spooled`` acknowledgement stores after the OK, so an application's feedback button
+    can post before its span is stored. The row carries the score as posted (``PENDING_SPAN``); the feedback
+    resolver attaches it to its span once storage has it, and a row never resolved stays as it is.
+    """
+    row = row_for_posted(score, ScoredSpan(score.span_id or "", now_ns), posted_at_ns=now_ns)
+    return dataclasses.replace(row, attributes={**row.attributes, PENDING_SPAN: score.model_dump_json()})
 
 
 def row_for_evaluation(evaluation: OutsideEvaluation) -> ScoreRow:

@@ -16,6 +16,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,15 @@ from spanscore.sampling.rule_sets import RuleSet, canonical_rules, diff_rules
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
 from spanscore.scoring.backfill import BackfillProgress, backfill, find_rule, parse_since, preview
-from spanscore.scoring.feedback import EvaluationTap, InvalidScoresError, ScoredSpan, parse_scores, row_for_posted
+from spanscore.scoring.feedback import (
+    PENDING_SPAN,
+    EvaluationTap,
+    ScoredSpan,
+    parse_scores,
+    row_for_posted,
+    row_for_unresolved,
+)
+from spanscore.scoring.feedback_resolver import FeedbackResolver
 from spanscore.scoring.live import LiveScoring
 from spanscore.server.api import ApiServer
 from spanscore.server.auth import TokenCheck
@@ -103,6 +112,7 @@ class Service:
         )
         # Outside evaluation results ride in with the spans and logs: stored before the export is acknowledged.
         self.feedback_writer: BatchWriter[ScoreRow] = write_paths.feedback_writer(self.store, config.storage)
+        self.feedback_resolver = FeedbackResolver(self.store, self.feedback_writer)
         self.span_tap = EvaluationTap(self.span_writer, evaluations_in_spans, self.feedback_writer)
         self.log_tap = EvaluationTap(self.log_writer, evaluations_in_logs, self.feedback_writer)
         self.ingest = Ingest(self.span_tap, self.log_tap, self.passthrough, config.collector.limits)
@@ -223,20 +233,23 @@ class Service:
         return self.alerting.describe()
 
     async def add_scores(self, document: Any) -> dict[str, Any]:
-        """POST /api/v1/scores: validate every item, find the spans they score, store them all or none."""
+        """POST /api/v1/scores: validate every item, attach each to its span, store them all or none.
+
+        A score whose span storage does not hold yet is stored too, unresolved, and attached once the span
+        arrives (``FeedbackResolver``): an application may post the moment it has a trace id.
+        """
         scores = parse_scores(document)
         wanted = [(score.trace_id, score.span_id) for score in scores]
         facts = await asyncio.to_thread(scored_spans, self.store, wanted)
-        missing = [
-            f"[{index}].trace_id: no stored span {score.span_id or '(root)'} in trace {score.trace_id}"
-            for index, score in enumerate(scores)
-            if (score.trace_id, score.span_id) not in facts
-        ]
-        if missing:
-            raise InvalidScoresError(missing)
-        rows = [row_for_posted(score, ScoredSpan(*facts[score.trace_id, score.span_id])) for score in scores]
+        now = time.time_ns()
+        rows = [
+            row_for_posted(score, ScoredSpan(*facts[key])) if (key := (score.trace_id, score.span_id)) in facts
+            else row_for_unresolved(score, now)
+            for score in scores
+        ]  # fmt: skip
         await self.feedback_writer.consume(rows)
-        return {"stored": len(rows), "score_ids": [row.score_id for row in rows]}
+        unresolved = [row.score_id for row in rows if PENDING_SPAN in row.attributes]
+        return {"stored": len(rows), "score_ids": [row.score_id for row in rows], "unresolved": unresolved}
 
     async def preview(self, rule_name: str, since: str) -> dict[str, Any]:
         rule = find_rule(self.config.rules, rule_name)
@@ -297,6 +310,7 @@ class Service:
                 "storage_insert_failures": spans.failed_inserts,
                 "logs_stored": self.log_writer.stats.stored,
                 "outside_scores_stored": self.feedback_writer.stats.stored,
+                "outside_scores_resolved_late": self.feedback_resolver.resolved,
                 "otlp_evaluations_received": self.span_tap.stored + self.log_tap.stored,
                 "attribute_values_truncated": self.ingest.limit_counters.truncated_values,
                 "attributes_dropped": self.ingest.limit_counters.dropped_attributes,
@@ -334,6 +348,7 @@ class Service:
         if self.live is not None:
             await self.live.start()
         await self.feedback_writer.start()
+        await self.feedback_resolver.start()
         await self.span_writer.start()
         await self.log_writer.start()
         if self.passthrough is not None:
@@ -355,6 +370,7 @@ class Service:
                 log.exception("listener shutdown failed")
         await self.span_writer.shutdown()
         await self.log_writer.shutdown()
+        await self.feedback_resolver.shutdown()
         await self.feedback_writer.shutdown()
         if self.passthrough is not None:
             await self.passthrough.shutdown()

@@ -51,3 +51,19 @@ def scored_spans(store: Queries, wanted: Iterable[tuple[str, str | None]]) -> di
 def _trace_root(members: dict[str, tuple[str, SpanFacts]]) -> str | None:
     roots = [facts for parent, facts in members.values() if not parent or parent not in members]
     return min(roots, key=lambda facts: facts[1])[0] if roots else None
+
+
+_PENDING = """
+SELECT ScoreId, Attributes['pending_span'], toUnixTimestamp64Nano(RunTimestamp)
+FROM scores FINAL
+WHERE startsWith(Rule, 'source:') AND Attributes['pending_span'] != ''
+  AND RunTimestamp >= fromUnixTimestamp64Nano({since:Int64})
+ORDER BY RunTimestamp
+LIMIT {limit:UInt32}
+"""
+
+
+def pending_feedback(store: Queries, since_ns: int, limit: int) -> list[tuple[str, str, int]]:
+    """Posted scores still waiting for their span, oldest first: (score id, the score as posted, posted at ns)."""
+    rows = store.internal_query(_PENDING, {"since": since_ns, "limit": limit})
+    return [(str(score_id), str(posted), int(at)) for score_id, posted, at in rows]  # type: ignore[call-overload]

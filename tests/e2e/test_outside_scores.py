@@ -79,7 +79,7 @@ async def test_posted_scores_are_stored_once_and_bad_ones_change_nothing(service
         status, unknown = await asyncio.to_thread(
             _post, service.api.port, {"trace_id": "0" * 32, "name": "x", "value": 1}
         )
-        assert status == 404 or (status == 400 and "no stored span" in unknown["problems"][0])
+        assert status == 400 and "all zeros" in unknown["problems"][0], unknown
         status, reserved = await asyncio.to_thread(_post, service.api.port, {**app_score, "source": "spanscore"})
         assert status == 400 and "reserved" in reserved["problems"][0]
         assert (await asyncio.to_thread(_post, service.api.port, b"source=human", "text/plain"))[0] == 415
@@ -98,6 +98,54 @@ async def test_posted_scores_are_stored_once_and_bad_ones_change_nothing(service
             service.store.internal_query, "SELECT count() FROM scores WHERE Scorer = 'tone'"
         )
         assert count[0][0] == 0
+    finally:
+        await service.shutdown()
+
+
+async def test_feedback_posted_before_its_trace_is_kept_and_attached_when_the_trace_arrives(
+    service_config: ServiceConfig,
+) -> None:
+    """An app posts a thumbs-up the moment it has a trace id, before the exporter's batch: nothing is lost."""
+    service = Service(service_config)
+    await service.start()
+    try:
+        assert service.api is not None and service.grpc is not None
+        spans = agent_traces(1)
+        root = next(s for s in spans if s.parent is None)
+        trace_id, root_id = f"{root.context.trace_id:032x}", f"{root.context.span_id:016x}"
+        early = {"trace_id": trace_id, "name": "helpfulness", "label": "up", "author": "app-user"}
+        status, answer = await asyncio.to_thread(_post, service.api.port, early)
+        assert status == 200 and answer["stored"] == 1 and answer["unresolved"] == answer["score_ids"], answer
+        status, again = await asyncio.to_thread(_post, service.api.port, early)  # the app retries
+        assert status == 200 and again["score_ids"] == answer["score_ids"]
+        never = {"trace_id": "ab" * 16, "name": "helpfulness", "label": "down"}
+        assert (await asyncio.to_thread(_post, service.api.port, never))[0] == 200
+
+        sql = (
+            "SELECT TraceId, SpanId, ServiceName, Label, Attributes['pending_span'] != '' AS pending "
+            "FROM scores FINAL WHERE Scorer = 'helpfulness' ORDER BY TraceId"
+        )
+        rows = await _rows(service, sql, 2)
+        assert [(r[0], r[4]) for r in rows] == [("ab" * 16, 1), (trace_id, 1)]  # kept, visibly unresolved
+
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+        await _rows(service, f"SELECT 1 FROM otel_traces WHERE TraceId = '{trace_id}'", 1)
+        assert await service.feedback_resolver.resolve_once() == 1
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            rows = await asyncio.to_thread(service.store.internal_query, sql)
+            if any(r[0] == trace_id and r[4] == 0 for r in rows):
+                break
+            await asyncio.sleep(0.1)
+        assert rows == [
+            ("ab" * 16, "", "", "fail", 1),  # its trace never came: still stored, still marked
+            (trace_id, root_id, "support-bot", "pass", 0),  # attached to the run's root, in place
+        ], rows
+        copies = await asyncio.to_thread(
+            service.store.internal_query, f"SELECT count() FROM scores FINAL WHERE TraceId = '{trace_id}'"
+        )
+        assert copies[0][0] == 1
+        assert service.metrics()["outside_scores_resolved_late"] == 1
     finally:
         await service.shutdown()
 

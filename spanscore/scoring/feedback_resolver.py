@@ -1,0 +1,94 @@
+"""Feedback posted before its trace was stored gets attached to its span once storage has the span.
+
+``POST /api/v1/scores`` keeps a score whose span storage does not hold yet, marked ``pending_span``
+(``feedback.row_for_unresolved``): an application's thumbs-up can arrive before the exporter's batch,
+and under ``spooled`` acknowledgement even an acknowledged span reaches storage a little later. This
+loop looks for such rows every ``interval_s``, finds their spans (the same lookup the POST made), and
+writes each resolved row over its pending one (same id, same timestamp). A score whose trace never
+arrives stays stored, still marked, for ``max_age_s``; after that it is no longer looked for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+
+from spanscore.pipeline import Consumer
+from spanscore.scoring.feedback import OutsideScore, ScoredSpan, row_for_posted
+from spanscore.storage.outside_scores import Queries, pending_feedback, scored_spans
+from spanscore.storage.scores import ScoreRow
+
+log = logging.getLogger(__name__)
+
+BATCH = 1000
+"""Pending scores looked at per pass; the rest wait for the next pass."""
+
+
+class FeedbackResolver:
+    """Resolves pending posted scores in the background; ``resolve_once`` is one pass (tests call it directly)."""
+
+    def __init__(
+        self,
+        store: Queries,
+        writer: Consumer[Sequence[ScoreRow]],
+        interval_s: float = 5.0,
+        max_age_s: float = 7 * 86400.0,
+    ) -> None:
+        self._store = store
+        self._writer = writer
+        self._interval_s = interval_s
+        self._max_age_s = max_age_s
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.resolved = 0
+        self.failures = 0
+
+    async def start(self) -> None:
+        self._stopping.clear()
+        self._task = asyncio.create_task(self._loop(), name="feedback-resolver")
+
+    async def shutdown(self) -> None:
+        self._stopping.set()
+        if self._task is not None:
+            await self._task
+            self._task = None
+
+    async def _loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                await self.resolve_once()
+            except Exception as exc:  # storage down: the rows stay pending, the next pass tries again
+                self.failures += 1
+                log.warning("pending feedback not resolved this pass: %s", exc)
+            try:
+                await asyncio.wait_for(self._stopping.wait(), self._interval_s)
+            except TimeoutError:
+                pass
+
+    async def resolve_once(self) -> int:
+        """Attach every pending score whose span storage now holds; return how many were resolved."""
+        since = time.time_ns() - int(self._max_age_s * 1e9)
+        pending = await asyncio.to_thread(pending_feedback, self._store, since, BATCH)
+        scores: list[tuple[OutsideScore, int]] = []
+        for score_id, posted, at in pending:
+            try:
+                scores.append((OutsideScore.model_validate_json(posted), at))
+            except ValidationError as exc:
+                log.warning("pending score %s cannot be read back, left as it is: %s", score_id, exc)
+        if not scores:
+            return 0
+        wanted = [(score.trace_id, score.span_id) for score, _ in scores]
+        facts = await asyncio.to_thread(scored_spans, self._store, wanted)
+        rows = [
+            row_for_posted(score, ScoredSpan(*facts[score.trace_id, score.span_id]), posted_at_ns=at)
+            for score, at in scores
+            if (score.trace_id, score.span_id) in facts
+        ]
+        if rows:
+            await self._writer.consume(rows)
+            self.resolved += len(rows)
+        return len(rows)
