@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from spanscore.alerting.checks import describe_alerts, never_firing
 from spanscore.config import ServiceConfig
 from spanscore.errors import ConfigError
 from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
@@ -34,6 +35,8 @@ def check_config(config: ServiceConfig, environ: Mapping[str, str]) -> list[str]
     lines.append(f"judge: {config.judge.get('model', 'none (no LLM scorer may be used)')}")
     for rule in config.rules:
         lines.append(f"rule {rule.name}: sample={rule.sample:g} scorers={', '.join(s.name for s in rule.scorers)}")
+    lines.extend(describe_alerts(config.alerts))
+    lines.extend(f"warning: {warning}" for warning in never_firing(config.alerts, config.rules))
     return lines
 
 

@@ -8,6 +8,7 @@ protocols, and the rules that were loaded (or that none were).
 
 from __future__ import annotations
 
+from spanscore.alerting.checks import describe_alerts, never_firing
 from spanscore.config import ServiceConfig
 from spanscore.server.default_rules import describe_rules
 
@@ -51,4 +52,8 @@ def serve_banner(config: ServiceConfig, addresses: dict[str, str], ports: dict[s
     origin = " (the default rule: this config has no rules: key)" if default_rule else ""
     lines.append(f"  scoring{origin}:")
     lines.extend(f"    {line}" for line in describe_rules(config))
+    if config.alerts:
+        lines.append("  alerts:")
+        lines.extend(f"    {line}" for line in describe_alerts(config.alerts))
+        lines.extend(f"    warning: {warning}" for warning in never_firing(config.alerts, config.rules))
     return "\n".join(lines)
