@@ -1,8 +1,11 @@
 """Peak RSS of decoding one span that carries 1,000,000 empty events (a 2 MB body), in a fresh process.
 
 Run: ``PYTHONPATH=$PWD python -m bench.event_flood_rss``. Each case runs in its own child process, so the
-figures are the child's peak resident set (``ru_maxrss``) minus its resident set before the body was decoded.
-The body is the attack from issue #26: small on the wire, large once every event became an object.
+figures are the child's resident set after decoding (or its high-water mark, if higher) minus its resident set
+once the body was read, before it was decoded.
+The body is the attack from issue #26: small on the wire, large once every event became an object. Empty
+events have no time, which refuses the span (``collector/bounds.py``); events with a time (an 11 MB body) are
+kept up to ``collector.limits.max_events_per_span``.
 """
 
 from __future__ import annotations
@@ -17,14 +20,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 EVENTS = 1_000_000
 
 
-def flood_body(events: int = EVENTS) -> bytes:
-    """One well-formed span with ``events`` empty events, protobuf encoded."""
+def flood_body(events: int = EVENTS, timed: bool = False) -> bytes:
+    """One well-formed span with ``events`` empty events (or events with only a time), protobuf encoded."""
     request = ExportTraceServiceRequest()
     span = request.resource_spans.add().scope_spans.add().spans.add(
         trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="flood",
         start_time_unix_nano=1_700_000_000 * 10**9, end_time_unix_nano=1_700_000_001 * 10**9,
     )  # fmt: skip
-    span.events.add()
+    span.events.add(time_unix_nano=1_700_000_000 * 10**9 if timed else 0)
     one = span.SerializeToString()
     span.ClearField("events")
     head = span.SerializeToString()
@@ -34,30 +37,39 @@ def flood_body(events: int = EVENTS) -> bytes:
     return bytes(request.SerializeToString())
 
 
+def _rss_kb() -> int:
+    """Resident set now, in KiB (Linux): what the decoded objects still hold, unlike the high-water mark."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+
 def _child(stage: str) -> None:
     from spanscore.collector.decode import parse_traces, spans_from_request
     from spanscore.collector.limits import LimitCounters, LimitsConfig, apply_limits
 
     body = sys.stdin.buffer.read()
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = _rss_kb()
     request = parse_traces(body, json_body=False)
-    kept = 0
+    kept = rejected = 0
     if stage == "decode":
-        spans = apply_limits(spans_from_request(request).items, LimitsConfig(), LimitCounters())
-        kept = len(spans[0].events) if spans else 0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"stage": stage, "body_bytes": len(body), "rss_growth_mb": (peak - before) / 1024, "kept": kept}))
+        decoded = spans_from_request(request)
+        spans = apply_limits(decoded.items, LimitsConfig(), LimitCounters())
+        kept, rejected = (len(spans[0].events) if spans else 0), decoded.rejected
+    growth = (max(_rss_kb(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) - before) / 1024
+    print(json.dumps({"stage": stage, "body_bytes": len(body), "rss_growth_mb": round(growth, 1), "events_kept": kept,
+                      "spans_rejected": rejected}))  # fmt: skip
 
 
 def main() -> None:
     if len(sys.argv) > 1:
         _child(sys.argv[1])
         return
-    body = flood_body()  # built here: building it costs memory the child must not count
-    for stage in ("parse", "decode"):
-        command = [sys.executable, "-m", "bench.event_flood_rss", stage]
-        out = subprocess.run(command, input=body, capture_output=True, check=True)
-        print(out.stdout.decode().strip())
+    for timed in (False, True):
+        body = flood_body(timed=timed)  # built here: building it costs memory the child must not count
+        for stage in ("parse", "decode"):
+            command = [sys.executable, "-m", "bench.event_flood_rss", stage]
+            out = subprocess.run(command, input=body, capture_output=True, check=True)
+            print(("timed events  " if timed else "empty events  ") + out.stdout.decode().strip())
 
 
 if __name__ == "__main__":

@@ -8,12 +8,14 @@ id lengths and timestamps checked with a partial-success message naming the fiel
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from typing import Any
 
 import aiohttp
 import grpc
 import pytest
+from google.protobuf import json_format
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
@@ -68,7 +70,9 @@ async def test_the_otlp_http_receiver_refuses_unknown_host_names(service_config:
         port = service.http.port if service.http else 0
         body = json.dumps(_evaluation_export()).encode()
         for host in (f"rebound.attacker.example:{port}", "rebound.attacker.example", ""):
-            status, answer = await _post(service, "/v1/traces", body, {"Content-Type": "application/json", "Host": host})
+            status, answer = await _post(
+                service, "/v1/traces", body, {"Content-Type": "application/json", "Host": host}
+            )
             assert status == 421, host
             assert "collector.http.allowed_hosts" in answer["message"]
         assert await _count(service, "SELECT count() FROM otel_traces") == 0
@@ -117,9 +121,11 @@ def _span(request: trace_service_pb2.ExportTraceServiceRequest, span_id: int, **
 
 
 async def _export_both_ways(service: Service, request: trace_service_pb2.ExportTraceServiceRequest) -> list[Any]:
-    """The partial successes one request got over OTLP/HTTP (protobuf), OTLP/HTTP (JSON) and OTLP/gRPC."""
-    from google.protobuf import json_format
+    """The partial successes one request got over OTLP/HTTP (protobuf), OTLP/HTTP (JSON) and OTLP/gRPC.
 
+    The three stores of the same spans are one insert block each, which the engine deduplicates: read back
+    which spans exist, not how many rows.
+    """
     answers = []
     status, payload = await _post(service, "/v1/traces", request.SerializeToString(), PROTOBUF)
     assert status == 200
@@ -130,11 +136,13 @@ async def _export_both_ways(service: Service, request: trace_service_pb2.ExportT
             for span in scope["spans"]:
                 for key in ("traceId", "spanId", "parentSpanId"):
                     if key in span:
-                        span[key] = __import__("base64").b64decode(span[key]).hex()
+                        span[key] = base64.b64decode(span[key]).hex()
                 for link in span.get("links", []):
                     for key in ("traceId", "spanId"):
-                        link[key] = __import__("base64").b64decode(link.get(key, "")).hex()
-    status, answer = await _post(service, "/v1/traces", json.dumps(document).encode(), {"Content-Type": "application/json"})
+                        link[key] = base64.b64decode(link.get(key, "")).hex()
+    status, answer = await _post(
+        service, "/v1/traces", json.dumps(document).encode(), {"Content-Type": "application/json"}
+    )
     assert status == 200, answer
     answers.append(json_format.ParseDict(answer, trace_service_pb2.ExportTraceServiceResponse()).partial_success)
     assert service.grpc is not None
@@ -170,6 +178,11 @@ async def test_events_links_and_their_attributes_are_capped_while_decoding(servi
     assert metrics["attributes_dropped"] == 144
 
 
+async def _stored_names(service: Service) -> list[str]:
+    rows = await asyncio.to_thread(service.store.internal_query, "SELECT DISTINCT SpanName FROM otel_traces ORDER BY 1")
+    return [str(row[0]) for row in rows]
+
+
 def _nested(depth: int) -> AnyValue:
     value = AnyValue(string_value="x")
     for level in range(depth):
@@ -183,15 +196,14 @@ def _nested(depth: int) -> AnyValue:
 
 
 async def test_values_nested_past_the_depth_limit_refuse_their_span_on_every_receiver(service: Service) -> None:
-    """An attribute nested 40 deep (protobuf and JSON still parse it) refuses its span, names the key; no 500."""
+    """An attribute nested 34 deep (protobuf and JSON still parse it) refuses its span, names the key; no 500."""
     request = trace_service_pb2.ExportTraceServiceRequest()
-    _span(request, 1).attributes.add(key="deep").value.CopyFrom(_nested(40))
+    _span(request, 1).attributes.add(key="deep").value.CopyFrom(_nested(34))
     _span(request, 2).attributes.add(key="fine").value.CopyFrom(_nested(31))
     for partial in await _export_both_ways(service, request):
         assert partial.rejected_spans == 1
         assert "'deep'" in partial.error_message and "32" in partial.error_message
-    assert await _count(service, "SELECT count() FROM otel_traces WHERE SpanName = 'span-2'") == 3
-    assert await _count(service, "SELECT count() FROM otel_traces WHERE SpanName = 'span-1'") == 0
+    assert await _stored_names(service) == ["span-2"]
 
 
 async def test_ids_of_the_wrong_length_are_refused_naming_the_field(service: Service) -> None:
@@ -203,7 +215,7 @@ async def test_ids_of_the_wrong_length_are_refused_naming_the_field(service: Ser
     for partial in await _export_both_ways(service, request):
         assert partial.rejected_spans == 2
         assert "links[0].trace_id" in partial.error_message and "3" in partial.error_message
-    assert await _count(service, "SELECT count() FROM otel_traces") == 3
+    assert await _stored_names(service) == ["span-3"]
     logs = logs_service_pb2.ExportLogsServiceRequest()
     records = logs.resource_logs.add().scope_logs.add().log_records
     records.add(time_unix_nano=BASE_NS, trace_id=b"\x01" * 16, span_id=b"\x02" * 3)
@@ -233,7 +245,7 @@ async def test_times_storage_cannot_hold_are_refused_and_nothing_downstream_degr
     for partial in await _export_both_ways(service, request):
         assert partial.rejected_spans == 5
         assert "start_time_unix_nano" in partial.error_message and "1970-01-02" in partial.error_message
-    assert await _count(service, "SELECT count() FROM otel_traces") == 3
+    assert await _stored_names(service) == ["span-6"]
     assert await _count(service, "SELECT countIf(toYear(Timestamp) != 2023) FROM otel_traces") == 0
     logs = logs_service_pb2.ExportLogsServiceRequest()
     records = logs.resource_logs.add().scope_logs.add().log_records

@@ -13,6 +13,7 @@ from spanscore.collector.decode import any_value_to_str, parse_traces, spans_fro
 from spanscore.errors import PermanentError
 from spanscore.records import SpanEvent, SpanLink, SpanRecord
 
+T0 = 1_700_000_000 * 10**9  # a storable time: OTLP times before 1970-01-02 are refused
 ids = st.binary(min_size=16, max_size=16).filter(lambda b: any(b))
 span_ids = st.binary(min_size=8, max_size=8).filter(lambda b: any(b))
 scalars = st.one_of(
@@ -28,7 +29,14 @@ def _request(trace_id: bytes, span_id: bytes, name: str, attributes: dict[str, A
     span = (
         request.resource_spans.add()
         .scope_spans.add()
-        .spans.add(trace_id=trace_id, span_id=span_id, name=name, kind=2, start_time_unix_nano=5, end_time_unix_nano=9)
+        .spans.add(
+            trace_id=trace_id,
+            span_id=span_id,
+            name=name,
+            kind=2,
+            start_time_unix_nano=T0 + 5,
+            end_time_unix_nano=T0 + 9,
+        )
     )
     for key, value in attributes.items():
         kv = span.attributes.add(key=key)
@@ -76,7 +84,13 @@ def test_arbitrary_json_never_crashes_the_json_decoder(document: object) -> None
 
 def test_wrong_id_lengths_are_rejected_per_span() -> None:
     request = _request(b"\x01" * 16, b"\x02" * 8, "good", {})
-    bad = request.resource_spans[0].scope_spans[0].spans.add(trace_id=b"\x01" * 15, span_id=b"\x02" * 8, name="bad")
+    bad = (
+        request.resource_spans[0]
+        .scope_spans[0]
+        .spans.add(
+            trace_id=b"\x01" * 15, span_id=b"\x02" * 8, name="bad", start_time_unix_nano=T0, end_time_unix_nano=T0
+        )
+    )
     assert bad.name == "bad"
     decoded = spans_from_request(request)
     assert [s.name for s in decoded.items] == ["good"]
@@ -98,11 +112,11 @@ def test_every_field_of_a_span_lands_in_its_own_place() -> None:
     scope_spans.scope.name, scope_spans.scope.version = "scope-name", "scope-version"
     span = scope_spans.spans.add(
         trace_id=bytes(range(1, 17)), span_id=bytes(range(20, 28)), parent_span_id=bytes(range(30, 38)),
-        name="span-name", kind=3, start_time_unix_nano=11, end_time_unix_nano=22, trace_state="ts=state",
+        name="span-name", kind=3, start_time_unix_nano=T0 + 11, end_time_unix_nano=T0 + 22, trace_state="ts=state",
     )  # fmt: skip
     span.attributes.add(key="k").value.int_value = 7
     span.status.code, span.status.message = 2, "status-message"
-    event = span.events.add(time_unix_nano=15, name="event-name")
+    event = span.events.add(time_unix_nano=T0 + 15, name="event-name")
     event.attributes.add(key="ek").value.string_value = "ev"
     link = span.links.add(trace_id=bytes(range(40, 56)), span_id=bytes(range(60, 68)), trace_state="lts")
     link.attributes.add(key="lk").value.bool_value = True
@@ -111,10 +125,10 @@ def test_every_field_of_a_span_lands_in_its_own_place() -> None:
 
     assert record == SpanRecord(
         trace_id=bytes(range(1, 17)).hex(), span_id=bytes(range(20, 28)).hex(),
-        parent_span_id=bytes(range(30, 38)).hex(), name="span-name", kind="Client", start_time_ns=11,
-        end_time_ns=22, service_name="svc", attributes={"k": "7"}, resource_attributes={"service.name": "svc"},
+        parent_span_id=bytes(range(30, 38)).hex(), name="span-name", kind="Client", start_time_ns=T0 + 11,
+        end_time_ns=T0 + 22, service_name="svc", attributes={"k": "7"}, resource_attributes={"service.name": "svc"},
         status_code="Error", status_message="status-message", trace_state="ts=state", scope_name="scope-name",
-        scope_version="scope-version", events=(SpanEvent(15, "event-name", {"ek": "ev"}),),
+        scope_version="scope-version", events=(SpanEvent(T0 + 15, "event-name", {"ek": "ev"}),),
         links=(SpanLink(bytes(range(40, 56)).hex(), bytes(range(60, 68)).hex(), "lts", {"lk": "true"}),),
     )  # fmt: skip
 
