@@ -94,6 +94,10 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "runs_pending_traces": ("gauge", "Traces being assembled into runs now."),
     "runs_evicted_traces": ("counter", "Traces evicted from assembly to bound memory."),
     "runs_ready": ("counter", "Runs that became ready to score."),
+    "spans_conflicting_ids_ignored": (
+        "counter",
+        "Spans ignored by run assembly: another service's span of the same trace holds their span id.",
+    ),
     "sessions_open": ("gauge", "Open sessions held for target: session rules (not scored since their last run)."),
     "sessions_kept": ("gauge", "Scored sessions kept in memory (keep_scored_s) in case they continue."),
     "sessions_turns_held": ("gauge", "Turns held in memory over all sessions."),
