@@ -89,6 +89,7 @@ async def test_the_otlp_http_receiver_refuses_unknown_host_names(service_config:
         await service.shutdown()
 
 
+@pytest.mark.reliability("keep-strangers-out")
 @pytest.mark.parametrize("receiver", ["grpc", "http"])
 async def test_a_token_less_receiver_refuses_to_listen_beyond_loopback(
     service_config: ServiceConfig, receiver: str
@@ -152,6 +153,7 @@ async def _export_both_ways(service: Service, request: trace_service_pb2.ExportT
     return answers
 
 
+@pytest.mark.reliability("bad-input-clear-error")
 async def test_events_links_and_their_attributes_are_capped_while_decoding(service: Service) -> None:
     """300 events, 200 links and an event with 200 attributes: kept with the excess dropped and counted."""
     request = trace_service_pb2.ExportTraceServiceRequest()
@@ -195,6 +197,7 @@ def _nested(depth: int) -> AnyValue:
     return value
 
 
+@pytest.mark.reliability("bad-input-clear-error")
 async def test_values_nested_past_the_depth_limit_refuse_their_span_on_every_receiver(service: Service) -> None:
     """An attribute nested 34 deep (protobuf and JSON still parse it) refuses its span, names the key; no 500."""
     request = trace_service_pb2.ExportTraceServiceRequest()
@@ -206,6 +209,7 @@ async def test_values_nested_past_the_depth_limit_refuse_their_span_on_every_rec
     assert await _stored_names(service) == ["span-2"]
 
 
+@pytest.mark.reliability("bad-input-clear-error")
 async def test_ids_of_the_wrong_length_are_refused_naming_the_field(service: Service) -> None:
     """A link with a 3-byte trace id, a log with a 3-byte span id: refused with a partial success, not stored."""
     request = trace_service_pb2.ExportTraceServiceRequest()
@@ -233,6 +237,7 @@ YEAR_2302_NS = 10_500_000_000 * 10**9
 LARGEST_FIXED64 = 2**64 - 1
 
 
+@pytest.mark.reliability("bad-input-clear-error")
 async def test_times_storage_cannot_hold_are_refused_and_nothing_downstream_degrades(service: Service) -> None:
     """Spans at 2^64-1 ns, in year 2302, before 1970-01-02, or with such an event; logs likewise: refused."""
     request = trace_service_pb2.ExportTraceServiceRequest()
