@@ -1,11 +1,12 @@
-"""Peak RSS of decoding one span that carries 1,000,000 empty events (a 2 MB body), in a fresh process.
+"""Resident memory one span of 1,000,000 events costs (a 2 MB body of empty events), each case in a fresh process.
 
-Run: ``PYTHONPATH=$PWD python -m bench.event_flood_rss``. Each case runs in its own child process, so the
-figures are the child's resident set after decoding (or its high-water mark, if higher) minus its resident set
-once the body was read, before it was decoded.
-The body is the attack from issue #26: small on the wire, large once every event became an object. Empty
-events have no time, which refuses the span (``collector/bounds.py``); events with a time (an 11 MB body) are
-kept up to ``collector.limits.max_events_per_span``.
+Run: ``PYTHONPATH=$PWD python -m bench.event_flood_rss``. ``parse`` and ``decode`` call the decoder directly:
+the figure is the child's resident set after decoding (or its high-water mark, if higher) minus its resident
+set once the body was read. ``service`` posts the body to a started service's OTLP/HTTP receiver (loopback,
+embedded store in a temporary folder): the figure is the highest resident set sampled during the export
+minus that of the started service. The body is the attack from issue #26: small on the wire, large once every
+event became an object. Empty events have no time, which refuses the span (``collector/bounds.py``); events
+with a time (an 11 MB body) are kept up to ``collector.limits.max_events_per_span``.
 """
 
 from __future__ import annotations
@@ -43,11 +44,69 @@ def _rss_kb() -> int:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
 
 
+def _through_service(body: bytes) -> None:
+    """The whole path: a started service (embedded store), the body posted to its OTLP/HTTP receiver.
+
+    Resident set is sampled every 5 ms from just before the post until the stored answer; the figure is the
+    highest sample minus the resident set of the started, warmed-up service.
+    """
+    import asyncio
+    import tempfile
+    import threading
+
+    import aiohttp
+
+    from spanscore.config import load_config
+    from spanscore.server.service import Service
+
+    async def run(folder: str) -> dict[str, object]:
+        config = load_config(None, environ={})
+        config.storage.dsn = f"chdb://{folder}/chdb"
+        config.storage.spool_dir = f"{folder}/spool"
+        config.storage.acknowledge = "stored"
+        config.collector.grpc.enabled = False
+        config.collector.http.port = config.api.port = 0
+        service = Service(config)
+        await service.start()
+        try:
+            assert service.http is not None
+            url = f"http://127.0.0.1:{service.http.port}/v1/traces"
+            headers = {"Content-Type": "application/x-protobuf"}
+            async with aiohttp.ClientSession() as session:
+                async with session.post(url, data=flood_body(10, timed=True), headers=headers) as warm:
+                    await warm.read()
+                baseline, peak, done = _rss_kb(), [0], threading.Event()
+
+                def sample() -> None:
+                    while not done.wait(0.005):
+                        peak[0] = max(peak[0], _rss_kb())
+
+                sampler = threading.Thread(target=sample, daemon=True)
+                sampler.start()
+                async with session.post(url, data=body, headers=headers) as response:
+                    answer = await response.read()
+                done.set()
+                sampler.join()
+            growth = (max(peak[0], _rss_kb()) - baseline) / 1024
+            dropped = service.metrics().get("span_events_dropped", 0)
+            return {"status": response.status, "rss_growth_mb": round(growth, 1), "answer": answer[:120].decode(
+                "utf-8", "replace"), "span_events_dropped": dropped}  # fmt: skip
+        finally:
+            await service.shutdown()
+
+    with tempfile.TemporaryDirectory() as folder:
+        result = asyncio.run(run(folder))
+    print(json.dumps({"stage": "service", "body_bytes": len(body), **result}))
+
+
 def _child(stage: str) -> None:
     from spanscore.collector.decode import parse_traces, spans_from_request
     from spanscore.collector.limits import LimitCounters, LimitsConfig, apply_limits
 
     body = sys.stdin.buffer.read()
+    if stage == "service":
+        _through_service(body)
+        return
     before = _rss_kb()
     request = parse_traces(body, json_body=False)
     kept = rejected = 0
@@ -66,7 +125,7 @@ def main() -> None:
         return
     for timed in (False, True):
         body = flood_body(timed=timed)  # built here: building it costs memory the child must not count
-        for stage in ("parse", "decode"):
+        for stage in ("parse", "decode", "service"):
             command = [sys.executable, "-m", "bench.event_flood_rss", stage]
             out = subprocess.run(command, input=body, capture_output=True, check=True)
             print(("timed events  " if timed else "empty events  ") + out.stdout.decode().strip())

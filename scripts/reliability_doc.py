@@ -77,9 +77,10 @@ GUARANTEES = (
             "before it can be refused, so memory also scales with how many exporters send at once.",
             "The pending bound counts spans, not bytes: LLM-sized spans take more memory per pending span.",
             "Event, link and attribute caps (`collector.limits`) apply while rows are built, but the protobuf "
-            "parser first holds every message of the body: about 30 bytes per byte for a body of empty messages "
-            "(61 MB for a 2 MB span of 1,000,000 empty events, against 200 MB before the caps; "
-            "`bench/event_flood_rss.py`), bounded only by the body limits.",
+            "parser first holds every message of the body: about 30 bytes per byte for a body of empty messages. "
+            "A 2 MB span of 1,000,000 empty events grows the service by 66 MB (317 MB before the caps and time "
+            "checks), an 11 MB one of timed events by 84 MB (409 MB before; `bench/event_flood_rss.py`); the "
+            "parser's share is bounded only by the body limits.",
             "The overload test runs with `max_pending_spans: 2000` (the default is 200,000) so that its load "
             "reaches the bound within seconds; the 2x offer lasts 60 s.",
         ),

@@ -49,6 +49,13 @@ class DecodeBounds:
     dropped_links: int = 0
     dropped_attributes: int = 0
 
+    def drops(self) -> tuple[int, int, int]:
+        """The drop counters now, to put back with ``undo_drops`` when the span they were counted for is refused."""
+        return self.dropped_events, self.dropped_links, self.dropped_attributes
+
+    def undo_drops(self, saved: tuple[int, int, int]) -> None:
+        self.dropped_events, self.dropped_links, self.dropped_attributes = saved
+
     def head(self, items: Any, limit: int) -> Any:
         """The first ``limit`` items of a repeated protobuf field; building wrappers only for those."""
         return items if len(items) <= limit else items[:limit]

@@ -160,3 +160,22 @@ def test_the_json_decoder_builds_what_json_format_builds(trace_id, span_id, name
         if key in span:
             span[key] = (trace_id if "race" in key else span_id).hex()
     assert parse_traces(json.dumps(document).encode(), json_body=True) == expected
+
+
+def test_a_refused_span_counts_no_dropped_events() -> None:
+    """Drops are counted for kept spans only: a span refused for an event time is refused, not trimmed."""
+    from spanscore.collector.bounds import DecodeBounds
+
+    request = _request(b"\x01" * 16, b"\x02" * 8, "kept", {})
+    spans = request.resource_spans[0].scope_spans[0].spans
+    for _ in range(3):
+        spans[0].events.add(time_unix_nano=T0)
+    refused = spans.add(trace_id=b"\x01" * 16, span_id=b"\x03" * 8, name="refused", start_time_unix_nano=T0)
+    refused.end_time_unix_nano = T0
+    for _ in range(3):
+        refused.events.add(time_unix_nano=0)
+    bounds = DecodeBounds(max_events=1)
+    decoded = spans_from_request(request, bounds)
+    assert [span.name for span in decoded.items] == ["kept"] and len(decoded.items[0].events) == 1
+    assert decoded.rejected == 1 and "events[0].time_unix_nano" in decoded.error_message
+    assert bounds.dropped_events == 2
