@@ -179,3 +179,33 @@ def test_a_refused_span_counts_no_dropped_events() -> None:
     assert [span.name for span in decoded.items] == ["kept"] and len(decoded.items[0].events) == 1
     assert decoded.rejected == 1 and "events[0].time_unix_nano" in decoded.error_message
     assert bounds.dropped_events == 2
+
+
+def _deep(levels: int) -> AnyValue:
+    value = AnyValue(string_value="leaf")
+    for _ in range(levels):
+        value = AnyValue(array_value={"values": [value]})
+    return value
+
+
+def test_values_nested_too_deep_refuse_their_log_record_or_every_span_of_their_resource() -> None:
+    """A log body or resource attribute nested past the limit: refused with the place named, never a crash."""
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    from spanscore.collector.decode import logs_from_request
+
+    logs = ExportLogsServiceRequest()
+    records = logs.resource_logs.add().scope_logs.add().log_records
+    records.add(time_unix_nano=T0).body.CopyFrom(_deep(40))
+    records.add(time_unix_nano=T0).body.CopyFrom(_deep(31))
+    decoded = logs_from_request(logs)
+    assert decoded.rejected == 1 and "body" in decoded.error_message and "32" in decoded.error_message
+    assert len(decoded.items) == 1
+
+    request = _request(b"\x01" * 16, b"\x02" * 8, "a", {})
+    request.resource_spans[0].scope_spans[0].spans.add(
+        trace_id=b"\x01" * 16, span_id=b"\x03" * 8, name="b", start_time_unix_nano=T0, end_time_unix_nano=T0
+    )
+    request.resource_spans[0].resource.attributes.add(key="deep").value.CopyFrom(_deep(33))
+    spans = spans_from_request(request)
+    assert spans.items == [] and spans.rejected == 2 and "resource: attribute 'deep'" in spans.error_message
