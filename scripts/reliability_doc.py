@@ -76,6 +76,11 @@ GUARANTEES = (
             "body (up to `collector.grpc.max_message_bytes` / `collector.http.max_body_bytes`) and is decoded "
             "before it can be refused, so memory also scales with how many exporters send at once.",
             "The pending bound counts spans, not bytes: LLM-sized spans take more memory per pending span.",
+            "Event, link and attribute caps (`collector.limits`) apply while rows are built, but the protobuf "
+            "parser first holds every message of the body: about 30 bytes per byte for a body of empty messages. "
+            "A 2 MB span of 1,000,000 empty events grows the service by 66 MB (317 MB before the caps and time "
+            "checks), an 11 MB one of timed events by 84 MB (409 MB before; `bench/event_flood_rss.py`); the "
+            "parser's share is bounded only by the body limits.",
             "The overload test runs with `max_pending_spans: 2000` (the default is 200,000) so that its load "
             "reaches the bound within seconds; the 2x offer lasts 60 s.",
         ),
@@ -97,7 +102,10 @@ GUARANTEES = (
         "bad-input-clear-error",
         "Bad input gets a clear error and changes nothing",
         "Bad input gets a clear error and changes nothing: undecodable OTLP -> 400 / INVALID_ARGUMENT, oversize "
-        "-> 413 / RESOURCE_EXHAUSTED, a bad config or `where:` filter -> a ConfigError naming the key and the "
+        "-> 413 / RESOURCE_EXHAUSTED, a span or log record with ids of the wrong length, a time storage cannot "
+        "hold (before 1970-01-02 or after 2106-02-07) or a value nested past `collector.limits.max_value_depth` "
+        "-> refused alone with an OTLP partial success naming the field, events and links past their caps "
+        "dropped while decoding (counted), a bad config or `where:` filter -> a ConfigError naming the key and the "
         "file; query text that is not a single read statement is refused. API bodies (rules, scores, query, "
         "backfill, dead-letter replay) are held to 64 levels of nesting, YAML aliases in them are refused, rule "
         "names are printable text, and filter regexes run on RE2, in time linear in the text (docs/security.md).",
@@ -114,8 +122,11 @@ GUARANTEES = (
         "Strangers are kept out",
         "Only holders of a configured bearer token may send or query (constant-time comparison, gRPC metadata "
         "keys read case-insensitively, separate tokens for the API); listeners bind to loopback by default and "
-        "serve TLS when configured. Browsers cannot be turned against the API: it answers only Host names it "
-        "knows (loopback names, IP literals, its bind address, `api.allowed_hosts`), refuses cross-origin "
+        "serve TLS when configured, and the OTLP receivers refuse to start beyond loopback without "
+        "`collector.auth_tokens`. Browsers cannot be turned against the listeners: the API and the OTLP/HTTP "
+        "receiver answer only Host names they know (one shared check: loopback names, IP literals, the bind "
+        "address, `api.allowed_hosts` / `collector.http.allowed_hosts`; others get 421, so a name rebound to "
+        "127.0.0.1 cannot export spans or evaluation scores), and the API refuses cross-origin "
         "requests (Origin, Sec-Fetch-Site) on every path, and takes queries only as JSON POSTs; `/metrics` "
         "needs the API token when tokens are set; config errors never repeat the value of a secret.",
         (
@@ -125,6 +136,8 @@ GUARANTEES = (
             "token would have to reach the CLI, scripts and dashboard links through a file on disk. A token-less "
             "API on loopback stays open to every local user and program (read-only queries), so set "
             "`api.auth_tokens` on a shared machine; a non-loopback bind without tokens logs a warning at start.",
+            "A token-less OTLP receiver on loopback takes spans from every local user and program; set "
+            "`collector.auth_tokens` on a shared machine.",
         ),
     ),
     Guarantee(
@@ -282,6 +295,11 @@ LIMIT_KEYS = (
     ("collector.limits.max_log_records_per_request", "more log records in one request refuses it whole"),
     ("collector.limits.max_resource_attribute_value_chars", "resource and scope values truncated (counted)"),
     ("collector.limits.max_name_chars", "names, keys, versions, severities, trace states truncated (counted)"),
+    ("collector.limits.max_events_per_span", "further events of one span dropped while decoding (counted)"),
+    ("collector.limits.max_links_per_span", "further links of one span dropped while decoding (counted)"),
+    ("collector.limits.max_attributes_per_event", "further attributes of one event dropped while decoding (counted)"),
+    ("collector.limits.max_attributes_per_link", "further attributes of one link dropped while decoding (counted)"),
+    ("collector.limits.max_value_depth", "deeper nested attribute values or log bodies refuse their item"),
     ("collector.runs.max_pending_traces", "traces held for run assembly; the oldest is evicted (counted)"),
     ("collector.runs.max_pending_spans", "spans held for run assembly; the oldest trace is evicted (counted)"),
     ("storage.max_pending_spans", "spans waiting for storage; beyond it receivers answer retry later"),

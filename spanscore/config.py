@@ -63,6 +63,20 @@ def is_ip_literal(name: str) -> bool:
     return True
 
 
+def check_allowed_hosts(hosts: list[str]) -> list[str]:
+    """Every entry of an ``allowed_hosts`` list normalised, or one error listing each bad entry."""
+    problems = []
+    checked = []
+    for index, host in enumerate(hosts):
+        try:
+            checked.append(check_allowed_host(host))
+        except ValueError as exc:
+            problems.append(f"[{index}] {host!r} {exc}")
+    if problems:
+        raise ValueError("; ".join(problems))
+    return checked
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_default=True)
 
@@ -98,6 +112,14 @@ class HttpReceiverConfig(_Section):
     max_body_bytes: int = Field(64 << 20, ge=1024)
     """Largest accepted body, checked before and after gzip decompression; larger ones get 413."""
     tls: TlsConfig | None = None
+    allowed_hosts: list[str] = []
+    """Host names the receiver answers to besides localhost, 127.0.0.1, ::1, IP literals and its bind address (the
+    API's guard against DNS rebinding): add the names exporters use, e.g. ``spanscore-collector``; ``*`` = any."""
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _check_allowed_hosts(cls, hosts: list[str]) -> list[str]:
+        return check_allowed_hosts(hosts)
 
 
 class CollectorConfig(_Section):
@@ -131,16 +153,7 @@ class ApiConfig(_Section):
     @field_validator("allowed_hosts")
     @classmethod
     def _check_allowed_hosts(cls, hosts: list[str]) -> list[str]:
-        problems = []
-        checked = []
-        for index, host in enumerate(hosts):
-            try:
-                checked.append(check_allowed_host(host))
-            except ValueError as exc:
-                problems.append(f"[{index}] {host!r} {exc}")
-        if problems:
-            raise ValueError("; ".join(problems))
-        return checked
+        return check_allowed_hosts(hosts)
 
 
 class ServiceConfig(_Section):

@@ -1,9 +1,11 @@
 """OTLP trace and log requests (protobuf or OTLP/JSON) to ``SpanRecord`` rows.
 
 Decoding is a pure function so it can be round-trip and property tested. Spans
-that cannot be stored (bad id lengths) are rejected one by one and reported as
-a partial success, as the OTLP specification asks; a request that cannot be
-parsed at all raises ``PermanentError`` and nothing of it is kept.
+that cannot be stored (bad id lengths, times storage cannot hold, values nested too
+deep: ``bounds.py``) are rejected one by one and reported as a partial success, as
+the OTLP specification asks; events, links and their attributes beyond their caps
+are dropped here, before a Python object is built for them. A request that cannot
+be parsed at all raises ``PermanentError`` and nothing of it is kept.
 """
 
 from __future__ import annotations
@@ -19,6 +21,16 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
+from spanscore.collector.bounds import (
+    MAX_TIME_NS,
+    MIN_TIME_NS,
+    DecodeBounds,
+    Refused,
+    id_problem,
+    log_problem,
+    span_problem,
+    time_problem,
+)
 from spanscore.collector.otlp_json import parse_otlp_json
 from spanscore.errors import PermanentError
 from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
@@ -38,22 +50,37 @@ class Decoded(Generic[T]):
     rejected: int = 0
     error_message: str = ""
 
+    def reject(self, count: int, message: str) -> None:
+        """Count ``count`` items refused; the first reason is the one reported."""
+        self.rejected += count
+        self.error_message = self.error_message or message
 
-def any_value_to_python(value: AnyValue) -> Any:
-    """The JSON-able Python value of an OTLP AnyValue (bytes become base64 text)."""
+
+DEFAULT_MAX_DEPTH = 32
+"""Arrays and maps nested deeper than this refuse their span or log record (``collector.limits.max_value_depth``)."""
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def any_value_to_python(value: AnyValue, depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """The JSON-able Python value of an OTLP AnyValue (bytes become base64 text), at most ``depth`` levels deep."""
+    if depth < 1:
+        raise _TooDeep
     which = value.WhichOneof("value")
     if which is None:
         return None
     if which == "array_value":
-        return [any_value_to_python(v) for v in value.array_value.values]
+        return [any_value_to_python(v, depth - 1) for v in value.array_value.values]
     if which == "kvlist_value":
-        return {kv.key: any_value_to_python(kv.value) for kv in value.kvlist_value.values}
+        return {kv.key: any_value_to_python(kv.value, depth - 1) for kv in value.kvlist_value.values}
     if which == "bytes_value":
         return base64.b64encode(value.bytes_value).decode("ascii")
     return getattr(value, which)
 
 
-def any_value_to_str(value: AnyValue) -> str:
+def any_value_to_str(value: AnyValue, depth: int = DEFAULT_MAX_DEPTH) -> str:
     """The stored text of an attribute value: scalars as text, arrays and maps as JSON."""
     which = value.WhichOneof("value")
     if which == "string_value":
@@ -68,37 +95,35 @@ def any_value_to_str(value: AnyValue) -> str:
         return ""
     if which == "bytes_value":
         return base64.b64encode(value.bytes_value).decode("ascii")
-    return json.dumps(any_value_to_python(value), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(any_value_to_python(value, depth), ensure_ascii=False, separators=(",", ":"))
 
 
-def attributes_to_dict(attributes: Any) -> dict[str, str]:
+def attributes_to_dict(attributes: Any, depth: int = DEFAULT_MAX_DEPTH) -> dict[str, str]:
     """Flatten repeated KeyValue into a dict; a repeated key keeps its last value.
 
-    The hot loop of ingest: string values (most of them) are stored without a call.
+    The hot loop of ingest: string values (most of them) are stored without a call. A value nested more
+    than ``depth`` levels raises ``Refused`` naming its key.
     """
     out: dict[str, str] = {}
     for kv in attributes:
         value = kv.value
         # Only the member that is set can be non-empty, so a non-empty string_value is the value.
-        out[kv.key] = value.string_value or any_value_to_str(value)
+        try:
+            out[kv.key] = value.string_value or any_value_to_str(value, depth)
+        except _TooDeep:
+            raise Refused(_too_deep(f"attribute {kv.key[:200]!r}", depth)) from None
     return out
 
 
-def _span_error(span: Any) -> str:
-    if len(span.trace_id) != 16 or span.trace_id == bytes(16):
-        return f"span {span.name!r}: trace_id must be 16 non-zero bytes, got {len(span.trace_id)}"
-    if len(span.span_id) != 8 or span.span_id == bytes(8):
-        return f"span {span.name!r}: span_id must be 8 non-zero bytes, got {len(span.span_id)}"
-    if span.parent_span_id and len(span.parent_span_id) != 8:
-        return f"span {span.name!r}: parent_span_id must be empty or 8 bytes, got {len(span.parent_span_id)}"
-    return ""
+def _too_deep(what: str, depth: int) -> str:
+    return f"{what} nests arrays and maps more than {depth} levels deep (collector.limits.max_value_depth)"
 
 
 _NO_TRACE_ID = bytes(16)
 _NO_SPAN_ID = bytes(8)
 
 
-def spans_from_request(request: ExportTraceServiceRequest) -> Decoded[SpanRecord]:
+def spans_from_request(request: ExportTraceServiceRequest, bounds: DecodeBounds | None = None) -> Decoded[SpanRecord]:
     """Turn a parsed trace export into rows; invalid spans are counted, not raised.
 
     The hot loop of ingest, so each protobuf field is read once into a local (every read of a
@@ -106,30 +131,47 @@ def spans_from_request(request: ExportTraceServiceRequest) -> Decoded[SpanRecord
     in ``SpanRecord``'s field order: about 20% less time per small span than a helper per span.
     """
     out: Decoded[SpanRecord] = Decoded([])
+    bounds = bounds or DecodeBounds()
+    depth = bounds.max_value_depth
     append = out.items.append
     for resource_spans in request.resource_spans:
-        resource = attributes_to_dict(resource_spans.resource.attributes)
+        try:
+            resource = attributes_to_dict(resource_spans.resource.attributes, depth)
+        except Refused as exc:
+            out.reject(sum(len(scope.spans) for scope in resource_spans.scope_spans), f"resource: {exc}")
+            continue
         service = resource.get("service.name", "")
         for scope_spans in resource_spans.scope_spans:
             scope = scope_spans.scope
             scope_name, scope_version = scope.name, scope.version
             for span in scope_spans.spans:
                 trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
+                start, end = span.start_time_unix_nano, span.end_time_unix_nano
                 if (
                     len(trace_id) != 16
                     or len(span_id) != 8
                     or (parent and len(parent) != 8)
                     or trace_id == _NO_TRACE_ID
                     or span_id == _NO_SPAN_ID
+                    or not MIN_TIME_NS <= start <= MAX_TIME_NS
+                    or not MIN_TIME_NS <= end <= MAX_TIME_NS
                 ):
-                    out.rejected += 1
-                    out.error_message = out.error_message or _span_error(span)
+                    out.reject(1, f"span {span.name[:200]!r}: {span_problem(span)}")
+                    continue
+                events = span.events
+                links = span.links
+                drops = bounds.drops()
+                try:
+                    attributes = attributes_to_dict(span.attributes, depth)
+                    kept_events = _events(events, bounds) if events else ()
+                    kept_links = _links(links, bounds) if links else ()
+                except Refused as exc:
+                    bounds.undo_drops(drops)  # a refused span is counted as refused, not as trimmed
+                    out.reject(1, f"span {span.name[:200]!r}: {exc}")
                     continue
                 kind = span.kind
                 status = span.status
                 code = status.code
-                events = span.events
-                links = span.links
                 append(
                     SpanRecord(
                         trace_id.hex(),
@@ -137,48 +179,80 @@ def spans_from_request(request: ExportTraceServiceRequest) -> Decoded[SpanRecord
                         parent.hex(),
                         span.name,
                         SPAN_KINDS[kind] if 0 <= kind < len(SPAN_KINDS) else "Unspecified",
-                        span.start_time_unix_nano,
-                        span.end_time_unix_nano,
+                        start,
+                        end,
                         service,
-                        attributes_to_dict(span.attributes),
+                        attributes,
                         resource,
                         STATUS_CODES[code] if 0 <= code < len(STATUS_CODES) else "Unset",
                         status.message,
                         span.trace_state,
                         scope_name,
                         scope_version,
-                        _events(events) if events else (),
-                        _links(links) if links else (),
+                        kept_events,
+                        kept_links,
                     )
                 )
     return out
 
 
-def _events(events: Any) -> tuple[SpanEvent, ...]:
-    return tuple(SpanEvent(e.time_unix_nano, e.name, attributes_to_dict(e.attributes)) for e in events)
+def _events(events: Any, bounds: DecodeBounds) -> tuple[SpanEvent, ...]:
+    """The first ``max_events`` events, each with at most ``max_event_attributes`` attributes."""
+    bounds.dropped_events += max(0, len(events) - bounds.max_events)
+    out = []
+    for index, event in enumerate(bounds.head(events, bounds.max_events)):
+        at = event.time_unix_nano
+        if not MIN_TIME_NS <= at <= MAX_TIME_NS:
+            raise Refused(time_problem(f"events[{index}].time_unix_nano", at))
+        out.append(SpanEvent(at, event.name, _capped_attributes(event.attributes, bounds.max_event_attributes, bounds)))
+    return tuple(out)
 
 
-def _links(links: Any) -> tuple[SpanLink, ...]:
-    return tuple(
-        SpanLink(link.trace_id.hex(), link.span_id.hex(), link.trace_state, attributes_to_dict(link.attributes))
-        for link in links
-    )
+def _links(links: Any, bounds: DecodeBounds) -> tuple[SpanLink, ...]:
+    """The first ``max_links`` links, each with well-formed ids and at most ``max_link_attributes`` attributes."""
+    bounds.dropped_links += max(0, len(links) - bounds.max_links)
+    out = []
+    for index, link in enumerate(bounds.head(links, bounds.max_links)):
+        trace_id, span_id = link.trace_id, link.span_id
+        problem = id_problem(f"links[{index}].trace_id", trace_id, 16) or id_problem(
+            f"links[{index}].span_id", span_id, 8
+        )
+        if problem:
+            raise Refused(problem)
+        attributes = _capped_attributes(link.attributes, bounds.max_link_attributes, bounds)
+        out.append(SpanLink(trace_id.hex(), span_id.hex(), link.trace_state, attributes))
+    return tuple(out)
 
 
-def logs_from_request(request: ExportLogsServiceRequest) -> Decoded[LogRecord]:
-    """Turn a parsed log export into rows; a log's trace context is kept when well-formed."""
+def _capped_attributes(attributes: Any, limit: int, bounds: DecodeBounds) -> dict[str, str]:
+    bounds.dropped_attributes += max(0, len(attributes) - limit)
+    return attributes_to_dict(bounds.head(attributes, limit), bounds.max_value_depth)
+
+
+def logs_from_request(request: ExportLogsServiceRequest, bounds: DecodeBounds | None = None) -> Decoded[LogRecord]:
+    """Turn a parsed log export into rows; records with malformed ids or unstorable times are rejected."""
     out: Decoded[LogRecord] = Decoded([])
+    depth = (bounds or DecodeBounds()).max_value_depth
     for resource_logs in request.resource_logs:
-        resource = attributes_to_dict(resource_logs.resource.attributes)
+        try:
+            resource = attributes_to_dict(resource_logs.resource.attributes, depth)
+        except Refused as exc:
+            out.reject(sum(len(scope.log_records) for scope in resource_logs.scope_logs), f"resource: {exc}")
+            continue
         service = resource.get("service.name", "")
         for scope_logs in resource_logs.scope_logs:
             scope = scope_logs.scope
             for record in scope_logs.log_records:
-                if record.trace_id and len(record.trace_id) != 16 or record.span_id and len(record.span_id) != 8:
-                    out.rejected += 1
-                    out.error_message = out.error_message or "log record: trace_id/span_id have the wrong length"
+                problem = log_problem(record)
+                if problem:
+                    out.reject(1, f"log record: {problem}")
                     continue
-                attributes = attributes_to_dict(record.attributes)
+                try:
+                    attributes = attributes_to_dict(record.attributes, depth)
+                    body = _log_body(record.body, depth)
+                except Refused as exc:
+                    out.reject(1, f"log record: {exc}")
+                    continue
                 out.items.append(
                     LogRecord(
                         time_ns=record.time_unix_nano or record.observed_time_unix_nano,
@@ -187,7 +261,7 @@ def logs_from_request(request: ExportLogsServiceRequest) -> Decoded[LogRecord]:
                         event_name=getattr(record, "event_name", "") or attributes.get("event.name", ""),
                         severity_text=record.severity_text,
                         severity_number=int(record.severity_number),
-                        body=any_value_to_str(record.body),
+                        body=body,
                         service_name=service,
                         attributes=attributes,
                         resource_attributes=resource,
@@ -196,6 +270,13 @@ def logs_from_request(request: ExportLogsServiceRequest) -> Decoded[LogRecord]:
                     )
                 )
     return out
+
+
+def _log_body(body: AnyValue, depth: int) -> str:
+    try:
+        return any_value_to_str(body, depth)
+    except _TooDeep:
+        raise Refused(_too_deep("body", depth)) from None
 
 
 # --- parsing the wire formats -------------------------------------------------------------------

@@ -110,8 +110,10 @@ class Ingest:
         self.rejected_spans = 0
 
     def _decode_traces(self, request: ExportTraceServiceRequest) -> _DecodedTraces:
-        decoded = spans_from_request(request)
+        bounds = self._limits.decode_bounds()
+        decoded = spans_from_request(request, bounds)
         spans = apply_limits(decoded.items, self._limits, self.limit_counters)
+        self.limit_counters.add_decode_drops(bounds)
         return _DecodedTraces(request, spans, decoded.rejected, decoded.error_message)
 
     async def export_trace_body(self, body: bytes, *, json_body: bool) -> ExportOutcome:
@@ -133,7 +135,7 @@ class Ingest:
         return ExportOutcome(len(decoded.spans), decoded.rejected, decoded.error_message)
 
     def _decode_logs(self, request: ExportLogsServiceRequest) -> tuple[list[LogRecord], int, str]:
-        decoded = logs_from_request(request)
+        decoded = logs_from_request(request, self._limits.decode_bounds())
         records = apply_log_limits(decoded.items, self._limits, self.limit_counters)
         return records, decoded.rejected, decoded.error_message
 

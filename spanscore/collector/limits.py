@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from spanscore.collector.bounds import DecodeBounds
 from spanscore.errors import PayloadTooLargeError
 from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
 
@@ -41,6 +42,29 @@ class LimitsConfig(BaseModel):
     max_attributes_per_span: int = Field(1024, ge=1)
     """Attributes beyond this count in one set (a span's, an event's, a link's, a log record's, a resource's or
     a scope's) are dropped (the first ones in request order are kept)."""
+    max_events_per_span: int = Field(128, ge=0)
+    """Events beyond this count on one span are dropped while decoding (the first ones kept) and counted in
+    ``span_events_dropped``; the OpenTelemetry SDK's span limit has the same default."""
+    max_links_per_span: int = Field(128, ge=0)
+    """Links beyond this count on one span are dropped while decoding and counted in ``span_links_dropped``."""
+    max_attributes_per_event: int = Field(128, ge=0)
+    """Attributes beyond this count on one span event are dropped while decoding (counted in
+    ``attributes_dropped``)."""
+    max_attributes_per_link: int = Field(128, ge=0)
+    """The same for the attributes of one span link."""
+    max_value_depth: int = Field(32, ge=1, le=64)
+    """An attribute value or log body whose arrays and maps nest deeper than this refuses its span or log record
+    (partial success naming the key); at most 64, below the 100 message levels protobuf itself parses."""
+
+    def decode_bounds(self) -> DecodeBounds:
+        """The caps decoding applies to one request, with fresh drop counters."""
+        return DecodeBounds(
+            self.max_events_per_span,
+            self.max_links_per_span,
+            self.max_attributes_per_event,
+            self.max_attributes_per_link,
+            self.max_value_depth,
+        )
 
 
 @dataclass(slots=True)
@@ -49,6 +73,14 @@ class LimitCounters:
     dropped_attributes: int = 0
     refused_requests: int = 0
     refused_log_requests: int = 0
+    dropped_events: int = 0
+    dropped_links: int = 0
+
+    def add_decode_drops(self, bounds: DecodeBounds) -> None:
+        """Add what one request's decoding dropped (events, links, event and link attributes)."""
+        self.dropped_events += bounds.dropped_events
+        self.dropped_links += bounds.dropped_links
+        self.dropped_attributes += bounds.dropped_attributes
 
 
 class _Limiter:

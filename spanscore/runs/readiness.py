@@ -87,6 +87,8 @@ class AssemblerStats:
     evicted_traces: int = 0
     evicted_spans: int = 0
     late_spans_ignored: int = 0
+    conflicting_spans_ignored: int = 0
+    """Spans whose id another service's span in the same trace already holds: the first service keeps it."""
     runs_ready: int = 0
     runs_rescored: int = 0
     recovered_traces: int = 0
@@ -123,10 +125,18 @@ class RunAssembler:
     # --- intake ---------------------------------------------------------------------------
 
     def add_spans(self, spans: Iterable[SpanRecord], now_ns: int) -> None:
-        """Take spans as they arrive; order and batching do not matter, a repeated span replaces its copy."""
+        """Take spans as they arrive; order and batching do not matter, a repeated span replaces its copy.
+
+        A run belongs to the service that sent it: a span whose id another service's span of the trace
+        already holds is ignored and counted, so a second service cannot take over (or rescore) the run.
+        """
         self._clock_ns = max(self._clock_ns, now_ns)
         for span in spans:
             trace = self._trace_for(span.trace_id, now_ns)
+            held = trace.spans.get(span.span_id)
+            if held is not None and held.service_name != span.service_name:
+                self.stats.conflicting_spans_ignored += 1
+                continue
             if span.span_id in trace.handled_spans and self.config.late_span_policy == "ignore":
                 self.stats.late_spans_ignored += 1
                 continue

@@ -189,9 +189,10 @@ def unscored_sessions(store: Any, since_ns: int, *, limit: int = 100_000) -> lis
 def session_turns(store: Any, session_id: str, since_ns: int, *, limit: int = 10_000) -> list[Turn]:
     """The stored turns of one session whose runs started at or after ``since_ns``, oldest first."""
     rows = store.internal_query(
-        f"SELECT Run FROM {store.database}.scored_runs FINAL"
+        f"SELECT Run FROM (SELECT * FROM {store.database}.scored_runs FINAL"
         " WHERE SessionId = {session:String} AND Target = 'run'"
         " AND RunTimestamp >= fromUnixTimestamp64Nano({since:Int64})"
+        " ORDER BY Version DESC LIMIT 1 BY TraceId, RunId, ServiceName)"  # one row per run and service (0012)
         " ORDER BY RunTimestamp LIMIT {limit:UInt32}",
         {"session": session_id, "since": since_ns, "limit": limit},
     )

@@ -279,6 +279,7 @@ class LiveScoring:
             "runs_pending_traces": stats.pending_traces,
             "runs_evicted_traces": stats.evicted_traces,
             "runs_ready": stats.runs_ready,
+            "spans_conflicting_ids_ignored": stats.conflicting_spans_ignored,
             "sessions_open": sessions.open_sessions,
             "sessions_kept": sessions.kept_sessions,
             "sessions_turns_held": sessions.held_turns,

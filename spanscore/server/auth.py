@@ -5,7 +5,8 @@ from __future__ import annotations
 import hmac
 from collections.abc import Sequence
 
-from spanscore.errors import UnauthenticatedError
+from spanscore.errors import ConfigError, UnauthenticatedError
+from spanscore.server.origin import is_loopback
 
 
 class TokenCheck:
@@ -33,3 +34,16 @@ class TokenCheck:
             matched |= hmac.compare_digest(candidate, token)
         if not matched:
             raise UnauthenticatedError("invalid bearer token")
+
+
+def require_tokens_beyond_loopback(tokens: TokenCheck, bind_host: str, setting: str) -> None:
+    """A receiver without ``collector.auth_tokens`` may listen on loopback only.
+
+    Token-less ingest trusts whoever can connect; beyond loopback that is every machine on the network, which
+    could write spans and forged evaluation scores. Checked before binding, so nothing listens meanwhile.
+    """
+    if not tokens.enabled and not is_loopback(bind_host):
+        raise ConfigError(
+            f"{setting} is {bind_host!r}, beyond loopback, but collector.auth_tokens is empty: anyone who can reach "
+            f"it could write spans and scores; set collector.auth_tokens, or bind {setting} to 127.0.0.1"
+        )

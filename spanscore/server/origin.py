@@ -1,4 +1,7 @@
-"""Keeps browsers from being turned against the API listener: Host, Origin and Sec-Fetch-Site checks.
+"""Keeps browsers from being turned against the HTTP listeners: Host, Origin and Sec-Fetch-Site checks.
+
+The Host rule (``HostCheck``) guards the API and the OTLP/HTTP receiver alike; the Origin rules guard the API.
+A browser cannot speak OTLP/gRPC (HTTP/2 with trailers), so the gRPC receiver needs neither.
 
 A token-less API on loopback is safe from other machines, but not from the browser on the same one:
 a page on any site can make the browser send requests to ``127.0.0.1`` (cross-site requests), and a
@@ -50,21 +53,45 @@ def host_name(host: str) -> str:
     return host.rstrip(".")
 
 
-class BrowserGuard:
-    """The Host and cross-origin rules above; ``middleware`` goes into the application's middlewares."""
+class HostCheck:
+    """The Host rule above, shared by every HTTP listener (the API and the OTLP/HTTP receiver).
 
-    def __init__(self, allowed_hosts: Iterable[str], bind_host: str = "") -> None:
+    ``setting`` names the configuration key that lists more names, so a refusal says what to change.
+    """
+
+    def __init__(self, allowed_hosts: Iterable[str], bind_host: str = "", setting: str = "api.allowed_hosts") -> None:
         names = {check_allowed_host(entry) for entry in allowed_hosts}
         self._any_host = ANY_HOST in names
         self._names = frozenset(names | LOOPBACK_NAMES | ({host_name(bind_host)} if bind_host else set()))
+        self.setting = setting
 
-    def allows_host(self, host: str | None) -> bool:
+    def allows(self, host: str | None) -> bool:
         if self._any_host:
             return True
         if not host:
             return False
         name = host_name(host)
         return name in self._names or is_ip_literal(name)
+
+    def refusal_message(self, host: str | None) -> str | None:
+        """Why ``host`` is refused (421), or None when the listener answers to it."""
+        if self.allows(host):
+            return None
+        shown = "no Host header" if not host else f"Host {_quote(host)}"
+        return (
+            f"{shown} is not a name this listener answers to (a guard against DNS rebinding); "
+            f"if clients reach the service by this name, add it to {self.setting}"
+        )
+
+
+class BrowserGuard:
+    """The Host and cross-origin rules above; ``middleware`` goes into the application's middlewares."""
+
+    def __init__(self, allowed_hosts: Iterable[str], bind_host: str = "") -> None:
+        self._hosts = HostCheck(allowed_hosts, bind_host, "api.allowed_hosts")
+
+    def allows_host(self, host: str | None) -> bool:
+        return self._hosts.allows(host)
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -76,12 +103,8 @@ class BrowserGuard:
     def refusal(self, request: web.Request) -> web.Response | None:
         """The answer that refuses ``request``, or None when it may go on."""
         host = request.headers.get("Host")
-        if not self.allows_host(host):
-            shown = "no Host header" if not host else f"Host {_quote(host)}"
-            message = (
-                f"{shown} is not a name this API answers to (a guard against DNS rebinding); "
-                "if clients reach the service by this name, add it to api.allowed_hosts"
-            )
+        message = self._hosts.refusal_message(host)
+        if message is not None:
             return _refuse(421, message)
         if _is_page_navigation(request):
             return None

@@ -30,7 +30,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from spanscore.collector.ingest import Ingest
 from spanscore.config import GrpcReceiverConfig
-from spanscore.server.auth import TokenCheck
+from spanscore.server.auth import TokenCheck, require_tokens_beyond_loopback
 from spanscore.server.wire import classify, grpc_trailers
 
 log = logging.getLogger(__name__)
@@ -128,6 +128,7 @@ class GrpcReceiver:
         self.port = 0
 
     async def start(self) -> None:
+        require_tokens_beyond_loopback(self._tokens, self._config.host, "collector.grpc.host")
         on_service_loop = functools.partial(_run_in, asyncio.get_running_loop())
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=loop.run_forever, name="spanscore-grpc", daemon=True)

@@ -24,7 +24,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from spanscore.collector.ingest import ExportOutcome, Ingest
 from spanscore.config import HttpReceiverConfig
 from spanscore.errors import PayloadTooLargeError, PermanentError, RequestShapeError
-from spanscore.server.auth import TokenCheck
+from spanscore.server.auth import TokenCheck, require_tokens_beyond_loopback
+from spanscore.server.origin import HostCheck
 from spanscore.server.wire import classify, http_headers, http_status_body
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,7 @@ class HttpReceiver:
         self._config = config
         self._ingest = ingest
         self._tokens = tokens
+        self._hosts = HostCheck(config.allowed_hosts, config.host, "collector.http.allowed_hosts")
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -125,6 +127,9 @@ class HttpReceiver:
     async def _export(self, request: web.Request, export: Callable[[bytes, bool], Awaitable[Message]]) -> web.Response:
         json_body = request.content_type.lower() == JSON
         try:
+            refused_host = self._hosts.refusal_message(request.headers.get("Host"))
+            if refused_host is not None:
+                raise RequestShapeError(refused_host, 421)
             self._tokens.verify(request.headers.get("Authorization"))
             json_body = _media_type(request)
             body = await read_body(request, self._config.max_body_bytes)
@@ -141,6 +146,7 @@ class HttpReceiver:
         return web.Response(status=200, body=_encode(message, json_body), content_type=JSON if json_body else PROTOBUF)
 
     async def start(self) -> None:
+        require_tokens_beyond_loopback(self._tokens, self._config.host, "collector.http.host")
         # Decompression is ours (bounded); aiohttp's own would inflate without a limit.
         self._runner, self.port = await serve_app(self.app(), self._config, auto_decompress=False)
         log.info("OTLP/HTTP receiver listening address=%s:%d", self._config.host, self.port)

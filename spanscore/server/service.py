@@ -314,6 +314,8 @@ class Service:
                 "otlp_evaluations_received": self.span_tap.stored + self.log_tap.stored,
                 "attribute_values_truncated": self.ingest.limit_counters.truncated_values,
                 "attributes_dropped": self.ingest.limit_counters.dropped_attributes,
+                "span_events_dropped": self.ingest.limit_counters.dropped_events,
+                "span_links_dropped": self.ingest.limit_counters.dropped_links,
                 "requests_refused_too_many_spans": self.ingest.limit_counters.refused_requests,
                 "requests_refused_too_many_log_records": self.ingest.limit_counters.refused_log_requests,
                 **self._write_path_metrics(),

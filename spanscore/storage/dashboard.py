@@ -121,13 +121,22 @@ ORDER BY Rule, RunId
 """
 
 
-SESSION_TURNS_SQL = """
+NEWEST_RUN_ROWS = (
+    "SELECT * FROM scored_runs FINAL WHERE {where} ORDER BY Version DESC LIMIT 1 BY TraceId, RunId, ServiceName"
+)
+"""One row per scored run and service: rows stored before migration 0012 (RunService '') and a rescore stored
+after it are two rows of one run; the newest wins."""
+
+SESSION_TURNS_SQL = (
+    """
 SELECT RunId AS run_id, TraceId AS trace_id, SpanId AS span_id, Run AS run
-FROM scored_runs FINAL
-WHERE SessionId = {session_id:String} AND Target = 'run'
+FROM ("""
+    + NEWEST_RUN_ROWS.format(where="SessionId = {session_id:String} AND Target = 'run'")
+    + """)
 ORDER BY RunTimestamp, RunId
 LIMIT {limit:UInt32}
 """
+)
 
 SESSION_SCORES_SQL = """
 SELECT Target AS target, Rule AS rule, Scorer AS scorer, Score AS score, HigherIsBetter AS higher_is_better,
@@ -232,12 +241,11 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-RUN_VIEWS_SQL = """
-SELECT RunId AS run_id, SpanId AS span_id, Run AS run
-FROM scored_runs FINAL
-WHERE TraceId = {trace_id:String}
-ORDER BY RunTimestamp, RunId
-"""
+RUN_VIEWS_SQL = (
+    "SELECT RunId AS run_id, SpanId AS span_id, Run AS run FROM ("
+    + NEWEST_RUN_ROWS.format(where="TraceId = {trace_id:String}")
+    + ") ORDER BY RunTimestamp, RunId, ServiceName"
+)
 
 
 async def scored_runs(store: ClickHouseStore, trace_id: str) -> list[dict[str, Any]]:

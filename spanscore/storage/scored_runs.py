@@ -3,9 +3,9 @@
 ``run_view`` turns a canonical ``Run`` into a JSON-safe dict (input and output
 messages, system prompt, tool calls with arguments and results, retrieved context,
 ground truth, and ``sources``: the attribute each field came from). One row per
-(trace id, run id) goes to ``scored_runs`` (migration 0007) when a run is sent to
-its scorers; the dashboard, ``/api/v1/runs/<trace>`` and ``spanscore runs show``
-read it back unchanged.
+(trace id, run id, service) goes to ``scored_runs`` (migrations 0007 and 0012) when a run
+is sent to its scorers, so another service reusing the ids cannot replace it; the
+dashboard, ``/api/v1/runs/<trace>`` and ``spanscore runs show`` read it back unchanged.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from spanscore.run import Message, Run, ToolCall, ToolSpec
 
 SCORED_RUN_COLUMNS = (
     "Timestamp", "RunTimestamp", "TraceId", "RunId", "SpanId", "ServiceName", "AgentName", "Run", "Version",
-    "Target", "SessionId",
+    "Target", "SessionId", "RunService",
 )  # fmt: skip
 
 
@@ -104,7 +104,7 @@ class ScoredRunRow:
     def columns(self) -> tuple[Any, ...]:
         return (
             self.timestamp_ns, self.run_timestamp_ns, self.trace_id, self.run_id, self.span_id, self.service_name,
-            self.agent_name, self.run_json, self.timestamp_ns, self.target, self.session_id,
+            self.agent_name, self.run_json, self.timestamp_ns, self.target, self.session_id, self.service_name,
         )  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from spanscore.server.service import Service
 TRACE_ID = "5b8efff798038103d269b633813fc60c"
 SPAN_ID = "eee19b7ec3c1b174"
 PARENT_ID = "eee19b7ec3c1b173"
+TIMES = {"start_time_unix_nano": 1_700_000_000 * 10**9, "end_time_unix_nano": 1_700_000_001 * 10**9}
 
 
 def otlp_json(trace_id: str = TRACE_ID, span_id: str = SPAN_ID) -> dict:
@@ -239,7 +240,9 @@ async def test_grpc_oversize_and_backpressure(service_config) -> None:
 
         service.span_writer.inserter.insert = failing
         small = trace_service_pb2.ExportTraceServiceRequest()
-        small.resource_spans.add().scope_spans.add().spans.add(name="s", trace_id=b"\x01" * 16, span_id=b"\x02" * 8)
+        small.resource_spans.add().scope_spans.add().spans.add(
+            name="s", trace_id=b"\x01" * 16, span_id=b"\x02" * 8, **TIMES
+        )
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await stub.Export(small)
         assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
@@ -277,7 +280,9 @@ async def test_bearer_tokens_on_both_receivers(service_config) -> None:
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{service.grpc.port}")
         stub = trace_service_pb2_grpc.TraceServiceStub(channel)
         request = trace_service_pb2.ExportTraceServiceRequest()
-        request.resource_spans.add().scope_spans.add().spans.add(name="s", trace_id=b"\x03" * 16, span_id=b"\x04" * 8)
+        request.resource_spans.add().scope_spans.add().spans.add(
+            name="s", trace_id=b"\x03" * 16, span_id=b"\x04" * 8, **TIMES
+        )
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await stub.Export(request, metadata=(("authorization", "Bearer nope"),))
         assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED

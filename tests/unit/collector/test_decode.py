@@ -13,6 +13,7 @@ from spanscore.collector.decode import any_value_to_str, parse_traces, spans_fro
 from spanscore.errors import PermanentError
 from spanscore.records import SpanEvent, SpanLink, SpanRecord
 
+T0 = 1_700_000_000 * 10**9  # a storable time: OTLP times before 1970-01-02 are refused
 ids = st.binary(min_size=16, max_size=16).filter(lambda b: any(b))
 span_ids = st.binary(min_size=8, max_size=8).filter(lambda b: any(b))
 scalars = st.one_of(
@@ -28,7 +29,14 @@ def _request(trace_id: bytes, span_id: bytes, name: str, attributes: dict[str, A
     span = (
         request.resource_spans.add()
         .scope_spans.add()
-        .spans.add(trace_id=trace_id, span_id=span_id, name=name, kind=2, start_time_unix_nano=5, end_time_unix_nano=9)
+        .spans.add(
+            trace_id=trace_id,
+            span_id=span_id,
+            name=name,
+            kind=2,
+            start_time_unix_nano=T0 + 5,
+            end_time_unix_nano=T0 + 9,
+        )
     )
     for key, value in attributes.items():
         kv = span.attributes.add(key=key)
@@ -76,7 +84,13 @@ def test_arbitrary_json_never_crashes_the_json_decoder(document: object) -> None
 
 def test_wrong_id_lengths_are_rejected_per_span() -> None:
     request = _request(b"\x01" * 16, b"\x02" * 8, "good", {})
-    bad = request.resource_spans[0].scope_spans[0].spans.add(trace_id=b"\x01" * 15, span_id=b"\x02" * 8, name="bad")
+    bad = (
+        request.resource_spans[0]
+        .scope_spans[0]
+        .spans.add(
+            trace_id=b"\x01" * 15, span_id=b"\x02" * 8, name="bad", start_time_unix_nano=T0, end_time_unix_nano=T0
+        )
+    )
     assert bad.name == "bad"
     decoded = spans_from_request(request)
     assert [s.name for s in decoded.items] == ["good"]
@@ -98,11 +112,11 @@ def test_every_field_of_a_span_lands_in_its_own_place() -> None:
     scope_spans.scope.name, scope_spans.scope.version = "scope-name", "scope-version"
     span = scope_spans.spans.add(
         trace_id=bytes(range(1, 17)), span_id=bytes(range(20, 28)), parent_span_id=bytes(range(30, 38)),
-        name="span-name", kind=3, start_time_unix_nano=11, end_time_unix_nano=22, trace_state="ts=state",
+        name="span-name", kind=3, start_time_unix_nano=T0 + 11, end_time_unix_nano=T0 + 22, trace_state="ts=state",
     )  # fmt: skip
     span.attributes.add(key="k").value.int_value = 7
     span.status.code, span.status.message = 2, "status-message"
-    event = span.events.add(time_unix_nano=15, name="event-name")
+    event = span.events.add(time_unix_nano=T0 + 15, name="event-name")
     event.attributes.add(key="ek").value.string_value = "ev"
     link = span.links.add(trace_id=bytes(range(40, 56)), span_id=bytes(range(60, 68)), trace_state="lts")
     link.attributes.add(key="lk").value.bool_value = True
@@ -111,10 +125,10 @@ def test_every_field_of_a_span_lands_in_its_own_place() -> None:
 
     assert record == SpanRecord(
         trace_id=bytes(range(1, 17)).hex(), span_id=bytes(range(20, 28)).hex(),
-        parent_span_id=bytes(range(30, 38)).hex(), name="span-name", kind="Client", start_time_ns=11,
-        end_time_ns=22, service_name="svc", attributes={"k": "7"}, resource_attributes={"service.name": "svc"},
+        parent_span_id=bytes(range(30, 38)).hex(), name="span-name", kind="Client", start_time_ns=T0 + 11,
+        end_time_ns=T0 + 22, service_name="svc", attributes={"k": "7"}, resource_attributes={"service.name": "svc"},
         status_code="Error", status_message="status-message", trace_state="ts=state", scope_name="scope-name",
-        scope_version="scope-version", events=(SpanEvent(15, "event-name", {"ek": "ev"}),),
+        scope_version="scope-version", events=(SpanEvent(T0 + 15, "event-name", {"ek": "ev"}),),
         links=(SpanLink(bytes(range(40, 56)).hex(), bytes(range(60, 68)).hex(), "lts", {"lk": "true"}),),
     )  # fmt: skip
 
@@ -146,3 +160,52 @@ def test_the_json_decoder_builds_what_json_format_builds(trace_id, span_id, name
         if key in span:
             span[key] = (trace_id if "race" in key else span_id).hex()
     assert parse_traces(json.dumps(document).encode(), json_body=True) == expected
+
+
+def test_a_refused_span_counts_no_dropped_events() -> None:
+    """Drops are counted for kept spans only: a span refused for an event time is refused, not trimmed."""
+    from spanscore.collector.bounds import DecodeBounds
+
+    request = _request(b"\x01" * 16, b"\x02" * 8, "kept", {})
+    spans = request.resource_spans[0].scope_spans[0].spans
+    for _ in range(3):
+        spans[0].events.add(time_unix_nano=T0)
+    refused = spans.add(trace_id=b"\x01" * 16, span_id=b"\x03" * 8, name="refused", start_time_unix_nano=T0)
+    refused.end_time_unix_nano = T0
+    for _ in range(3):
+        refused.events.add(time_unix_nano=0)
+    bounds = DecodeBounds(max_events=1)
+    decoded = spans_from_request(request, bounds)
+    assert [span.name for span in decoded.items] == ["kept"] and len(decoded.items[0].events) == 1
+    assert decoded.rejected == 1 and "events[0].time_unix_nano" in decoded.error_message
+    assert bounds.dropped_events == 2
+
+
+def _deep(levels: int) -> AnyValue:
+    value = AnyValue(string_value="leaf")
+    for _ in range(levels):
+        value = AnyValue(array_value={"values": [value]})
+    return value
+
+
+def test_values_nested_too_deep_refuse_their_log_record_or_every_span_of_their_resource() -> None:
+    """A log body or resource attribute nested past the limit: refused with the place named, never a crash."""
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    from spanscore.collector.decode import logs_from_request
+
+    logs = ExportLogsServiceRequest()
+    records = logs.resource_logs.add().scope_logs.add().log_records
+    records.add(time_unix_nano=T0).body.CopyFrom(_deep(40))
+    records.add(time_unix_nano=T0).body.CopyFrom(_deep(31))
+    decoded = logs_from_request(logs)
+    assert decoded.rejected == 1 and "body" in decoded.error_message and "32" in decoded.error_message
+    assert len(decoded.items) == 1
+
+    request = _request(b"\x01" * 16, b"\x02" * 8, "a", {})
+    request.resource_spans[0].scope_spans[0].spans.add(
+        trace_id=b"\x01" * 16, span_id=b"\x03" * 8, name="b", start_time_unix_nano=T0, end_time_unix_nano=T0
+    )
+    request.resource_spans[0].resource.attributes.add(key="deep").value.CopyFrom(_deep(33))
+    spans = spans_from_request(request)
+    assert spans.items == [] and spans.rejected == 2 and "resource: attribute 'deep'" in spans.error_message

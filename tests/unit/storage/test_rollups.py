@@ -320,7 +320,7 @@ def test_upgrade_to_version_11_reads_earlier_rollups_as_runs(chdb_dsn: str, data
         column_names=[name for name in SCORE_COLUMNS if name != "Target"],
         column_oriented=True,
     )
-    assert migrate(client, database_name) == [11]
+    assert migrate(client, database_name, upto=11) == [11]
     store.open()
     try:
         db = database_name
