@@ -386,3 +386,21 @@ def test_alert_rules_use_metrics_and_views_that_exist(seeded: ClickHouseStore) -
     assert queries
     for sql in queries:
         seeded.internal_query(sql.replace("Hour >= now() - INTERVAL 1 HOUR", "1"))
+
+
+def test_the_shipped_replicas_acknowledge_only_what_outlives_a_pod(tmp_path: Path) -> None:
+    """A `spooled` OK is a batch on the pod's disk: on an emptyDir it dies with the pod, so the manifests pin `stored`.
+
+    Every configuration the deployment ships either keeps the spool on storage that outlives the pod (a
+    persistent volume) or acknowledges after the insert.
+    """
+    pod = find("Deployment", "spanscore")["spec"]["template"]["spec"]
+    spool_volume = next(v for v in pod["volumes"] if v["name"] == "data")
+    shipped = yaml.safe_load(find("ConfigMap", "spanscore-config")["data"]["spanscore.yaml"])
+    path = tmp_path / "k8s.yaml"
+    path.write_text(yaml.safe_dump(shipped), encoding="utf-8")
+    k8s = load_config(path, environ={})
+    if "emptyDir" in spool_volume:
+        assert k8s.storage.acknowledge == "stored", "the k8s replicas acknowledge spans kept only on an emptyDir"
+    image = load_config(DEPLOY / "spanscore.yaml", environ={"SPANSCORE_STORAGE__DATA_DIR": "/var/lib/spanscore"})
+    assert image.storage.acknowledge == "stored"
