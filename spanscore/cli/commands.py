@@ -23,6 +23,7 @@ from pathlib import Path
 from spanscore import __version__
 from spanscore.cli import rules as rules_cli
 from spanscore.cli.logs import EscapingFormatter
+from spanscore.cli.status_text import format_status
 from spanscore.config import ServiceConfig, load_config
 from spanscore.errors import ConfigError, SpanscoreError
 from spanscore.printable import printable
@@ -33,7 +34,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"spanscore {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    serve = commands.add_parser("serve", help="run the OTLP receivers, storage and the API")
+    serve = commands.add_parser(
+        "serve",
+        help="run the OTLP receivers, storage and the API",
+        description="Run the OTLP receivers (gRPC 127.0.0.1:4317, HTTP 127.0.0.1:4318), storage and the API "
+        "(127.0.0.1:4319) until SIGTERM or SIGINT, which drain and stop. SIGHUP re-reads the rules of the -c file "
+        "(other sections need a restart). Any setting can be overridden by the environment: "
+        "SPANSCORE_<SECTION>__<KEY>, e.g. SPANSCORE_API__PORT=5319 or SPANSCORE_COLLECTOR__GRPC__PORT=0.",
+    )
     serve.add_argument("-c", "--config", help="YAML configuration file")
 
     query = commands.add_parser("query", help="run a read-only SQL query")
@@ -45,13 +53,15 @@ def _parser() -> argparse.ArgumentParser:
     judge = commands.add_parser("judge", help="judge tools: 'judge check' measures a judge model's agreement")
     judge.add_argument("judge_command", choices=["check"])
 
-    status = commands.add_parser("status", help="queue depth, jobs by state, scores and decisions so far")
+    status = commands.add_parser("status", help="is the service healthy and keeping up: a short summary")
     status.add_argument("-c", "--config", help="YAML configuration file")
-    status.add_argument("--format", choices=["table", "json"], default="table")
+    status.add_argument("--format", choices=["table", "json"], default="table", help="json: every metric")
 
     _add_deadletter_parser(commands)
-    rules = commands.add_parser("rules", help="inspect sampling rules")
+    rules = commands.add_parser("rules", help="show, preview, compare and apply sampling rules")
     rules_commands = rules.add_subparsers(dest="rules_command", required=True)
+    rules_show = rules_commands.add_parser("show", help="the running service's rules, as YAML you can edit and apply")
+    rules_show.add_argument("-c", "--config", help="YAML configuration file (how to reach the service's API)")
     rules_preview = rules_commands.add_parser("preview", help="how many stored runs a rule matches and samples")
     rules_preview.add_argument("rule")
     rules_preview.add_argument("--since", default="24h", help="look-back window: 30m, 24h, 7d")
@@ -80,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     agree.add_argument("--format", choices=["table", "json"], default="table")
     agree.add_argument("-c", "--config", help="YAML configuration file")
     trend = report_commands.add_parser("trend", help="one scorer's score series with a sparkline")
-    trend.add_argument("--scorer", required=True)
+    trend.add_argument("--scorer", required=True, help="the scorer id (or outside score name) to chart")
     trend.add_argument("--rule", help="only this rule's scores")
     trend.add_argument("--since", default="7d", help="look-back window: 30m, 24h, 7d")
     trend.add_argument("--by", choices=["hour", "day", "week"], default="hour")
@@ -98,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     runs = commands.add_parser("runs", help="what was scored: the assembled runs of a trace")
     runs_commands = runs.add_subparsers(dest="runs_command", required=True)
     runs_show = runs_commands.add_parser("show", help="print the input, output, tool calls and sources scored")
-    runs_show.add_argument("trace_id")
+    runs_show.add_argument("trace_id", help="32 hex characters, as in the dashboard or the scores table")
     runs_show.add_argument("--format", choices=["text", "json"], default="text")
     runs_show.add_argument("-c", "--config", help="YAML configuration file")
 
@@ -304,13 +314,7 @@ def _status(config: ServiceConfig, output: str) -> int:
     if output == "json":
         print(json.dumps(metrics, indent=2, sort_keys=True))
     else:
-        width = max((len(k) for k in metrics), default=0)
-        for key in sorted(metrics):
-            print(f"{key.ljust(width)}  {metrics[key]:g}")
-        if not metrics.get("rules_loaded", 1):
-            print("no rules loaded: spans are stored, nothing is scored (add rules: to the config)", file=sys.stderr)
-        if metrics.get("write_path_degraded"):
-            print("degraded: rows are dead-lettered or a writer is stuck; see `spanscore deadletter list` and /healthz")
+        sys.stdout.write(format_status(metrics, api_url(config)))
     return 0
 
 
@@ -323,7 +327,9 @@ def _add_deadletter_parser(commands: argparse._SubParsersAction[argparse.Argumen
     replay = actions.add_parser("replay", help="send dead-lettered rows through the write path again")
     replay.add_argument("-c", "--config", help="YAML configuration file")
     replay.add_argument(
-        "--writer", choices=["spans", "logs", "scores", "decisions", "scored_runs"], help="only this writer's"
+        "--writer",
+        choices=["spans", "logs", "scores", "decisions", "scored_runs", "feedback"],
+        help="only this writer's",
     )
     replay.add_argument("--id", dest="entry_id", help="only this entry (see `spanscore deadletter list`)")
 
@@ -508,7 +514,10 @@ _COMMANDS: dict[str, Callable[[ServiceConfig, argparse.Namespace], int]] = {
         _operation(config, "rules/preview", args.rule, args.since)
         if args.rules_command == "preview"
         else rules_cli.run(
-            args.rules_command, args.file, lambda *a, **k: _call_api(config, *a, **k), no_service(config)
+            args.rules_command,
+            getattr(args, "file", ""),
+            lambda *a, **k: _call_api(config, *a, **k),
+            no_service(config),
         )
     ),
     "backfill": lambda config, args: _backfill(config, args.rule, args.since, args.cancel),

@@ -1,4 +1,4 @@
-"""``spanscore rules apply FILE`` and ``spanscore rules diff FILE``: live rule changes through the API.
+"""``spanscore rules show``, ``rules apply FILE`` and ``rules diff FILE``: live rules through the API.
 
 FILE is either a whole config file (its ``rules:`` are used, the rest is ignored) or a file holding only
 ``rules:``. Both commands validate FILE locally first, so a typo is reported before anything is sent.
@@ -26,7 +26,9 @@ CallApi = Callable[..., bytes | None]
 
 
 def run(command: str, file: str, call_api: CallApi, no_service: str) -> int:
-    """``rules apply|diff FILE`` against the service; ``no_service`` says where it looked when nothing answers."""
+    """``rules show``, ``rules apply|diff FILE`` against the service; ``no_service`` says where it looked."""
+    if command == "show":
+        return _show(call_api, no_service)
     try:
         rules = _read_rules(file)
     except ConfigError as exc:
@@ -81,9 +83,35 @@ def _diff(rules: list[dict[str, Any]], call_api: CallApi, no_service: str) -> in
         print(f"same rules as the service (version {running['version']})")
         return 0
     print(f"service version {running['version']} -> file version {_version_of(rules)}")
+    before = {str(rule["name"]): rule for rule in running["rules"]}
+    after = {str(rule["name"]): rule for rule in rules}
     for line in change.lines():
+        name = line[2:]
+        if line.startswith("~ ") and name in before and name in after:
+            fields = sorted(
+                key for key in {*before[name], *after[name]} if before[name].get(key) != after[name].get(key)
+            )
+            line += f"  ({', '.join(fields)})"
+            for field in fields:
+                line += f"\n    {field}: {json.dumps(before[name].get(field))} -> {json.dumps(after[name].get(field))}"
         print(line)
     return 1
+
+
+def _show(call_api: CallApi, no_service: str) -> int:
+    """The running rules as a YAML document ``rules apply`` takes back, headed by their version."""
+    try:
+        body = call_api("rules", None, 30)
+    except SpanscoreError as exc:
+        print(f"spanscore: cannot read the service's rules: {exc}", file=sys.stderr)
+        return 1
+    if body is None:
+        print(f"spanscore: {no_service}", file=sys.stderr)
+        return 1
+    running = json.loads(body)
+    print(f"# rules version {running['version']} (generation {running['generation']}), as the service runs them")
+    print(yaml.safe_dump({"rules": running["rules"]}, sort_keys=False, allow_unicode=True), end="")
+    return 0
 
 
 def _version_of(rules: list[dict[str, Any]]) -> str:

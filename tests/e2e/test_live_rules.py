@@ -206,3 +206,27 @@ def test_sighup_names_a_judge_section_that_needs_a_restart(tmp_path: Path) -> No
         assert "applied only by a restart: judge" in refusal, refusal
     finally:
         serve.stop()
+
+
+def test_rules_show_round_trips_and_diff_names_the_fields_that_changed(tmp_path: Path) -> None:
+    config = tmp_path / "spanscore.yaml"
+    base = (
+        f"collector:\n  grpc: {{port: {_free_port()}}}\n  http: {{port: {_free_port()}}}\n"
+        f"api: {{port: {_free_port()}}}\n"
+    )
+    config.write_text(base + RULE.format(sample=1.0), encoding="utf-8")
+    serve = _Serve(config)
+    try:
+        shown = _cli(config, "show")
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout.startswith("# rules version ") and "- name: quality" in shown.stdout
+        running = tmp_path / "running.yaml"
+        running.write_text(shown.stdout, encoding="utf-8")
+        same = _cli(config, "diff", str(running))
+        assert same.returncode == 0 and "same rules as the service" in same.stdout, same.stdout + same.stderr
+        running.write_text(shown.stdout.replace("sample: 1.0", "sample: 0.25"), encoding="utf-8")
+        changed = _cli(config, "diff", str(running))
+        assert changed.returncode == 1
+        assert "~ quality  (sample)\n    sample: 1.0 -> 0.25" in changed.stdout, changed.stdout
+    finally:
+        serve.stop()

@@ -1,0 +1,57 @@
+"""``spanscore status``: a short summary a person reads, not the metrics list (that is ``--format json``, /metrics).
+
+The summary answers, in a few lines: is the service healthy, is ingest keeping up, is scoring keeping up,
+which rules are in force, and where to look next. Every figure comes from ``GET /api/v1/status``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+_LABELLED = re.compile(r'^(?P<name>\w+)\{(?P<key>\w+)="(?P<value>.*)"\}$')
+
+
+def format_status(metrics: Mapping[str, float], url: str) -> str:
+    """The summary of one service's status, answered by the API at ``url``."""
+    value = {key: float(number) for key, number in metrics.items()}
+
+    def n(key: str) -> str:
+        return f"{value.get(key, 0):,.0f}"
+
+    degraded = value.get("write_path_degraded", 0) > 0
+    health = (
+        "degraded: rows are dead-lettered or a writer is stuck (spanscore deadletter list; /healthz)"
+        if degraded
+        else "healthy"
+    )
+    rules = _labelled(value, "rule_scorers", "rule")
+    version = next(iter(_labelled(value, "rules_version", "version")), "?")
+    rule_text = ", ".join(f"{name} ({count:g} scorer{'s' if count != 1 else ''})" for name, count in rules.items())
+    firing = [name for name, state in _labelled(value, "alert_firing", "alert").items() if state > 0]
+    lines = [
+        f"spanscore at {url}: {health}",
+        f"  spans     received {n('spans_received')}, stored {n('spans_stored')}, waiting {n('spans_pending')}, "
+        f"rejected {n('spans_rejected')}, refused under backpressure {n('spans_refused_backpressure')}",
+        f"  storage   inserts {n('storage_inserts')}, failed {n('storage_insert_failures')}, "
+        f"spooled {n('spans_spooled')}, replayed {n('spans_replayed')}",
+        f"  scoring   runs ready {n('runs_ready')}, traces assembling {n('runs_pending_traces')}, "
+        f"queue {n('scoring_queue_depth')}, sessions open {n('sessions_open')}",
+        f"  rules     {n('rules_loaded')} loaded, version {version} (generation {n('rules_generation')})"
+        + (f": {rule_text}" if rule_text else ": none, so nothing is scored (add rules: to the config)"),
+        f"  feedback  posted scores {n('outside_scores_stored')} (attached late {n('outside_scores_resolved_late')}), "
+        f"OTLP evaluations {n('otlp_evaluations_received')}",
+    ]
+    if firing or value.get("alert_evaluations"):
+        lines.append(f"  alerts    firing: {', '.join(firing) if firing else 'none'}")
+    lines.append("every figure: spanscore status --format json, or GET /metrics")
+    return "\n".join(lines) + "\n"
+
+
+def _labelled(value: Mapping[str, float], name: str, key: str) -> dict[str, float]:
+    found = {}
+    for metric, number in value.items():
+        match = _LABELLED.match(metric)
+        if match and match["name"] == name and match["key"] == key:
+            found[match["value"]] = number
+    return found

@@ -1,0 +1,38 @@
+"""`spanscore status` is a short summary: health, ingest, storage, scoring, rules, where to look next."""
+
+from __future__ import annotations
+
+from spanscore.cli.status_text import format_status
+
+METRICS = {
+    "spans_received": 1200.0, "spans_stored": 1180.0, "spans_pending": 20.0, "spans_rejected": 3.0,
+    "spans_refused_backpressure": 0.0, "storage_inserts": 40.0, "storage_insert_failures": 0.0,
+    "spans_spooled": 0.0, "spans_replayed": 0.0, "runs_ready": 300.0, "runs_pending_traces": 4.0,
+    "scoring_queue_depth": 2.0, "sessions_open": 1.0, "rules_loaded": 2.0, "rules_generation": 3.0,
+    'rules_version{version="abc123"}': 1.0, 'rule_scorers{rule="default"}': 1.0,
+    'rule_scorers{rule="grounded"}': 2.0, "outside_scores_stored": 5.0, "outside_scores_resolved_late": 1.0,
+    "otlp_evaluations_received": 0.0, "alert_evaluations": 9.0, 'alert_firing{alert="drop"}': 1.0,
+    'alert_firing{alert="ok-one"}': 0.0, "write_path_degraded": 0.0,
+}  # fmt: skip
+
+
+def test_the_summary_is_short_and_says_what_matters() -> None:
+    text = format_status(METRICS, "http://127.0.0.1:4319")
+    lines = text.splitlines()
+    assert len(lines) <= 10
+    assert lines[0] == "spanscore at http://127.0.0.1:4319: healthy"
+    assert "received 1,200, stored 1,180, waiting 20, rejected 3" in text
+    assert "2 loaded, version abc123 (generation 3): default (1 scorer), grounded (2 scorers)" in text
+    assert "firing: drop" in text and "ok-one" not in text
+    assert lines[-1].startswith("every figure: spanscore status --format json")
+
+
+def test_a_degraded_service_says_so_first_and_where_to_look() -> None:
+    text = format_status({**METRICS, "write_path_degraded": 1.0}, "http://127.0.0.1:4319")
+    assert text.splitlines()[0].startswith("spanscore at http://127.0.0.1:4319: degraded")
+    assert "spanscore deadletter list" in text.splitlines()[0]
+
+
+def test_no_rules_says_nothing_is_scored() -> None:
+    bare = {key: value for key, value in METRICS.items() if not key.startswith("rule_scorers")}
+    assert "none, so nothing is scored" in format_status({**bare, "rules_loaded": 0.0}, "http://x:1")
