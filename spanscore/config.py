@@ -122,6 +122,26 @@ class HttpReceiverConfig(_Section):
         return check_allowed_hosts(hosts)
 
 
+_PLACEHOLDERS = re.compile(r"^(change-?me|replace|<token>|your[-_ ]?token|xxx+)", re.IGNORECASE)
+
+
+def tokens_field(value: Any) -> Any:
+    """Bearer tokens: a list, or one token as a plain string; the examples' placeholders are refused.
+
+    ``deploy/.env.example`` and the Kubernetes Secret example hold placeholders; a stack started with them
+    unchanged would accept a token anyone can read in this repository.
+    """
+    tokens = [value] if isinstance(value, str) else value
+    if isinstance(tokens, list):
+        for token in tokens:
+            if isinstance(token, str) and _PLACEHOLDERS.match(token.strip()):
+                raise ValueError(
+                    "is a placeholder from the examples, not a secret: set a token of your own "
+                    "(for example the output of `openssl rand -hex 32`)"
+                )
+    return tokens
+
+
 class CollectorConfig(_Section):
     grpc: GrpcReceiverConfig = GrpcReceiverConfig()
     http: HttpReceiverConfig = HttpReceiverConfig()
@@ -132,7 +152,10 @@ class CollectorConfig(_Section):
     limits: LimitsConfig = LimitsConfig()
     """Per-request span count, attribute value length and attributes per span."""
     auth_tokens: list[str] = []
-    """Bearer tokens accepted on the OTLP receivers; empty means no authentication."""
+    """Bearer tokens accepted on the OTLP receivers; empty means no authentication. One token may be given
+    as a plain string (``SPANSCORE_COLLECTOR__AUTH_TOKENS=<token>``), so one secret serves every consumer."""
+
+    _tokens = field_validator("auth_tokens", mode="before")(lambda cls, value: tokens_field(value))
 
 
 class ApiConfig(_Section):
@@ -142,7 +165,10 @@ class ApiConfig(_Section):
     host: str = "127.0.0.1"
     port: int = Field(4319, ge=0, le=65535)
     auth_tokens: list[str] = []
-    """Bearer tokens for the query API (separate from ingestion tokens); empty means open on its bind address."""
+    """Bearer tokens for the query API (separate from ingestion tokens); empty means open on its bind address.
+    One token may be given as a plain string."""
+
+    _tokens = field_validator("auth_tokens", mode="before")(lambda cls, value: tokens_field(value))
     tls: TlsConfig | None = None
     allowed_hosts: list[str] = []
     """Host names the API answers to besides localhost, 127.0.0.1, ::1, IP literals and its bind address (a guard

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from spanscore.config import load_config
+from spanscore.errors import ConfigError
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.scores import DecisionRow
 from tests.unit.storage.test_rollups import BASE_NS, make_scores
@@ -179,7 +180,11 @@ def test_spanscore_runs_several_replicas_with_config_and_secret_references(tmp_p
     assert str(config_path) == container["args"][-1]
     local = tmp_path / "spanscore.yaml"
     local.write_text(config_map["data"]["spanscore.yaml"], encoding="utf-8")
-    config = load_config(local, environ=environ)
+    with pytest.raises(ConfigError, match="placeholder"):  # the example applied unchanged does not start
+        load_config(local, environ=environ)
+    filled = {name: value.replace("REPLACE", f"secret-{index}") for index, (name, value) in enumerate(environ.items())}
+    config = load_config(local, environ=filled)
+    assert config.collector.auth_tokens == [filled["SPANSCORE_COLLECTOR__AUTH_TOKENS"]]  # one key, a plain token
     assert config.storage.dsn.startswith("clickhouse://")
     assert config.collector.grpc.host == "0.0.0.0" and config.collector.grpc.port == 4317
 
@@ -254,7 +259,9 @@ def test_env_example_matches_what_compose_requires() -> None:
     raw = (DEPLOY / "compose.yaml").read_text(encoding="utf-8")
     required = set(re.findall(r"\$\{(\w+):\?", raw))
     assert required <= set(values)
-    assert all(values[name] for name in required)  # every required one has a placeholder to replace
+    # Every required one is empty, so compose refuses to start until the operator sets a secret of their own
+    # (a placeholder copied unchanged used to start a stack with tokens anyone can read here).
+    assert not any(values[name] for name in required)
     optional = set(values) - required
     assert all(re.search(rf"\$\{{{name}:-", raw) for name in optional)
 

@@ -100,3 +100,17 @@ def test_spool_defaults_into_the_data_dir_not_next_to_the_config(tmp_path: Path)
     assert config.storage.spool_dir == (tmp_path / "var" / "spool").as_posix()
     assert config.storage.dsn == f"chdb://{(tmp_path / 'var').as_posix()}"
     assert config.storage.spool_max_bytes == 1 << 30
+
+
+def test_one_token_may_be_a_plain_string_and_placeholders_are_refused() -> None:
+    from spanscore.config import load_config
+    from spanscore.errors import ConfigError
+
+    config = load_config(
+        None, environ={"SPANSCORE_COLLECTOR__AUTH_TOKENS": "s3cr3t-ingest", "SPANSCORE_API__AUTH_TOKENS": "[a1, a2]"}
+    )
+    assert config.collector.auth_tokens == ["s3cr3t-ingest"] and config.api.auth_tokens == ["a1", "a2"]
+    for placeholder in ("change-me-too", "REPLACE", "[change-me-as-well]"):
+        with pytest.raises(ConfigError) as refused:
+            load_config(None, environ={"SPANSCORE_API__AUTH_TOKENS": placeholder})
+        assert "placeholder" in str(refused.value) and "change-me" not in str(refused.value).split(":", 1)[1]
