@@ -90,6 +90,10 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "alert_notifications_sent": ("counter", "Alert notifications delivered, per receiver channel."),
     "alert_notifications_failed": ("counter", "Alert notifications given up after every attempt, per channel."),
     "outside_scores_stored": ("counter", "Outside scores stored (POST /api/v1/scores and OTLP evaluation results)."),
+    "outside_scores_resolved_late": (
+        "counter",
+        "Posted scores whose span arrived after them, attached to it since start (docs/feedback.md).",
+    ),
     "otlp_evaluations_received": ("counter", "gen_ai.evaluation.result events and log records read from OTLP."),
     "runs_pending_traces": ("gauge", "Traces being assembled into runs now."),
     "runs_evicted_traces": ("counter", "Traces evicted from assembly to bound memory."),
