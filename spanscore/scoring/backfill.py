@@ -5,7 +5,8 @@ live path and decide with the same rule engine, so a preview says exactly what
 live traffic would have done. Backfill scores through the live pipeline:
 score ids are deterministic, so running it twice (or after an interruption)
 rewrites the same rows instead of adding new ones, and runs already scored for
-the rule are skipped.
+the rule are skipped, except runs whose score ended in an error (a judge outage):
+those are scored again, so a backfill after the outage repairs them.
 """
 
 from __future__ import annotations
@@ -147,9 +148,23 @@ def _average_cost(store: ClickHouseStore, rule: str, scorers: list[str]) -> floa
 
 
 def already_scored(store: ClickHouseStore, rule: str) -> set[str]:
+    """Runs the rule has decided on, less those whose score ended in an error (a judge outage, a timeout).
+
+    An errored score is not a score: a backfill after the judge is back scores those runs again, and the
+    new rows replace the errored ones (same score ids).
+    """
     rows = store.internal_query(
         f"SELECT DISTINCT RunId FROM {store.database}.score_decisions FINAL WHERE Rule = {{rule:String}}"
         " AND Decision IN ('sampled', 'missing_input', 'not_applicable')",
+        {"rule": rule},
+    )
+    return {row[0] for row in rows} - errored_runs(store, rule)
+
+
+def errored_runs(store: ClickHouseStore, rule: str) -> set[str]:
+    """Runs with a score of the rule whose latest version ended in an error."""
+    rows = store.internal_query(
+        f"SELECT DISTINCT RunId FROM {store.database}.scores FINAL WHERE Rule = {{rule:String}} AND Status = 'error'",
         {"rule": rule},
     )
     return {row[0] for row in rows}
@@ -222,6 +237,7 @@ async def backfill(
     progress = progress or BackfillProgress(rule.name)
     settings = (scoring or ScoringConfig()).model_copy(update={"recover_on_start": False})
     candidates = await asyncio.to_thread(stored_runs, store, since_s, runs, 100_000, rule.target)
+    errored = await asyncio.to_thread(errored_runs, store, rule.name)
     done = await asyncio.to_thread(already_scored, store, rule.name)
     todo = [run for run in candidates if run.run_id not in done]
     progress.total, progress.skipped = len(candidates), len(candidates) - len(todo)
@@ -243,6 +259,7 @@ async def backfill(
     return {
         "candidates": len(candidates),
         "skipped_already_scored": progress.skipped,
+        "rescored_after_errors": sum(1 for run in todo[: progress.done - progress.skipped] if run.run_id in errored),
         "decisions_written": sum(live.decisions_written.values()),
         "scores_written": sum(live.scores_written.values()),
         "cancelled": progress.cancelled,

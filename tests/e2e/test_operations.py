@@ -125,6 +125,39 @@ async def test_preview_matches_live_and_backfill_is_idempotent(service_config: S
         await service.shutdown()
 
 
+async def test_a_backfill_after_an_outage_scores_the_runs_that_failed_again(service_config: ServiceConfig) -> None:
+    """Scores that ended in an error during an outage are not 'already scored': the next backfill repairs them."""
+    from tests.e2e import flaky_scorer
+
+    service_config.rules = []
+    service = Service(service_config)
+    await service.start()
+    try:
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), agent_traces(6)) == "SUCCESS"
+        runs = service_config.collector.runs
+        rule = RuleConfig.model_validate({"name": "repair", "scorers": ["tests.e2e.flaky_scorer:flaky"]})
+        flaky_scorer.UNREACHABLE.set()
+        during = await backfill(service.store, rule, 3600, runs)
+        statuses = await asyncio.to_thread(
+            service.store.internal_query,
+            "SELECT Status, count() FROM scores FINAL WHERE Rule = 'repair' GROUP BY Status",
+        )
+        assert during["candidates"] == 6 and statuses == [("error", 6)]
+        flaky_scorer.UNREACHABLE.clear()
+        after = await backfill(service.store, rule, 3600, runs)
+        assert after["skipped_already_scored"] == 0 and after["rescored_after_errors"] == 6, after
+        statuses = await asyncio.to_thread(
+            service.store.internal_query,
+            "SELECT Status, count() FROM scores FINAL WHERE Rule = 'repair' GROUP BY Status",
+        )
+        assert statuses == [("ok", 6)]
+        again = await backfill(service.store, rule, 3600, runs)
+        assert again["skipped_already_scored"] == 6 and again["scores_written"] == 0
+    finally:
+        flaky_scorer.UNREACHABLE.clear()
+        await service.shutdown()
+
+
 @pytest.mark.slow
 def test_demo_status_and_preview_from_the_cli(tmp_path: Path) -> None:
     config = tmp_path / "spanscore.yaml"

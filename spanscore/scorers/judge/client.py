@@ -299,7 +299,7 @@ class JudgeClient:
                 if failure is Failure.PERMANENT:
                     state.breaker.release()
                     raise JudgeAnswerError(f"judge {config.model}: request refused: {problem}", spend=spend) from exc
-                state.breaker.record_failure()
+                state.breaker.record_failure(str(problem))
                 if transient_failures >= config.retries:
                     raise JudgeUnavailableError(
                         f"judge {config.model}: gave up after {transient_failures + 1} tries: {problem}",

@@ -99,8 +99,11 @@ def backoff_delay(
 class BreakerOpenError(Exception):
     """Raised by ``CircuitBreaker.admit`` while open; ``retry_after`` says when the next probe may go."""
 
-    def __init__(self, model: str, retry_after: float) -> None:
-        super().__init__(f"judge {model}: circuit open after repeated failures, next try in {retry_after:.1f}s")
+    def __init__(self, model: str, retry_after: float, cause: str = "") -> None:
+        because = f" (last failure: {cause})" if cause else ""
+        super().__init__(
+            f"judge {model}: circuit open after repeated failures{because}, next try in {retry_after:.1f}s"
+        )
         self.retry_after = retry_after
 
 
@@ -117,6 +120,8 @@ class CircuitBreaker:
         self._failures = 0
         self._opened_at: float | None = None
         self._probing = False
+        self.last_failure = ""
+        """Why the last transient failure happened: an open circuit's error names its cause, not only its state."""
 
     @property
     def state(self) -> str:
@@ -130,9 +135,9 @@ class CircuitBreaker:
             return
         waited = self._clock() - self._opened_at
         if waited < self.cooldown_s:
-            raise BreakerOpenError(self.model, self.cooldown_s - waited)
+            raise BreakerOpenError(self.model, self.cooldown_s - waited, self.last_failure)
         if self._probing:
-            raise BreakerOpenError(self.model, self.cooldown_s)
+            raise BreakerOpenError(self.model, self.cooldown_s, self.last_failure)
         self._probing = True
 
     def record_success(self) -> None:
@@ -140,8 +145,9 @@ class CircuitBreaker:
         self._opened_at = None
         self._probing = False
 
-    def record_failure(self) -> None:
+    def record_failure(self, cause: str = "") -> None:
         self._failures += 1
+        self.last_failure = cause[:300] or self.last_failure
         if self._probing or self._failures >= self.failure_threshold:
             self._opened_at = self._clock()
         self._probing = False

@@ -176,6 +176,9 @@ async def test_breaker_opens_fails_fast_and_recovers_after_cooldown(judge_server
     with pytest.raises(JudgeUnavailableError, match="circuit open") as caught:
         await client.ask(config, instructions="J", prompt="p", schema=Verdict)
     assert caught.value.retry_after == pytest.approx(10)
+    assert "last failure: " in str(caught.value) and "500" in str(caught.value), (
+        caught.value
+    )  # the cause, not only the state
     assert len(judge_server.requests) == 2
     now[0] = 11.0
     answer = await client.ask(config, instructions="J", prompt="p", schema=Verdict)
