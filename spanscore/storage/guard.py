@@ -55,7 +55,7 @@ class QueryLimits:
     max_block_size: int = 1024
     """Rows per block. The engine checks its time limit and a KILL between blocks only, so small blocks
     keep a query's overrun past the limit, and a cancelled query's tail, short."""
-    max_range_elements: int = 10_000_000
+    max_range_elements: int = 1_000_000
     """Elements ``range()`` may build in one block: an array that large is already seconds of work."""
 
 

@@ -68,7 +68,7 @@ FAMILIES: dict[str, frozenset[str]] = {
         "range arrayMap arrayFilter arrayExists arrayAll arrayCount arraySum arrayAvg arrayMin arrayMax "
         "arrayFirst arrayLast arrayFirstIndex arrayCumSum arrayDifference arrayDistinct arrayUniq arrayEnumerate "
         "arrayConcat arraySlice arrayPushBack arrayPushFront arrayPopBack arrayPopFront arrayReverse arrayFlatten "
-        "arrayCompact arrayZip arrayIntersect arraySort arrayReverseSort arrayJoin has hasAll hasAny indexOf "
+        "arrayCompact arrayZip arrayIntersect arrayJoin has hasAll hasAny indexOf "
         "countEqual emptyArrayString emptyArrayUInt64 emptyArrayFloat64"
     ),
     "maps and tuples": _names(
