@@ -29,7 +29,8 @@ def shipped_queries() -> list[str]:
         for item in rule["data"]
         if "rawSql" in item["model"]
     ]
-    docs = re.findall(r"```sql\n(.*?)```", (DEPLOY.parent / "docs" / "dashboards.md").read_text(encoding="utf-8"), re.DOTALL)
+    doc = (DEPLOY.parent / "docs" / "dashboards.md").read_text(encoding="utf-8")
+    docs = re.findall(r"```sql\n(.*?)```", doc, re.DOTALL)
     return panels + variables + rules + docs
 
 
