@@ -13,6 +13,7 @@ from tests.e2e.test_query_api import MAX_RESULT_BYTES, MAX_RESULT_ROWS, api, ass
 __all__ = ["api"]  # the fixture, imported for pytest
 
 
+@pytest.mark.reliability("query-api-own-database")
 @pytest.mark.parametrize(
     ("sql", "reason"),
     [
@@ -35,6 +36,7 @@ async def test_every_function_in_the_tree_meets_the_allowlist(api: tuple[Service
     assert "allowlist" in error
 
 
+@pytest.mark.reliability("query-api-own-database")
 @pytest.mark.parametrize(
     "sql",
     [

@@ -99,6 +99,7 @@ def called_names(tree: Any) -> Iterator[tuple[str, bool]]:
             yield from called_names(item)
 
 
+@pytest.mark.reliability("query-api-own-database")
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_whatever_the_check_accepts_calls_only_allowlisted_functions(

@@ -34,11 +34,13 @@ def on_reader(store: ClickHouseStore, sql: str) -> list[tuple[object, ...]]:
         return list(reader.query(sql).result_rows)
 
 
+@pytest.mark.reliability("query-api-own-database")
 def test_blocks_are_small_so_time_is_checked_often(limited: ClickHouseStore) -> None:
     """The engine checks the time limit and KILL between blocks: a block of 65,409 rows could run for seconds."""
     assert on_reader(limited, "SELECT max(blockSize()) FROM numbers(100000)") == [(LIMITS.max_block_size,)]
 
 
+@pytest.mark.reliability("query-api-own-database")
 def test_the_readers_settings_cannot_be_undone(limited: ClickHouseStore) -> None:
     for change in ("SET readonly = 0", "SET max_result_rows = 0", "SET max_execution_time = 0"):
         assert limited._readers is not None
