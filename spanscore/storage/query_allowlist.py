@@ -89,7 +89,7 @@ FAMILIES: dict[str, frozenset[str]] = {
         "count sum avg min max any anyLast anyHeavy argMin argMax uniq uniqExact uniqCombined uniqHLL12 "
         "groupArray groupUniqArray groupArraySample groupBitAnd groupBitOr groupBitXor quantile quantiles "
         "quantileExact quantilesExact quantileTDigest quantilesTDigest quantileTiming median stddevPop stddevSamp "
-        "varPop varSamp covarPop covarSamp corr sumWithOverflow topK histogram avgWeighted sumMap minMap maxMap "
+        "varPop varSamp covarPop covarSamp corr sumWithOverflow topK histogram avgWeighted "
         "simpleLinearRegression"
     ),
 }
