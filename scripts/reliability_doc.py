@@ -146,7 +146,7 @@ GUARANTEES = (
             "The engine checks the time limit and KILL QUERY between blocks only. Blocks of 1,024 rows keep that "
             "short for queries over rows (1.5 s at a 1 s limit; a cancel lands in 0.2 s), but one row's work cannot "
             "be stopped: a crafted query hashing a 3M-element array with 3,000 arguments per element ran 28 s at a "
-            "1 s limit.",
+            "1 s limit, and a larger array (up to what the memory limit holds) runs longer.",
             "A query cancelled in the instant between its last check and its start in the engine runs on to its "
             "time limit.",
             "The check needs the engine's parseQueryToJSON (present in the embedded engine, 26.9); on an older "
