@@ -159,19 +159,23 @@ GUARANTEES = (
         "an allowlist: one SELECT (UNION, INTERSECT, EXCEPT, WITH), SHOW TABLES, DESCRIBE TABLE of a table in "
         "spanscore's database, EXPLAIN of a SELECT; no INTO OUTFILE, FORMAT or SETTINGS anywhere; table functions "
         "numbers, numbers_mt, zeros, zeros_mt and generate_series only; tables of spanscore's database (plus "
-        "system.one, system.numbers, system.zeros); no function that reads files or other tables, reaches the "
-        "network, reads settings or reveals the host (file, dictGet*, joinGet, getSetting, hostName, ...), "
-        "names resolved through the engine's case-insensitive names and aliases. What runs is the engine's "
-        "canonical text of the query, only when it parses back to the checked tree, so whitespace, comments, "
-        "quoting and case never reach the check. Queries run on a pool of readers; one whose HTTP client goes "
-        "away is killed, and the dashboard has a reader of its own.",
+        "system.one, system.numbers, system.zeros); every function anywhere in the tree (arguments, lambdas, "
+        "APPLY(f) and APPLY(x -> ...), subqueries, UNION arms) on an allowlist of pure functions, names resolved "
+        "through the engine's case-insensitive names and aliases. What runs is the engine's canonical text of "
+        "the query, only when it parses back to the checked tree, so whitespace, comments, quoting and case never "
+        "reach the check; a SELECT runs as SELECT * FROM (canonical), which the result caps always bind. The "
+        "limits (readonly, time, memory, result rows and bytes, threads, block size) are settings of the reader "
+        "connections, readonly last, never text after the query, so they bind every part of it. Queries run on a "
+        "pool of readers; one whose HTTP client goes away is killed, and the dashboard has a reader of its own.",
         (
             "On a server, the engine's access control is the first line: storage.query_dsn names a read-only user "
             "(deploy/clickhouse/query-user.sql) and the API refuses to start with a user that can write unless "
             "storage.query_allow_writable is true. The embedded engine has no users: the parse-tree check and "
-            "per-query readonly settings are what guard it.",
-            "Scalar functions are checked against a list of dangerous ones (everything else the engine knows is "
-            "allowed); a new engine version's new function that reaches outside needs adding to that list.",
+            "the readers' readonly settings are what guard it.",
+            "The engine checks the time limit and KILL QUERY between blocks only. Blocks of 1,024 rows keep that "
+            "short for queries over rows (1.5 s at a 1 s limit; a cancel lands in 0.2 s), but one row's work cannot "
+            "be stopped: a crafted query hashing a 3M-element array with 3,000 arguments per element ran 28 s at a "
+            "1 s limit, and a larger array (up to what the memory limit holds) runs longer.",
             "A query cancelled in the instant between its last check and its start in the engine runs on to its "
             "time limit.",
             "The check needs the engine's parseQueryToJSON (present in the embedded engine, 26.9); on an older "
@@ -308,6 +312,7 @@ LIMIT_KEYS = (
     ("storage.query_max_execution_time_s", "time limit of an API query"),
     ("storage.query_max_memory_bytes", "memory cap of an API query"),
     ("storage.query_max_result_rows", "result-row cap of an API query"),
+    ("storage.query_max_result_bytes", "result-size cap of an API query"),
     ("storage.query_max_bytes", "longest accepted query text"),
     ("storage.query_readers", "API queries running at once (the dashboard has one more reader)"),
     ("scoring.queue_size", "scoring jobs waiting for a worker; when full, ready runs wait"),

@@ -9,6 +9,10 @@ CREATE SETTINGS PROFILE IF NOT EXISTS spanscore_query_profile SETTINGS
     max_result_rows = 100000 CONST,
     max_result_bytes = 134217728 CONST,
     result_overflow_mode = 'throw' CONST,
+    timeout_overflow_mode = 'throw' CONST,
+    max_threads = 2 CONST,              -- spanscore sends these with every request (guard.engine_settings):
+    max_block_size = 1024 CONST,        -- the same values here, so a readonly profile accepts them
+    function_range_max_elements_in_block = 1000000 CONST,
     max_concurrent_queries_for_user = 4;
 
 CREATE USER IF NOT EXISTS spanscore_query

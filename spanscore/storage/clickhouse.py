@@ -24,7 +24,7 @@ from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError,
 from spanscore.errors import PermanentError, RetryableError
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.storage.engine_errors import query_failure
-from spanscore.storage.guard import QueryLimits, guard_query, with_limits
+from spanscore.storage.guard import QueryLimits, dashboard_settings, engine_settings, guard_query
 from spanscore.storage.insert_errors import classify_engine_error, encoding_error
 from spanscore.storage.migrations import migrate
 from spanscore.storage.query_check import FunctionCatalog, engine_checked_statement, load_catalog
@@ -44,16 +44,19 @@ def is_embedded(dsn: str) -> bool:
     return dsn.startswith("chdb:")
 
 
-def connect(dsn: str, database: str) -> Any:
-    """Open a clickhouse-connect client for ``dsn``; the embedded path is created if needed."""
+def connect(dsn: str, database: str, settings: dict[str, Any] | None = None) -> Any:
+    """Open a clickhouse-connect client for ``dsn``; the embedded path is created if needed.
+
+    ``settings`` bind every statement the client runs: on the embedded engine its session's
+    (``SET``, in order, so a final ``readonly=1`` locks them), on a server every request's.
+    """
     if is_embedded(dsn):
         path = urlparse(dsn).path
         if path and path.startswith("/"):
             os.makedirs(path, exist_ok=True)
-        return clickhouse_connect.get_client(dsn=dsn)
+        return clickhouse_connect.get_client(dsn=dsn, settings=settings)
     # Servers: the database may not exist before the first migration, so connect to default.
-    client = clickhouse_connect.get_client(dsn=dsn, database="default", autogenerate_session_id=False)
-    return client
+    return clickhouse_connect.get_client(dsn=dsn, database="default", autogenerate_session_id=False, settings=settings)
 
 
 # A retried batch is the same block, so the tables' deduplication windows (migration 0006) drop
@@ -117,10 +120,14 @@ class ClickHouseStore:
                 require_current_schema(self._client, self.database)
             # Unqualified names in user queries resolve to spanscore's database.
             self._client.database = self.database
-            self._query_client = self._connect_reader()
-            self._readers = ReaderPool(self._connect_reader, self._query_readers)
             if not is_embedded(self.query_dsn) and not self._query_allow_writable:
-                refuse_writable_query_user(self._query_client, _redact(self.query_dsn))
+                profile_only = connect(self.query_dsn, self.database)  # the user's own settings, none of ours
+                try:
+                    refuse_writable_query_user(profile_only, _redact(self.query_dsn))
+                finally:
+                    profile_only.close()
+            self._query_client = self._connect_reader(dashboard_settings(self.limits))
+            self._readers = ReaderPool(lambda: self._connect_reader(engine_settings(self.limits)), self._query_readers)
             # Cancels abandoned queries; spanscore's own user, which may stop any query.
             self._control = connect(self.dsn, self.database)
             if applied:
@@ -147,8 +154,9 @@ class ClickHouseStore:
             self._client.close()
             self._client = None
 
-    def _connect_reader(self) -> Any:
-        reader = connect(self.query_dsn, self.database)
+    def _connect_reader(self, settings: dict[str, Any]) -> Any:
+        """A connection for reads whose limits and ``readonly`` come with it (see ``guard.engine_settings``)."""
+        reader = connect(self.query_dsn, self.database, settings)
         # Unqualified names in user queries resolve to spanscore's database.
         reader.database = self.database
         return reader
@@ -275,11 +283,11 @@ class ClickHouseStore:
             raise RuntimeError("store is not open")
         with self._readers.use() as reader:
             try:
-                statement = engine_checked_statement(reader, sql, self.database, self._functions(reader), self._checks)
+                statement = engine_checked_statement(reader, sql, self.database, self._functions())
                 if mark and mark in self._abandoned:
                     self._abandoned.discard(mark)
                     raise PermanentError("query was cancelled before it started: its client went away")
-                result: bytes = reader.raw_query(mark + with_limits(statement, self.limits), fmt=engine_format)
+                result: bytes = reader.raw_query(mark + statement, fmt=engine_format)
             except DatabaseError as exc:
                 if is_embedded(self.dsn):
                     _discard_partial_output(reader)
@@ -290,14 +298,10 @@ class ClickHouseStore:
                 self._abandoned.discard(mark)
         return result
 
-    @property
-    def _checks(self) -> dict[str, Any]:
-        """Settings for the engine's parse of a query: read-only and bounded like the query itself."""
-        return {"readonly": 1, "max_execution_time": self.limits.max_execution_time_s}
-
-    def _functions(self, reader: Any) -> FunctionCatalog:
+    def _functions(self) -> FunctionCatalog:
+        """The engine's function names, read once on the control connection (no result caps: ~2,000 rows)."""
         if self._catalog is None:
-            self._catalog = load_catalog(reader)
+            self._catalog = load_catalog(self._control)
         return self._catalog
 
     async def query(self, sql: str, fmt: str = "json") -> bytes:
@@ -316,20 +320,15 @@ class ClickHouseStore:
     def read_sync(self, sql: str, parameters: dict[str, Any]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
         """Fixed SQL with bound parameters, run like a user query (the dashboard's reads).
 
-        Read-only with the time and memory limits of ``query_sync``, on a reader connection kept for the
-        dashboard (API queries cannot take it): a read cut by a limit leaves no partial output on
-        spanscore's own connection.
+        Read-only with the time and memory limits of ``query_sync`` (``dashboard_settings``, set on the
+        connection), on a reader connection kept for the dashboard (API queries cannot take it): a read
+        cut by a limit leaves no partial output on spanscore's own connection.
         """
         if self._query_client is None:
             raise RuntimeError("store is not open")
-        settings = {
-            "readonly": 1,
-            "max_execution_time": self.limits.max_execution_time_s,
-            "max_memory_usage": self.limits.max_memory_bytes,
-        }
         with self._query_lock:
             try:
-                result = self._query_client.query(sql, parameters=parameters, settings=settings)
+                result = self._query_client.query(sql, parameters=parameters)
             except DatabaseError as exc:
                 if is_embedded(self.dsn):
                     _discard_partial_output(self._query_client)

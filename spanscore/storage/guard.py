@@ -1,12 +1,11 @@
 """The read-only query guard: what the query API lets through, and with which limits.
 
-Untrusted SQL is never edited or spliced: it is checked and then run verbatim
-with a ``SETTINGS`` clause that spanscore appends (``readonly=1`` plus time,
-memory and result caps). Query-level settings are used rather than session
-``SET`` because the embedded engine shares one session with the span writer.
-The checks here are only a cheap first filter that gives clear errors; what a query
-is gets decided on the engine's own parse tree (``query_check``) and, on a server,
-by a read-only user's grants. The tokenizer follows ClickHouse's lexer where it matters for
+Untrusted SQL is never spliced: it is checked, and the engine's own formatting of it runs on a
+reader connection whose settings (``engine_settings``: ``readonly=1`` plus time, memory, result
+and thread caps) come with the connection, never in the statement's text, so they bind every
+SELECT of a UNION and every subquery. The checks here are only a cheap first filter that gives
+clear errors; what a query is gets decided on the engine's own parse tree (``query_check``)
+and, on a server, by a read-only user's grants. The tokenizer follows ClickHouse's lexer where it matters for
 hiding text: nested ``/* */`` comments and ``$tag$...$tag$`` heredoc strings, so
 nothing the engine reads as code looks like a comment or a string here.
 """
@@ -51,6 +50,13 @@ class QueryLimits:
     max_memory_bytes: int = 1 << 30
     max_result_rows: int = 100_000
     max_result_bytes: int = 128 << 20
+    max_threads: int = 2
+    """Engine threads one query may use: a query API client does not get every core."""
+    max_block_size: int = 1024
+    """Rows per block. The engine checks its time limit and a KILL between blocks only, so small blocks
+    keep a query's overrun past the limit, and a cancelled query's tail, short."""
+    max_range_elements: int = 1_000_000
+    """Elements ``range()`` may build in one block: an array that large is already seconds of work."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +103,7 @@ def _comment_end(sql: str, start: int) -> int:
 
 
 def guard_query(sql: str, limits: QueryLimits) -> str:
-    """Check ``sql`` is one read statement and return it with spanscore's settings appended."""
+    """Check ``sql`` is one read statement and return it without trailing ``;`` and comments."""
     if len(sql.encode("utf-8")) > limits.max_query_bytes:
         raise PermanentError(
             f"query is longer than the limit of {limits.max_query_bytes} bytes (storage.query_max_bytes)"
@@ -107,7 +113,7 @@ def guard_query(sql: str, limits: QueryLimits) -> str:
         found.pop()
     if not found:
         raise PermanentError("query is empty")
-    # Cut after the last token: trailing ';' and comments go, so the SETTINGS clause below is code.
+    # Cut after the last token: trailing ';' and comments go.
     body = sql[: found[-1].end].strip()
     tokens = [(token.kind, token.text) for token in found]
     if ("other", ";") in tokens:
@@ -129,17 +135,38 @@ def guard_query(sql: str, limits: QueryLimits) -> str:
         followed_by_paren = index + 1 < len(tokens) and tokens[index + 1] == ("other", "(")
         if followed_by_paren and not after_dot and text.lower() in _BLOCKED_FUNCTIONS:
             raise PermanentError(f"table function {text}() is not allowed in the query API")
-    return with_limits(body, limits)
+    return body
 
 
-def with_limits(statement: str, limits: QueryLimits) -> str:
-    """``statement`` with spanscore's ``SETTINGS`` clause: readonly and the time, memory and result caps."""
-    settings = (
-        f"readonly=1, max_execution_time={limits.max_execution_time_s:g}, "
-        f"max_memory_usage={limits.max_memory_bytes}, max_result_rows={limits.max_result_rows}, "
-        f"max_result_bytes={limits.max_result_bytes}, result_overflow_mode='throw'"
-    )
-    return f"{statement}\nSETTINGS {settings}"
+def engine_settings(limits: QueryLimits) -> dict[str, int | float | str]:
+    """The settings every untrusted query runs under, given to the engine with the request, not in its text.
+
+    A ``SETTINGS`` clause in the text binds one SELECT of a UNION only; settings of the request (a
+    session's on the embedded engine, the HTTP request's on a server) bind every SELECT and subquery.
+    ``readonly`` comes last: once set, the session refuses any change, including to these limits.
+    """
+    return {
+        "max_execution_time": limits.max_execution_time_s,
+        "timeout_overflow_mode": "throw",
+        "max_memory_usage": limits.max_memory_bytes,
+        "max_result_rows": limits.max_result_rows,
+        "max_result_bytes": limits.max_result_bytes,
+        "result_overflow_mode": "throw",
+        "max_threads": limits.max_threads,
+        "max_block_size": limits.max_block_size,
+        "function_range_max_elements_in_block": limits.max_range_elements,
+        "readonly": 1,
+    }
+
+
+def dashboard_settings(limits: QueryLimits) -> dict[str, int | float | str]:
+    """The dashboard's reader: spanscore's own fixed SQL, so the time and memory limits but no result caps."""
+    return {
+        "max_execution_time": limits.max_execution_time_s,
+        "max_memory_usage": limits.max_memory_bytes,
+        "max_threads": limits.max_threads,
+        "readonly": 1,
+    }
 
 
 def explain_engine_error(message: str, limits: QueryLimits) -> str:

@@ -22,35 +22,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from spanscore.errors import PermanentError
-
-# Table functions that only generate rows in memory; every other one reaches files, URLs, other
-# servers, other databases, programs or the engine's internals.
-ALLOWED_TABLE_FUNCTIONS = frozenset({"numbers", "numbers_mt", "zeros", "zeros_mt", "generate_series", "generateSeries"})
-# System tables with nothing in them but a row or generated numbers.
-ALLOWED_SYSTEM_TABLES = frozenset({"one", "numbers", "numbers_mt", "zeros", "zeros_mt"})
-# Functions that read files or other tables, reach the network, read settings, reveal the host or
-# the session, sleep, or write (generateSerialID writes to Keeper). Compared in lower case, after
-# the engine's alias resolution; the prefixes catch whole families (dictGet*, filesystem*, ...).
-DENIED_FUNCTIONS = frozenset(
-    name.lower()
-    for name in (
-        "file joinGet joinGetOrNull hasColumnInTable getSetting getSettingOrDefault getServerSetting "
-        "getMergeTreeSetting getMacro hostName FQDN getServerPort tcpPort uptime serverUUID buildId "
-        "getOSKernelVersion catboostEvaluate naiveBayesClassifier naiveBayesClassifierWithProb "
-        "naiveBayesClassifierWithAllProbs addressToLine addressToLineWithInlines addressToSymbol demangle "
-        "currentUser authenticatedUser currentRoles enabledRoles defaultRoles currentProfiles enabledProfiles "
-        "defaultProfiles getClientHTTPHeader currentRequestURL queryID initialQueryID currentQueryID "
-        "initialQueryStartTime queryString generateSerialID sleep sleepEachRow globalVariable displayName "
-        "shardNum shardCount zookeeperSessionUptime transactionID transactionLatestSnapshot "
-        "transactionOldestSnapshot __getScalar __scalarSubqueryResult connectionId pgGetUserById "
-        "getMaxTableNameLengthForDatabase logTrace evalMLMethod"
-    ).split()
+from spanscore.storage.query_allowlist import (
+    ALLOWED_COMBINATORS,
+    ALLOWED_FUNCTIONS,
+    ALLOWED_SYSTEM_TABLES,
+    ALLOWED_TABLE_FUNCTIONS,
+    PARSER_FORMS,
 )
-DENIED_PREFIXES = ("dictget", "dicthas", "dictisin", "filesystem")
-_AGGREGATE_COMBINATORS = (
-    "SimpleState", "MergeState", "OrDefault", "Resample", "Distinct", "ForEach", "OrNull",
-    "ArgMin", "ArgMax", "State", "Merge", "Array", "Map", "If",
-)  # fmt: skip
+
 _EXPLAIN_KINDS = frozenset(
     {"EXPLAIN", "EXPLAIN AST", "EXPLAIN SYNTAX", "EXPLAIN PIPELINE", "EXPLAIN QUERY TREE", "EXPLAIN ESTIMATE"}
 )
@@ -105,10 +84,10 @@ class FunctionCatalog:
             return self.exact[name]
         if name.lower() in self.folded:
             return self.folded[name.lower()]
-        for suffix in _AGGREGATE_COMBINATORS:
+        for suffix in ALLOWED_COMBINATORS:
             if name.endswith(suffix) and len(name) > len(suffix):
                 base = self.resolve(name[: -len(suffix)])
-                if base is not None and (base in self.aggregates or base.endswith(_AGGREGATE_COMBINATORS)):
+                if base is not None and (base in self.aggregates or base.endswith(ALLOWED_COMBINATORS)):
                     return base
         return None
 
@@ -154,6 +133,32 @@ def statement_to_run(parsed: ParsedQuery, describe_tree: str | None, context: Ch
     return parsed.canonical
 
 
+def wrap(canonical: str) -> str:
+    """A SELECT as the one subquery of ``SELECT * FROM (...)``.
+
+    The engine's result caps (max_result_rows, max_result_bytes) miss some outermost SELECTs: one
+    without FROM, or a UNION with such an arm (``SELECT arrayJoin(range(10**6))``,
+    ``... UNION ALL SELECT 0``). An outer SELECT reading a subquery is always held to them.
+    """
+    return f"SELECT * FROM ({canonical})"
+
+
+def wrapped_statement(root: Mapping[str, Any], canonical: str, wrapped_tree: str) -> str:
+    """``wrap(canonical)``, once the engine's parse shows it is exactly the checked tree inside ``SELECT *``."""
+    try:
+        outer = json.loads(wrapped_tree)
+        (select,) = outer["list_of_selects"]["children"]
+        (star,) = select["select"]["children"]
+        (element,) = select["tables"]["children"]
+        (inner,) = element["table_expression"]["subquery"]["children"]
+        exact = star == {"type": "Asterisk"} and set(select) == {"type", "select", "tables"} and inner == root
+    except (KeyError, TypeError, ValueError):
+        exact = False
+    if not exact:
+        raise PermanentError("query is not accepted: the engine reads it differently inside a subquery")
+    return wrap(canonical)
+
+
 def describe_target(canonical: str) -> str | None:
     """For a canonical ``DESCRIBE TABLE x``, the ``SELECT * FROM x`` the engine parses to check ``x``."""
     match = _DESCRIBE.fullmatch(canonical)
@@ -189,6 +194,10 @@ def check_tree(root: Mapping[str, Any], context: CheckContext) -> None:
             _check_table(_name_parts(node), context)
         elif kind == "Identifier":
             _check_identifier(_name_parts(node), context)
+        for key, value in node.items():
+            # APPLY(f) names its function in func_name; any other key that names a function is held to the same rule.
+            if "func" in key.lower() and isinstance(value, str):
+                _check_function(value, False, context)
 
 
 def _nodes(value: Any, key: str) -> Iterator[tuple[Mapping[str, Any], str]]:
@@ -208,25 +217,22 @@ def _name_parts(node: Mapping[str, Any]) -> list[str]:
 
 
 def _check_function(name: str, as_table: bool, context: CheckContext) -> None:
+    """Allow ``name`` only when it resolves to a function on the allowlist (``query_allowlist``)."""
     if as_table:
         if name not in ALLOWED_TABLE_FUNCTIONS:
             allowed = ", ".join(sorted(ALLOWED_TABLE_FUNCTIONS))
             raise PermanentError(f"table function {name}() is not allowed in the query API (allowed: {allowed})")
         return
+    if name in PARSER_FORMS:
+        return
     resolved = context.functions.resolve(name)
     if resolved is None:
-        if name == "lambda":  # the parser's node for `x -> expr`, not a catalogue function
-            return
-        raise PermanentError(f"unknown function {name}(): the engine has no function by that name")
-    lowered = resolved.lower()
-    if lowered in DENIED_FUNCTIONS or lowered.startswith(DENIED_PREFIXES) or name.lower() in DENIED_FUNCTIONS:
+        raise PermanentError(f"unknown function {name}(): not a function the query API knows")
+    if resolved not in ALLOWED_FUNCTIONS:
         raise PermanentError(
-            f"function {name}() is not allowed in the query API: it reaches files, the network, "
-            "settings, the host or other tables"
+            f"function {name}() is not allowed in the query API: it is not on the allowlist of pure, read-only "
+            "functions (docs/security.md, 'The query API')"
         )
-    if name.lower() in context.functions.table_functions and name.lower() != "format":
-        if name not in ALLOWED_TABLE_FUNCTIONS:
-            raise PermanentError(f"table function {name}() is not allowed in the query API")
 
 
 def _check_table(parts: list[str], context: CheckContext) -> None:
@@ -283,9 +289,7 @@ def load_catalog(client: Any) -> FunctionCatalog:
     return FunctionCatalog.from_rows(list(functions.result_rows), list(table_functions.result_rows))
 
 
-def engine_checked_statement(
-    client: Any, sql: str, database: str, catalog: FunctionCatalog, settings: Mapping[str, Any]
-) -> str:
+def engine_checked_statement(client: Any, sql: str, database: str, catalog: FunctionCatalog) -> str:
     """Have the engine parse ``sql`` (a bound parameter, never spliced), check the tree, return what to run.
 
     Raises PermanentError for a query that does not parse or is not allowed; the engine's
@@ -294,19 +298,21 @@ def engine_checked_statement(
     row = client.query(
         "SELECT formatQuerySingleLine({sql:String}), (SELECT groupArray(name) FROM system.databases)",
         parameters={"sql": sql},
-        settings=settings,
     ).result_rows[0]
     canonical, databases = str(row[0]), frozenset(str(name) for name in row[1])
     context = CheckContext(database, databases, catalog)
     target = describe_target(canonical)
     if target is not None:
-        describe_tree = client.query(
-            "SELECT parseQueryToJSON({sql:String})", parameters={"sql": target}, settings=settings
-        ).result_rows[0][0]
+        described = client.query("SELECT parseQueryToJSON({sql:String})", parameters={"sql": target})
+        describe_tree = described.result_rows[0][0]
         return statement_to_run(ParsedQuery("", canonical, ""), str(describe_tree), context)
     trees = client.query(
         "SELECT parseQueryToJSON({sql:String}), parseQueryToJSON({canonical:String})",
         parameters={"sql": sql, "canonical": canonical},
-        settings=settings,
     ).result_rows[0]
-    return statement_to_run(ParsedQuery(str(trees[0]), canonical, str(trees[1])), None, context)
+    parsed = ParsedQuery(str(trees[0]), canonical, str(trees[1]))
+    statement = statement_to_run(parsed, None, context)
+    if json.loads(parsed.tree).get("type") != "SelectWithUnionQuery":
+        return statement
+    wrapped = client.query("SELECT parseQueryToJSON({sql:String})", parameters={"sql": wrap(canonical)})
+    return wrapped_statement(json.loads(parsed.tree), canonical, str(wrapped.result_rows[0][0]))

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spanscore.errors import PermanentError
-from spanscore.storage.guard import QueryLimits, explain_engine_error, guard_query
+from spanscore.storage.guard import QueryLimits, dashboard_settings, engine_settings, explain_engine_error, guard_query
 
 LIMITS = QueryLimits(max_query_bytes=2000)
 
@@ -23,10 +23,18 @@ LIMITS = QueryLimits(max_query_bytes=2000)
         "SELECT `format` FROM t",
     ],
 )
-def test_read_queries_pass_with_readonly_appended(sql: str) -> None:
+def test_read_queries_pass_with_nothing_appended(sql: str) -> None:
+    """The limits travel with the request (engine_settings), never as text after the query."""
     guarded = guard_query(sql, LIMITS)
-    assert guarded.endswith("result_overflow_mode='throw'")
-    assert "SETTINGS readonly=1" in guarded
+    assert "SETTINGS" not in guarded.replace("'SETTINGS'", "")
+    assert sql.startswith(guarded)
+
+
+def test_readonly_is_the_last_setting_so_it_locks_the_others() -> None:
+    settings = engine_settings(LIMITS)
+    assert list(settings)[-1] == "readonly" and settings["readonly"] == 1
+    assert settings["result_overflow_mode"] == "throw" and settings["max_result_rows"] == LIMITS.max_result_rows
+    assert list(dashboard_settings(LIMITS))[-1] == "readonly"
 
 
 @pytest.mark.parametrize(
@@ -67,8 +75,7 @@ def test_guard_never_crashes_or_passes_a_second_statement(sql: str) -> None:
         guarded = guard_query(sql, LIMITS)
     except PermanentError:
         return
-    head = guarded.rsplit("\nSETTINGS readonly=1", 1)[0]
-    assert head.split()[0].upper() in {"SELECT", "WITH", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "EXISTS"}
+    assert guarded.split()[0].upper() in {"SELECT", "WITH", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "EXISTS"}
 
 
 @pytest.mark.parametrize(
@@ -80,10 +87,8 @@ def test_guard_never_crashes_or_passes_a_second_statement(sql: str) -> None:
         ("SELECT 'it''s' # hash comment", "SELECT 'it''s'"),
     ],
 )
-def test_trailing_semicolons_and_comments_are_cut_so_the_settings_are_code(sql: str, kept: str) -> None:
-    head, settings = guard_query(sql, LIMITS).split("\nSETTINGS ", 1)
-    assert head == kept
-    assert settings.startswith("readonly=1") and "--" not in settings
+def test_trailing_semicolons_and_comments_are_cut(sql: str, kept: str) -> None:
+    assert guard_query(sql, LIMITS) == kept
 
 
 @pytest.mark.parametrize(
