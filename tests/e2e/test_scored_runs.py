@@ -120,6 +120,7 @@ async def test_the_stored_run_is_the_run_the_scorers_received(
     assert stored["system"] == SYSTEM and stored["context"] == [DOCUMENT] and stored["ground_truth"] == "sunny"
     assert [(m["role"], m["content"]) for m in stored["input"]] == [("user", QUESTION)]
     assert [(m["role"], m["content"]) for m in stored["output"]] == [("assistant", ANSWER)]
+    assert stored["answer"] == ANSWER  # what the run page shows as the answer, and the scorers read
     assert [(c["name"], c["arguments"], c["result"]) for c in stored["tool_calls"]] == [
         ("get_weather", {"city": "Paris"}, "sunny, 21C")
     ]
@@ -172,7 +173,7 @@ async def test_run_page_shows_the_scored_conversation(service: Service, tmp_path
         finally:
             await browser.close()
     kinds = [text.split("\n", 1)[0].split(" · ")[0].upper() for text in turns]
-    assert kinds == ["SYSTEM", "USER", "TOOL CALL 1", "ASSISTANT", "RETRIEVED CONTEXT", "GROUND TRUTH"], turns
+    assert kinds == ["SYSTEM", "USER", "TOOL CALL 1", "ANSWER", "RETRIEVED CONTEXT", "GROUND TRUTH"], turns
     for needle, position in ((SYSTEM, 0), (QUESTION, 1), ('get_weather({"city":"Paris"})', 2), ("sunny, 21C", 2),
                              (ANSWER, 3), (DOCUMENT, 4)):  # fmt: skip
         assert needle in turns[position], (needle, turns)
