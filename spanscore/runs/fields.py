@@ -37,6 +37,7 @@ from spanscore.collector.conventions.facts import SpanFacts, fill_tool
 from spanscore.collector.conventions.parsing import canonical_json
 from spanscore.records import SpanRecord
 from spanscore.run import Message, Run, ToolCall, Usage, last_turn
+from spanscore.runs.agent_names import given_agent_name
 from spanscore.runs.config import RunsConfig
 
 _SPEAKERS = ("agent", "chain", None)
@@ -144,6 +145,11 @@ class RunFields:
         return turn
 
     def _agent_label(self, candidates: list[str]) -> str | None:
+        """A name the user gave (resource attribute, config rule), else one the span names suggest."""
+        given = given_agent_name([self._by_id[m] for m in candidates], self._config)
+        if given is not None:
+            self._sources["agent_name"] = given[1]
+            return given[0]
         label = self._pick("agent_label", candidates)
         if label is not None:
             self._sources["agent_name"] = self._sources.pop("agent_label")
