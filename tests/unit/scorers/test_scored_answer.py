@@ -10,17 +10,20 @@ view carries it for the page and the scorers read the same text.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spanscore.collector.decode import parse_traces, spans_from_request
 from spanscore.records import SpanRecord
 from spanscore.run import Message, Run, ToolCall
 from spanscore.runs.assembly import runs_from_spans
 from spanscore.scorers import build
 from spanscore.scorers.code.text import output_text
 from spanscore.storage.scored_runs import run_from_view, run_view
+from tests.fakes.fake_openai_chat import FINAL_ANSWER
 
 QUESTION = "What is the weather in Paris?"
 ANSWER = "The weather in Paris is sunny, 22 °C."
@@ -110,3 +113,15 @@ def test_scorers_and_page_read_one_answer_whatever_the_output(messages: list[Mes
     run = Run(input=QUESTION, output=messages)
     assert output_text(run) == (run_view(run)["answer"] or "")
     assert not output_text(run).startswith(", ") and not output_text(run).endswith(", ")
+
+
+def test_the_recorded_agent_framework_turn_is_scored_on_its_answer() -> None:
+    """The real agent-framework-core recording (tests/fixtures/traces/frameworks/maf.traces.json)."""
+    folder = Path(__file__).resolve().parents[2] / "fixtures" / "traces" / "frameworks"
+    spans = spans_from_request(parse_traces((folder / "maf.traces.json").read_bytes(), json_body=True)).items
+    first = min(runs_from_spans(spans), key=lambda run: run.start_time_ns)
+    assert first.output is not None and len(first.output) == 3  # the whole turn: call, result, answer
+    assert output_text(first) == run_view(first)["answer"] == FINAL_ANSWER
+    truth = Run(input=first.input_text, output=FINAL_ANSWER)
+    for name in CONTENT_SCORERS:
+        assert build(name).run(first).score == build(name).run(truth).score, name
