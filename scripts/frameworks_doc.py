@@ -34,6 +34,10 @@ WANTED = (
     "AutoGen",
     "AG2",
     "Semantic Kernel",
+    "Microsoft Agent Framework",
+    "Agno",
+    "Haystack",
+    "DSPy",
 )
 """Frameworks wanted in the table; each is listed as not yet recorded until a fixture names it."""
 

@@ -234,8 +234,14 @@ def _tool(facts: SpanFacts, attributes: Mapping[str, str], span_name: str) -> No
         name, source = tool_name_from_span(span_name), f"{DIALECT}:span name"
     if not name:
         return
+    result = attributes.get("output.value")
+    decoded = load_json(result) if attributes.get("output.mime_type") == "application/json" else None
+    if isinstance(decoded, str):  # a string return, JSON-encoded (DSPy): the string itself
+        result = decoded
+    if source.endswith("span name") and name == "finish" and result == "Completed.":
+        return  # DSPy ReAct's own end-of-loop marker, not a tool the agent used
     # The arguments the model sent, where the instrumentation records them apart from the call's input value
     # (AG2's input value is the whole function call: {"name": ..., "arguments": "<JSON text>"}).
     arguments = attributes.get("tool_call.function.arguments") or attributes.get("input.value")
-    call = tool_call(name, arguments, attributes.get("output.value"), non_empty(attributes.get("tool_call.id")))
+    call = tool_call(name, arguments, result, non_empty(attributes.get("tool_call.id")))
     facts.put("tool", call, source)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from recorded_traces import FIXTURES, load
 
 from spanscore.collector.conventions import span_facts
 from spanscore.records import SpanRecord
@@ -99,4 +100,27 @@ def test_dspy_react_run_counts_its_tool_call(arguments: str) -> None:
     assert [(call.name, call.arguments, call.result) for call in run.tool_calls or ()] == [
         ("get_weather", {"city": "Paris"}, RESULT)
     ]
+    assert build("tool_call_accuracy", expected_tool="get_weather").run(run).score == 1.0
+
+
+def test_a_json_string_result_is_that_string() -> None:
+    """DSPy records a tool's string return JSON-encoded (``"\\"{...}\\""``, mime type application/json)."""
+    attributes = {"input.value": KWARGS, "output.value": json.dumps(RESULT), "output.mime_type": "application/json"}
+    facts = span_facts(tool_span("get_weather.__call__", attributes))
+    assert facts.tool is not None and facts.tool.result == RESULT
+
+
+def test_dspy_react_finish_marker_is_no_tool_call() -> None:
+    """ReAct ends its loop by calling its own ``finish`` tool (no arguments, "Completed."): not the agent's work."""
+    attributes = {"input.value": json.dumps({"kwargs": {}}), "output.value": json.dumps("Completed.")}
+    assert span_facts(tool_span("finish.__call__", {**attributes, "output.mime_type": "application/json"})).tool is None
+    named = {"tool.name": "finish", "input.value": json.dumps({"reason": "done"}), "output.value": "ok"}
+    assert span_facts(tool_span("finish", named)).tool is not None  # a tool of the user's called finish
+
+
+def test_the_recorded_dspy_react_run_scores_its_tool_call() -> None:
+    """The real DSPy 3.4 recording: tool_call_accuracy scored 0 before tool spans were named from their span name."""
+    spans, logs = load("dspy_openinference", FIXTURES / "frameworks")
+    (run,) = runs_from_spans(spans, logs)
+    assert [call.name for call in run.tool_calls or ()] == ["get_weather"]
     assert build("tool_call_accuracy", expected_tool="get_weather").run(run).score == 1.0

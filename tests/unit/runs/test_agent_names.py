@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from spanscore.collector.decode import parse_traces, spans_from_request
 from spanscore.config import load_config
 from spanscore.errors import ConfigError
 from spanscore.records import SpanRecord
@@ -162,3 +163,14 @@ def test_the_documented_config_loads_and_names_the_run(tmp_path: Path) -> None:
     run = only_run(trace(), config.collector.runs)
     assert run.agent_name == "weather-bot" and selected(run, "weather-bot")
     assert only_run(trace("Agent.run", service="haystack-app"), config.collector.runs).agent_name == "haystack-bot"
+
+
+def test_the_recorded_dspy_run_is_named_by_a_rule_on_its_root_span() -> None:
+    """The real DSPy 3.4 recording (tests/fixtures/traces/frameworks/dspy_openinference.traces.json)."""
+    folder = Path(__file__).resolve().parents[2] / "fixtures" / "traces" / "frameworks"
+    spans = spans_from_request(
+        parse_traces((folder / "dspy_openinference.traces.json").read_bytes(), json_body=True)
+    ).items
+    assert only_run(spans).agent_name is None
+    config = RunsConfig(agent_names=(AgentNameRule(span_name="ReAct.forward", agent="weather-bot"),))
+    assert selected(only_run(spans, config), "weather-bot")
