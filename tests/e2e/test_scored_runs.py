@@ -179,3 +179,53 @@ async def test_run_page_shows_the_scored_conversation(service: Service, tmp_path
         assert needle in turns[position], (needle, turns)
     assert "gen_ai.input.messages" in turns[1]
     assert watch.problems == []
+
+
+def whole_turn_trace() -> list[Any]:
+    """An agent span whose output is the whole turn, as Microsoft Agent Framework writes it (#29)."""
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "travel-bot"}))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    turn = [
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "get_weather", "arguments": {}}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "sunny, 21C"}]},
+        {"role": "assistant", "parts": [{"type": "text", "content": ANSWER}]},
+    ]
+    with provider.get_tracer("agent").start_as_current_span("invoke_agent weather") as root:
+        root.set_attributes(
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "weather",
+                "gen_ai.input.messages": _parts("user", QUESTION),
+                "gen_ai.output.messages": json.dumps(turn),
+            }
+        )
+    provider.shutdown()
+    return list(memory.get_finished_spans())
+
+
+@needs_chromium
+@pytest.mark.slow
+async def test_run_page_shows_the_scored_answer_of_a_whole_turn_output(service: Service) -> None:
+    """The page shows the turn's steps, then one answer box holding exactly the text the scorers read."""
+    playwright = pytest.importorskip("playwright.async_api", reason="playwright is in the test extra")
+    assert service.api is not None
+    spans = whole_turn_trace()
+    trace_id = f"{spans[0].get_span_context().trace_id:032x}"
+    assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+    body = await _scored(service, trace_id)
+    assert body["runs"][0]["answer"] == ANSWER
+    base = f"http://127.0.0.1:{service.api.port}"
+    async with playwright.async_playwright() as driver:
+        browser = await driver.chromium.launch(executable_path=CHROMIUM_PATH, headless=True)
+        try:
+            page = await browser.new_page()
+            await page.goto(f"{base}/dashboard/run?trace={trace_id}")
+            await page.wait_for_selector("body[data-state=ready]", timeout=20_000)
+            turns = await page.locator("#scored-runs .turn").all_inner_texts()
+        finally:
+            await browser.close()
+    titles = [text.split("\n", 1)[0].split(" · ")[0].upper() for text in turns]
+    answers = [text for text in turns if text.upper().startswith("ANSWER")]
+    assert titles.count("ANSWER") == 1 and answers[0].rstrip().endswith(ANSWER), turns
+    assert "TOOL RESULT" in titles and not any(f", {ANSWER}" in text for text in turns), turns
