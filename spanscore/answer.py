@@ -17,11 +17,11 @@ run's output messages that way, and the golden agreement depends on it. Empty te
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from spanscore.run import Message
+    from spanscore.run import Message, ToolCall
 
 ANSWER_SEPARATOR = ", "
 
@@ -42,3 +42,25 @@ def answer_text(output: Sequence[Message] | None) -> str | None:
         return None
     messages = answer_messages(output) or tuple(output)
     return ANSWER_SEPARATOR.join(message.content for message in messages if message.content)
+
+
+def without_answer_tool(
+    calls: tuple[ToolCall, ...] | None, output: tuple[Message, ...] | None
+) -> tuple[ToolCall, ...] | None:
+    """The tool calls without a final call that only hands the answer back (smolagents' ``final_answer``).
+
+    Some frameworks make the model answer through a tool of their own: its one argument and its result are
+    the run's answer. That call delivers the answer rather than acting, and counting it would make every
+    such run miss an expected tool list that names the user's tools.
+    """
+    if not calls or output is None:
+        return calls
+    answer = (answer_text(output) or "").strip()
+    last = calls[-1]
+    arguments = last.arguments
+    if not answer or not isinstance(arguments, Mapping) or len(arguments) != 1:
+        return calls
+    (value,) = arguments.values()
+    if isinstance(value, str) and value.strip() == answer and (last.result or "").strip() == answer:
+        return calls[:-1]
+    return calls
