@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from spanscore.answer import answer_text
+
 MessagesLike = str | Mapping[str, Any] | Sequence[Any] | None
 
 TARGETS = ("run", "llm", "tool", "retrieval", "session")
@@ -300,13 +302,11 @@ class Run:
 
     @property
     def output_text(self) -> str | None:
-        """The agent's final answer: the last assistant message with text, or None when missing."""
-        if self.output is None:
-            return None
-        for message in reversed(self.output):
-            if message.role == "assistant" and message.content:
-                return message.content
-        return "\n".join(m.content for m in self.output)
+        """The agent's answer as the run page shows it and every scorer reads it (``spanscore.answer``).
+
+        None when missing.
+        """
+        return answer_text(self.output)
 
     @property
     def all_tool_calls(self) -> tuple[ToolCall, ...]:

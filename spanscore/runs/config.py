@@ -46,6 +46,28 @@ class SessionsConfig(BaseModel):
         return self
 
 
+class AgentNameRule(BaseModel):
+    """A name for the agent of runs whose spans name none (DSPy's ``ReAct.forward``, Haystack's ``Agent.run``).
+
+    A rule matches a run when every matcher it sets matches: ``span_name`` is the exact name of one of the
+    run's spans, ``service_name`` the service of the run's root span. Without a name, a rule filtered on
+    ``agent.name`` could select nothing from such a framework.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    span_name: str | None = Field(None, min_length=1)
+    service_name: str | None = Field(None, min_length=1)
+    agent: str = Field(min_length=1)
+    """The agent name the run gets (``Run.agent_name``, the ``agent.name`` filter key)."""
+
+    @model_validator(mode="after")
+    def _check_matchers(self) -> AgentNameRule:
+        if self.span_name is None and self.service_name is None:
+            raise ValueError(f"the rule for agent {self.agent!r} needs span_name or service_name to match runs by")
+        return self
+
+
 class RunsConfig(BaseModel):
     """How spans become agent runs and when a run is ready."""
 
@@ -66,6 +88,9 @@ class RunsConfig(BaseModel):
     """Trace ids remembered (without their spans) as already handled, so a run is ready only once."""
     agent_span_names: tuple[str, ...] = ()
     """Span names that mark an agent run besides the conventions' agent markers (exact match)."""
+    agent_names: tuple[AgentNameRule, ...] = ()
+    """Names for the agent of runs whose spans name none, first matching rule wins (``AgentNameRule``); a
+    ``gen_ai.agent.name`` resource attribute comes first, a name any span gives before both."""
     nested_agents: NestedAgents = "outermost"
     """``outermost``: an agent inside another agent is part of the outer run; ``all``: every agent span is a run."""
     late_span_policy: LateSpanPolicy = "ignore"

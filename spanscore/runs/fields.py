@@ -15,11 +15,12 @@ run's spans are merged into one run. Per field, in order:
   result the model was later shown (matched by tool call id); a result that is a JSON
   object or array is re-serialised in one spelling (frameworks differ in whitespace);
   a last call that only hands the answer back (its one argument and its result
-  are the output) is the framework's answer tool and is left out;
+  are the output) is the framework's answer tool and is left out (``spanscore.answer``);
 - context: the documents of every retrieval span, by start time;
 - model and provider: the first model call, then the root; agent name,
   session and user: the root, then the other spans by start time (an agent
-  name that only a span's own name suggests comes after every named one);
+  name that only a span's own name suggests comes after every named one, and after a
+  name the user gives: ``runs.agent_names``);
 - usage: the sum over spans that report tokens and have no descendant that
   does (so an agent's total and its calls' counts are not added twice).
 
@@ -33,10 +34,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from spanscore.answer import without_answer_tool
 from spanscore.collector.conventions.facts import SpanFacts, fill_tool
 from spanscore.collector.conventions.parsing import canonical_json
 from spanscore.records import SpanRecord
 from spanscore.run import Message, Run, ToolCall, Usage, last_turn
+from spanscore.runs.agent_names import given_agent_name
 from spanscore.runs.config import RunsConfig
 
 _SPEAKERS = ("agent", "chain", None)
@@ -144,6 +147,11 @@ class RunFields:
         return turn
 
     def _agent_label(self, candidates: list[str]) -> str | None:
+        """A name the user gave (resource attribute, config rule), else one the span names suggest."""
+        given = given_agent_name([self._by_id[m] for m in candidates], self._config)
+        if given is not None:
+            self._sources["agent_name"] = given[1]
+            return given[0]
         label = self._pick("agent_label", candidates)
         if label is not None:
             self._sources["agent_name"] = self._sources.pop("agent_label")
@@ -289,28 +297,6 @@ def _tool_work(message: Message) -> bool:
     if message.role == "tool":
         return True
     return message.role == "assistant" and bool(message.tool_calls) and not message.content.strip()
-
-
-def without_answer_tool(
-    calls: tuple[ToolCall, ...] | None, output: tuple[Message, ...] | None
-) -> tuple[ToolCall, ...] | None:
-    """The tool calls without a final call that only hands the answer back (smolagents' ``final_answer``).
-
-    Some frameworks make the model answer through a tool of their own: its one argument and its result are
-    the run's answer. That call delivers the answer rather than acting, and counting it would make every
-    such run miss an expected tool list that names the user's tools.
-    """
-    if not calls or output is None:
-        return calls
-    answer = (Run(output=output).output_text or "").strip()
-    last = calls[-1]
-    arguments = last.arguments
-    if not answer or not isinstance(arguments, Mapping) or len(arguments) != 1:
-        return calls
-    (value,) = arguments.values()
-    if isinstance(value, str) and value.strip() == answer and (last.result or "").strip() == answer:
-        return calls[:-1]
-    return calls
 
 
 def _has_tokens(facts: SpanFacts) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from spanscore.answer import answer_messages
 from spanscore.run import Message, Run, ToolCall, ToolSpec
 
 SCORED_RUN_COLUMNS = (
@@ -43,6 +44,14 @@ def _messages(messages: tuple[Message, ...] | None) -> list[dict[str, Any]] | No
     return None if messages is None else [_message(m) for m in messages]
 
 
+def _output(messages: tuple[Message, ...] | None) -> list[dict[str, Any]] | None:
+    """The output messages, the ones that make the answer marked ``answer: true`` (the rest are steps)."""
+    if messages is None:
+        return None
+    answer = answer_messages(messages)
+    return [{**_message(m), "answer": any(m is a for a in answer)} for m in messages]
+
+
 def run_view(run: Run) -> dict[str, Any]:
     """The fields scorers read, as JSON-safe values; ``None`` keeps meaning "the spans never carried it"."""
     view = {
@@ -60,7 +69,9 @@ def run_view(run: Run) -> dict[str, Any]:
         "error": run.error,
         "system": run.system,
         "input": _messages(run.input),
-        "output": _messages(run.output),
+        "output": _output(run.output),
+        # The answer the page shows and the scorers read: one rule picks it (spanscore.answer).
+        "answer": run.output_text,
         "tool_calls": None if run.tool_calls is None else [_tool_call(c) for c in run.tool_calls],
         "context": None if run.context is None else list(run.context),
         "ground_truth": run.ground_truth,

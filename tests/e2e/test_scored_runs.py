@@ -120,6 +120,7 @@ async def test_the_stored_run_is_the_run_the_scorers_received(
     assert stored["system"] == SYSTEM and stored["context"] == [DOCUMENT] and stored["ground_truth"] == "sunny"
     assert [(m["role"], m["content"]) for m in stored["input"]] == [("user", QUESTION)]
     assert [(m["role"], m["content"]) for m in stored["output"]] == [("assistant", ANSWER)]
+    assert stored["answer"] == ANSWER  # what the run page shows as the answer, and the scorers read
     assert [(c["name"], c["arguments"], c["result"]) for c in stored["tool_calls"]] == [
         ("get_weather", {"city": "Paris"}, "sunny, 21C")
     ]
@@ -172,9 +173,59 @@ async def test_run_page_shows_the_scored_conversation(service: Service, tmp_path
         finally:
             await browser.close()
     kinds = [text.split("\n", 1)[0].split(" · ")[0].upper() for text in turns]
-    assert kinds == ["SYSTEM", "USER", "TOOL CALL 1", "ASSISTANT", "RETRIEVED CONTEXT", "GROUND TRUTH"], turns
+    assert kinds == ["SYSTEM", "USER", "TOOL CALL 1", "ANSWER", "RETRIEVED CONTEXT", "GROUND TRUTH"], turns
     for needle, position in ((SYSTEM, 0), (QUESTION, 1), ('get_weather({"city":"Paris"})', 2), ("sunny, 21C", 2),
                              (ANSWER, 3), (DOCUMENT, 4)):  # fmt: skip
         assert needle in turns[position], (needle, turns)
     assert "gen_ai.input.messages" in turns[1]
     assert watch.problems == []
+
+
+def whole_turn_trace() -> list[Any]:
+    """An agent span whose output is the whole turn, as Microsoft Agent Framework writes it (#29)."""
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "travel-bot"}))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    turn = [
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "get_weather", "arguments": {}}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "sunny, 21C"}]},
+        {"role": "assistant", "parts": [{"type": "text", "content": ANSWER}]},
+    ]
+    with provider.get_tracer("agent").start_as_current_span("invoke_agent weather") as root:
+        root.set_attributes(
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "weather",
+                "gen_ai.input.messages": _parts("user", QUESTION),
+                "gen_ai.output.messages": json.dumps(turn),
+            }
+        )
+    provider.shutdown()
+    return list(memory.get_finished_spans())
+
+
+@needs_chromium
+@pytest.mark.slow
+async def test_run_page_shows_the_scored_answer_of_a_whole_turn_output(service: Service) -> None:
+    """The page shows the turn's steps, then one answer box holding exactly the text the scorers read."""
+    playwright = pytest.importorskip("playwright.async_api", reason="playwright is in the test extra")
+    assert service.api is not None
+    spans = whole_turn_trace()
+    trace_id = f"{spans[0].get_span_context().trace_id:032x}"
+    assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+    body = await _scored(service, trace_id)
+    assert body["runs"][0]["answer"] == ANSWER
+    base = f"http://127.0.0.1:{service.api.port}"
+    async with playwright.async_playwright() as driver:
+        browser = await driver.chromium.launch(executable_path=CHROMIUM_PATH, headless=True)
+        try:
+            page = await browser.new_page()
+            await page.goto(f"{base}/dashboard/run?trace={trace_id}")
+            await page.wait_for_selector("body[data-state=ready]", timeout=20_000)
+            turns = await page.locator("#scored-runs .turn").all_inner_texts()
+        finally:
+            await browser.close()
+    titles = [text.split("\n", 1)[0].split(" · ")[0].upper() for text in turns]
+    answers = [text for text in turns if text.upper().startswith("ANSWER")]
+    assert titles.count("ANSWER") == 1 and answers[0].rstrip().endswith(ANSWER), turns
+    assert "TOOL RESULT" in titles and not any(f", {ANSWER}" in text for text in turns), turns

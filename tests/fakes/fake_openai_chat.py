@@ -64,12 +64,40 @@ def _call(name: str, call_id: str, arguments: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _dspy_fields(messages: list[dict[str, Any]]) -> str | None:
+    """DSPy's reply as text fields (``[[ ## name ## ]]``) when the request is a DSPy prompt, else None.
+
+    DSPy's ReAct asks the model for its next step as text fields, not as a tool call: look the weather up,
+    then ``finish`` once the trajectory holds an observation; its extract step then asks for the answer.
+    """
+    system = _text(messages[0].get("content")) if messages and messages[0].get("role") == "system" else ""
+    if "[[ ## " not in system:
+        return None
+    last = _text(messages[-1].get("content"))
+    city = SECOND_CITY if SECOND_CITY in last else TOOL_ARGUMENTS["city"]
+    if "next_tool_name" not in system:
+        fields = {"reasoning": "The tool says it is sunny.", "answer": FINAL_ANSWER.replace("Paris", city)}
+    elif "observation_0" in last:
+        fields = {"next_thought": "I have the weather.", "next_tool_name": "finish", "next_tool_args": "{}"}
+    else:
+        fields = {
+            "next_thought": "I should look the weather up.",
+            "next_tool_name": "get_weather",
+            "next_tool_args": json.dumps({"city": city}),
+        }
+    return "\n\n".join(f"[[ ## {name} ## ]]\n{value}" for name, value in fields.items()) + "\n\n[[ ## completed ## ]]"
+
+
 def _completion(request: dict[str, Any]) -> dict[str, Any]:
     messages = request.get("messages") or []
+    dspy = _dspy_fields(messages)
     users = [_text(m.get("content")) for m in messages if m.get("role") == "user" and not _is_tool_result(m)]
     city = SECOND_CITY if users and SECOND_CITY in users[-1] else TOOL_ARGUMENTS["city"]
-    if messages and _is_tool_result(messages[-1]):
-        message: dict[str, Any] = {"role": "assistant", "content": FINAL_ANSWER.replace("Paris", city)}
+    if dspy is not None:
+        message: dict[str, Any] = {"role": "assistant", "content": dspy}
+        finish, usage = "stop", (50, 10)
+    elif messages and _is_tool_result(messages[-1]):
+        message = {"role": "assistant", "content": FINAL_ANSWER.replace("Paris", city)}
         finish, usage = "stop", (60, 12)
         if "final_answer" in _tool_names(request):
             message = _call("final_answer", f"call_final_{len(users)}", {"answer": message["content"]})

@@ -33,6 +33,7 @@ from spanscore.collector.conventions.parsing import (
     text_of,
     tool_call,
 )
+from spanscore.collector.conventions.span_names import tool_name_from_span
 from spanscore.records import SpanRecord
 from spanscore.run import Message, ToolCall
 
@@ -61,7 +62,7 @@ def extract(span: SpanRecord) -> SpanFacts:
         facts.put("agent_name", llama_index.current_agent_name(attributes), source)
     _messages(facts, attributes)
     if kind == "tool":
-        _tool(facts, attributes)
+        _tool(facts, attributes, span.name)
     elif kind != "llm":
         _values(facts, attributes)
         if kind in ("agent", "chain"):
@@ -227,12 +228,20 @@ def _value_messages(text: str | None, mime_type: str | None, role: str) -> tuple
     return (Message(role=role, content=text_of(value) or text),)
 
 
-def _tool(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
-    name = attributes.get("tool.name")
+def _tool(facts: SpanFacts, attributes: Mapping[str, str], span_name: str) -> None:
+    name, source = attributes.get("tool.name"), f"{DIALECT}:tool.name"
+    if not name:  # DSPy names the tool only in the span name (get_weather.__call__)
+        name, source = tool_name_from_span(span_name), f"{DIALECT}:span name"
     if not name:
         return
+    result = attributes.get("output.value")
+    decoded = load_json(result) if attributes.get("output.mime_type") == "application/json" else None
+    if isinstance(decoded, str):  # a string return, JSON-encoded (DSPy): the string itself
+        result = decoded
+    if source.endswith("span name") and name == "finish" and result == "Completed.":
+        return  # DSPy ReAct's own end-of-loop marker, not a tool the agent used
     # The arguments the model sent, where the instrumentation records them apart from the call's input value
     # (AG2's input value is the whole function call: {"name": ..., "arguments": "<JSON text>"}).
     arguments = attributes.get("tool_call.function.arguments") or attributes.get("input.value")
-    call = tool_call(name, arguments, attributes.get("output.value"), non_empty(attributes.get("tool_call.id")))
-    facts.put("tool", call, f"{DIALECT}:tool.name")
+    call = tool_call(name, arguments, result, non_empty(attributes.get("tool_call.id")))
+    facts.put("tool", call, source)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from spanscore.run import Message, Run
+from spanscore.run import Run
 
 JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 """The characters ECMAScript's whitespace escape matches (a regex character-class body)."""
@@ -43,20 +43,20 @@ def _surrogates(match: re.Match[str]) -> str:
     return chr(0xD800 + (code >> 10)) + chr(0xDC00 + (code & 0x3FF))
 
 
-def _joined(messages: tuple[Message, ...] | None) -> str:
-    if not messages:
-        return ""
-    return ", ".join(m.content for m in messages if m.role not in ("system", "tool"))
-
-
 def input_text(run: Run) -> str:
     """The input side as the reference scorers read it: every input message's text joined with ``", "``."""
-    return _joined(run.input)
+    if not run.input:
+        return ""
+    return ", ".join(m.content for m in run.input if m.role not in ("system", "tool"))
 
 
 def output_text(run: Run) -> str:
-    """The output side likewise: every output message's text joined with ``", "`` (tool messages excluded)."""
-    return _joined(run.output)
+    """The answer exactly as the run page shows it (``Run.output_text``), so a live score is the score of it.
+
+    Joining every output message would score an agent's whole turn (an empty step before a tool call, the
+    tool's result) instead of its answer; ``spanscore.answer`` picks the answer once for every reader.
+    """
+    return run.output_text or ""
 
 
 COMPARE_SIDES = ("input", "ground_truth")

@@ -67,13 +67,18 @@
     for (const m of view.input || []) box.append(turn(m.role === "user" ? "user" : "system", m.role, src.input, m.content));
     if (!view.input) box.append(turn("user", "input", src.input, null));
     for (const call of view.tool_calls || []) box.append(turn("tool", `tool call ${call.order + 1}`, src.tool_calls, callText(call)));
+    /* A view stored with its answer shows the output's steps, then the answer exactly as the scorers read it. */
+    const hasAnswer = view.answer !== undefined;
     for (const m of view.output || []) {
       /* Calls inside the answer are what scorers read only when the run has no tool_calls of its own. */
       const calls = view.tool_calls ? [] : m.tool_calls || [];
       for (const call of calls) box.append(turn("tool", "tool call", src.output, callText(call)));
-      if (m.content) box.append(turn("assistant", m.role, src.output, m.content));
+      if (!m.content || (hasAnswer && m.answer)) continue;
+      const title = !hasAnswer ? m.role : m.role === "tool" ? "tool result" : `${m.role} (step)`;
+      box.append(turn(m.role === "tool" ? "tool" : "assistant", title, src.output, m.content));
     }
-    if (!view.output) box.append(turn("assistant", "output", src.output, null));
+    if (hasAnswer) box.append(turn("assistant", "answer", src.output, view.answer));
+    else if (!view.output) box.append(turn("assistant", "output", src.output, null));
     box.append(turn("context", "retrieved context", src.context, view.context ? view.context.join("\n\n") : null));
     if (view.ground_truth !== null) box.append(turn("context", "ground truth", src.ground_truth, view.ground_truth));
     return box;

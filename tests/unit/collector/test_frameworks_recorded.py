@@ -56,11 +56,14 @@ def expected_turns(name: str) -> list[dict[str, Any]]:
     input_texts = overrides.pop("input_texts", None) or list(QUESTIONS)
     # The tool's name as the framework reports it, when it always qualifies it (Semantic Kernel: PLUGIN-get_weather).
     tool_name = overrides.pop("tool_name", None) or "get_weather"
+    # A framework that traces no tool execution (Haystack's Agent) leaves the call's result and id unknown: null.
+    tool_result = overrides.pop("tool_result", TOOL_RESULT)
+    with_id = overrides.pop("tool_call_id", "call_weather") is not None
     turns = []
     for index in range(int(info.get("turns", 1))):
         city = CITIES[index]
         answer = FINAL_ANSWER.replace("Paris", city)
-        calls = [(tool_name, {"city": city}, TOOL_RESULT, f"call_weather_{index + 1}")]
+        calls = [(tool_name, {"city": city}, tool_result, f"call_weather_{index + 1}" if with_id else None)]
         turns.append(
             {**DEFAULTS, **overrides, "input_text": input_texts[index], "output_text": answer, "tool_calls": calls}
         )
