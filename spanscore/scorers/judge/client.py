@@ -243,7 +243,7 @@ class JudgeClient:
             return JudgeAnswer(
                 value=value,
                 model=config.model,
-                mode=attempt.mode.label,
+                mode=reply.mode_sent or attempt.mode.label,
                 prompt=prompt,
                 spend=spend,
                 duration_ms=(time.perf_counter() - started) * 1000.0,
@@ -281,7 +281,7 @@ class JudgeClient:
                         except BaseException as exc:
                             span.record_error(exc)
                             raise
-                        _annotate(span, reply)
+                        _annotate(span, reply, mode)
             except Exception as exc:
                 if isinstance(exc, CallFailed):
                     failure, hint, problem = exc.failure, exc.retry_after, str(exc)
@@ -300,7 +300,11 @@ class JudgeClient:
                     state.breaker.release()
                     raise JudgeAnswerError(f"judge {config.model}: request refused: {problem}", spend=spend) from exc
                 state.breaker.record_failure()
-                if transient_failures >= config.retries:
+                # A provider's wait longer than this call may sleep (backoff_max_s) is not retried here, where
+                # every try would land inside the window it asked us to stay away for: the scoring job is retried
+                # later instead, no sooner than the hint (the job's retry honours ``retry_after``).
+                beyond = hint is not None and hint > config.backoff_max_s
+                if transient_failures >= config.retries or beyond:
                     raise JudgeUnavailableError(
                         f"judge {config.model}: gave up after {transient_failures + 1} tries: {problem}",
                         spend=spend,
@@ -363,7 +367,18 @@ def _format_rule(mode: OutputMode, json_schema: dict[str, Any]) -> str:
     )
 
 
-def _annotate(span: Any, reply: Reply) -> None:
+def _annotate(span: Any, reply: Reply, requested: OutputMode) -> None:
+    """Record what was sent and what came back.
+
+    The mode and parameters are the ones on the wire, which may differ from the rung asked for (litellm
+    turns ``json_schema`` into a forced tool call or JSON mode for some providers).
+    """
+    span.set_attribute("spanscore.judge.requested_mode", requested.label)
+    if reply.mode_sent:
+        span.set_attribute("spanscore.judge.output_mode", reply.mode_sent)
+    for key, value in reply.params_sent.items():
+        span.set_attribute(f"gen_ai.request.{key}", value)
+    span.set_attribute("spanscore.judge.cost", "priced" if reply.priced else "unknown")
     span.set_attribute("gen_ai.usage.input_tokens", reply.input_tokens)
     span.set_attribute("gen_ai.usage.output_tokens", reply.output_tokens)
     if reply.finish_reason:

@@ -26,6 +26,8 @@ MODELS = [
     ("ollama", "ollama_chat/llama-judge"),
 ]
 
+FIELDS = ("provider", "port", "pid", "status", "score", "error", "judge_mode", "cost", "cost_usd", "input_tokens")
+
 
 async def main(workers: int) -> None:
     client = JudgeClient(environ={"K": "key"}, worker_processes=workers)
@@ -36,8 +38,7 @@ async def main(workers: int) -> None:
                 judge = {"api_base": fake.api_base, "api_key_env": "K", "timeout_s": 10}
                 result = await build("faithfulness", model=model, judge=judge, client=client).arun(RUN)
                 line = {"provider": kind, "port": fake.port, "pid": os.getpid(), **result.to_dict()}
-                print(json.dumps({k: line.get(k) for k in ("provider", "port", "pid", "status", "score",
-                                                        "error", "judge_mode", "cost_usd", "input_tokens")}))
+                print(json.dumps({k: line.get(k) for k in FIELDS}))
     finally:
         await client.aclose()
 
