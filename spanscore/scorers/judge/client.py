@@ -50,7 +50,7 @@ from spanscore.scorers.judge.resilience import (
     classify,
     retry_after,
 )
-from spanscore.scorers.judge.tracing import JudgeTracer
+from spanscore.scorers.judge.tracing import JudgeTracer, annotate_reply
 from spanscore.scorers.judge.transport import CallFailed, Reply, Transport
 from spanscore.scorers.judge.workers import transport_for
 
@@ -281,7 +281,7 @@ class JudgeClient:
                         except BaseException as exc:
                             span.record_error(exc)
                             raise
-                        _annotate(span, reply, mode)
+                        annotate_reply(span, reply, mode.label)
             except Exception as exc:
                 if isinstance(exc, CallFailed):
                     failure, hint, problem = exc.failure, exc.retry_after, str(exc)
@@ -365,24 +365,6 @@ def _format_rule(mode: OutputMode, json_schema: dict[str, Any]) -> str:
         "Answer with a single JSON object and nothing else (no prose, no code fences), matching this JSON "
         f"schema:\n{json.dumps(json_schema, separators=(',', ':'))}"
     )
-
-
-def _annotate(span: Any, reply: Reply, requested: OutputMode) -> None:
-    """Record what was sent and what came back.
-
-    The mode and parameters are the ones on the wire, which may differ from the rung asked for (litellm
-    turns ``json_schema`` into a forced tool call or JSON mode for some providers).
-    """
-    span.set_attribute("spanscore.judge.requested_mode", requested.label)
-    if reply.mode_sent:
-        span.set_attribute("spanscore.judge.output_mode", reply.mode_sent)
-    for key, value in reply.params_sent.items():
-        span.set_attribute(f"gen_ai.request.{key}", value)
-    span.set_attribute("spanscore.judge.cost", "priced" if reply.priced else "unknown")
-    span.set_attribute("gen_ai.usage.input_tokens", reply.input_tokens)
-    span.set_attribute("gen_ai.usage.output_tokens", reply.output_tokens)
-    if reply.finish_reason:
-        span.set_attribute("gen_ai.response.finish_reasons", [reply.finish_reason])
 
 
 def _describe(error: Exception) -> str:

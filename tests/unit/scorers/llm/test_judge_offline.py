@@ -36,6 +36,10 @@ def test_a_judge_call_to_each_provider_touches_only_the_judge_host(tmp_path: Pat
     assert [(s["provider"], s["status"], s["score"]) for s in scores] == [
         ("anthropic", "ok", 0.67), ("anthropic", "ok", 0.67), ("gemini", "ok", 0.67), ("ollama", "ok", 0.67)
     ], scores  # fmt: skip
+    # The mode on the wire and the price survive the trip back from a judge worker too.
+    assert [(s["judge_mode"], s["cost"]) for s in scores] == [
+        ("json_schema", "priced"), ("tool_call", "unknown"), ("json_mode", "unknown"), ("json_schema", "priced")
+    ]  # fmt: skip
     judge_ports = {str(s["port"]) for s in scores}
     targets = {tuple(line.split()[1:]) for line in log.read_text().splitlines()}
     strangers = {(host, port) for host, port in targets if host != "127.0.0.1" or port not in judge_ports | {"0"}}
