@@ -25,7 +25,9 @@ def price_known(model: str) -> bool:
     from spanscore.scorers.judge.litellm_call import litellm
 
     try:
-        info = litellm.get_model_info(model)
+        # The catalogue only: litellm.get_model_info may ask a provider's server about the model (vLLM,
+        # Ollama), and a banner or a config check must contact nobody.
+        info = litellm.utils.get_model_info_helper(model=model, catalog_only=True)
     except Exception:  # litellm raises for a model it has no entry for
         return False
     return info.get("input_cost_per_token") is not None
