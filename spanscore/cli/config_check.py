@@ -37,7 +37,29 @@ def check_config(config: ServiceConfig, environ: Mapping[str, str]) -> list[str]
         lines.append(f"rule {rule.name}: sample={rule.sample:g} scorers={', '.join(s.name for s in rule.scorers)}")
     lines.extend(describe_alerts(config.alerts))
     lines.extend(f"warning: {warning}" for warning in never_firing(config.alerts, config.rules))
+    lines.extend(f"warning: {warning}" for warning in _judge_warnings(config))
     return lines
+
+
+def _judge_warnings(config: ServiceConfig) -> list[str]:
+    """api_base shape, key and price warnings for the judge: section and every scorer's judge override."""
+    judges: list[dict[str, object]] = []
+    if config.judge.get("model"):
+        judges.append(dict(config.judge))
+    for rule in config.rules:
+        for spec in rule.scorers:
+            options = dict(spec.options)
+            override = options.get("judge")
+            merged = {**config.judge, **(override if isinstance(override, dict) else {})}
+            if isinstance(options.get("model"), str):
+                merged["model"] = options["model"]
+            if merged.get("model") and (override or options.get("model")):
+                judges.append(merged)
+    if not judges:
+        return []
+    from spanscore.scorers.judge.advice import judge_warnings
+
+    return judge_warnings(judges)
 
 
 def _local_directories(config: ServiceConfig) -> list[Path]:

@@ -340,6 +340,8 @@ class Scorer:
             input_tokens=tally.input_tokens,
             output_tokens=tally.output_tokens,
             cost_usd=tally.cost_usd,
+            judge_mode=tally.judge_mode,
+            cost_known=tally.cost_known,
             **fields,
         )
 

@@ -33,6 +33,8 @@ class StepOutput:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    judge_mode: str | None = None
+    cost_known: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,10 @@ class ScoreResult:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    judge_mode: str | None = None
+    """The structured-output mode litellm actually sent for the last judge call (``judge.wire``)."""
+    cost_known: bool = True
+    """False when litellm could not price a judge call: ``cost_usd`` then counts only the priced ones."""
 
     @property
     def ok(self) -> bool:
@@ -92,14 +98,19 @@ class ScoreResult:
             "judge_model": self.judge_model,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
-            "cost_usd": self.cost_usd,
+            "cost_usd": self.cost_usd if self.cost_known else None,
+            "cost": "priced" if self.cost_known else "unknown",
+            "judge_mode": self.judge_mode,
         }
 
 
 class Tally:
     """Accumulates per-step values, prompts, timings and judge accounting during one run."""
 
-    __slots__ = ("values", "prompts", "durations", "judge_model", "input_tokens", "output_tokens", "cost_usd")
+    __slots__ = (
+        "values", "prompts", "durations", "judge_model", "input_tokens", "output_tokens", "cost_usd", "judge_mode",
+        "cost_known",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.values: dict[str, Any] = {}
@@ -109,6 +120,8 @@ class Tally:
         self.input_tokens = 0
         self.output_tokens = 0
         self.cost_usd = 0.0
+        self.judge_mode: str | None = None
+        self.cost_known = True
 
     def charge(self, name: str, spent: StepOutput) -> None:
         """Account for a step that failed after spending (a judge that answered, but never validly)."""
@@ -118,6 +131,8 @@ class Tally:
         self.input_tokens += spent.input_tokens
         self.output_tokens += spent.output_tokens
         self.cost_usd += spent.cost_usd
+        self.judge_mode = spent.judge_mode or self.judge_mode
+        self.cost_known = self.cost_known and spent.cost_known
 
     def record(self, name: str, raw: Any, started: float) -> Any:
         self.durations[name] = (time.perf_counter() - started) * 1000.0
@@ -128,6 +143,8 @@ class Tally:
             self.input_tokens += raw.input_tokens
             self.output_tokens += raw.output_tokens
             self.cost_usd += raw.cost_usd
+            self.judge_mode = raw.judge_mode or self.judge_mode
+            self.cost_known = self.cost_known and raw.cost_known
             raw = raw.value
         self.values[name] = raw
         return raw

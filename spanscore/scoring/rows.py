@@ -17,6 +17,10 @@ def score_row(info: ScorerInfo, run: Run, book: RuleRun, result: ScoreResult, *,
         attributes["run.id"] = run.parent_run_id
     if run.turns is not None:
         attributes["session.turns"] = str(len(run.turns))
+    if result.judge_mode:
+        attributes["judge.mode"] = result.judge_mode  # as sent on the wire, not as asked for
+    if not result.cost_known:
+        attributes["judge.cost"] = "unknown"  # CostUsd then counts only the calls litellm could price
     # A session is identified by its id, not by the run it currently ends with: a rescore replaces.
     trace_key, span_key = ("session", run.run_id) if run.target == "session" else (run.trace_id, run.span_id)
     return ScoreRow(

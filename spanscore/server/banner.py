@@ -49,6 +49,9 @@ def serve_banner(config: ServiceConfig, addresses: dict[str, str], ports: dict[s
                 f"{heading}\n    export OTEL_EXPORTER_OTLP_PROTOCOL={protocol}\n"
                 f"    export OTEL_EXPORTER_OTLP_ENDPOINT={endpoint}{token}"
             )
+    model = config.judge.get("model") if config.judge else None
+    if model:
+        lines.append(f"  judge: {model}{_price_note(str(model))}")
     origin = " (the default rule: this config has no rules: key)" if default_rule else ""
     lines.append(f"  scoring{origin}:")
     lines.extend(f"    {line}" for line in describe_rules(config))
@@ -57,3 +60,11 @@ def serve_banner(config: ServiceConfig, addresses: dict[str, str], ports: dict[s
         lines.extend(f"    {line}" for line in describe_alerts(config.alerts))
         lines.extend(f"    warning: {warning}" for warning in never_firing(config.alerts, config.rules))
     return "\n".join(lines)
+
+
+def _price_note(model: str) -> str:
+    """Said at start-up, not discovered later in a cost report: a model litellm cannot price."""
+    from spanscore.scorers.judge.advice import price_note
+
+    note = price_note(model)
+    return f" ({note})" if note else ""

@@ -50,6 +50,8 @@ class Reply:
     retry_after: str | None = None
     input_tokens: int = 50
     output_tokens: int = 20
+    retry_delay: str | None = None
+    """A delay carried in the error body (Gemini's ``RetryInfo.retryDelay``, e.g. ``"2s"``); fake_providers."""
 
     @classmethod
     def json(cls, verdict: Any, *, delay_s: float = 0.0) -> Reply:
@@ -62,9 +64,11 @@ class Reply:
         return cls(text=text, finish_reason=finish_reason, delay_s=delay_s)
 
     @classmethod
-    def error(cls, status: int, *, retry_after: str | None = None, delay_s: float = 0.0) -> Reply:
-        """An HTTP error with an OpenAI-style error body."""
-        return cls(status=status, retry_after=retry_after, delay_s=delay_s)
+    def error(
+        cls, status: int, *, retry_after: str | None = None, delay_s: float = 0.0, retry_delay: str | None = None
+    ) -> Reply:
+        """An HTTP error with an OpenAI-style error body (or the provider's own, in fake_providers)."""
+        return cls(status=status, retry_after=retry_after, delay_s=delay_s, retry_delay=retry_delay)
 
 
 @dataclass(frozen=True)

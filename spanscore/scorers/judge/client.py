@@ -50,7 +50,7 @@ from spanscore.scorers.judge.resilience import (
     classify,
     retry_after,
 )
-from spanscore.scorers.judge.tracing import JudgeTracer
+from spanscore.scorers.judge.tracing import JudgeTracer, annotate_reply
 from spanscore.scorers.judge.transport import CallFailed, Reply, Transport
 from spanscore.scorers.judge.workers import transport_for
 
@@ -243,7 +243,7 @@ class JudgeClient:
             return JudgeAnswer(
                 value=value,
                 model=config.model,
-                mode=attempt.mode.label,
+                mode=reply.mode_sent or attempt.mode.label,
                 prompt=prompt,
                 spend=spend,
                 duration_ms=(time.perf_counter() - started) * 1000.0,
@@ -281,7 +281,7 @@ class JudgeClient:
                         except BaseException as exc:
                             span.record_error(exc)
                             raise
-                        _annotate(span, reply)
+                        annotate_reply(span, reply, mode.label)
             except Exception as exc:
                 if isinstance(exc, CallFailed):
                     failure, hint, problem = exc.failure, exc.retry_after, str(exc)
@@ -300,7 +300,11 @@ class JudgeClient:
                     state.breaker.release()
                     raise JudgeAnswerError(f"judge {config.model}: request refused: {problem}", spend=spend) from exc
                 state.breaker.record_failure(str(problem))
-                if transient_failures >= config.retries:
+                # A provider's wait longer than this call may sleep (backoff_max_s) is not retried here, where
+                # every try would land inside the window it asked us to stay away for: the scoring job is retried
+                # later instead, no sooner than the hint (the job's retry honours ``retry_after``).
+                beyond = hint is not None and hint > config.backoff_max_s
+                if transient_failures >= config.retries or beyond:
                     raise JudgeUnavailableError(
                         f"judge {config.model}: gave up after {transient_failures + 1} tries: {problem}",
                         spend=spend,
@@ -361,13 +365,6 @@ def _format_rule(mode: OutputMode, json_schema: dict[str, Any]) -> str:
         "Answer with a single JSON object and nothing else (no prose, no code fences), matching this JSON "
         f"schema:\n{json.dumps(json_schema, separators=(',', ':'))}"
     )
-
-
-def _annotate(span: Any, reply: Reply) -> None:
-    span.set_attribute("gen_ai.usage.input_tokens", reply.input_tokens)
-    span.set_attribute("gen_ai.usage.output_tokens", reply.output_tokens)
-    if reply.finish_reason:
-        span.set_attribute("gen_ai.response.finish_reasons", [reply.finish_reason])
 
 
 def _describe(error: Exception) -> str:

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from spanscore.errors import PermanentError
+from spanscore.scorers.judge.providers import needs_placeholder_key
 
 
 class JudgeConfig(BaseModel):
@@ -28,7 +29,11 @@ class JudgeConfig(BaseModel):
         description="Any litellm model string, provider prefix included. No default: spanscore sends no text to "
         "a model nobody named, so a judge call without one fails with an error saying so.",
     )
-    api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server or proxy.")
+    api_base: str | None = Field(
+        None,
+        description="Where litellm sends the request; its shape depends on the provider (docs/judge.md's table): "
+        "an OpenAI-compatible base ends in /v1, Anthropic and Ollama take the host root, Gemini ends in /v1beta.",
+    )
     api_key_env: str | None = Field(None, description="Name of the environment variable holding the API key.")
     api_key_file: Path | None = Field(None, description="File holding the API key (a mounted secret).")
     timeout_s: float = Field(60.0, gt=0, description="Limit for one HTTP request to the judge.")
@@ -86,5 +91,7 @@ class JudgeConfig(BaseModel):
                 raise PermanentError(
                     f"judge {self.model}: cannot read api_key_file {self.api_key_file}: {exc}"
                 ) from exc
-        # Local OpenAI-compatible servers take no key, but the OpenAI SDK insists on one.
-        return "unused" if self.api_base else None
+        # Local OpenAI-compatible servers take no key, but the OpenAI client insists on one. Other providers
+        # never get the placeholder: Anthropic and Gemini would be sent "unused" in place of litellm's own
+        # ANTHROPIC_API_KEY / GEMINI_API_KEY, and Ollama needs no key at all.
+        return "unused" if self.api_base and needs_placeholder_key(self.model) else None

@@ -23,12 +23,22 @@ class JudgeSpend:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    """Calls litellm could not price: while any, ``cost_usd`` is a lower bound, not the cost."""
+    mode: str | None = None
+    """The structured-output mode of the last call, as sent on the wire."""
+
+    @property
+    def cost_known(self) -> bool:
+        return self.unpriced_calls == 0
 
     def add(self, reply: Reply) -> None:
         self.calls += 1
         self.input_tokens += reply.input_tokens
         self.output_tokens += reply.output_tokens
         self.cost_usd += reply.cost_usd
+        self.unpriced_calls += 0 if reply.priced else 1
+        self.mode = reply.mode_sent or self.mode
 
 
 class JudgeError(SpanscoreError):

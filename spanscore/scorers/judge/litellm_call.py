@@ -1,8 +1,10 @@
 """The one place spanscore imports litellm, so its process-wide settings are made once.
 
-litellm fetches its price table from the network on import unless told to
-use the copy bundled with the installed version; spanscore always uses the
-bundled copy (a scoring service must start offline and price reproducibly).
+litellm fetches its price table from the network on import, and Anthropic's
+beta-header table on a first Anthropic call, unless told to use the copies
+bundled with the installed version; spanscore always uses the bundled copies
+(a scoring service must start offline, price reproducibly, and talk to no
+host but the judge it was given).
 Debug banners on errors are switched off: the judge client logs its own.
 litellm's loggers are held at WARNING unless ``LITELLM_LOG`` says otherwise.
 
@@ -23,7 +25,15 @@ import gc
 import logging
 import os
 
+# Nothing leaves the machine but the judge request (#32). litellm fetches files from the internet by
+# itself: its price table on import, Anthropic's beta-header table on the first Anthropic call that needs
+# a beta (synchronously, 5 s timeout: a first judgement stalled that long where outbound traffic is
+# dropped), and more behind LITELLM_OFFLINE_MODE. The bundled copies are used instead. Set here, before
+# the import, in every process that judges: the service, its judge workers and the CLI all import
+# litellm through this module. An operator who sets a variable keeps their value.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER", "True")
 
 import litellm

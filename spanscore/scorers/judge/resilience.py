@@ -24,6 +24,7 @@ from collections.abc import Callable
 # Through judge_litellm, never ``from litellm...`` directly: the first import of litellm in a process must
 # come after judge_litellm's settings, or litellm fetches its price table from the network while loading
 # (judge worker processes import this module first).
+from spanscore.scorers.judge.hints import body_retry_delay
 from spanscore.scorers.judge.litellm_call import litellm
 
 _errors = litellm.exceptions
@@ -71,7 +72,7 @@ def classify(error: BaseException, *, structured: bool) -> Failure:
 
 
 def retry_after(error: BaseException) -> float | None:
-    """The server's ``Retry-After`` hint in seconds, when it sent one as a number."""
+    """The server's wait hint in seconds: its ``Retry-After`` header, else one in the error body (``hints``)."""
     response = getattr(error, "response", None)
     value = None
     for headers in (getattr(error, "litellm_response_headers", None), getattr(response, "headers", None)):
@@ -80,9 +81,13 @@ def retry_after(error: BaseException) -> float | None:
             if value is not None:
                 break
     try:
-        return None if value is None else max(0.0, float(value))
+        if value is not None:
+            return max(0.0, float(value))
     except (TypeError, ValueError):
-        return None
+        pass
+    if getattr(error, "status_code", None) != 429 and not isinstance(error, _errors.RateLimitError):
+        return None  # a body's hint is about rate limits; a 500 quoting one is not asking us to wait
+    return body_retry_delay(str(error))
 
 
 def backoff_delay(

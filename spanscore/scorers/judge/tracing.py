@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
+
+if TYPE_CHECKING:
+    from spanscore.scorers.judge.transport import Reply
 
 JUDGE_SPAN_ATTRIBUTE = "spanscore.judge"
 """Boolean span attribute set on every judge call; spans carrying it are never scored."""
@@ -74,3 +77,21 @@ class JudgeTracer:
             f"chat {name or model}", kind=SpanKind.CLIENT, attributes=attributes, record_exception=False
         ) as span:
             yield _JudgeSpan(span)
+
+
+def annotate_reply(span: _JudgeSpan | _NoSpan, reply: Reply, requested_mode: str) -> None:
+    """Record what was sent and what came back.
+
+    The mode and parameters are the ones on the wire (``judge.wire``), which may differ from the rung
+    asked for: litellm turns ``json_schema`` into a forced tool call or JSON mode for some providers.
+    """
+    span.set_attribute("spanscore.judge.requested_mode", requested_mode)
+    if reply.mode_sent:
+        span.set_attribute("spanscore.judge.output_mode", reply.mode_sent)
+    for key, value in reply.params_sent.items():
+        span.set_attribute(f"gen_ai.request.{key}", value)
+    span.set_attribute("spanscore.judge.cost", "priced" if reply.priced else "unknown")
+    span.set_attribute("gen_ai.usage.input_tokens", reply.input_tokens)
+    span.set_attribute("gen_ai.usage.output_tokens", reply.output_tokens)
+    if reply.finish_reason:
+        span.set_attribute("gen_ai.response.finish_reasons", [reply.finish_reason])

@@ -127,6 +127,8 @@ class JudgeStep:
                 input_tokens=spend.input_tokens,
                 output_tokens=spend.output_tokens,
                 cost_usd=spend.cost_usd,
+                judge_mode=spend.mode,
+                cost_known=spend.cost_known,
             )
             raise
         value = answer.value.model_dump(mode="json")
@@ -137,6 +139,8 @@ class JudgeStep:
             input_tokens=answer.spend.input_tokens,
             output_tokens=answer.spend.output_tokens,
             cost_usd=answer.spend.cost_usd,
+            judge_mode=answer.mode,
+            cost_known=answer.spend.cost_known,
         )
 
 
@@ -247,4 +251,6 @@ def _combined(outputs: list[StepOutput], value: Any) -> StepOutput:
         input_tokens=sum(o.input_tokens for o in outputs),
         output_tokens=sum(o.output_tokens for o in outputs),
         cost_usd=sum(o.cost_usd for o in outputs),
+        judge_mode=next((o.judge_mode for o in reversed(outputs) if o.judge_mode), None),
+        cost_known=all(o.cost_known for o in outputs),
     )
