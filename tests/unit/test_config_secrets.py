@@ -19,8 +19,9 @@ SECRET = "hunter2-s3cr3t-value"
 
 # (YAML document, the key the error must name)
 SECRET_CASES = [
-    (f"collector:\n  auth_tokens: {SECRET}\n", "collector.auth_tokens"),
-    (f"api:\n  auth_tokens: {SECRET}\n", "api.auth_tokens"),
+    # One token may be a plain string; a mapping is wrong, and its value must not be echoed.
+    (f"collector:\n  auth_tokens: {{token_name: {SECRET}}}\n", "collector.auth_tokens"),
+    (f"api:\n  auth_tokens: {{token_name: {SECRET}}}\n", "api.auth_tokens"),
     (f"api:\n  auth_tokens: [{{token: {SECRET}}}]\n", "api.auth_tokens[0]"),
     (f"storage:\n  dsn: ftp://admin:{SECRET}@db/\n", "storage.dsn"),
     (f"forward:\n  endpoint: http://127.0.0.1:1\n  headers: {SECRET}\n", "forward.headers"),
@@ -76,7 +77,7 @@ def test_values_of_ordinary_keys_are_still_shown(tmp_path: Path) -> None:
 @pytest.mark.reliability("keep-strangers-out")
 def test_the_cli_prints_the_key_but_not_the_token(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "c.yaml"
-    path.write_text(f"collector:\n  auth_tokens: {SECRET}\n", encoding="utf-8")
+    path.write_text(f"collector:\n  auth_tokens: {{token_name: {SECRET}}}\n", encoding="utf-8")
     assert main(["query", "-c", str(path), "SELECT 1"]) == 2
     captured = capsys.readouterr()
     assert "collector.auth_tokens" in captured.err and "valid list" in captured.err, captured.err
