@@ -15,7 +15,8 @@ matter of time (a quiet period passing), not of a batch arriving.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -58,3 +59,25 @@ class FanOut(Generic[T]):
     async def consume(self, item: T, /) -> None:
         for consumer in self._consumers:
             await consumer.consume(item)
+
+
+async def every(
+    interval_s: float,
+    stopping: asyncio.Event,
+    work: Callable[[], Awaitable[object]],
+    on_error: Callable[[Exception], None],
+) -> None:
+    """Run ``work`` now and then every ``interval_s`` until ``stopping`` is set (the stages that pull on a clock).
+
+    A failed pass is handed to ``on_error`` and the next pass runs on time: one bad pass never ends the loop.
+    Setting ``stopping`` ends the wait at once, so a stop does not wait out the interval.
+    """
+    while not stopping.is_set():
+        try:
+            await work()
+        except Exception as exc:
+            on_error(exc)
+        try:
+            await asyncio.wait_for(stopping.wait(), interval_s)
+        except TimeoutError:
+            pass

@@ -68,16 +68,24 @@ def _apply(rules: list[dict[str, Any]], call_api: CallApi, no_service: str) -> i
     return 0
 
 
-def _diff(rules: list[dict[str, Any]], call_api: CallApi, no_service: str) -> int:
+def _running(call_api: CallApi, no_service: str) -> dict[str, Any] | None:
+    """The service's rules answer (``GET /api/v1/rules``), or None after saying why there is none."""
     try:
         body = call_api("rules", None, 30)
     except SpanscoreError as exc:
         print(f"spanscore: cannot read the service's rules: {exc}", file=sys.stderr)
-        return 2
+        return None
     if body is None:
-        print(f"spanscore: {no_service}; nothing to compare with", file=sys.stderr)
+        print(f"spanscore: {no_service}", file=sys.stderr)
+        return None
+    answer: dict[str, Any] = json.loads(body)
+    return answer
+
+
+def _diff(rules: list[dict[str, Any]], call_api: CallApi, no_service: str) -> int:
+    running = _running(call_api, f"{no_service}; nothing to compare with")
+    if running is None:
         return 2
-    running = json.loads(body)
     change = diff_rules(running["rules"], rules)
     if change.empty:
         print(f"same rules as the service (version {running['version']})")
@@ -100,15 +108,9 @@ def _diff(rules: list[dict[str, Any]], call_api: CallApi, no_service: str) -> in
 
 def _show(call_api: CallApi, no_service: str) -> int:
     """The running rules as a YAML document ``rules apply`` takes back, headed by their version."""
-    try:
-        body = call_api("rules", None, 30)
-    except SpanscoreError as exc:
-        print(f"spanscore: cannot read the service's rules: {exc}", file=sys.stderr)
+    running = _running(call_api, no_service)
+    if running is None:
         return 1
-    if body is None:
-        print(f"spanscore: {no_service}", file=sys.stderr)
-        return 1
-    running = json.loads(body)
     print(f"# rules version {running['version']} (generation {running['generation']}), as the service runs them")
     print(yaml.safe_dump({"rules": running["rules"]}, sort_keys=False, allow_unicode=True), end="")
     return 0

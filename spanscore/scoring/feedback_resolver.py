@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError
 
-from spanscore.pipeline import Consumer
+from spanscore.pipeline import Consumer, every
 from spanscore.scoring.feedback import OutsideScore, ScoredSpan, row_for_posted
 from spanscore.storage.outside_scores import Queries, pending_feedback, scored_spans
 from spanscore.storage.scores import ScoreRow
@@ -58,16 +58,12 @@ class FeedbackResolver:
             self._task = None
 
     async def _loop(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                await self.resolve_once()
-            except Exception as exc:  # storage down: the rows stay pending, the next pass tries again
-                self.failures += 1
-                log.warning("pending feedback not resolved this pass: %s", exc)
-            try:
-                await asyncio.wait_for(self._stopping.wait(), self._interval_s)
-            except TimeoutError:
-                pass
+        await every(self._interval_s, self._stopping, self.resolve_once, self._failed)
+
+    def _failed(self, exc: Exception) -> None:
+        """Storage down, say: the rows stay pending and the next pass tries again."""
+        self.failures += 1
+        log.warning("pending feedback not resolved this pass: %s", exc)
 
     async def resolve_once(self) -> int:
         """Attach every pending score whose span storage now holds; return how many were resolved."""

@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 
-from spanscore.pipeline import Consumer
+from spanscore.pipeline import Consumer, every
 from spanscore.runs.readiness import ReadyRun, RunAssembler
 from spanscore.runs.sessions import ReadySession, SessionTracker
 
@@ -61,12 +61,8 @@ class ReadyPoller:
             self._task = None
 
     async def _loop(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                await self.poll_once()
-            except Exception:
-                log.exception("dispatching ready runs failed")
-            try:
-                await asyncio.wait_for(self._stopping.wait(), self._interval)
-            except TimeoutError:
-                pass
+        await every(self._interval, self._stopping, self.poll_once, _log_failure)
+
+
+def _log_failure(exc: Exception) -> None:
+    log.error("dispatching ready runs failed", exc_info=exc)
