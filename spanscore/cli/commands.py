@@ -165,13 +165,15 @@ def _query(config: ServiceConfig, sql: str, output: str) -> int:
     fmt = "json" if output == "table" else output
     try:
         body = _query_service(config, sql, fmt)
+        source = f"the service at {api_url(config)}"
         if body is None:
             body = _query_store(config, sql, fmt)
+            source = f"the store {config.storage.dsn.split('@')[-1]} (no service answered on {api_url(config)})"
     except SpanscoreError as exc:
         print(f"spanscore: query failed: {exc}", file=sys.stderr)
         return 1
     if output == "table":
-        sys.stdout.write(format_table(json.loads(body)))
+        sys.stdout.write(format_table(json.loads(body), source))
     elif sys.stdout.isatty():  # a terminal obeys control characters in the data; a pipe or file gets bytes as stored
         sys.stdout.write(printable(body.decode("utf-8", "replace"), keep="\n\t"))
     else:
@@ -480,8 +482,8 @@ def _config_check(config: ServiceConfig, path: str | None) -> int:
     return 0
 
 
-def format_table(result: dict[str, object]) -> str:
-    """Render the engine's JSON output as an aligned text table."""
+def format_table(result: dict[str, object], source: str = "") -> str:
+    """Render the engine's JSON output as an aligned text table; ``source`` names who answered, in the last line."""
     meta = result.get("meta") or []
     names = [str(col["name"]) for col in meta] if isinstance(meta, list) else []
     data = result.get("data") or []
@@ -490,7 +492,7 @@ def format_table(result: dict[str, object]) -> str:
     line = "  ".join(name.ljust(widths[i]) for i, name in enumerate(names))
     out = [line, "  ".join("-" * w for w in widths)]
     out += ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)) for row in rows]
-    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''}{f', from {source}' if source else ''})")
     return "\n".join(out) + "\n"
 
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from opentelemetry.sdk.trace.export import SpanExportResult
 
 from tests.e2e.otlp_clients import grpc_exporter, record_agent_trace
@@ -149,7 +150,9 @@ def test_query_cli_goes_through_the_running_service(config_file: Path) -> None:
         assert exporter.export(record_agent_trace("cli")) == SpanExportResult.SUCCESS
         table = _query(config_file, "SELECT count() AS spans FROM otel_traces", fmt="table")
         assert table.returncode == 0, table.stderr
-        assert "spans" in table.stdout and "2" in table.stdout and "(1 row)" in table.stdout
+        assert "spans" in table.stdout and "2" in table.stdout
+        api_port = yaml.safe_load(config_file.read_text(encoding="utf-8"))["api"]["port"]
+        assert f"(1 row, from the service at http://127.0.0.1:{api_port})" in table.stdout, table.stdout
         refused = _query(config_file, "DROP TABLE otel_traces")
         assert refused.returncode == 1
         assert "only read queries" in refused.stderr
