@@ -195,6 +195,11 @@ class Scorer:
         return self.info.id
 
     @property
+    def judge_steps(self) -> int:
+        """How many of the steps ask the judge: the fewest judge calls one scored run costs (re-asks add more)."""
+        return sum(1 for step in self._steps if is_async_step(step))
+
+    @property
     def version(self) -> str:
         return self.info.version
 

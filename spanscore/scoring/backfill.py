@@ -128,7 +128,7 @@ def preview(
         sampled=sampled,
         outcomes=dict(outcomes),
         llm_scorers=len(llm),
-        estimated_judge_calls=sampled * len(llm),
+        estimated_judge_calls=sampled * sum(scorer.judge_steps for scorer in llm),
         estimated_cost_usd=None if cost is None else round(cost * sampled, 6),
     )
 

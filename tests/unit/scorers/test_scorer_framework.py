@@ -169,3 +169,12 @@ async def test_sync_run_inside_a_loop_points_to_arun() -> None:
     assert (await scorer.arun(Run(output="x"))).score == 1.0
     # code scorers stay callable synchronously even inside a loop
     assert create_scorer("sync").generate_score(lambda ctx: 0.5).run(Run(output="x")).score == 0.5
+
+
+def test_judge_steps_count_the_calls_one_scored_run_costs_at_least() -> None:
+    """`rules preview` estimates judge calls from this: faithfulness asks twice per run, not once."""
+    from spanscore.scorers import build
+
+    assert build("faithfulness", model="openai/gpt-4o-mini").judge_steps == 2
+    assert build("toxicity", model="openai/gpt-4o-mini").judge_steps == 1
+    assert build("completeness").judge_steps == 0
