@@ -506,7 +506,7 @@ def _cell(value: object) -> str:
 def _judge_check(argv: list[str]) -> int:
     """``spanscore judge check``: the LLM scorers' labelled cases against a judge (see scorers.judge_check)."""
     judge_check = importlib.import_module("spanscore.scorers.judge.check")
-    return int(judge_check.main(argv))
+    return int(judge_check.main(argv, load_judge=lambda path: dict(load_config(path).judge)))
 
 
 _COMMANDS: dict[str, Callable[[ServiceConfig, argparse.Namespace], int]] = {

@@ -19,7 +19,7 @@ import argparse
 import asyncio
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -116,7 +116,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="spanscore judge check",
         description="Run the LLM scorers on spanscore's labelled cases against a judge and report agreement.",
     )
-    parser.add_argument("--model", required=True, help="litellm model string, e.g. openai/gpt-4o-mini")
+    parser.add_argument("-c", "--config", help="YAML configuration file: its judge: section is the judge checked")
+    parser.add_argument("--model", help="litellm model string, e.g. openai/gpt-4o-mini (overrides the config's)")
     parser.add_argument("--scorer", action="append", metavar="NAME", help="only this scorer (repeatable)")
     parser.add_argument("--api-base", metavar="URL", help="base URL of an OpenAI-compatible judge server")
     parser.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the judge's API key")
@@ -124,12 +125,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _config(args: argparse.Namespace) -> JudgeConfig:
+def _config(args: argparse.Namespace, base: Mapping[str, Any]) -> JudgeConfig:
     known = sorted({case.scorer for case in CASES})
     unknown = sorted(set(args.scorer or ()) - set(known))
     if unknown:
         raise ConfigError(f"--scorer {', '.join(unknown)}: no labelled cases; choose from {', '.join(known)}")
-    values: dict[str, Any] = {"model": args.model}
+    values: dict[str, Any] = dict(base)
+    if args.model:
+        values["model"] = args.model
+    if not values.get("model"):
+        raise ConfigError("name the judge: --model MODEL, or -c FILE whose judge: section names a model")
     if args.api_base:
         values["api_base"] = args.api_base
     if args.api_key_env:
@@ -140,11 +145,16 @@ def _config(args: argparse.Namespace) -> JudgeConfig:
         raise ConfigError(f"--model/--api-base/--api-key-env: {exc}") from None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``judge check``; 0 when it ran, 2 for bad usage, 3 when no case could be scored."""
+def main(argv: Sequence[str] | None = None, load_judge: Callable[[str | None], Mapping[str, Any]] | None = None) -> int:
+    """Run ``judge check``; 0 when it ran, 2 for bad usage, 3 when no case could be scored.
+
+    ``load_judge`` reads the ``judge:`` section of the ``-c`` file (the command line passes the service's own
+    config loader, which this layer cannot import).
+    """
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
-        config = _config(args)
+        base = load_judge(args.config) if load_judge is not None and args.config else {}
+        config = _config(args, base)
     except ConfigError as exc:
         print(f"spanscore judge check: {exc}", file=sys.stderr)
         return 2

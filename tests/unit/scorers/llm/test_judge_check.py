@@ -64,7 +64,13 @@ def test_unknown_scorer_is_a_usage_error(capsys: pytest.CaptureFixture[str]):
     assert "no labelled cases" in capsys.readouterr().err
 
 
-def test_the_command_over_http_against_the_standalone_fake_judge():
+def test_a_judge_must_be_named_by_flag_or_config(capsys: pytest.CaptureFixture[str]):
+    assert main(["--scorer", "toxicity"]) == 2
+    assert "--model MODEL, or -c FILE" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("judge_from", ["flags", "config"])
+def test_the_command_over_http_against_the_standalone_fake_judge(judge_from: str, tmp_path: Path):
     toxicity = next(case for case in CASES if case.scorer == "toxicity")
     command = [sys.executable, str(ROOT / "tests/fakes/fake_openai.py"), "--port", "0"]
     server = subprocess.Popen(
@@ -76,6 +82,10 @@ def test_the_command_over_http_against_the_standalone_fake_judge():
         env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
         cli = [sys.executable, "-c", "from spanscore.cli.commands import main; raise SystemExit(main())"]
         flags = ["judge", "check", "--model", "openai/judge", "--api-base", url, "--scorer", "toxicity"]
+        if judge_from == "config":  # the service's own config file names the judge
+            config = tmp_path / "spanscore.yaml"
+            config.write_text(f"judge: {{model: openai/judge, api_base: '{url}'}}\n", encoding="utf-8")
+            flags = ["judge", "check", "-c", str(config), "--scorer", "toxicity"]
         result = subprocess.run([*cli, *flags], capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
     finally:
         server.terminate()
