@@ -147,18 +147,14 @@ def _average_cost(store: ClickHouseStore, rule: str, scorers: list[str]) -> floa
     return float(rows[0][0])
 
 
-def already_scored(store: ClickHouseStore, rule: str) -> set[str]:
-    """Runs the rule has decided on, less those whose score ended in an error (a judge outage, a timeout).
-
-    An errored score is not a score: a backfill after the judge is back scores those runs again, and the
-    new rows replace the errored ones (same score ids).
-    """
+def already_decided(store: ClickHouseStore, rule: str) -> set[str]:
+    """Runs the rule has decided on (sampled, or found not scorable)."""
     rows = store.internal_query(
         f"SELECT DISTINCT RunId FROM {store.database}.score_decisions FINAL WHERE Rule = {{rule:String}}"
         " AND Decision IN ('sampled', 'missing_input', 'not_applicable')",
         {"rule": rule},
     )
-    return {row[0] for row in rows} - errored_runs(store, rule)
+    return {row[0] for row in rows}
 
 
 def errored_runs(store: ClickHouseStore, rule: str) -> set[str]:
@@ -238,7 +234,9 @@ async def backfill(
     settings = (scoring or ScoringConfig()).model_copy(update={"recover_on_start": False})
     candidates = await asyncio.to_thread(stored_runs, store, since_s, runs, 100_000, rule.target)
     errored = await asyncio.to_thread(errored_runs, store, rule.name)
-    done = await asyncio.to_thread(already_scored, store, rule.name)
+    # An errored score is not a score: runs whose score ended in an error (a judge outage, a timeout) are
+    # scored again, and the new rows replace the errored ones (same score ids).
+    done = await asyncio.to_thread(already_decided, store, rule.name) - errored
     todo = [run for run in candidates if run.run_id not in done]
     progress.total, progress.skipped = len(candidates), len(candidates) - len(todo)
     progress.done, progress.started = progress.skipped, time.monotonic()
