@@ -308,6 +308,7 @@ LIMIT_KEYS = (
     ("collector.runs.max_pending_spans", "spans held for run assembly; the oldest trace is evicted (counted)"),
     ("storage.max_pending_spans", "spans waiting for storage; beyond it receivers answer retry later"),
     ("storage.batch_max_spans", "largest group-commit insert"),
+    ("storage.min_free_disk_bytes", "free space below which inserts wait in the spool, so merges never fill the disk"),
     ("storage.spool_max_bytes", "local spool while storage is down; beyond it receivers answer retry later"),
     ("storage.query_max_execution_time_s", "time limit of an API query"),
     ("storage.query_max_memory_bytes", "memory cap of an API query"),

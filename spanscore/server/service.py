@@ -79,6 +79,7 @@ def store_for(config: ServiceConfig) -> ClickHouseStore:
         query_readers=storage.query_readers,
         query_allow_writable=storage.query_allow_writable,
         migrate_schema=storage.migrate,
+        min_free_disk_bytes=storage.min_free_disk_bytes,
         limits=QueryLimits(
             max_query_bytes=storage.query_max_bytes,
             max_execution_time_s=storage.query_max_execution_time_s,

@@ -80,8 +80,14 @@ class ClickHouseStore:
         query_readers: int = 2,
         query_allow_writable: bool = False,
         migrate_schema: bool = True,
+        min_free_disk_bytes: int = 0,
     ) -> None:
         self.migrate_schema = migrate_schema
+        # spanscore's own inserts stop below the free-space floor (NOT_ENOUGH_SPACE, retried from the spool)
+        # so that merges never meet a full disk; migrations, reads and the query API are not bound by it.
+        self._insert_settings: dict[str, Any] = (
+            {"min_free_disk_bytes_to_perform_insert": min_free_disk_bytes} if min_free_disk_bytes else {}
+        )
         """Apply migrations on open; when false, only check that someone did (``spanscore migrate``)."""
         self._retention = (spans_ttl_days, scores_ttl_days)
         self.cluster = cluster
@@ -188,7 +194,10 @@ class ClickHouseStore:
         self._guarded(
             "otel_traces_intake",
             lambda: (client or self.client).raw_insert(
-                f"{self.database}.otel_traces_intake", insert_block=body, fmt="JSONEachRow", settings=_SPAN_INSERT
+                f"{self.database}.otel_traces_intake",
+                insert_block=body,
+                fmt="JSONEachRow",
+                settings={**_SPAN_INSERT, **self._insert_settings},
             ),
         )
 
@@ -201,7 +210,11 @@ class ClickHouseStore:
         self._guarded(
             table,
             lambda: (client or self.client).insert(
-                f"{self.database}.{table}", data, column_names=list(columns), column_oriented=True
+                f"{self.database}.{table}",
+                data,
+                column_names=list(columns),
+                column_oriented=True,
+                settings=self._insert_settings or None,
             ),
         )
 

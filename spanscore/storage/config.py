@@ -36,6 +36,11 @@ class StorageConfig(BaseModel):
     spool_dir: str = ""
     """Where spans wait on local disk while storage is unavailable (default: ``data_dir``/spool).
     Acknowledged spans are always in storage or here."""
+    min_free_disk_bytes: int = Field(128 << 20, ge=0)
+    """Inserts stop while the store's disk has less free space than this, and spans wait in the spool until
+    space is freed. The engine's merges and part metadata keep this room to finish in: a disk filled to the
+    last byte can leave a merged part half-written (an empty marks file) that no read gets past. 0 turns the
+    floor off. On a server it binds spanscore's own inserts, on the server's disks."""
     spool_max_bytes: int = Field(1 << 30, ge=0)
     """Spool size limit; beyond it receivers answer with backpressure. 0 disables the spool (exports are then
     refused with a retry hint while storage is down)."""

@@ -53,10 +53,15 @@ class SpoolCodec(Generic[T]):
 class Spool(Generic[T]):
     """A directory of numbered batch files; thread-safe (the writer calls it from worker threads)."""
 
-    def __init__(self, directory: Path, max_bytes: int, codec: SpoolCodec[T] | None = None) -> None:
+    def __init__(
+        self, directory: Path, max_bytes: int, codec: SpoolCodec[T] | None = None, *, min_free_bytes: int = 0
+    ) -> None:
         self.codec: SpoolCodec[T] = codec or SpoolCodec()
         self.directory = directory
         self.max_bytes = max_bytes
+        self.min_free_bytes = min_free_bytes
+        """Free space the spool leaves on its disk: by default it shares the embedded store's disk, whose merges
+        need room to finish; below it, exports get backpressure instead of a full disk."""
         directory.mkdir(parents=True, exist_ok=True)
         for leftover in directory.glob("*.tmp"):
             leftover.unlink()  # a batch whose write never finished was never acknowledged
@@ -90,6 +95,13 @@ class Spool(Generic[T]):
                     f"storage is unavailable and the spool is full ({self._bytes} of {self.max_bytes} bytes)",
                     retry_after=5.0,
                 )
+            free = self._free_bytes()
+            if free is not None and free - len(data) < self.min_free_bytes:
+                raise RetryableError(
+                    f"storage is unavailable and the spool's disk is nearly full ({free} bytes free at "
+                    f"{self.directory}; the spool leaves {self.min_free_bytes})",
+                    retry_after=5.0,
+                )
             self._bytes += len(data)  # reserved while it is written
             self._writing += 1
             temporary = self.directory / f"writing-{self._writing:012d}.tmp"
@@ -111,6 +123,12 @@ class Spool(Generic[T]):
             temporary.unlink(missing_ok=True)
             raise
         return target, data
+
+    def _free_bytes(self) -> int | None:
+        if not self.min_free_bytes:
+            return None
+        stat = os.statvfs(self.directory)
+        return stat.f_bavail * stat.f_frsize
 
     def waiting(self, limit: int) -> list[Path]:
         """Up to ``limit`` batch files, oldest first."""

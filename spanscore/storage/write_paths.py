@@ -36,6 +36,17 @@ SCORE_ROWS_PENDING = 100_000
 """Score or decision rows waiting for a flush beyond which scoring is told to wait."""
 
 
+def spool_for(storage: StorageConfig, name: str, codec: SpoolCodec[T]) -> Spool[T]:
+    """The write path's spool, which stops at half the store's free-space floor.
+
+    When it shares the embedded store's disk (the default), inserts stop first and the spool then keeps the
+    rest of the room for the engine's merges.
+    """
+    return Spool(
+        Path(storage.spool_dir) / name, storage.spool_max_bytes, codec, min_free_bytes=storage.min_free_disk_bytes // 2
+    )
+
+
 def _scores_from_json(data: bytes) -> list[ScoreRow]:
     return [ScoreRow(**item) for item in orjson.loads(data)]
 
@@ -109,7 +120,7 @@ def _writer(
         batch_max=storage.batch_max_spans,
         flush_interval=storage.flush_interval_s,
         max_pending=max_pending,
-        spool=Spool(Path(storage.spool_dir) / name, storage.spool_max_bytes, codec) if spooling else None,
+        spool=spool_for(storage, name, codec) if spooling else None,
         acknowledge=acknowledge,
         insert_interval=storage.insert_interval_s,
         salvager=Salvager(name, dead, partition_key),

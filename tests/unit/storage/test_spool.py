@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,15 @@ async def test_spooled_batches_are_replayed_by_the_next_process(tmp_path: Path) 
         await asyncio.sleep(0.01)
     await second.shutdown()
     assert store.stored == [1, 2, 3]
+
+
+def test_a_spool_on_a_nearly_full_disk_refuses_and_writes_nothing(tmp_path: Path) -> None:
+    free = os.statvfs(tmp_path).f_bavail * os.statvfs(tmp_path).f_frsize
+    spool: Spool[str] = Spool(tmp_path, max_bytes=1 << 20, min_free_bytes=free + (1 << 30))
+    with pytest.raises(RetryableError, match="spool's disk is nearly full") as caught:
+        spool.append(["x"])
+    assert str(tmp_path) in str(caught.value) and caught.value.retry_after > 0
+    assert spool.batches == 0 and spool.size_bytes == 0 and not list(tmp_path.iterdir())
+    roomy: Spool[str] = Spool(tmp_path, max_bytes=1 << 20, min_free_bytes=1)
+    roomy.append(["x"])
+    assert roomy.batches == 1
