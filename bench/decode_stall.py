@@ -128,7 +128,8 @@ async def _probe(latencies: dict[str, list[float]], name: str, call: Callable[[]
 
 async def _stall(case: LargeCase, acknowledge: str, probes: int, limit_s: float) -> dict[str, Any]:
     """Send ``case``'s export over HTTP and, until it is answered, small exports (gRPC, HTTP) and ``SELECT 1``."""
-    from spanscore.server.service import Service, tune_for_serving
+    from spanscore.server.running import tune_for_serving
+    from spanscore.server.service import Service
 
     large = case.body()
     small = build_template(1, llm=False)

@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 async def _serve(config: ServiceConfig, config_path: str | None = None) -> int:
     from spanscore.server.default_rules import apply_default_rules
-    from spanscore.server.service import run_until_signal
+    from spanscore.server.running import run_until_signal
 
     try:
         return await run_until_signal(config, default_rule=apply_default_rules(config), config_path=config_path)
@@ -398,8 +398,8 @@ async def _operation_locally(config: ServiceConfig, path: str, rule: str, since:
         raise SpanscoreError(_unopenable(config, exc)) from None
     try:
         if path == "backfill":
-            return await service.backfill(rule, since)
-        return await service.preview(rule, since)
+            return await service.operations.backfill(rule, since)
+        return await service.operations.preview(rule, since)
     finally:
         await asyncio.to_thread(service.store.close)
 

@@ -40,16 +40,20 @@ CONTENT_TYPES = {
 }
 
 MetricsFn = Callable[[], dict[str, float]]
-RulesFn = Callable[[], list[dict[str, Any]]]
-"""The loaded rules, as the dashboard shows them (name, scorers, sample rate)."""
 
 
-class Operations(Protocol):
+class Operations(ScoreTaker, Protocol):
+    """What the API asks of the service beyond SQL (``spanscore.server.operations.ServiceOperations``)."""
+
     async def preview(self, rule_name: str, since: str) -> dict[str, Any]: ...
 
     async def backfill(self, rule_name: str, since: str) -> dict[str, Any]: ...
 
     async def cancel_backfill(self) -> dict[str, Any]: ...
+
+    def alerting_state(self) -> list[dict[str, Any]]: ...
+
+    def rules_summary(self) -> list[dict[str, Any]]: ...
 
 
 class ApiServer:
@@ -58,19 +62,13 @@ class ApiServer:
         config: ApiConfig,
         store: ClickHouseStore,
         metrics: MetricsFn,
-        operations: Operations | None = None,
+        operations: Operations,
+        rule_holder: RuleHolder,
         *,
         dead_letters: DeadLetterOps | None = None,
-        rules: RulesFn | None = None,
-        rule_holder: RuleHolder | None = None,
         judge: Mapping[str, Any] | None = None,
-        score_taker: ScoreTaker | None = None,
-        alerts: Callable[[], list[dict[str, Any]]] | None = None,
     ) -> None:
-        self._alerts = alerts
-        self._score_taker = score_taker
         self._judge = judge
-        self._rules = rules
         self._rule_holder = rule_holder
         self._dead_letters = dead_letters
         self._operations = operations
@@ -92,13 +90,10 @@ class ApiServer:
         app.router.add_route("*", "/api/v1/query", self._query)  # POST only: _query_arguments says why
         app.router.add_post("/api/v1/rules/preview", self._preview)
         app.router.add_post("/api/v1/backfill", self._backfill)
-        if self._alerts is not None:
-            app.router.add_get("/api/v1/alerts", self._alert_states)
-        if self._score_taker is not None:
-            ScoresApi(self._score_taker, self._tokens, self._config.host).add_routes(app)
-        if self._rule_holder is not None:
-            RulesApi(self._rule_holder, self._tokens, self._config.host, self._judge).add_routes(app)
-        Dashboard(self._store, self._tokens, rules=self._rules).add_routes(app)
+        app.router.add_get("/api/v1/alerts", self._alert_states)
+        ScoresApi(self._operations, self._tokens, self._config.host).add_routes(app)
+        RulesApi(self._rule_holder, self._tokens, self._config.host, self._judge).add_routes(app)
+        Dashboard(self._store, self._tokens, rules=self._operations.rules_summary).add_routes(app)
         return app
 
     async def _alert_states(self, request: web.Request) -> web.Response:
@@ -106,7 +101,7 @@ class ApiServer:
             self._tokens.verify(request.headers.get("Authorization"))
         except Exception as exc:
             return json_error(exc)
-        return web.json_response({"alerts": self._alerts() if self._alerts is not None else []})
+        return web.json_response({"alerts": self._operations.alerting_state()})
 
     async def _preview(self, request: web.Request) -> web.Response:
         return await self._operation(request, "preview")
@@ -117,8 +112,6 @@ class ApiServer:
     async def _operation(self, request: web.Request, name: str) -> web.Response:
         try:
             self._tokens.verify(request.headers.get("Authorization"))
-            if self._operations is None:
-                raise PermanentError("this service has no operations configured")
             _require_json(request)
             body = json_body(await request.read(), "request body")
             body = {} if body is None else body

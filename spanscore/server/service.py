@@ -1,4 +1,4 @@
-"""Wires the pipeline together and runs it until a signal arrives.
+"""Wires the pipeline together, starts it and stops it (``running.py`` runs it until a signal arrives).
 
 Start order is sinks first, receivers last (storage, writers, API, then the
 OTLP receivers); shutdown is the reverse, draining as it goes: receivers stop
@@ -11,12 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import logging
 import os
-import signal
-import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,37 +22,30 @@ from spanscore.alerting.evaluator import AlertEvaluator
 from spanscore.alerting.notify import Notifier
 from spanscore.collector.evaluation_events import evaluations_in_logs, evaluations_in_spans
 from spanscore.collector.ingest import Ingest
-from spanscore.config import ServiceConfig, load_config
+from spanscore.config import ServiceConfig
 from spanscore.errors import ConfigError
 from spanscore.export.forward import ScoreExporter, SpanPassThrough
-from spanscore.metric_keys import metric_key
 from spanscore.pipeline import Relay
 from spanscore.records import LogRecord, SpanRecord
-from spanscore.sampling.rule_sets import RuleSet, canonical_rules, diff_rules
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
-from spanscore.scoring.backfill import BackfillProgress, backfill, find_rule, parse_since, preview
 from spanscore.scoring.feedback import (
-    PENDING_SPAN,
     EvaluationTap,
-    ScoredSpan,
-    parse_scores,
-    row_for_posted,
-    row_for_unresolved,
 )
 from spanscore.scoring.feedback_resolver import FeedbackResolver
 from spanscore.scoring.live import LiveScoring
 from spanscore.server.api import ApiServer
 from spanscore.server.auth import TokenCheck
-from spanscore.server.banner import serve_banner
+from spanscore.server.operations import ServiceOperations
 from spanscore.server.otlp_grpc import GrpcReceiver
 from spanscore.server.otlp_http import HttpReceiver
+from spanscore.server.rule_control import RuleControl
+from spanscore.server.service_metrics import service_metrics
 from spanscore.storage import write_paths
 from spanscore.storage.alert_reads import window_scores
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.deadletter_ops import DeadLetterOps
 from spanscore.storage.guard import QueryLimits
-from spanscore.storage.outside_scores import scored_spans
 from spanscore.storage.scores import ScoreRow
 from spanscore.storage.writer import BatchWriter
 
@@ -102,12 +91,8 @@ class Service:
         self.judge: Judge | None = None
         """The judge every scorer of this service is built with (made with the first rules), passed down."""
         self.live = self._live_scoring(config)
-        self.rule_set = RuleSet.of(config.rules, source="config")
-        self.operator_scorer_paths = _import_paths(config.rules)
-        self.rule_reloads_failed = 0
-        self._rules_lock = asyncio.Lock()
+        self.rule_control = RuleControl(config, self._install_rules)
         self._started = False
-        self.backfill_progress: BackfillProgress | None = None
         self.passthrough = (
             SpanPassThrough(config.forward) if config.forward is not None and config.forward.spans else None
         )
@@ -121,23 +106,21 @@ class Service:
         self.grpc = GrpcReceiver(config.collector.grpc, self.ingest, tokens) if config.collector.grpc.enabled else None
         self.http = HttpReceiver(config.collector.http, self.ingest, tokens) if config.collector.http.enabled else None
         self.dead_letters = DeadLetterOps(self.writers)
+        self.alerting = _alerting(config, self.store)
+        self.operations = ServiceOperations(config, self.store, self.feedback_writer, self.alerting, lambda: self.judge)
         self.api = (
             ApiServer(
                 config.api,
                 self.store,
                 self.metrics,
-                self,
+                self.operations,
+                self.rule_control,
                 dead_letters=self.dead_letters,
-                rules=self.rules_summary,
-                rule_holder=self,
                 judge=config.judge,
-                score_taker=self,
-                alerts=self.alerting_state,
             )
             if config.api.enabled
             else None
         )
-        self.alerting = _alerting(config, self.store)
         self._stopped = asyncio.Event()
 
     def _live_scoring(self, config: ServiceConfig) -> LiveScoring | None:
@@ -171,162 +154,18 @@ class Service:
         self.stored_logs.connect(live.logs_in)
         return live
 
-    async def apply_rules(self, rules: Sequence[RuleConfig], *, source: str) -> RuleSet:
-        """Score with ``rules`` from now on, or raise ``ConfigError`` listing every problem and change nothing.
-
-        The new set is checked as at start-up (unknown scorers, LLM scorers without a usable judge) and every
-        scorer is built before anything is swapped. A service started without rules starts live scoring here
-        (recovering recent traces from storage, as at start).
-        """
-        async with self._rules_lock:
-            rules = list(rules)
-            check_scorers(rule_scorer_uses(rules), self.config.judge, os.environ, source=source)
-            old = canonical_rules(self.rule_set.rules)
-            if self.live is not None:
-                self.live.replace_rules(rules)
-            elif rules:
-                live = self._live_scoring(self.config.model_copy(update={"rules": rules}))
-                if self._started and live is not None:
-                    await live.start()
-                self.live = live
-            self.config.rules = rules
-            self.rule_set = RuleSet.of(rules, generation=self.rule_set.generation + 1, source=source)
-            change = diff_rules(old, canonical_rules(rules))
-            log.info(
-                "rules applied version=%s generation=%d source=%s change=%s",
-                self.rule_set.version,
-                self.rule_set.generation,
-                source,
-                "; ".join(change.lines()) or "none",
-            )
-            return self.rule_set
-
-    async def reload_rules_from(self, path: str) -> RuleSet | None:
-        """SIGHUP: re-read the config file and apply its rules; on any problem keep the running rules and log why.
-
-        Only the rules change while running; other sections that differ from the running config are named in
-        a warning (they need a restart).
-        """
-        from spanscore.server.default_rules import apply_default_rules
-
-        ignored: list[str] = []
-        try:
-            config = await asyncio.to_thread(load_config, path)
-            ignored = _changed_sections(self.config, config)
-            apply_default_rules(config)
-            applied = await self.apply_rules(config.rules, source=f"{path} (SIGHUP)")
-            self.operator_scorer_paths = _import_paths(config.rules)
-        except ConfigError as exc:
-            self.rule_reloads_failed += 1
-            problems = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-            if ignored:
-                # The rules were checked against the running judge and sections, not the file's: say so, or a
-                # new judge: section reads as "no judge model is configured" while the file plainly has one.
-                problems += f" (changed on disk and applied only by a restart: {', '.join(ignored)})"
-            log.error("rules not reloaded, the running rules (version %s) stay: %s", self.rule_set.version, problems)
-            return None
-        if ignored:
-            log.warning("config sections changed on disk need a restart to take effect: %s", ", ".join(ignored))
-        return applied
-
-    def alerting_state(self) -> list[dict[str, Any]]:
-        """GET /api/v1/alerts: every alert with its latest value, interval and status."""
-        return self.alerting.describe()
-
-    async def add_scores(self, document: Any) -> dict[str, Any]:
-        """POST /api/v1/scores: validate every item, attach each to its span, store them all or none.
-
-        A score whose span storage does not hold yet is stored too, unresolved, and attached once the span
-        arrives (``FeedbackResolver``): an application may post the moment it has a trace id.
-        """
-        scores = parse_scores(document)
-        wanted = [(score.trace_id, score.span_id) for score in scores]
-        facts = await asyncio.to_thread(scored_spans, self.store, wanted)
-        now = time.time_ns()
-        rows = [
-            row_for_posted(score, ScoredSpan(*facts[key])) if (key := (score.trace_id, score.span_id)) in facts
-            else row_for_unresolved(score, now)
-            for score in scores
-        ]  # fmt: skip
-        await self.feedback_writer.consume(rows)
-        unresolved = [row.score_id for row in rows if PENDING_SPAN in row.attributes]
-        return {"stored": len(rows), "score_ids": [row.score_id for row in rows], "unresolved": unresolved}
-
-    async def preview(self, rule_name: str, since: str) -> dict[str, Any]:
-        rule = find_rule(self.config.rules, rule_name)
-        runs = self.config.collector.runs
-        result = await asyncio.to_thread(preview, self.store, rule, parse_since(since), runs, self.judge)
-        return result.as_dict()
-
-    async def backfill(self, rule_name: str, since: str) -> dict[str, Any]:
-        rule = find_rule(self.config.rules, rule_name)
-        self.backfill_progress = progress = BackfillProgress(rule.name)
-        runs, scoring = self.config.collector.runs, self.config.scoring
-        return await backfill(self.store, rule, parse_since(since), runs, scoring, progress, self.judge)
-
-    async def cancel_backfill(self) -> dict[str, Any]:
-        """Ask the running backfill to stop after its current chunk; scored runs stay written."""
-        progress = self.backfill_progress
-        if progress is None or progress.finished:
-            return {"cancelled": False, "reason": "no backfill is running"}
-        progress.cancel()
-        return {"cancelled": True, "progress": progress.as_dict()}
-
-    def _backfill_metrics(self) -> dict[str, float]:
-        progress = self.backfill_progress
-        if progress is None:
-            return {}
-        figures = progress.as_dict()
-        keys = ("done", "total", "rate_runs_per_s", "eta_s", "finished", "cancelled")
-        return {f"backfill_{key}": float(figures[key]) for key in keys}
-
-    def rules_summary(self) -> list[dict[str, Any]]:
-        """The rules this service scores with, as the dashboard and status show them."""
-        return [
-            {
-                "name": rule.name,
-                "target": rule.target,
-                "scorers": [spec.name for spec in rule.scorers],
-                "sample": rule.sample,
-            }
-            for rule in self.config.rules
-        ]
+    async def _install_rules(self, rules: list[RuleConfig]) -> None:
+        """New rules take effect: swapped into live scoring, or live scoring starts with the first rules."""
+        if self.live is not None:
+            self.live.replace_rules(rules)
+        elif rules:
+            live = self._live_scoring(self.config.model_copy(update={"rules": rules}))
+            if self._started and live is not None:
+                await live.start()
+            self.live = live
 
     def metrics(self) -> dict[str, float]:
-        spans = self.span_writer.stats
-        live = self.live.metrics() if self.live is not None else {}
-        return (
-            live
-            | self.alerting.metrics()
-            | self._backfill_metrics()
-            | {
-                "spans_received": self.ingest.received_spans,
-                "spans_rejected": self.ingest.rejected_spans,
-                "spans_stored": spans.stored,
-                "spans_refused_backpressure": spans.refused,
-                "spans_spooled": spans.spooled,
-                "spans_replayed": spans.replayed,
-                "spans_pending": self.span_writer.pending,
-                "storage_inserts": spans.inserts,
-                "storage_insert_failures": spans.failed_inserts,
-                "logs_stored": self.log_writer.stats.stored,
-                "outside_scores_stored": self.feedback_writer.stats.stored,
-                "outside_scores_resolved_late": self.feedback_resolver.resolved,
-                "otlp_evaluations_received": self.span_tap.stored + self.log_tap.stored,
-                "attribute_values_truncated": self.ingest.limit_counters.truncated_values,
-                "attributes_dropped": self.ingest.limit_counters.dropped_attributes,
-                "span_events_dropped": self.ingest.limit_counters.dropped_events,
-                "span_links_dropped": self.ingest.limit_counters.dropped_links,
-                "requests_refused_too_many_spans": self.ingest.limit_counters.refused_requests,
-                "requests_refused_too_many_log_records": self.ingest.limit_counters.refused_log_requests,
-                **self._write_path_metrics(),
-                "rules_loaded": len(self.config.rules),
-                "rules_generation": self.rule_set.generation,
-                "rules_reloads_failed": self.rule_reloads_failed,
-                metric_key("rules_version", version=self.rule_set.version): 1,
-            }
-            | {metric_key("rule_scorers", rule=rule.name): len(rule.scorers) for rule in self.config.rules}
-        )
+        return service_metrics(self)
 
     def writers(self) -> list[BatchWriter[Any]]:
         """Every durable write path: spans, logs, and (with rules) scores, decisions and scored runs."""
@@ -334,17 +173,6 @@ class Service:
         if self.live is not None:
             found += [self.live.score_writer, self.live.decision_writer, self.live.run_writer]
         return found
-
-    def _write_path_metrics(self) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for writer in self.writers():
-            dead = writer.salvager.dead_letters
-            out[f"{writer.name}_dead_lettered"] = writer.salvager.dead_lettered
-            out[f"{writer.name}_dead_letters_waiting"] = dead.records if dead is not None else 0
-            out[f"{writer.name}_salvaged_batches"] = writer.salvager.salvaged_batches
-            out[f"{writer.name}_spooled"] = writer.stats.spooled
-        out["write_path_degraded"] = 1 if self.dead_letters.health() else 0
-        return out
 
     async def start(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.store.open)
@@ -404,84 +232,6 @@ async def _close_judge_workers(judge: Judge) -> None:
         log.exception("judge worker shutdown failed")
 
 
-SWITCH_INTERVAL_S = 0.001
-"""How long a thread may hold the GIL while another waits for it (CPython's default is 5 ms).
-
-While the decode thread works through a large export, every step of a small request on the event
-loop (a socket read, a hand-off between threads, the answer) waits for the GIL up to this long;
-a small export takes about ten such steps, so 5 ms made it 50 ms or more. At 1 ms the decode of a
-20,000-span export gets a few percent slower and small requests during it stay fast
-(bench/decode_stall.py, docs/ack-modes.md)."""
-
-
-def tune_for_serving() -> None:
-    """Once started: freeze start-up objects out of the collector, and shorten the GIL switch interval."""
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
-    freeze_startup_objects()
-
-
-def freeze_startup_objects() -> None:
-    """Take what start-up left alive out of the cyclic garbage collector's reach.
-
-    Imported modules, the config and the schema (about 83,000 tracked objects after a start without
-    LLM judges, many more once litellm is loaded) live as long as the process, yet every full
-    collection walked them all: pauses of the event loop of up to 107 ms under load, which showed as
-    ack p99. Frozen, a full collection only walks what serving allocated (41 ms at most, same load).
-    """
-    gc.collect()
-    gc.freeze()
-
-
-async def run_until_signal(config: ServiceConfig, *, default_rule: bool = False, config_path: str | None = None) -> int:
-    """Serve until SIGTERM or SIGINT, then drain and return the exit code; SIGHUP re-reads the rules."""
-    service = Service(config)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    reloads: set[asyncio.Task[Any]] = set()
-
-    def reload() -> None:
-        if config_path is None:
-            log.warning("SIGHUP ignored: the service was started without a config file (-c) to re-read")
-            return
-        task = loop.create_task(service.reload_rules_from(config_path))
-        reloads.add(task)
-        task.add_done_callback(reloads.discard)
-
-    loop.add_signal_handler(signal.SIGHUP, reload)
-    try:
-        await service.start()
-    except Exception:
-        await service.shutdown()
-        raise
-    tune_for_serving()
-    addresses = " ".join(f"{k}={v}" for k, v in service.addresses().items())
-    log.info("spanscore serving %s storage=%s", addresses, config.storage.database)
-    ports = {name: c.port for name, c in (("grpc", service.grpc), ("http", service.http), ("api", service.api)) if c}
-    print(serve_banner(config, service.addresses(), ports, default_rule), flush=True)
-    await stop.wait()
-    log.info("signal received: draining")
-    try:
-        await asyncio.wait_for(service.shutdown(), config.shutdown_timeout_s)
-    except TimeoutError:
-        log.error("shutdown did not finish within %.0fs", config.shutdown_timeout_s)
-        return 1
-    log.info("stopped cleanly spans_stored=%d", service.span_writer.stats.stored)
-    return 0
-
-
-def _changed_sections(running: ServiceConfig, on_disk: ServiceConfig) -> list[str]:
-    """Top-level sections other than ``rules`` that differ between the running config and the file."""
-    changed = []
-    for name in type(running).model_fields:
-        if name == "rules":
-            continue
-        if getattr(running, name) != getattr(on_disk, name):
-            changed.append(name)
-    return changed
-
-
 def _alerting(config: ServiceConfig, store: ClickHouseStore) -> AlertEvaluator:
     """The alert evaluator; a PagerDuty receiver whose routing-key variable is unset fails start-up here."""
     missing = [
@@ -500,8 +250,3 @@ def _alerting(config: ServiceConfig, store: ClickHouseStore) -> AlertEvaluator:
         Notifier(config.alerting),
         state_file=Path(spool) / "alerts-state.json" if spool else None,
     )
-
-
-def _import_paths(rules: Sequence[RuleConfig]) -> frozenset[str]:
-    """The import-path scorers a config file names: code the operator chose, which API rules may reuse."""
-    return frozenset(spec.name for rule in rules for spec in rule.scorers if ":" in spec.name)

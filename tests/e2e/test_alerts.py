@@ -130,7 +130,7 @@ async def test_an_alert_fires_once_and_resolves_once(
         assert webhook.bodies[1]["resolved_at"] is not None
         assert pagerduty.bodies[1]["event_action"] == "resolve"
         assert pagerduty.bodies[1]["dedup_key"] == pd["dedup_key"]
-        [described] = service.alerting_state()
+        [described] = service.operations.alerting_state()
         assert described["status"] == "ok" and described["notified"] == "resolved"
     finally:
         await service.shutdown()

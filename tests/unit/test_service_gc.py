@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from spanscore.server.service import freeze_startup_objects
+from spanscore.server.running import freeze_startup_objects
 
 
 def test_objects_alive_after_start_up_are_frozen() -> None:

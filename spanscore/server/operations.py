@@ -1,0 +1,107 @@
+"""What the API asks of a running service besides SQL: posted scores, rule previews, backfills, alert states.
+
+Kept apart from the wiring in ``service.py``: each operation reads the service's current config (the rules
+change at run time) and its store, and none of them starts or stops anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from spanscore.alerting.evaluator import AlertEvaluator
+from spanscore.config import ServiceConfig
+from spanscore.scoring.backfill import BackfillProgress, backfill, find_rule, parse_since, preview
+from spanscore.scoring.feedback import PENDING_SPAN, ScoredSpan, parse_scores, row_for_posted, row_for_unresolved
+from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.outside_scores import scored_spans
+from spanscore.storage.scores import ScoreRow
+from spanscore.storage.writer import BatchWriter
+
+if TYPE_CHECKING:
+    from spanscore.scorers.judge.client import Judge
+
+
+class ServiceOperations:
+    """The API's operations on one service: ``POST /api/v1/scores``, preview, backfill, alerts, rule list."""
+
+    def __init__(
+        self,
+        config: ServiceConfig,
+        store: ClickHouseStore,
+        feedback_writer: BatchWriter[ScoreRow],
+        alerting: AlertEvaluator,
+        judge: Callable[[], Judge | None],
+    ) -> None:
+        self._config = config
+        self._store = store
+        self._feedback_writer = feedback_writer
+        self._alerting = alerting
+        self._judge = judge
+        """The service's judge, which exists only once there are rules: read at each call, not at start."""
+        self.backfill_progress: BackfillProgress | None = None
+
+    def alerting_state(self) -> list[dict[str, Any]]:
+        """GET /api/v1/alerts: every alert with its latest value, interval and status."""
+        return self._alerting.describe()
+
+    async def add_scores(self, document: Any) -> dict[str, Any]:
+        """POST /api/v1/scores: validate every item, attach each to its span, store them all or none.
+
+        A score whose span storage does not hold yet is stored too, unresolved, and attached once the span
+        arrives (``FeedbackResolver``): an application may post the moment it has a trace id.
+        """
+        scores = parse_scores(document)
+        wanted = [(score.trace_id, score.span_id) for score in scores]
+        facts = await asyncio.to_thread(scored_spans, self._store, wanted)
+        now = time.time_ns()
+        rows = [
+            row_for_posted(score, ScoredSpan(*facts[key])) if (key := (score.trace_id, score.span_id)) in facts
+            else row_for_unresolved(score, now)
+            for score in scores
+        ]  # fmt: skip
+        await self._feedback_writer.consume(rows)
+        unresolved = [row.score_id for row in rows if PENDING_SPAN in row.attributes]
+        return {"stored": len(rows), "score_ids": [row.score_id for row in rows], "unresolved": unresolved}
+
+    async def preview(self, rule_name: str, since: str) -> dict[str, Any]:
+        rule = find_rule(self._config.rules, rule_name)
+        runs = self._config.collector.runs
+        result = await asyncio.to_thread(preview, self._store, rule, parse_since(since), runs, self._judge())
+        return result.as_dict()
+
+    async def backfill(self, rule_name: str, since: str) -> dict[str, Any]:
+        rule = find_rule(self._config.rules, rule_name)
+        self.backfill_progress = progress = BackfillProgress(rule.name)
+        runs, scoring = self._config.collector.runs, self._config.scoring
+        return await backfill(self._store, rule, parse_since(since), runs, scoring, progress, self._judge())
+
+    async def cancel_backfill(self) -> dict[str, Any]:
+        """Ask the running backfill to stop after its current chunk; scored runs stay written."""
+        progress = self.backfill_progress
+        if progress is None or progress.finished:
+            return {"cancelled": False, "reason": "no backfill is running"}
+        progress.cancel()
+        return {"cancelled": True, "progress": progress.as_dict()}
+
+    def backfill_metrics(self) -> dict[str, float]:
+        progress = self.backfill_progress
+        if progress is None:
+            return {}
+        figures = progress.as_dict()
+        keys = ("done", "total", "rate_runs_per_s", "eta_s", "finished", "cancelled")
+        return {f"backfill_{key}": float(figures[key]) for key in keys}
+
+    def rules_summary(self) -> list[dict[str, Any]]:
+        """The rules this service scores with, as the dashboard and status show them."""
+        return [
+            {
+                "name": rule.name,
+                "target": rule.target,
+                "scorers": [spec.name for spec in rule.scorers],
+                "sample": rule.sample,
+            }
+            for rule in self._config.rules
+        ]

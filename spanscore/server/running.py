@@ -1,0 +1,87 @@
+"""Runs a service until a signal arrives: SIGTERM or SIGINT drains and stops it, SIGHUP re-reads its rules.
+
+Also the process tuning ``spanscore serve`` does once started (the GIL switch interval, the garbage
+collector's frozen start-up objects), which the benchmarks repeat to measure what is served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import signal
+import sys
+from typing import Any
+
+from spanscore.config import ServiceConfig
+from spanscore.server.banner import serve_banner
+from spanscore.server.service import Service
+
+log = logging.getLogger(__name__)
+
+
+SWITCH_INTERVAL_S = 0.001
+"""How long a thread may hold the GIL while another waits for it (CPython's default is 5 ms).
+
+While the decode thread works through a large export, every step of a small request on the event
+loop (a socket read, a hand-off between threads, the answer) waits for the GIL up to this long;
+a small export takes about ten such steps, so 5 ms made it 50 ms or more. At 1 ms the decode of a
+20,000-span export gets a few percent slower and small requests during it stay fast
+(bench/decode_stall.py, docs/ack-modes.md)."""
+
+
+def tune_for_serving() -> None:
+    """Once started: freeze start-up objects out of the collector, and shorten the GIL switch interval."""
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    freeze_startup_objects()
+
+
+def freeze_startup_objects() -> None:
+    """Take what start-up left alive out of the cyclic garbage collector's reach.
+
+    Imported modules, the config and the schema (about 83,000 tracked objects after a start without
+    LLM judges, many more once litellm is loaded) live as long as the process, yet every full
+    collection walked them all: pauses of the event loop of up to 107 ms under load, which showed as
+    ack p99. Frozen, a full collection only walks what serving allocated (41 ms at most, same load).
+    """
+    gc.collect()
+    gc.freeze()
+
+
+async def run_until_signal(config: ServiceConfig, *, default_rule: bool = False, config_path: str | None = None) -> int:
+    """Serve until SIGTERM or SIGINT, then drain and return the exit code; SIGHUP re-reads the rules."""
+    service = Service(config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    reloads: set[asyncio.Task[Any]] = set()
+
+    def reload() -> None:
+        if config_path is None:
+            log.warning("SIGHUP ignored: the service was started without a config file (-c) to re-read")
+            return
+        task = loop.create_task(service.rule_control.reload_from(config_path))
+        reloads.add(task)
+        task.add_done_callback(reloads.discard)
+
+    loop.add_signal_handler(signal.SIGHUP, reload)
+    try:
+        await service.start()
+    except Exception:
+        await service.shutdown()
+        raise
+    tune_for_serving()
+    addresses = " ".join(f"{k}={v}" for k, v in service.addresses().items())
+    log.info("spanscore serving %s storage=%s", addresses, config.storage.database)
+    ports = {name: c.port for name, c in (("grpc", service.grpc), ("http", service.http), ("api", service.api)) if c}
+    print(serve_banner(config, service.addresses(), ports, default_rule), flush=True)
+    await stop.wait()
+    log.info("signal received: draining")
+    try:
+        await asyncio.wait_for(service.shutdown(), config.shutdown_timeout_s)
+    except TimeoutError:
+        log.error("shutdown did not finish within %.0fs", config.shutdown_timeout_s)
+        return 1
+    log.info("stopped cleanly spans_stored=%d", service.span_writer.stats.stored)
+    return 0
