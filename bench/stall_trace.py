@@ -100,12 +100,11 @@ class PhaseLog:
 
 def install(service: Any, phases: PhaseLog) -> None:
     """Wrap the service's ingest steps and span writer with timers (the service object only, nothing global)."""
-    from spanscore.collector import ingest
-
-    ingest._as_protobuf = phases.timed(  # type: ignore[attr-defined]
-        "json_to_protobuf", ingest._as_protobuf, lambda body, json_body, logs: len(body) if json_body else 0
+    workers = service.ingest.workers
+    workers.as_protobuf = phases.timed(
+        "json_to_protobuf", workers.as_protobuf, lambda body, json_body, logs: len(body) if json_body else 0
     )
-    ingest._off_loop = phases.timed("decode", ingest._off_loop, lambda size, work: size)  # type: ignore[attr-defined]
+    workers.off_loop = phases.timed("decode", workers.off_loop, lambda size, work: size)
     writer = service.span_writer
     writer.consume = phases.timed("wait_for_ack", writer.consume, lambda records: len(records))
     batcher = writer._batcher

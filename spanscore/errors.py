@@ -2,8 +2,8 @@
 
 A stage raises ``RetryableError`` when the caller should try the same work again
 later (storage down, queue full) and ``PermanentError`` when it can never succeed
-(undecodable input). Receivers turn these into the protocol's answer in
-``collector/status.py``; nothing else maps errors to the wire.
+(undecodable input). Receivers and the API turn these into the protocol's answer in
+``server/wire.py``; nothing else maps errors to the wire.
 """
 
 from __future__ import annotations

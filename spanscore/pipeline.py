@@ -6,8 +6,8 @@ outcomes are plain returns, not errors.
 
 The stages are wired in ``server/service.py``:
 
-    receivers -> Ingest -> EvaluationTap -> span/log BatchWriter --stored--> Relay -> RunIntake (assembler)
-    ReadyPoller (assembler, sessions) -> Dispatcher -> ScoringWorkers -> ScoreOutput -> score BatchWriter, exporter
+    receivers -> Ingest -> EvaluationTap -> span/log BatchWriter --stored--> Relay -> StoredSpans (assembler)
+    ReadyPoller (assembler, sessions) -> Dispatcher -> ScoringWorkers -> UntilDurable -> score BatchWriter, exporter
 
 Every arrow is a ``Consumer``; the poller is the one place that pulls, because readiness is a
 matter of time (a quiet period passing), not of a batch arriving.

@@ -54,10 +54,6 @@ class SpanRecord:
     events: tuple[SpanEvent, ...] = ()
     links: tuple[SpanLink, ...] = ()
 
-    @property
-    def duration_ns(self) -> int:
-        return max(0, self.end_time_ns - self.start_time_ns)
-
 
 @dataclass(frozen=True, slots=True)
 class LogRecord:

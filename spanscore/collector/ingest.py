@@ -32,50 +32,57 @@ T = TypeVar("T")
 INLINE_DECODE_BYTES = 64 << 10
 """Bodies up to this size are decoded on the event loop (well under a millisecond); larger ones in a thread."""
 
-_pool: ThreadPoolExecutor | None = None
 
+class DecodeWorkers:
+    """Where large exports are decoded, off the event loop: one thread, and one process for OTLP/JSON.
 
-def decode_pool() -> ThreadPoolExecutor:
-    """One decode thread per process: large requests are decoded one after another, never on the loop."""
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="otlp-decode")
-    return _pool
-
-
-_json_pool: ProcessPoolExecutor | None = None
-
-
-def json_pool() -> ProcessPoolExecutor:
-    """One worker process (started on the first large OTLP/JSON body) that turns JSON into protobuf bytes.
-
-    Spawned, not forked: the service holds gRPC and storage threads that a fork would copy mid-state.
+    Made on first use (most services never see a body large enough) and stopped with the service.
     """
-    global _json_pool
-    if _json_pool is None:
-        _json_pool = ProcessPoolExecutor(
-            max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
-        )
-    return _json_pool
+
+    def __init__(self) -> None:
+        self._thread: ThreadPoolExecutor | None = None
+        self._process: ProcessPoolExecutor | None = None
+
+    def thread(self) -> ThreadPoolExecutor:
+        """One decode thread: large requests are decoded one after another, never on the loop."""
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="otlp-decode")
+        return self._thread
+
+    def process(self) -> ProcessPoolExecutor:
+        """One worker process that turns large OTLP/JSON bodies into protobuf bytes.
+
+        Spawned, not forked: the service holds gRPC and storage threads that a fork would copy mid-state.
+        """
+        if self._process is None:
+            self._process = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
+            )
+        return self._process
+
+    def close(self) -> None:
+        thread, process, self._thread, self._process = self._thread, self._process, None, None
+        if thread is not None:
+            thread.shutdown(wait=True)
+        if process is not None:
+            process.shutdown(wait=True, cancel_futures=True)
+
+    async def as_protobuf(self, body: bytes, json_body: bool, logs: bool) -> tuple[bytes, bool]:
+        """Large OTLP/JSON bodies become protobuf in the worker process; everything else is returned as is."""
+        if not json_body or len(body) <= INLINE_DECODE_BYTES:
+            return body, json_body
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.process(), otlp_json_to_protobuf, body, logs), False
+
+    async def off_loop(self, size: int, work: Callable[[], T]) -> T:
+        if size <= INLINE_DECODE_BYTES:
+            return work()
+        return await asyncio.get_running_loop().run_in_executor(self.thread(), work)
 
 
 def _lower_priority() -> None:
     """The worker converts bulk JSON: when the cores are busy, the listeners' threads go first."""
     os.nice(10)
-
-
-async def _as_protobuf(body: bytes, json_body: bool, logs: bool) -> tuple[bytes, bool]:
-    """Large OTLP/JSON bodies become protobuf in the worker process; everything else is returned as is."""
-    if not json_body or len(body) <= INLINE_DECODE_BYTES:
-        return body, json_body
-    encoded = await asyncio.get_running_loop().run_in_executor(json_pool(), otlp_json_to_protobuf, body, logs)
-    return encoded, False
-
-
-async def _off_loop(size: int, work: Callable[[], T]) -> T:
-    if size <= INLINE_DECODE_BYTES:
-        return work()
-    return await asyncio.get_running_loop().run_in_executor(decode_pool(), work)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +115,7 @@ class Ingest:
         self._logs = logs
         self.received_spans = 0
         self.rejected_spans = 0
+        self.workers = DecodeWorkers()
 
     def _decode_traces(self, request: ExportTraceServiceRequest) -> _DecodedTraces:
         bounds = self._limits.decode_bounds()
@@ -118,13 +126,11 @@ class Ingest:
 
     async def export_trace_body(self, body: bytes, *, json_body: bool) -> ExportOutcome:
         """Parse, limit and store one trace export given as protobuf or OTLP/JSON bytes."""
-        body, json_body = await _as_protobuf(body, json_body, logs=False)
-        decoded = await _off_loop(len(body), lambda: self._decode_traces(parse_traces(body, json_body=json_body)))
+        body, json_body = await self.workers.as_protobuf(body, json_body, logs=False)
+        decoded = await self.workers.off_loop(
+            len(body), lambda: self._decode_traces(parse_traces(body, json_body=json_body))
+        )
         return await self._store_traces(decoded)
-
-    async def export_traces(self, request: ExportTraceServiceRequest) -> ExportOutcome:
-        """The same for an already parsed request (decoded on the loop: callers hold small requests)."""
-        return await self._store_traces(self._decode_traces(request))
 
     async def _store_traces(self, decoded: _DecodedTraces) -> ExportOutcome:
         self.rejected_spans += decoded.rejected
@@ -141,14 +147,9 @@ class Ingest:
 
     async def export_log_body(self, body: bytes, *, json_body: bool) -> ExportOutcome:
         """Parse, limit and store one log export given as protobuf or OTLP/JSON bytes."""
-        body, json_body = await _as_protobuf(body, json_body, logs=True)
-        records, rejected, message = await _off_loop(
+        body, json_body = await self.workers.as_protobuf(body, json_body, logs=True)
+        records, rejected, message = await self.workers.off_loop(
             len(body), lambda: self._decode_logs(parse_logs(body, json_body=json_body))
         )
-        await self._logs.consume(records)
-        return ExportOutcome(len(records), rejected, message)
-
-    async def export_logs(self, request: ExportLogsServiceRequest) -> ExportOutcome:
-        records, rejected, message = self._decode_logs(request)
         await self._logs.consume(records)
         return ExportOutcome(len(records), rejected, message)

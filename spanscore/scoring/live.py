@@ -248,12 +248,6 @@ class LiveScoring:
         if self._exporter is not None:
             await asyncio.to_thread(self._exporter.shutdown)
 
-    async def flush_ready(self) -> int:
-        """Dispatch everything ready now and wait for its scores (tests and backfill use this)."""
-        count = await self.poller.poll_once()
-        await self.settle()
-        return count
-
     async def dispatch_subjects(self, subjects: Sequence[Subject]) -> None:
         """Decide and score subjects built elsewhere (backfill: stored runs, span views or sessions)."""
         await self.dispatcher.dispatch([(subject, False) for subject in subjects])

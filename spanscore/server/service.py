@@ -210,6 +210,7 @@ class Service:
         if self.judge is not None:
             await _close_judge_workers(self.judge)
         await self.alerting.shutdown()
+        await asyncio.get_running_loop().run_in_executor(None, self.ingest.workers.close)
         await asyncio.get_running_loop().run_in_executor(None, self.store.close)
         self._stopped.set()
 

@@ -73,9 +73,6 @@ class SpanFacts:
                 continue
             self.put(name, getattr(other, name), other.sources.get(name, ""))
 
-    def is_empty(self) -> bool:
-        return not self.sources and not self.tool_results
-
 
 def fill_tool(mine: ToolCall, theirs: ToolCall) -> ToolCall:
     """One tool call described twice (two dialects on one span, or two nested spans): keep ours, fill what we lack."""
