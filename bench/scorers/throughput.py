@@ -20,7 +20,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from spanscore.scorers.code.golden import load_cases
+from tests.golden import load_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 

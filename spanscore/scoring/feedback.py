@@ -16,16 +16,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from spanscore.collector.evaluation_events import OutsideEvaluation
+from spanscore.collector.outside_rows import ScoredSpan, label_of, outside_score_row
 from spanscore.errors import PermanentError
-from spanscore.pipeline import Consumer
 from spanscore.storage.scores import ScoreRow, external_score_id
 
 RESERVED_SOURCES = frozenset({"spanscore", "otlp"})
@@ -34,8 +30,6 @@ MAX_SCORES_PER_REQUEST = 1000
 _HEX32 = re.compile(r"^[0-9a-f]{32}$")
 _HEX16 = re.compile(r"^[0-9a-f]{16}$")
 _SOURCE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
-PASS_LABELS = frozenset({"pass", "up", "thumbs_up", "good", "yes", "correct", "true"})
-FAIL_LABELS = frozenset({"fail", "down", "thumbs_down", "bad", "no", "incorrect", "false"})
 
 
 class InvalidScoresError(PermanentError):
@@ -135,30 +129,6 @@ def parse_scores(document: Any) -> list[OutsideScore]:
     return parsed
 
 
-@dataclass(frozen=True, slots=True)
-class ScoredSpan:
-    """What storage knows of the scored span: where the score attaches and the run facts roll-ups group by."""
-
-    span_id: str
-    start_time_ns: int
-    service_name: str = ""
-    agent_name: str = ""
-    session_id: str = ""
-
-
-def label_of(label: str | None, value: float | None, higher_is_better: bool, threshold: float = 0.5) -> str:
-    """``pass``/``fail`` from a known label word, else from the value against the pass threshold, else the label."""
-    word = (label or "").strip().lower()
-    if word in PASS_LABELS:
-        return "pass"
-    if word in FAIL_LABELS:
-        return "fail"
-    if not word and value is not None:
-        passed = value >= threshold if higher_is_better else value <= threshold
-        return "pass" if passed else "fail"
-    return label or ""
-
-
 PENDING_SPAN = "pending_span"
 """Attribute of a posted score whose span storage did not hold yet: the score as posted, to resolve it later."""
 
@@ -170,7 +140,7 @@ def row_for_posted(score: OutsideScore, span: ScoredSpan, *, posted_at_ns: int |
     posted before its trace arrived is replaced in place once it is resolved; ``posted_at_ns`` keeps that
     first row's timestamp, which is part of the table's sorting key.
     """
-    row = _row(
+    row = outside_score_row(
         source=score.source,
         author=score.author,
         name=score.name,
@@ -196,96 +166,3 @@ def row_for_unresolved(score: OutsideScore, now_ns: int) -> ScoreRow:
     """
     row = row_for_posted(score, ScoredSpan(score.span_id or "", now_ns), posted_at_ns=now_ns)
     return dataclasses.replace(row, attributes={**row.attributes, PENDING_SPAN: score.model_dump_json()})
-
-
-def row_for_evaluation(evaluation: OutsideEvaluation) -> ScoreRow:
-    span = ScoredSpan(evaluation.span_id, evaluation.time_ns, evaluation.service_name)
-    return _row(
-        source="otlp",
-        author=evaluation.author,
-        name=evaluation.name,
-        trace_id=evaluation.trace_id,
-        span=span,
-        value=evaluation.value,
-        label=label_of(evaluation.label, evaluation.value, True),
-        reason=evaluation.explanation,
-        higher_is_better=True,
-        raw_label=evaluation.label,
-    )
-
-
-def _row(
-    *,
-    source: str,
-    author: str,
-    name: str,
-    trace_id: str,
-    span: ScoredSpan,
-    value: float | None,
-    label: str,
-    reason: str,
-    higher_is_better: bool,
-    raw_label: str,
-) -> ScoreRow:
-    return ScoreRow(
-        score_id=external_score_id(source, author, name, trace_id, span.span_id),
-        run_timestamp_ns=span.start_time_ns or time.time_ns(),
-        trace_id=trace_id,
-        span_id=span.span_id,
-        run_id=span.span_id,
-        service_name=span.service_name,
-        agent_name=span.agent_name,
-        model="",
-        session_id=span.session_id,
-        user_id="",
-        rule=f"source:{source}",
-        scorer=name,
-        scorer_version="external",
-        score=value,
-        label=label,
-        reason=reason,
-        status="ok",
-        error="",
-        sample_rate=1.0,
-        higher_is_better=higher_is_better,
-        judge_model="",
-        input_tokens=0,
-        output_tokens=0,
-        cost_usd=0.0,
-        duration_ms=0.0,
-        ready_reason="",
-        run_duration_ms=0.0,
-        run_error="",
-        attributes={"label": raw_label} if raw_label and raw_label != label else {},
-        source=source,
-        author=author,
-    )
-
-
-R = TypeVar("R")
-
-
-class EvaluationTap(Generic[R]):
-    """Stores a batch, then the outside evaluations it carries, before the export is acknowledged.
-
-    Both writes finish before ``consume`` returns, so an acknowledged export's evaluation results are as
-    durable as its spans.
-    """
-
-    def __init__(
-        self,
-        inner: Consumer[Sequence[R]],
-        extract: Callable[[Sequence[R]], list[OutsideEvaluation]],
-        sink: Consumer[Sequence[ScoreRow]],
-    ) -> None:
-        self._inner = inner
-        self._extract = extract
-        self._sink = sink
-        self.stored = 0
-
-    async def consume(self, batch: Sequence[R], /) -> None:
-        await self._inner.consume(batch)
-        found = self._extract(batch)
-        if found:
-            await self._sink.consume([row_for_evaluation(evaluation) for evaluation in found])
-            self.stored += len(found)

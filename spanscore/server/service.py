@@ -21,6 +21,7 @@ from spanscore.alerting.config import PagerDutyTarget
 from spanscore.alerting.evaluator import AlertEvaluator
 from spanscore.alerting.notify import Notifier
 from spanscore.collector.evaluation_events import evaluations_in_logs, evaluations_in_spans
+from spanscore.collector.evaluation_tap import EvaluationTap
 from spanscore.collector.ingest import Ingest
 from spanscore.config import ServiceConfig
 from spanscore.errors import ConfigError
@@ -29,9 +30,6 @@ from spanscore.pipeline import Relay
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
-from spanscore.scoring.feedback import (
-    EvaluationTap,
-)
 from spanscore.scoring.feedback_resolver import FeedbackResolver
 from spanscore.scoring.live import LiveScoring
 from spanscore.server.api import ApiServer

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from spanscore.scorers.code.golden import GoldenCase, load_cases, measure
+from tests.golden import GoldenCase, load_cases, measure
 
 GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "golden"
 HELD_OUT = GOLDEN / "held_out"  # a second sentence pool (later also used to refine the completeness rules)

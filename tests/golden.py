@@ -1,8 +1,9 @@
 """Agreement with the reference: score the golden corpus and compare with @mastra/evals' outputs.
 
-Used by the golden test (tests/unit/scorers) and by the benchmark in
-bench/scorers. The corpus, the cases and the reference's results live in
-tests/fixtures/golden as JSON lines; see bench/scorers/README.md.
+A test harness, kept out of the runtime package: used by the golden test (tests/unit/scorers) and by the
+benchmark in bench/scorers (``python -m bench.scorers.throughput`` from the repository root). The corpus,
+the cases and the reference's results live in tests/fixtures/golden as JSON lines; see
+bench/scorers/README.md.
 """
 
 from __future__ import annotations
