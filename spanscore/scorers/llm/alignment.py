@@ -27,12 +27,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field
 
-from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
+from spanscore.scorers import MissingInput, Scorer, StepContext
 from spanscore.scorers.judge.answer_checks import ItemsExpected
-from spanscore.scorers.judge.client import JudgeClient
-from spanscore.scorers.llm.steps import JudgeOverride, JudgeStep, delimit, judge_settings, round2, scale_option
+from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
+from spanscore.scorers.llm.steps import JudgeStep, delimit, round2, scale_option
 from spanscore.scorers.llm.verdicts import Unit, labelled
-from spanscore.scorers.registry import register
 
 USER_WEIGHTS = (0.4, 0.3, 0.2, 0.1)
 SYSTEM_WEIGHTS = (0.35, 0.35, 0.15, 0.15)
@@ -135,20 +134,16 @@ def noise_sensitivity_score(
     return round2(max(0.0, score - penalty))
 
 
-@register("prompt_alignment")
+@judged_scorer("prompt_alignment")
 def prompt_alignment(
+    build: LlmBuild,
     *,
-    model: str | None = None,
-    judge: JudgeOverride = None,
-    step_judges: Mapping[str, JudgeOverride] | None = None,
-    client: JudgeClient | None = None,
     evaluation_mode: Literal["user", "system", "both"] = "both",
     scale: float = 1,
 ) -> Scorer:
     """How well the answer follows the user's prompt, the system prompt, or both."""
     if evaluation_mode not in ("user", "system", "both"):
         raise ValueError(f"option evaluation_mode must be 'user', 'system' or 'both', got {evaluation_mode!r}")
-    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
     scale = scale_option(scale)
     needs = {"user": ("input",), "system": ("system",), "both": ("input",)}[evaluation_mode]
 
@@ -181,18 +176,14 @@ def prompt_alignment(
         tail = f" Unmet: {'; '.join(unmet[:3])}." if unmet else ""
         return f"The score is {step.score} ({evaluation_mode} alignment, intent {focus['intent_alignment']}).{tail}"
 
-    scorer = create_scorer(
-        "prompt_alignment",
+    scorer = build.scorer(
         description="How well the answer follows the user's prompt and/or the system prompt.",
         requires=("output", *needs),
-        kind="llm",
-        options={"evaluation_mode": evaluation_mode, "scale": scale, "model": settings.config.model},
+        options={"evaluation_mode": evaluation_mode, "scale": scale},
     )
     one, both = (
-        JudgeStep(
-            scorer_id="prompt_alignment",
+        build.step(
             step="analyze",
-            settings=settings,
             instructions=ALIGNMENT_INSTRUCTIONS,
             schema=schema,
             prompt=prompt,
@@ -223,15 +214,12 @@ class _ModeStep:
         return await chosen(step)
 
 
-@register("noise_sensitivity")
+@judged_scorer("noise_sensitivity")
 def noise_sensitivity(
+    build: LlmBuild,
     *,
     baseline_response: str,
     noisy_query: str,
-    model: str | None = None,
-    judge: JudgeOverride = None,
-    step_judges: Mapping[str, JudgeOverride] | None = None,
-    client: JudgeClient | None = None,
     noise_type: str | None = None,
     impact_weights: Mapping[str, float] | None = None,
     major_issue_per_item: float = 0.1,
@@ -245,7 +233,6 @@ def noise_sensitivity(
     unknown = sorted(set(impact_weights or {}) - set(IMPACT_WEIGHTS))
     if unknown:
         raise ValueError(f"option impact_weights: unknown level(s) {unknown}; use {sorted(IMPACT_WEIGHTS)}")
-    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
     scoring = {
         "impact_weights": {**IMPACT_WEIGHTS, **(impact_weights or {})},
         "major_issue_per_item": float(major_issue_per_item),
@@ -274,17 +261,13 @@ def noise_sensitivity(
         issues = "; ".join(result["major_issues"][:3]) or "none"
         return f"The score is {step.score}: impact by dimension ({impacts}); major issues: {issues}."
 
-    scorer = create_scorer(
-        "noise_sensitivity",
+    scorer = build.scorer(
         description="Robustness of the answer to a noisy query, against a clean baseline (CI scorer).",
         requires=("input", "output"),
-        kind="llm",
-        options={"noise_type": noise_type, **scoring, "model": settings.config.model},
+        options={"noise_type": noise_type, **scoring},
     )
-    analyze = JudgeStep(
-        scorer_id="noise_sensitivity",
+    analyze = build.step(
         step="analyze",
-        settings=settings,
         instructions=NOISE_INSTRUCTIONS,
         schema=NoiseAnalysis,
         prompt=prompt,

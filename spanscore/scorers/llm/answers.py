@@ -23,20 +23,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from spanscore.scorers import Scorer, StepContext, create_scorer
+from spanscore.scorers import Scorer, StepContext
 from spanscore.scorers.judge.answer_checks import ItemsExpected
-from spanscore.scorers.judge.client import JudgeClient
+from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
 from spanscore.scorers.llm.steps import (
-    JudgeOverride,
-    JudgeStep,
     delimit,
-    judge_settings,
     numbered,
     round2,
     scale_option,
 )
 from spanscore.scorers.llm.verdicts import Statements, YesNoUnsure
-from spanscore.scorers.registry import register
 
 STATEMENT_INSTRUCTIONS = (
     "You split an assistant's answer into short statements, each carrying one point, keeping enough wording "
@@ -142,18 +138,14 @@ def _unit(name: str, value: Any) -> float:
     return float(value)
 
 
-@register("answer_relevancy")
+@judged_scorer("answer_relevancy")
 def answer_relevancy(
+    build: LlmBuild,
     *,
-    model: str | None = None,
-    judge: JudgeOverride = None,
-    step_judges: Mapping[str, JudgeOverride] | None = None,
-    client: JudgeClient | None = None,
     uncertainty_weight: float = 0.3,
     scale: float = 1,
 ) -> Scorer:
     """How much of the answer addresses the user's question."""
-    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
     weight, scale = _unit("uncertainty_weight", uncertainty_weight), scale_option(scale)
 
     def statements_prompt(step: StepContext) -> str | None:
@@ -178,26 +170,20 @@ def answer_relevancy(
             f"{counts['unsure']} partly, {counts['no']} not at all."
         )
 
-    scorer = create_scorer(
-        "answer_relevancy",
+    scorer = build.scorer(
         description="How much of the answer addresses the user's question.",
         requires=("input", "output"),
-        kind="llm",
-        options={"uncertainty_weight": weight, "scale": scale, "model": settings.config.model},
+        options={"uncertainty_weight": weight, "scale": scale},
     )
-    preprocess = JudgeStep(
-        scorer_id="answer_relevancy",
+    preprocess = build.step(
         step="preprocess",
-        settings=settings,
         instructions=STATEMENT_INSTRUCTIONS,
         schema=Statements,
         prompt=statements_prompt,
         when_empty=lambda _: {"statements": []},
     )
-    analyze = JudgeStep(
-        scorer_id="answer_relevancy",
+    analyze = build.step(
         step="analyze",
-        settings=settings,
         instructions=RELEVANCY_INSTRUCTIONS,
         schema=RelevancyResults,
         prompt=results_prompt,
@@ -216,13 +202,10 @@ def answer_relevancy(
     )
 
 
-@register("answer_similarity")
+@judged_scorer("answer_similarity")
 def answer_similarity(
+    build: LlmBuild,
     *,
-    model: str | None = None,
-    judge: JudgeOverride = None,
-    step_judges: Mapping[str, JudgeOverride] | None = None,
-    client: JudgeClient | None = None,
     require_ground_truth: bool = True,
     semantic_threshold: float = 0.8,
     exact_match_bonus: float = 0.2,
@@ -232,7 +215,6 @@ def answer_similarity(
     scale: float = 1,
 ) -> Scorer:
     """How closely the answer matches the expected answer (``ground_truth``), unit by unit."""
-    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
     weights = {
         "semantic_threshold": _unit("semantic_threshold", semantic_threshold),
         "exact_match_bonus": _unit("exact_match_bonus", exact_match_bonus),
@@ -272,31 +254,24 @@ def answer_similarity(
         contradictions = len(analysis.get("contradictions") or [])
         return f"The score is {step.score}: {summary}; {contradictions} contradiction(s)."
 
-    scorer = create_scorer(
-        "answer_similarity",
+    scorer = build.scorer(
         description="How closely the answer matches the expected answer (ground_truth), unit by unit.",
         requires=("output", "ground_truth") if require_ground_truth else ("output",),
-        kind="llm",
         options={
             **weights,
             "scale": scale,
             "require_ground_truth": bool(require_ground_truth),
-            "model": settings.config.model,
         },
     )
-    preprocess = JudgeStep(
-        scorer_id="answer_similarity",
+    preprocess = build.step(
         step="preprocess",
-        settings=settings,
         instructions=UNITS_INSTRUCTIONS,
         schema=Units,
         prompt=units_prompt,
         when_empty=lambda _: {"output_units": [], "ground_truth_units": []},
     )
-    analyze = JudgeStep(
-        scorer_id="answer_similarity",
+    analyze = build.step(
         step="analyze",
-        settings=settings,
         instructions=MATCH_INSTRUCTIONS,
         schema=SimilarityAnalysis,
         prompt=match_prompt,

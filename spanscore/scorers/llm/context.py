@@ -25,24 +25,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
+from spanscore.scorers import MissingInput, Scorer, StepContext
 from spanscore.scorers.judge.answer_checks import ItemsExpected
-from spanscore.scorers.judge.client import JudgeClient
+from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
 from spanscore.scorers.llm.steps import (
     Expectation,
-    JudgeOverride,
-    JudgeSettings,
-    JudgeStep,
     context_option,
     delimit,
-    judge_settings,
     numbered,
     round2,
     run_context,
     scale_option,
 )
 from spanscore.scorers.llm.verdicts import YesNo
-from spanscore.scorers.registry import register
 
 CONTEXT_TARGETS = ("run", "llm", "retrieval")
 """Scorers that read retrieved context also score one retrieval (its query, its documents, the run's answer)."""
@@ -135,32 +130,9 @@ def question_answer(context: StepContext) -> str:
     return f"{delimit('question', run.input_text or '')}\n\n{delimit('answer', run.output_text or '')}"
 
 
-def llm_scorer(scorer_id: str, description: str, requires: tuple[str, ...], options: Mapping[str, Any]) -> Scorer:
-    return create_scorer(
-        scorer_id, description=description, requires=requires, kind="llm", options=options, targets=CONTEXT_TARGETS
-    )
-
-
-def judge_step(
-    scorer_id: str,
-    step: str,
-    settings: JudgeSettings,
-    instructions: str,
-    schema: type[BaseModel],
-    prompt: Any,
-    empty: Any,
-    expect: Expectation | None = None,
-) -> JudgeStep:
-    return JudgeStep(
-        scorer_id=scorer_id,
-        step=step,
-        settings=settings,
-        instructions=instructions,
-        schema=schema,
-        prompt=prompt,
-        when_empty=(lambda _: empty) if empty is not None else None,
-        expect=expect,
-    )
+def context_scorer(build: LlmBuild, description: str, requires: tuple[str, ...], options: Mapping[str, Any]) -> Scorer:
+    """A context scorer: it scores runs and retrieval spans."""
+    return build.scorer(description=description, requires=requires, options=options, targets=CONTEXT_TARGETS)
 
 
 def one_per_piece(configured: tuple[str, ...] | None, field: str, label: str, labels: tuple[str, ...]) -> Expectation:
@@ -173,18 +145,14 @@ def one_per_piece(configured: tuple[str, ...] | None, field: str, label: str, la
     return expect
 
 
-@register("context_precision")
+@judged_scorer("context_precision")
 def context_precision(
+    build: LlmBuild,
     *,
-    model: str | None = None,
-    judge: JudgeOverride = None,
-    step_judges: Mapping[str, JudgeOverride] | None = None,
-    client: JudgeClient | None = None,
     context: Sequence[str] | None = None,
     scale: float = 1,
 ) -> Scorer:
     """Mean average precision of the retrieved context for the answer (rewards relevant pieces ranked early)."""
-    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
     configured, scale = context_option(context), scale_option(scale)
 
     def prompt(step: StepContext) -> str | None:
@@ -202,32 +170,26 @@ def context_precision(
         where = f"pieces {', '.join(useful)} were useful" if useful else "no piece was useful"
         return f"The score is {step.score} because {where} out of {len(verdicts)} graded (earlier is better)."
 
-    scorer = llm_scorer(
-        "context_precision",
+    scorer = context_scorer(
+        build,
         "Mean average precision of the retrieved context (rewards relevant pieces ranked early).",
         ("input", "output"),
-        {"scale": scale, "context": list(configured) if configured else None, "model": settings.config.model},
+        {"scale": scale, "context": list(configured) if configured else None},
     )
-    analyze = judge_step(
-        "context_precision",
+    analyze = build.step(
         "analyze",
-        settings,
         PRECISION_INSTRUCTIONS,
         IndexedVerdicts,
         prompt,
-        None,
-        one_per_piece(configured, "verdicts", "verdict", ("yes", "no")),
+        expect=one_per_piece(configured, "verdicts", "verdict", ("yes", "no")),
     )
     return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
 
 
-@register("context_relevance")
+@judged_scorer("context_relevance")
 def context_relevance(
+    build: LlmBuild,
     *,
-    model: str | None = None,
-    judge: JudgeOverride = None,
-    step_judges: Mapping[str, JudgeOverride] | None = None,
-    client: JudgeClient | None = None,
     context: Sequence[str] | None = None,
     unused_high_relevance_context: float = 0.1,
     missing_context_per_item: float = 0.15,
@@ -235,7 +197,6 @@ def context_relevance(
     scale: float = 1,
 ) -> Scorer:
     """Graded relevance of the retrieved context, penalising unused relevant pieces and missing information."""
-    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
     configured, scale = context_option(context), scale_option(scale)
     penalties = {
         "unused_high_relevance_penalty": _penalty("unused_high_relevance_context", unused_high_relevance_context),
@@ -270,21 +231,18 @@ def context_relevance(
             parts.append(f"missing: {'; '.join(result['missing_context'][:3])}")
         return f"The score is {step.score}: " + "; ".join(parts) + "."
 
-    scorer = llm_scorer(
-        "context_relevance",
+    scorer = context_scorer(
+        build,
         "Graded relevance and use of the retrieved context, with penalties for unused and missing context.",
         ("input", "output"),
-        {"scale": scale, **penalties, "model": settings.config.model},
+        {"scale": scale, **penalties},
     )
-    analyze = judge_step(
-        "context_relevance",
+    analyze = build.step(
         "analyze",
-        settings,
         RELEVANCE_INSTRUCTIONS,
         RelevanceAnalysis,
         prompt,
-        None,
-        one_per_piece(configured, "evaluations", "relevance_level", tuple(RELEVANCE_WEIGHTS)),
+        expect=one_per_piece(configured, "evaluations", "relevance_level", tuple(RELEVANCE_WEIGHTS)),
     )
     return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
 

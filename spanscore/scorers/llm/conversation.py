@@ -31,13 +31,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from spanscore.run import Turn
-from spanscore.scorers import NotApplicable, Scorer, StepContext, create_scorer
+from spanscore.scorers import NotApplicable, Scorer, StepContext
 from spanscore.scorers.base import session_turns
 from spanscore.scorers.judge.answer_checks import ItemsExpected
-from spanscore.scorers.judge.client import JudgeClient
-from spanscore.scorers.llm.steps import JudgeOverride, JudgeStep, as_json, delimit, judge_settings, round2, scale_option
+from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
+from spanscore.scorers.llm.steps import as_json, delimit, round2, scale_option
 from spanscore.scorers.llm.verdicts import YesNo, YesNoUnsure
-from spanscore.scorers.registry import register
 
 SESSION = ("session",)
 
@@ -161,7 +160,7 @@ def frustration_score(verdicts: Sequence[dict[str, Any]], *, scale: float = 1.0)
 
 
 def _per_turn(
-    scorer_id: str,
+    build: LlmBuild,
     description: str,
     instructions: str,
     schema: type[BaseModel],
@@ -170,7 +169,6 @@ def _per_turn(
     *,
     higher_is_better: bool,
     options: dict[str, Any],
-    settings: Any,
     what: str,
 ) -> Scorer:
     """A scorer whose judge gives one verdict per judged turn (``judged(turns)`` numbers them)."""
@@ -195,43 +193,37 @@ def _per_turn(
         notes = "; ".join(f"turn {v['turn']}: {v['verdict']} ({v['reason']})" for v in verdicts[:6] if v.get("reason"))
         return f"The score is {step.score} over {len(verdicts)} turns. {notes}".strip()
 
-    analyze = JudgeStep(
-        scorer_id=scorer_id,
-        step="analyze",
-        settings=settings,
-        instructions=instructions,
-        schema=schema,
-        prompt=prompt,
+    analyze = build.step(
+        "analyze",
+        instructions,
+        schema,
+        prompt,
         when_empty=analyze_empty,
         expect=lambda step: [ItemsExpected("verdicts", len(judged(session_turns(step))))],
     )
-    scorer = create_scorer(
-        scorer_id,
+    scorer = build.scorer(
         description=description,
         requires=("turns",),
         higher_is_better=higher_is_better,
-        kind="llm",
-        options={**options, "model": settings.config.model},
+        options=options,
         targets=SESSION,
     )
     return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
 
 
-@register("conversation_relevancy")
+@judged_scorer("conversation_relevancy", per_step=False)
 def conversation_relevancy(
+    build: LlmBuild,
     *,
     uncertainty_weight: float = 0.3,
     scale: float = 1.0,
-    model: str | None = None,
-    judge: JudgeOverride = None,
-    client: JudgeClient | None = None,
 ) -> Scorer:
     """Share of answers relevant to their turn, given the conversation so far."""
     weight, scale = float(uncertainty_weight), scale_option(scale)
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"option uncertainty_weight must be between 0 and 1, got {uncertainty_weight!r}")
     return _per_turn(
-        "conversation_relevancy",
+        build,
         "Share of the agent's answers relevant to their turn, given the conversation so far.",
         RELEVANCY_INSTRUCTIONS,
         TurnVerdicts,
@@ -239,19 +231,16 @@ def conversation_relevancy(
         lambda verdicts: conversation_relevancy_score(verdicts, uncertainty_weight=weight, scale=scale),
         higher_is_better=True,
         options={"uncertainty_weight": weight, "scale": scale},
-        settings=judge_settings(model=model, judge=judge, client=client),
         what="the answer",
     )
 
 
-@register("knowledge_retention")
-def knowledge_retention(
-    *, scale: float = 1.0, model: str | None = None, judge: JudgeOverride = None, client: JudgeClient | None = None
-) -> Scorer:
+@judged_scorer("knowledge_retention", per_step=False)
+def knowledge_retention(build: LlmBuild, *, scale: float = 1.0) -> Scorer:
     """Share of later answers that keep what the user already said."""
     scale = scale_option(scale)
     return _per_turn(
-        "knowledge_retention",
+        build,
         "Share of the agent's later answers that keep what the user already told it.",
         RETENTION_INSTRUCTIONS,
         RetentionVerdicts,
@@ -259,19 +248,16 @@ def knowledge_retention(
         lambda verdicts: knowledge_retention_score(verdicts, scale=scale),
         higher_is_better=True,
         options={"scale": scale},
-        settings=judge_settings(model=model, judge=judge, client=client),
         what="the answer",
     )
 
 
-@register("user_frustration")
-def user_frustration(
-    *, scale: float = 1.0, model: str | None = None, judge: JudgeOverride = None, client: JudgeClient | None = None
-) -> Scorer:
+@judged_scorer("user_frustration", per_step=False)
+def user_frustration(build: LlmBuild, *, scale: float = 1.0) -> Scorer:
     """Share of the user's messages that show frustration; lower is better."""
     scale = scale_option(scale)
     return _per_turn(
-        "user_frustration",
+        build,
         "Share of the user's messages that show frustration with the agent (lower is better).",
         FRUSTRATION_INSTRUCTIONS,
         FrustrationVerdicts,
@@ -279,18 +265,14 @@ def user_frustration(
         lambda verdicts: frustration_score(verdicts, scale=scale),
         higher_is_better=False,
         options={"scale": scale},
-        settings=judge_settings(model=model, judge=judge, client=client),
         what="the user message",
     )
 
 
-@register("conversation_goal_completion")
-def conversation_goal_completion(
-    *, scale: float = 1.0, model: str | None = None, judge: JudgeOverride = None, client: JudgeClient | None = None
-) -> Scorer:
+@judged_scorer("conversation_goal_completion", per_step=False)
+def conversation_goal_completion(build: LlmBuild, *, scale: float = 1.0) -> Scorer:
     """Did the user get what they came for: achieved goals (partial counts half) over goals."""
     scale = scale_option(scale)
-    settings = judge_settings(model=model, judge=judge, client=client)
 
     def prompt(step: StepContext) -> str:
         return f"{transcript(session_turns(step))}\n\nList the user's goals and whether each was achieved."
@@ -303,20 +285,11 @@ def conversation_goal_completion(
         listed = "; ".join(f"{g['goal']}: {g['outcome'].replace('_', ' ')}" for g in goals[:6])
         return f"The score is {step.score}: {listed}."
 
-    analyze = JudgeStep(
-        scorer_id="conversation_goal_completion",
-        step="analyze",
-        settings=settings,
-        instructions=GOAL_INSTRUCTIONS,
-        schema=Goals,
-        prompt=prompt,
-    )
-    scorer = create_scorer(
-        "conversation_goal_completion",
+    analyze = build.step("analyze", GOAL_INSTRUCTIONS, Goals, prompt)
+    scorer = build.scorer(
         description="Whether the user got what they came for over the whole conversation.",
         requires=("turns",),
-        kind="llm",
-        options={"scale": scale, "model": settings.config.model},
+        options={"scale": scale},
         targets=SESSION,
     )
     return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)

@@ -24,16 +24,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
+from spanscore.scorers import MissingInput, Scorer, StepContext
 from spanscore.scorers.judge.answer_checks import ItemsExpected
-from spanscore.scorers.judge.client import JudgeClient
+from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
 from spanscore.scorers.llm.steps import (
-    JudgeOverride,
-    JudgeStep,
     context_option,
     delimit,
     fraction,
-    judge_settings,
     listed_reasons,
     numbered,
     round2,
@@ -41,7 +38,6 @@ from spanscore.scorers.llm.steps import (
     scale_option,
 )
 from spanscore.scorers.llm.verdicts import Claims, ClaimVerdicts
-from spanscore.scorers.registry import register
 
 CLAIMS_INSTRUCTIONS = (
     "You split an assistant's answer into claims. A claim is one self-contained statement of fact or "
@@ -118,20 +114,18 @@ def _require_context(configured: tuple[str, ...] | None) -> Any:
 
 
 def _grounding_scorer(
-    scorer_id: str,
+    build: LlmBuild,
     *,
     description: str,
     instructions: str,
     verb: str,
     higher_is_better: bool,
-    options: Mapping[str, Any],
+    context: Sequence[str] | None,
+    scale: float,
 ) -> Scorer:
-    settings = judge_settings(
-        model=options["model"], judge=options["judge"], step_judges=options["step_judges"], client=options["client"]
-    )
-    configured = context_option(options["context"])
-    scale = scale_option(options["scale"])
-    is_faithfulness = scorer_id == "faithfulness"
+    configured = context_option(context)
+    scale = scale_option(scale)
+    is_faithfulness = build.scorer_id == "faithfulness"
     score_of = faithfulness_score if is_faithfulness else hallucination_score
 
     def generate_score(context: StepContext) -> float:
@@ -151,36 +145,29 @@ def _grounding_scorer(
             summary = f"{flagged} of {len(verdicts)} claims are not backed by the context"
         return f"The score is {context.score} because {summary}." + (f" {worst}." if worst else "")
 
-    public = {"context": list(configured) if configured else None, "scale": scale, "model": settings.config.model}
-    scorer = create_scorer(
-        scorer_id,
+    scorer = build.scorer(
         description=description,
         requires=("output",),
         higher_is_better=higher_is_better,
-        kind="llm",
-        options=public,
+        options={"context": list(configured) if configured else None, "scale": scale},
         targets=("run", "llm", "retrieval"),
     )
     return (
         scorer.preprocess(
-            JudgeStep(
-                scorer_id=scorer_id,
-                step="preprocess",
-                settings=settings,
-                instructions=CLAIMS_INSTRUCTIONS,
-                schema=Claims,
-                prompt=_require_context(configured),
+            build.step(
+                "preprocess",
+                CLAIMS_INSTRUCTIONS,
+                Claims,
+                _require_context(configured),
                 when_empty=lambda _: {"claims": []},
             )
         )
         .analyze(
-            JudgeStep(
-                scorer_id=scorer_id,
-                step="analyze",
-                settings=settings,
-                instructions=instructions,
-                schema=ClaimVerdicts,
-                prompt=_check_prompt(configured, verb),
+            build.step(
+                "analyze",
+                instructions,
+                ClaimVerdicts,
+                _check_prompt(configured, verb),
                 when_empty=lambda _: {"verdicts": []},
                 expect=one_verdict_per_claim,
             )
@@ -190,45 +177,39 @@ def _grounding_scorer(
     )
 
 
-@register("faithfulness")
+@judged_scorer("faithfulness")
 def faithfulness(
+    build: LlmBuild,
     *,
-    model: str | None = None,
-    judge: JudgeOverride = None,
-    step_judges: Mapping[str, JudgeOverride] | None = None,
-    client: JudgeClient | None = None,
     context: Sequence[str] | None = None,
     scale: float = 1,
 ) -> Scorer:
     """Share of the answer's claims that the context supports (higher is better)."""
-    options = {"model": model, "judge": judge, "step_judges": step_judges, "client": client, "context": context}
     return _grounding_scorer(
-        "faithfulness",
+        build,
         description="Share of the answer's claims supported by the run's context.",
         instructions=FAITHFULNESS_INSTRUCTIONS,
         verb="Check",
         higher_is_better=True,
-        options={**options, "scale": scale},
+        context=context,
+        scale=scale,
     )
 
 
-@register("hallucination")
+@judged_scorer("hallucination")
 def hallucination(
+    build: LlmBuild,
     *,
-    model: str | None = None,
-    judge: JudgeOverride = None,
-    step_judges: Mapping[str, JudgeOverride] | None = None,
-    client: JudgeClient | None = None,
     context: Sequence[str] | None = None,
     scale: float = 1,
 ) -> Scorer:
     """Share of the answer's claims that contradict or go beyond the context (lower is better)."""
-    options = {"model": model, "judge": judge, "step_judges": step_judges, "client": client, "context": context}
     return _grounding_scorer(
-        "hallucination",
+        build,
         description="Share of the answer's claims not grounded in the run's context (lower is better).",
         instructions=HALLUCINATION_INSTRUCTIONS,
         verb="Check for hallucination",
         higher_is_better=False,
-        options={**options, "scale": scale},
+        context=context,
+        scale=scale,
     )

@@ -17,26 +17,22 @@ from pydantic import BaseModel
 
 from spanscore.scorers import Scorer, StepContext
 from spanscore.scorers.judge.answer_checks import ItemsExpected
-from spanscore.scorers.judge.client import JudgeClient
+from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
 from spanscore.scorers.llm.context import (
     IndexedVerdicts,
+    context_scorer,
     documents_of,
-    judge_step,
-    llm_scorer,
     one_per_piece,
     question_answer,
 )
 from spanscore.scorers.llm.steps import (
-    JudgeOverride,
     context_option,
     delimit,
-    judge_settings,
     numbered,
     round2,
     scale_option,
 )
 from spanscore.scorers.llm.verdicts import Claims, YesNo
-from spanscore.scorers.registry import register
 
 RECALL_INSTRUCTIONS = (
     "You check recall: for every context piece, by its index, 'yes' = the answer conveys the piece's information, "
@@ -93,13 +89,10 @@ def _expectation(against: str, configured: tuple[str, ...] | None) -> Callable[[
     return lambda step: [ItemsExpected("verdicts", count(step), label_field="verdict", labels=("yes", "no"))]
 
 
-@register("context_recall")
+@judged_scorer("context_recall")
 def context_recall(
+    build: LlmBuild,
     *,
-    model: str | None = None,
-    judge: JudgeOverride = None,
-    step_judges: Mapping[str, JudgeOverride] | None = None,
-    client: JudgeClient | None = None,
     context: Sequence[str] | None = None,
     against: Literal["output", "ground_truth"] = "output",
     scale: float = 1,
@@ -107,7 +100,6 @@ def context_recall(
     """Share of the context the answer recalls (or, against the ground truth, of its claims the context backs)."""
     if against not in ("output", "ground_truth"):
         raise ValueError(f"option against must be 'output' or 'ground_truth', got {against!r}")
-    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
     configured, scale = context_option(context), scale_option(scale)
 
     items_judged = _items_judged(against, configured)
@@ -127,7 +119,7 @@ def context_recall(
         )
         return f"The score is {step.score} because {hits} of {total} {noun}."
 
-    options = {"scale": scale, "against": against, "model": settings.config.model}
+    options = {"scale": scale, "against": against}
     if against == "output":
 
         def recall_prompt(step: StepContext) -> str | None:
@@ -137,18 +129,14 @@ def context_recall(
             listing = numbered("context", documents)
             return f"Check which context pieces the answer conveys.\n\n{question_answer(step)}\n\n{listing}"
 
-        scorer = llm_scorer(
-            "context_recall", "Share of the retrieved context the answer conveys.", ("output",), options
-        )
-        analyze = judge_step(
-            "context_recall",
+        scorer = context_scorer(build, "Share of the retrieved context the answer conveys.", ("output",), options)
+        analyze = build.step(
             "analyze",
-            settings,
             RECALL_INSTRUCTIONS,
             IndexedVerdicts,
             recall_prompt,
-            {"verdicts": []},
-            expect,
+            when_empty=lambda _: {"verdicts": []},
+            expect=expect,
         )
         return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
 
@@ -166,21 +154,19 @@ def context_recall(
             f"Check each claim against the context.\n\n{numbered('context', documents)}\n\n{numbered('claims', claims)}"
         )
 
-    scorer = llm_scorer(
-        "context_recall", "Share of the ground truth's claims the retrieved context backs.", ("ground_truth",), options
+    scorer = context_scorer(
+        build, "Share of the ground truth's claims the retrieved context backs.", ("ground_truth",), options
     )
-    preprocess = judge_step(
-        "context_recall", "preprocess", settings, GROUND_TRUTH_CLAIMS, Claims, claims_prompt, {"claims": []}
+    preprocess = build.step(
+        "preprocess", GROUND_TRUTH_CLAIMS, Claims, claims_prompt, when_empty=lambda _: {"claims": []}
     )
-    analyze = judge_step(
-        "context_recall",
+    analyze = build.step(
         "analyze",
-        settings,
         ATTRIBUTION_INSTRUCTIONS,
         AttributionVerdicts,
         attribution_prompt,
-        {"verdicts": []},
-        expect,
+        when_empty=lambda _: {"verdicts": []},
+        expect=expect,
     )
     return (
         scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)

@@ -21,21 +21,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from spanscore.scorers import MissingInput, Scorer, StepContext, create_scorer
+from spanscore.scorers import MissingInput, Scorer, StepContext
 from spanscore.scorers.judge.answer_checks import ItemsExpected
-from spanscore.scorers.judge.client import JudgeClient
+from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
 from spanscore.scorers.llm.steps import (
     CombinedJudgeSteps,
-    JudgeOverride,
     JudgeStep,
     delimit,
-    judge_settings,
     numbered,
     round2,
     scale_option,
 )
 from spanscore.scorers.llm.verdicts import ClaimVerdict, YesNo
-from spanscore.scorers.registry import register
 
 CLAIMS_INSTRUCTIONS = (
     "You list the claims of a summary: each one checkable fact, self-contained (pronouns resolved), in the "
@@ -168,13 +165,10 @@ class _SummaryPrompts:
         )
 
 
-@register("summarization")
+@judged_scorer("summarization")
 def summarization(
+    build: LlmBuild,
     *,
-    model: str | None = None,
-    judge: JudgeOverride = None,
-    step_judges: Mapping[str, JudgeOverride] | None = None,
-    client: JudgeClient | None = None,
     source: str | None = None,
     max_questions: int = 10,
     scale: float = 1,
@@ -184,14 +178,11 @@ def summarization(
         raise ValueError(f"option max_questions must be an integer of at least 1, got {max_questions!r}")
     if source is not None and not isinstance(source, str):
         raise ValueError(f"option source must be a string, got {source!r}")
-    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
     prompts = _SummaryPrompts(source, max_questions, scale_option(scale))
 
     def part(step: str, instructions: str, schema: type[BaseModel], prompt: Any, empty: Any, expect: Any) -> JudgeStep:
-        return JudgeStep(
-            scorer_id="summarization",
+        return build.step(
             step=step,
-            settings=settings,
             instructions=instructions,
             schema=schema,
             prompt=prompt,
@@ -199,12 +190,10 @@ def summarization(
             expect=expect,
         )
 
-    scorer = create_scorer(
-        "summarization",
+    scorer = build.scorer(
         description="Faithfulness (claims supported) and coverage (key questions answered) of a summary.",
         requires=("output",),
-        kind="llm",
-        options={"max_questions": max_questions, "scale": prompts.scale, "model": settings.config.model},
+        options={"max_questions": max_questions, "scale": prompts.scale},
     )
     preprocess = CombinedJudgeSteps(
         part("preprocess", CLAIMS_INSTRUCTIONS, SummaryClaims, prompts.claims, {"claims": []}, None),

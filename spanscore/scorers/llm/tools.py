@@ -16,11 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from spanscore.scorers import Scorer, StepContext, create_scorer
+from spanscore.scorers import Scorer, StepContext
 from spanscore.scorers.judge.answer_checks import ItemsExpected
-from spanscore.scorers.judge.client import JudgeClient
-from spanscore.scorers.llm.steps import JudgeOverride, JudgeStep, as_json, delimit, judge_settings, round2
-from spanscore.scorers.registry import register
+from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
+from spanscore.scorers.llm.steps import as_json, delimit, round2
 
 TOOL_INSTRUCTIONS = (
     "You audit an agent's tool use. For each tool call, in order, was_appropriate: true when that tool, with those "
@@ -61,18 +60,14 @@ def _available(tools: Any) -> tuple[tuple[str, str], ...]:
     return tuple(parsed)
 
 
-@register("tool_call_accuracy_llm")
+@judged_scorer("tool_call_accuracy_llm")
 def tool_call_accuracy_llm(
+    build: LlmBuild,
     *,
     available_tools: Sequence[Mapping[str, str]],
-    model: str | None = None,
-    judge: JudgeOverride = None,
-    step_judges: Mapping[str, JudgeOverride] | None = None,
-    client: JudgeClient | None = None,
 ) -> Scorer:
     """Share of the agent's tool calls a judge finds appropriate for the request."""
     tools = _available(available_tools)
-    settings = judge_settings(model=model, judge=judge, step_judges=step_judges, client=client)
 
     def preprocess(step: StepContext) -> dict[str, Any]:
         calls = step.run.all_tool_calls
@@ -110,18 +105,14 @@ def tool_call_accuracy_llm(
             parts.append(f"missing: {', '.join(result['missing_tools'])}")
         return f"The score is {step.score}: " + "; ".join(parts) + "."
 
-    scorer = create_scorer(
-        "tool_call_accuracy_llm",
+    scorer = build.scorer(
         description="Share of the agent's tool calls a judge finds appropriate for the request.",
         requires=("input",),
-        kind="llm",
         targets=("run", "llm", "tool"),
-        options={"available_tools": [{"name": n, "description": d} for n, d in tools], "model": settings.config.model},
+        options={"available_tools": [{"name": n, "description": d} for n, d in tools]},
     )
-    analyze = JudgeStep(
-        scorer_id="tool_call_accuracy_llm",
+    analyze = build.step(
         step="analyze",
-        settings=settings,
         instructions=TOOL_INSTRUCTIONS,
         schema=ToolAnalysis,
         prompt=prompt,
