@@ -21,14 +21,23 @@ def chdb_dsn(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture
 def database_name() -> str:
+    return new_database_name()
+
+
+def new_database_name() -> str:
     return f"t{os.getpid()}_{next(_counter)}"
 
 
 @pytest.fixture
 def service_config(chdb_dsn: str, database_name: str, tmp_path: Path) -> ServiceConfig:
+    return make_service_config(chdb_dsn, database_name, tmp_path)
+
+
+def make_service_config(chdb_dsn: str, database_name: str, directory: Path) -> ServiceConfig:
+    """A service on the test process's store, in a database of its own, on port-0 listeners."""
     config = load_config(None, environ={})
     config.storage.dsn = chdb_dsn
-    config.storage.spool_dir = (tmp_path / "spool").as_posix()
+    config.storage.spool_dir = (directory / "spool").as_posix()
     config.storage.database = database_name
     config.storage.flush_interval_s = 0.01
     # Most tests read back what an OK acknowledged, at once: they run with "OK = stored". The default,

@@ -24,6 +24,7 @@ from spanscore import __version__
 from spanscore.cli import rules as rules_cli
 from spanscore.cli.logs import EscapingFormatter
 from spanscore.cli.status_text import format_status
+from spanscore.cli.tables import format_table
 from spanscore.config import ServiceConfig, load_config
 from spanscore.errors import ConfigError, SpanscoreError
 from spanscore.printable import printable
@@ -448,7 +449,7 @@ def _demo(config: ServiceConfig, traces: int, hours: float) -> int:
 def _migrate(config: ServiceConfig) -> int:
     """Bring the schema up to date once, for deployments whose replicas start with storage.migrate off."""
     from spanscore.server.service import store_for
-    from spanscore.storage.schema_state import missing_migrations
+    from spanscore.storage.schema.state import missing_migrations
 
     config.storage.migrate = True
     store = store_for(config)
@@ -480,27 +481,6 @@ def _config_check(config: ServiceConfig, path: str | None) -> int:
         print(line)
     print(f"config {path or '<defaults>'}: OK")
     return 0
-
-
-def format_table(result: dict[str, object], source: str = "") -> str:
-    """Render the engine's JSON output as an aligned text table; ``source`` names who answered, in the last line."""
-    meta = result.get("meta") or []
-    names = [str(col["name"]) for col in meta] if isinstance(meta, list) else []
-    data = result.get("data") or []
-    rows = [[_cell(row.get(name)) for name in names] for row in data] if isinstance(data, list) else []
-    widths = [max([len(name)] + [len(r[i]) for r in rows]) for i, name in enumerate(names)]
-    line = "  ".join(name.ljust(widths[i]) for i, name in enumerate(names))
-    out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)) for row in rows]
-    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''}{f', from {source}' if source else ''})")
-    return "\n".join(out) + "\n"
-
-
-def _cell(value: object) -> str:
-    """One table cell on one line, with the sender's control characters escaped (docs/security.md)."""
-    if isinstance(value, str):
-        return printable(value)
-    return printable(json.dumps(value, ensure_ascii=False))
 
 
 def _judge_check(argv: list[str]) -> int:

@@ -12,9 +12,9 @@ from typing import Any
 
 from spanscore.config import ServiceConfig
 from spanscore.errors import SpanscoreError
-from spanscore.storage import write_paths
-from spanscore.storage.deadletter_ops import DeadLetterOps
-from spanscore.storage.writer import BatchWriter
+from spanscore.storage.write import paths as write_paths
+from spanscore.storage.write.deadletter_ops import DeadLetterOps
+from spanscore.storage.write.writer import BatchWriter
 
 
 def list_locally(config: ServiceConfig) -> dict[str, Any]:

@@ -12,12 +12,14 @@ import json
 import re
 from collections.abc import Callable
 
+from spanscore.cli.tables import format_table
 from spanscore.errors import ConfigError
 from spanscore.scoring.backfill import parse_since
+from spanscore.storage.reads import reports
 
 SPARKS = "▁▂▃▄▅▆▇█"
 _SCORER = re.compile(r"^[A-Za-z0-9_.:\-]{1,200}$")
-BUCKETS = {"hour": "Hour", "day": "toStartOfDay(Hour)", "week": "toStartOfWeek(Hour)"}
+BUCKETS = reports.BUCKETS
 
 
 def trend_sql(scorer: str, since: str, by: str, rule: str | None = None) -> str:
@@ -28,24 +30,12 @@ def trend_sql(scorer: str, since: str, by: str, rule: str | None = None) -> str:
         raise ConfigError(f"--rule must be a rule name (letters, digits, _ . : -), got {rule!r}")
     if by not in BUCKETS:
         raise ConfigError(f"--by must be one of {', '.join(BUCKETS)}, got {by!r}")
-    seconds = int(parse_since(since))
-    rule_filter = f" AND Rule = '{rule}'" if rule else ""
-    return (
-        f"SELECT {BUCKETS[by]} AS bucket, sum(Scored) AS scores,"
-        " round(sum(ScoreSum) / nullIf(sum(Scored), 0), 4) AS mean,"
-        " round(sum(WeightedScoreSum) / nullIf(sum(WeightSum), 0), 4) AS weighted_mean,"
-        " round(avg(P50), 4) AS p50_of_buckets,"
-        " round(sum(Passed) / nullIf(sum(Passed) + sum(Failed), 0), 4) AS pass_rate,"
-        " round(sum(CostUsd), 6) AS judge_cost_usd"
-        f" FROM score_trend_hourly WHERE Scorer = '{scorer}'{rule_filter}"
-        f" AND Hour >= now() - INTERVAL {seconds} SECOND"
-        " GROUP BY bucket ORDER BY bucket"
-    )
+    return reports.trend_sql(scorer, BUCKETS[by], int(parse_since(since)), rule)
 
 
 def _require_scorer_with_data(run_query: Callable[[str, str], bytes], scorer: str) -> None:
     """A scorer id with no scores at all is a typo more often than a quiet scorer: say which ids have data."""
-    result = json.loads(run_query("SELECT DISTINCT Scorer FROM score_trend_hourly ORDER BY Scorer", "json"))
+    result = json.loads(run_query(reports.SCORERS_WITH_DATA_SQL, "json"))
     known = [str(row["Scorer"]) for row in result.get("data", [])]
     if scorer not in known:
         listed = ", ".join(known) if known else "none yet"
@@ -72,7 +62,6 @@ def trend(run_query: Callable[[str, str], bytes], scorer: str, since: str, by: s
     rows = result.get("data", [])
     if output == "json":
         return json.dumps(rows, indent=2) + "\n"
-    from spanscore.cli.commands import format_table
 
     means = [None if row["mean"] is None else float(row["mean"]) for row in rows]
     header = f"{scorer} over {since} by {by}: {len(rows)} bucket(s)  {sparkline(means)}\n"
@@ -91,18 +80,7 @@ def agreement_sql(scorer: str, name: str, source: str, since: str) -> str:
     ):
         if not pattern.match(value):
             raise ConfigError(f"{flag} has characters a name cannot have: {value!r}")
-    seconds = int(parse_since(since))
-    return (
-        "SELECT j.TraceId AS trace_id, j.Label AS judge_label, j.Score AS judge_score,"
-        " h.Label AS human_label, h.Score AS human_score FROM"
-        " (SELECT TraceId, argMax(Label, Timestamp) AS Label, argMax(Score, Timestamp) AS Score FROM scores FINAL"
-        f" WHERE Scorer = '{scorer}' AND Source = 'spanscore' AND Status = 'ok'"
-        f" AND RunTimestamp >= now() - INTERVAL {seconds} SECOND GROUP BY TraceId) AS j"
-        " INNER JOIN (SELECT TraceId, Label, Score FROM scores FINAL"
-        f" WHERE Scorer = '{name}' AND Source = '{source}'"
-        f" AND RunTimestamp >= now() - INTERVAL {seconds} SECOND) AS h ON h.TraceId = j.TraceId"
-        " ORDER BY trace_id"
-    )
+    return reports.agreement_sql(scorer, name, source, int(parse_since(since)))
 
 
 def agreement_report(

@@ -1,99 +1,16 @@
 """Reading spans back for the run assembler after a restart (its ``SpanSource``).
 
-Spans are acknowledged once stored, so after a crash the pending runs are in
-``otel_traces``, and the GenAI log events that carry their messages are in
-``otel_logs``; ``score_decisions`` says which runs were already handed to
-sampling. Backfill and preview rebuild runs through the same reads, so a run
+Backfill and preview rebuild runs through the same reads (``spanscore.storage.reads.recovery``), so a run
 looks the same whether it was scored live, after a restart or from storage.
-Trusted SQL with bound parameters only.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
-from spanscore.run import Run, Turn
 from spanscore.runs.readiness import RecoveredTrace
-from spanscore.storage.scored_runs import parse_stored_run, run_from_view
-
-_SPAN_SELECT = """
-SELECT TraceId, SpanId, ParentSpanId, SpanName, SpanKind, toUnixTimestamp64Nano(Timestamp), Duration,
-       ServiceName, SpanAttributes, ResourceAttributes, StatusCode, StatusMessage, TraceState, ScopeName,
-       ScopeVersion, arrayMap(t -> toUnixTimestamp64Nano(t), Events.Timestamp), Events.Name, Events.Attributes,
-       Links.TraceId, Links.SpanId, Links.TraceState, Links.Attributes
-FROM {database}.otel_traces
-WHERE TraceId IN (
-    SELECT DISTINCT TraceId FROM {database}.otel_traces WHERE Timestamp >= fromUnixTimestamp64Nano({since:Int64})
-    LIMIT {limit:UInt32}
-)
-ORDER BY TraceId, Timestamp
-"""
-
-
-# The log records of the traces just read, by trace id (only records that name a trace can join a run).
-_LOG_SELECT = """
-SELECT toUnixTimestamp64Nano(Timestamp), TraceId, SpanId, EventName, SeverityText, SeverityNumber, Body,
-       ServiceName, LogAttributes, ResourceAttributes, ScopeName, ScopeVersion
-FROM {database}.otel_logs
-WHERE TraceId IN {ids:Array(String)}
-ORDER BY TraceId, Timestamp
-"""
-_LOG_BATCH = 5_000  # trace ids per log query, so the bound array stays a modest query size
-
-
-def log_from_row(row: tuple[Any, ...]) -> LogRecord:
-    """Rebuild the decoded log record from an ``otel_logs`` row (the inverse of ``log_columns``)."""
-    (time_ns, trace_id, span_id, event_name, severity_text, severity_number, body, service, attributes, resource,
-     scope_name, scope_version) = row  # fmt: skip
-    return LogRecord(
-        time_ns=int(time_ns),
-        trace_id=trace_id,
-        span_id=span_id,
-        event_name=event_name,
-        severity_text=severity_text,
-        severity_number=int(severity_number),
-        body=body,
-        service_name=service,
-        attributes=dict(attributes),
-        resource_attributes=dict(resource),
-        scope_name=scope_name,
-        scope_version=scope_version,
-    )
-
-
-def span_from_row(row: tuple[Any, ...]) -> SpanRecord:
-    """Rebuild the decoded span from an ``otel_traces`` row (the inverse of the ``otel_traces_intake`` view)."""
-    (trace_id, span_id, parent, name, kind, start, duration, service, attributes, resource, code, message, state,
-     scope_name, scope_version, event_times, event_names, event_attributes, link_traces, link_spans, link_states,
-     link_attributes) = row  # fmt: skip
-    return SpanRecord(
-        trace_id=trace_id,
-        span_id=span_id,
-        parent_span_id=parent,
-        name=name,
-        kind=kind,
-        start_time_ns=int(start),
-        end_time_ns=int(start) + int(duration),
-        service_name=service,
-        attributes=dict(attributes),
-        resource_attributes=dict(resource),
-        status_code=code,
-        status_message=message,
-        trace_state=state,
-        scope_name=scope_name,
-        scope_version=scope_version,
-        events=tuple(
-            SpanEvent(int(t), str(n), dict(a))
-            for t, n, a in zip(event_times, event_names, event_attributes, strict=False)
-        ),
-        links=tuple(
-            SpanLink(t, s, st, dict(a))
-            for t, s, st, a in zip(link_traces, link_spans, link_states, link_attributes, strict=False)
-        ),
-    )
+from spanscore.storage.reads.recovery import handled_runs, recent_trace_spans, trace_logs
 
 
 class StoredSpanSource:
@@ -104,96 +21,10 @@ class StoredSpanSource:
         self._max_traces = max_traces
 
     def recent_traces(self, since_ns: int) -> Iterable[RecoveredTrace]:
-        sql = _SPAN_SELECT.replace("{database}", self._store.database)
-        rows = self._store.internal_query(sql, {"since": since_ns, "limit": self._max_traces})
-        grouped: dict[str, list[SpanRecord]] = defaultdict(list)
-        for row in rows:
-            grouped[row[0]].append(span_from_row(row))
-        logs = self._logs(list(grouped))
+        grouped = recent_trace_spans(self._store, since_ns, self._max_traces)
+        logs = trace_logs(self._store, list(grouped))
         return [RecoveredTrace(trace_id, spans, logs.get(trace_id, [])) for trace_id, spans in grouped.items()]
 
-    def _logs(self, trace_ids: list[str]) -> dict[str, list[LogRecord]]:
-        sql = _LOG_SELECT.replace("{database}", self._store.database)
-        grouped: dict[str, list[LogRecord]] = defaultdict(list)
-        for start in range(0, len(trace_ids), _LOG_BATCH):
-            for row in self._store.internal_query(sql, {"ids": trace_ids[start : start + _LOG_BATCH]}):
-                grouped[row[1]].append(log_from_row(row))
-        return grouped
-
     def handled_runs(self, trace_ids: Iterable[str]) -> Mapping[str, Mapping[str, bool]]:
-        """Every subject decided on (a run, or a span for span targets) and whether it needs nothing more.
-
-        A subject needs nothing more when every rule that sampled it has a score row for it. One whose
-        ``sampled`` decision was written but whose scoring was cut short (a crash mid-job) is not
-        handled, so recovery scores its run again; deterministic score ids make the second attempt
-        replace rather than duplicate anything the first one wrote.
-        """
-        ids = list(trace_ids)
-        if not ids:
-            return {}
-        database = self._store.database
-        rows = self._store.internal_query(
-            "SELECT d.TraceId, d.RunId, hasAll(s.ScoredRules, d.SampledRules) FROM ("
-            f"  SELECT TraceId, RunId, groupArrayIf(Rule, Decision = 'sampled') AS SampledRules"
-            f"  FROM {database}.score_decisions FINAL WHERE TraceId IN {{ids:Array(String)}}"
-            "  GROUP BY TraceId, RunId"
-            ") AS d LEFT JOIN ("
-            f"  SELECT RunId, groupUniqArray(Rule) AS ScoredRules FROM {database}.scores"
-            "  WHERE TraceId IN {ids:Array(String)} GROUP BY RunId"
-            ") AS s ON d.RunId = s.RunId",
-            {"ids": ids},
-        )
-        handled: dict[str, dict[str, bool]] = defaultdict(dict)
-        for trace_id, run_id, done in rows:
-            handled[trace_id][run_id] = bool(done)
-        return handled
-
-
-def spend_since(store: Any, rules: list[str], since_ns: int) -> dict[str, tuple[float, int, int]]:
-    """Judge spend per rule in ``scores`` since ``since_ns``: (dollars, tokens, scored runs).
-
-    FINAL, so a score written twice (a retry, a replay) is counted once.
-    """
-    if not rules:
-        return {}
-    rows = store.internal_query(
-        "SELECT Rule, sum(CostUsd), sum(InputTokens + OutputTokens), uniqExact(RunId)"
-        f" FROM {store.database}.scores FINAL"
-        " WHERE Timestamp >= fromUnixTimestamp64Nano({since:Int64}) AND Rule IN {rules:Array(String)}"
-        " GROUP BY Rule",
-        {"since": since_ns, "rules": rules},
-    )
-    return {rule: (float(usd), int(tokens), int(runs)) for rule, usd, tokens, runs in rows}
-
-
-def unscored_sessions(store: Any, since_ns: int, *, limit: int = 100_000) -> list[Run]:
-    """After a restart: the latest stored turn of every session that was open when the process stopped.
-
-    Open means a turn was stored since ``since_ns`` and no session decision was written after it.
-    """
-    database = store.database
-    rows = store.internal_query(
-        "SELECT t.Run FROM ("
-        "  SELECT SessionId, argMax(Run, Timestamp) AS Run, max(Timestamp) AS LastTurn"
-        f"  FROM {database}.scored_runs WHERE SessionId != '' AND Target = 'run'"
-        "  AND Timestamp >= fromUnixTimestamp64Nano({since:Int64}) GROUP BY SessionId"
-        ") AS t LEFT JOIN ("
-        f"  SELECT RunId, max(Timestamp) AS Decided FROM {database}.score_decisions WHERE Target = 'session'"
-        "  GROUP BY RunId"
-        ") AS d ON t.SessionId = d.RunId WHERE d.Decided < t.LastTurn LIMIT {limit:UInt32}",
-        {"since": since_ns, "limit": limit},
-    )
-    return [run_from_view(parse_stored_run(row[0])) for row in rows]
-
-
-def session_turns(store: Any, session_id: str, since_ns: int, *, limit: int = 10_000) -> list[Turn]:
-    """The stored turns of one session whose runs started at or after ``since_ns``, oldest first."""
-    rows = store.internal_query(
-        f"SELECT Run FROM (SELECT * FROM {store.database}.scored_runs FINAL"
-        " WHERE SessionId = {session:String} AND Target = 'run'"
-        " AND RunTimestamp >= fromUnixTimestamp64Nano({since:Int64})"
-        " ORDER BY Version DESC LIMIT 1 BY TraceId, RunId, ServiceName)"  # one row per run and service (0012)
-        " ORDER BY RunTimestamp LIMIT {limit:UInt32}",
-        {"session": session_id, "since": since_ns, "limit": limit},
-    )
-    return [Turn.of(run_from_view(parse_stored_run(row[0]))) for row in rows]
+        """Every subject decided on and whether it needs nothing more (see ``storage.reads.recovery``)."""
+        return handled_runs(self._store, trace_ids)

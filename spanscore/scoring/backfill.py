@@ -26,6 +26,7 @@ from spanscore.runs.sessions import session_view
 from spanscore.sampling.engine import preview_run
 from spanscore.sampling.rules import RuleConfig
 from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.reads.backfill import already_decided, average_judge_cost, errored_runs
 
 if TYPE_CHECKING:  # the judge client loads litellm; config loading imports this module and must not
     from spanscore.scorers.judge.client import Judge
@@ -120,7 +121,7 @@ def preview(
     scorers = build_rule_scorers([rule], judge)[rule.name]
     llm = [s for s in scorers if s.info.kind == "llm"]
     sampled = outcomes["sampled"]
-    cost = _average_cost(store, rule.name, [s.info.id for s in llm])
+    cost = average_judge_cost(store, rule.name, [s.info.id for s in llm])
     return Preview(
         rule=rule.name,
         candidates=len(candidates),
@@ -131,39 +132,6 @@ def preview(
         estimated_judge_calls=sampled * sum(scorer.judge_steps for scorer in llm),
         estimated_cost_usd=None if cost is None else round(cost * sampled, 6),
     )
-
-
-def _average_cost(store: ClickHouseStore, rule: str, scorers: list[str]) -> float | None:
-    """Average judge cost per run from past scores of these scorers; None when there is no history."""
-    if not scorers:
-        return 0.0
-    rows = store.internal_query(
-        f"SELECT sum(CostUsd) / greatest(uniqExact(RunId), 1), count() FROM {store.database}.scores FINAL"
-        " WHERE Scorer IN {scorers:Array(String)} AND Status = 'ok'",
-        {"scorers": scorers},
-    )
-    if not rows or not rows[0][1]:
-        return None
-    return float(rows[0][0])
-
-
-def already_decided(store: ClickHouseStore, rule: str) -> set[str]:
-    """Runs the rule has decided on (sampled, or found not scorable)."""
-    rows = store.internal_query(
-        f"SELECT DISTINCT RunId FROM {store.database}.score_decisions FINAL WHERE Rule = {{rule:String}}"
-        " AND Decision IN ('sampled', 'missing_input', 'not_applicable')",
-        {"rule": rule},
-    )
-    return {row[0] for row in rows}
-
-
-def errored_runs(store: ClickHouseStore, rule: str) -> set[str]:
-    """Runs with a score of the rule whose latest version ended in an error."""
-    rows = store.internal_query(
-        f"SELECT DISTINCT RunId FROM {store.database}.scores FINAL WHERE Rule = {{rule:String}} AND Status = 'error'",
-        {"rule": rule},
-    )
-    return {row[0] for row in rows}
 
 
 _CHUNK = 256  # runs decided per decision insert; one insert per run made backfill ~10x slower than live

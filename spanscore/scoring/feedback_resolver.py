@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from spanscore.collector.outside_rows import ScoredSpan
 from spanscore.pipeline import Consumer, every
 from spanscore.scoring.feedback import OutsideScore, row_for_posted
-from spanscore.storage.outside_scores import Queries, pending_feedback, scored_spans
+from spanscore.storage.reads.outside_scores import Queries, pending_feedback, scored_spans
 from spanscore.storage.scores import ScoreRow
 
 log = logging.getLogger(__name__)

@@ -31,7 +31,7 @@ from spanscore.run import SPAN_TARGETS, Run, Turn
 from spanscore.runs.config import RunsConfig, SessionsConfig
 from spanscore.runs.intake import StoredLogs, StoredSpans
 from spanscore.runs.readiness import RunAssembler
-from spanscore.runs.recovery import StoredSpanSource, session_turns, spend_since, unscored_sessions
+from spanscore.runs.recovery import StoredSpanSource
 from spanscore.runs.sessions import SessionTracker
 from spanscore.sampling.engine import RuleEngine
 from spanscore.sampling.rule_sets import rule_set_version
@@ -45,9 +45,10 @@ from spanscore.scoring.ready_poller import ReadyPoller
 from spanscore.scoring.subject import RuleRun, Subject
 from spanscore.scoring.workers import ScoringWorkers
 from spanscore.storage.clickhouse import ClickHouseStore, is_embedded
+from spanscore.storage.reads.recovery import session_turns, spend_since, unscored_sessions
 from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow
-from spanscore.storage.writer import BatchWriter, InsertFn
+from spanscore.storage.write.writer import BatchWriter, InsertFn
 
 if TYPE_CHECKING:  # the judge client loads litellm; config loading imports this module and must not
     from spanscore.scorers.judge.client import Judge
@@ -109,7 +110,7 @@ class LiveScoring:
     ) -> None:
         """Build the stage; ``writers`` are the durable score, decision and scored-run write paths.
 
-        The service passes spooled ones (``storage.write_paths``); without them, plain in-memory
+        The service passes spooled ones (``storage.write.paths``); without them, plain in-memory
         writers are used (backfill, tests).
         """
         self.config = scoring or ScoringConfig()

@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 
 from spanscore.errors import RetryableError
 from spanscore.pipeline import Consumer
-from spanscore.storage.writer import BatchWriter
+from spanscore.storage.write.writer import BatchWriter
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from spanscore.server.rules_api import RuleHolder, RulesApi
 from spanscore.server.scores_api import ScoresApi, ScoreTaker
 from spanscore.server.wire import json_error
 from spanscore.storage.clickhouse import QUERY_FORMATS, ClickHouseStore
-from spanscore.storage.deadletter_ops import DeadLetterOps
+from spanscore.storage.write.deadletter_ops import DeadLetterOps
 
 log = logging.getLogger(__name__)
 

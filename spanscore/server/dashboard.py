@@ -6,7 +6,7 @@ its scores and their reasons. The pages carry no data: they fetch it from
 ``/api/v1/dashboard/*``, which checks the API's bearer tokens like every other
 API route. Request parameters are parsed strictly here (pydantic, unknown
 parameters refused) and reach SQL only as bound parameters of the fixed
-statements in ``spanscore.storage.dashboard``. Assets are package data, read
+statements in ``spanscore.storage.reads.dashboard``. Assets are package data, read
 once at start; nothing is fetched from elsewhere, and the pages' CSP says so.
 """
 
@@ -27,7 +27,7 @@ from spanscore.scoring.backfill import parse_since
 from spanscore.server.auth import TokenCheck
 from spanscore.server.wire import json_error
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.dashboard import DashboardReader, scored_runs
+from spanscore.storage.reads.dashboard import DashboardReader, scored_runs
 
 MAX_WINDOW_S = 400 * 86400
 """The longest ``since`` window accepted (the hourly roll-up keeps history; this bounds one read)."""

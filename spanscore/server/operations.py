@@ -17,9 +17,9 @@ from spanscore.config import ServiceConfig
 from spanscore.scoring.backfill import BackfillProgress, backfill, find_rule, parse_since, preview
 from spanscore.scoring.feedback import PENDING_SPAN, parse_scores, row_for_posted, row_for_unresolved
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.outside_scores import scored_spans
+from spanscore.storage.reads.outside_scores import scored_spans
 from spanscore.storage.scores import ScoreRow
-from spanscore.storage.writer import BatchWriter
+from spanscore.storage.write.writer import BatchWriter
 
 if TYPE_CHECKING:
     from spanscore.scorers.judge.client import Judge

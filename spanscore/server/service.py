@@ -39,13 +39,13 @@ from spanscore.server.otlp_grpc import GrpcReceiver
 from spanscore.server.otlp_http import HttpReceiver
 from spanscore.server.rule_control import RuleControl
 from spanscore.server.service_metrics import service_metrics
-from spanscore.storage import write_paths
-from spanscore.storage.alert_reads import window_scores
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.deadletter_ops import DeadLetterOps
-from spanscore.storage.guard import QueryLimits
+from spanscore.storage.query.guard import QueryLimits
+from spanscore.storage.reads.alerts import window_scores
 from spanscore.storage.scores import ScoreRow
-from spanscore.storage.writer import BatchWriter
+from spanscore.storage.write import paths as write_paths
+from spanscore.storage.write.deadletter_ops import DeadLetterOps
+from spanscore.storage.write.writer import BatchWriter
 
 if TYPE_CHECKING:
     from spanscore.scorers.judge.client import Judge

@@ -23,15 +23,15 @@ from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError,
 
 from spanscore.errors import PermanentError, RetryableError
 from spanscore.records import LogRecord, SpanRecord
-from spanscore.storage.engine_errors import query_failure
-from spanscore.storage.guard import QueryLimits, dashboard_settings, engine_settings, guard_query
 from spanscore.storage.insert_errors import classify_engine_error, encoding_error
-from spanscore.storage.migrations import migrate
-from spanscore.storage.query_check import FunctionCatalog, engine_checked_statement, load_catalog
-from spanscore.storage.readers import ReaderPool, kill_marked, new_mark, refuse_writable_query_user
-from spanscore.storage.retention import apply_ttls
+from spanscore.storage.query.check import FunctionCatalog, engine_checked_statement, load_catalog
+from spanscore.storage.query.engine_errors import query_failure
+from spanscore.storage.query.guard import QueryLimits, dashboard_settings, engine_settings, guard_query
+from spanscore.storage.query.readers import ReaderPool, kill_marked, new_mark, refuse_writable_query_user
 from spanscore.storage.rows import LOG_COLUMNS, log_columns, records_to_json
-from spanscore.storage.schema_state import require_current_schema
+from spanscore.storage.schema.migrations import migrate
+from spanscore.storage.schema.retention import apply_ttls
+from spanscore.storage.schema.state import require_current_schema
 from spanscore.storage.scored_runs import SCORED_RUN_COLUMNS, ScoredRunRow, scored_run_columns
 from spanscore.storage.scores import DECISION_COLUMNS, SCORE_COLUMNS, DecisionRow, ScoreRow, to_columns
 

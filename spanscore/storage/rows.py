@@ -13,7 +13,6 @@ from typing import Any
 import orjson
 
 from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
-from spanscore.storage.spool import SpoolCodec
 
 LOG_COLUMNS = (
     "Timestamp",
@@ -96,7 +95,3 @@ def logs_from_json(data: bytes) -> list[LogRecord]:
     if data[:1] == _PICKLE_MARK:
         return _unpickle(data)
     return [LogRecord(**item) for item in orjson.loads(data)]
-
-
-SPAN_SPOOL_CODEC: SpoolCodec[SpanRecord] = SpoolCodec(records_to_json, spans_from_json, join_json_arrays)
-LOG_SPOOL_CODEC: SpoolCodec[LogRecord] = SpoolCodec(records_to_json, logs_from_json)

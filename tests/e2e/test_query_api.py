@@ -8,16 +8,19 @@ are set small in the config so that a slow, large or greedy query meets them in 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+import pytest_asyncio
 
-from spanscore.config import ServiceConfig
 from spanscore.records import SpanRecord
 from spanscore.server.service import Service
+from tests.conftest import make_service_config, new_database_name
 from tests.unit.storage.test_rollups import BASE_NS, make_scores
 
 MAX_QUERY_BYTES = 4096
@@ -30,14 +33,34 @@ SLOW_SQL = "SELECT sum(cityHash64(number)) FROM numbers(1000000000000)"
 CLIENT_TIMEOUT_S = 120
 
 
-@pytest.fixture
-async def api(service_config: ServiceConfig) -> AsyncIterator[tuple[Service, str]]:
-    service_config.storage.query_max_bytes = MAX_QUERY_BYTES
-    service_config.storage.query_max_execution_time_s = 0.5
-    service_config.storage.query_max_result_rows = MAX_RESULT_ROWS
-    service_config.storage.query_max_result_bytes = MAX_RESULT_BYTES
-    service_config.storage.query_max_memory_bytes = MAX_MEMORY_BYTES
-    service = Service(service_config)
+# One service for the module: every test here either reads or is refused, and each refusal compares the
+# store's fingerprint before and after, so they can share it (a service per test took most of their time).
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def api(chdb_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Service, str]]:
+    async with seeded_service(chdb_dsn, tmp_path_factory.mktemp("query-api")) as running:
+        yield running
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def own_api(chdb_dsn: str, tmp_path: Path) -> AsyncIterator[tuple[Service, str]]:
+    """A service of the test's own, for a test that writes."""
+    async with seeded_service(chdb_dsn, tmp_path) as running:
+        yield running
+
+
+@contextlib.asynccontextmanager
+async def seeded_service(chdb_dsn: str, directory: Path) -> AsyncIterator[tuple[Service, str]]:
+    """A service with small query limits over 300 scores and 50 spans; yields it and its query URL."""
+    config = make_service_config(chdb_dsn, new_database_name(), directory)
+    config.storage.query_max_bytes = MAX_QUERY_BYTES
+    config.storage.query_max_execution_time_s = 0.5
+    config.storage.query_max_result_rows = MAX_RESULT_ROWS
+    config.storage.query_max_result_bytes = MAX_RESULT_BYTES
+    config.storage.query_max_memory_bytes = MAX_MEMORY_BYTES
+    service = Service(config)
     await service.start()
     try:
         await service.store.insert_scores(make_scores(300))
@@ -94,9 +117,9 @@ async def assert_refused(api: tuple[Service, str], sql: str, reason: str) -> str
     return str(body["error"])
 
 
-async def test_the_fingerprint_sees_a_write(api: tuple[Service, str]) -> None:
+async def test_the_fingerprint_sees_a_write(own_api: tuple[Service, str]) -> None:
     """The check the refusals rely on: a trusted write changes the fingerprint."""
-    service, _ = api
+    service, _ = own_api
     before = await fingerprint(service)
     assert before["rows"]["scores"][0] == 300 and before["rows"]["otel_traces"][0] == 50
     await service.store.insert_scores(make_scores(1, seed=99))

@@ -12,6 +12,8 @@ from tests.e2e.test_query_api import MAX_RESULT_BYTES, MAX_RESULT_ROWS, api, ass
 
 __all__ = ["api"]  # the fixture, imported for pytest
 
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # the module's one service (see test_query_api)
+
 
 @pytest.mark.reliability("query-api-own-database")
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 from spanscore.errors import RetryableError
 from spanscore.pipeline import Consumer, FanOut, Relay
 from spanscore.scoring.outputs import InBackground, UntilDurable
-from spanscore.storage.writer import BatchWriter
+from spanscore.storage.write.writer import BatchWriter
 from tests.fakes.collected import Collected
 
 

@@ -7,9 +7,9 @@ import logging
 
 import pytest
 
-from spanscore.cli.commands import format_table
 from spanscore.cli.logs import EscapingFormatter
 from spanscore.cli.scored_run_text import format_scored_runs
+from spanscore.cli.tables import format_table
 from spanscore.printable import printable
 
 HOSTILE = "ok\x1b[2J\x1b]52;c;cGF5bG9hZA==\x07\u202eevil\x9b"

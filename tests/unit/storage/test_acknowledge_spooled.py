@@ -11,9 +11,10 @@ import pytest
 from spanscore.config import ConfigError, load_config
 from spanscore.errors import RetryableError
 from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
-from spanscore.storage.rows import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC, join_json_arrays, records_to_json, spans_from_json
-from spanscore.storage.spool import Spool
-from spanscore.storage.writer import BatchWriter
+from spanscore.storage.rows import join_json_arrays, records_to_json, spans_from_json
+from spanscore.storage.write.paths import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC
+from spanscore.storage.write.spool import Spool
+from spanscore.storage.write.writer import BatchWriter
 from tests.fakes.collected import Collected
 
 

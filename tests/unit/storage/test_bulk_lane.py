@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from spanscore.storage.writer import BatchWriter
+from spanscore.storage.write.writer import BatchWriter
 from tests.fakes.collected import Collected
 
 

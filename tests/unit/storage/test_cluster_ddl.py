@@ -11,14 +11,14 @@ import re
 import pytest
 
 from spanscore.storage.clickhouse import connect
-from spanscore.storage.cluster import (
+from spanscore.storage.schema.catalog import Migration, load_migrations
+from spanscore.storage.schema.cluster import (
     bootstrap_statements,
     cluster_ddl,
     cluster_migrations,
     sharded_tables,
     strip_comments,
 )
-from spanscore.storage.migrations import Migration, load_migrations
 
 DB = "spanscore"
 CLUSTER = "prod"

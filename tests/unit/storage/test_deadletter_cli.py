@@ -12,9 +12,8 @@ from spanscore.cli.commands import main
 from spanscore.config import load_config
 from spanscore.records import SpanRecord
 from spanscore.server.service import store_for
-from spanscore.storage.deadletter import DeadLetters
-from spanscore.storage.rows import SPAN_SPOOL_CODEC
-from spanscore.storage.write_paths import dead_letter_dir
+from spanscore.storage.write.deadletter import DeadLetters
+from spanscore.storage.write.paths import SPAN_SPOOL_CODEC, dead_letter_dir
 from tests.conftest import write_config
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from spanscore.errors import PermanentError, RetryableError
 from spanscore.server.wire import classify, http_headers
-from spanscore.storage.engine_errors import BUSY_RETRY_AFTER_S, query_failure
-from spanscore.storage.guard import QueryLimits
+from spanscore.storage.query.engine_errors import BUSY_RETRY_AFTER_S, query_failure
+from spanscore.storage.query.guard import QueryLimits
 
 LIMITS = QueryLimits()
 

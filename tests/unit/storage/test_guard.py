@@ -5,7 +5,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spanscore.errors import PermanentError
-from spanscore.storage.guard import QueryLimits, dashboard_settings, engine_settings, explain_engine_error, guard_query
+from spanscore.storage.query.guard import (
+    QueryLimits,
+    dashboard_settings,
+    engine_settings,
+    explain_engine_error,
+    guard_query,
+)
 
 LIMITS = QueryLimits(max_query_bytes=2000)
 

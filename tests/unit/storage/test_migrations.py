@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from spanscore.storage.migrations import load_migrations
+from spanscore.storage.schema.catalog import load_migrations
 from spanscore.storage.schema.rollups import FRAGMENTS, MEASURES
 
 # sha256 of each shipped migration's statements (database "spanscore"), joined by "\n;\n".

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 from spanscore.errors import PermanentError
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.query_allowlist import ALLOWED_FUNCTIONS, ALLOWED_TABLE_FUNCTIONS, PARSER_FORMS
-from spanscore.storage.query_check import engine_checked_statement
+from spanscore.storage.query.allowlist import ALLOWED_FUNCTIONS, ALLOWED_TABLE_FUNCTIONS, PARSER_FORMS
+from spanscore.storage.query.check import engine_checked_statement
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 
 from spanscore.errors import PermanentError
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.guard import QueryLimits
+from spanscore.storage.query.guard import QueryLimits
 
 # Hours of work; the time limit below is far longer than the test may take.
 HEAVY_SQL = "SELECT sum(cityHash64(number)) FROM numbers(1000000000000)"

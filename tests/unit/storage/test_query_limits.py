@@ -12,7 +12,7 @@ from clickhouse_connect.driver.exceptions import DatabaseError
 
 from spanscore.errors import PermanentError
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.guard import QueryLimits
+from spanscore.storage.query.guard import QueryLimits
 
 LIMITS = QueryLimits(max_result_rows=50, max_result_bytes=1 << 20, max_block_size=256, max_range_elements=100_000)
 

@@ -6,7 +6,7 @@ import pytest
 
 from spanscore.errors import ConfigError
 from spanscore.storage.clickhouse import ClickHouseStore, connect
-from spanscore.storage.readers import refuse_writable_query_user
+from spanscore.storage.query.readers import refuse_writable_query_user
 
 
 @pytest.mark.reliability("query-api-own-database")

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from spanscore.errors import RetryableError
-from spanscore.storage.deadletter import DeadLetters
 from spanscore.storage.insert_errors import InsertDataError, classify_engine_error
-from spanscore.storage.salvage import Salvager, split_by_partition
+from spanscore.storage.write.deadletter import DeadLetters
+from spanscore.storage.write.salvage import Salvager, split_by_partition
 
 PARTITIONS = "Code: 252. DB::Exception: Too many partitions for single INSERT block (more than 100). (TOO_MANY_PARTS)"
 
@@ -105,8 +105,8 @@ def test_dead_letters_survive_a_reopen_and_remove_by_id(tmp_path: Path) -> None:
 
 
 async def test_a_writer_retrying_past_its_limit_reports_stuck_until_storage_takes_rows(tmp_path: Path) -> None:
-    from spanscore.storage.spool import Spool
-    from spanscore.storage.writer import BatchWriter
+    from spanscore.storage.write.spool import Spool
+    from spanscore.storage.write.writer import BatchWriter
 
     stored: list[int] = []
     down = {"on": True}
@@ -164,8 +164,8 @@ async def test_a_batch_of_only_bad_rows_costs_a_bounded_number_of_inserts(tmp_pa
 async def test_the_stuck_threshold_comes_from_the_config(tmp_path: Path, stuck_after_s: float, stuck: bool) -> None:
     """``storage.stuck_after_s`` reaches the writers: the same outage is "stuck" only past the configured time."""
     from spanscore.config import ServiceConfig
-    from spanscore.storage import write_paths
     from spanscore.storage.scores import DecisionRow
+    from spanscore.storage.write import paths as write_paths
 
     storage = ServiceConfig.model_validate(
         {"storage": {"spool_dir": str(tmp_path / "spool"), "stuck_after_s": stuck_after_s}}

@@ -9,7 +9,7 @@ import pytest
 
 from spanscore.records import SpanRecord
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.retention import SCORE_TABLES, SPAN_TABLES, apply_ttls, ttl_statements
+from spanscore.storage.schema.retention import SCORE_TABLES, SPAN_TABLES, apply_ttls, ttl_statements
 from tests.unit.storage.test_rollups import make_scores
 
 DAY_NS = 86_400 * 10**9

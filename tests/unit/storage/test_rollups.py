@@ -10,7 +10,8 @@ import pytest
 
 from spanscore.records import SpanRecord
 from spanscore.storage.clickhouse import ClickHouseStore, connect
-from spanscore.storage.migrations import current_version, load_migrations, migrate
+from spanscore.storage.schema.catalog import load_migrations
+from spanscore.storage.schema.migrations import current_version, migrate
 from spanscore.storage.scores import SCORE_COLUMNS, DecisionRow, ScoreRow, score_id, to_columns
 
 HOUR_NS = 3600 * 10**9

@@ -6,8 +6,8 @@ import asyncio
 import dataclasses
 
 from spanscore.storage.clickhouse import ClickHouseStore, connect
-from spanscore.storage.dashboard import scored_runs
-from spanscore.storage.migrations import migrate
+from spanscore.storage.reads.dashboard import scored_runs
+from spanscore.storage.schema.migrations import migrate
 from spanscore.storage.scored_runs import SCORED_RUN_COLUMNS, ScoredRunRow, scored_run_columns
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from spanscore.errors import RetryableError
-from spanscore.storage.spool import Spool
-from spanscore.storage.writer import BatchWriter
+from spanscore.storage.write.spool import Spool
+from spanscore.storage.write.writer import BatchWriter
 from tests.fakes.collected import Collected
 
 

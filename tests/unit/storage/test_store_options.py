@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.migrations import load_migrations, migrate
+from spanscore.storage.schema.catalog import load_migrations
+from spanscore.storage.schema.migrations import migrate
 
 
 def test_ttls_from_the_store_options(chdb_dsn: str, database_name: str) -> None:

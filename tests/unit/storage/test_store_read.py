@@ -8,7 +8,7 @@ import pytest
 
 from spanscore.errors import PermanentError
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.guard import QueryLimits
+from spanscore.storage.query.guard import QueryLimits
 
 
 @pytest.fixture

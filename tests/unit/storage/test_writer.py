@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from spanscore.errors import RetryableError
-from spanscore.storage.writer import BatchWriter
+from spanscore.storage.write.writer import BatchWriter
 
 
 class Recorder:

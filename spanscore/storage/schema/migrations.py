@@ -12,52 +12,16 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
-from importlib import resources
 from typing import Protocol
 
-from spanscore.storage.schema.rollups import FRAGMENTS
+from spanscore.storage.schema.catalog import load_migrations
+from spanscore.storage.schema.cluster import bootstrap_statements, cluster_migrations
 
 log = logging.getLogger(__name__)
-
-_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_FRAGMENT = re.compile(r"\{(rollup_[a-z_]+)\}")
 
 
 class CommandRunner(Protocol):
     def command(self, sql: str) -> object: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Migration:
-    version: int
-    name: str
-    statements: tuple[str, ...]
-
-
-def load_migrations(database: str) -> list[Migration]:
-    """Read the packaged migration files, with ``{database}`` filled in."""
-    if not _IDENTIFIER.match(database):
-        raise ValueError(f"storage.database must be a plain identifier, got {database!r}")
-    found: list[Migration] = []
-    for entry in resources.files("spanscore.storage.schema").iterdir():
-        match = _NAME.match(entry.name)
-        if not match:
-            continue
-        text = _FRAGMENT.sub(lambda m: FRAGMENTS[m.group(1)], entry.read_text(encoding="utf-8"))
-        text = text.replace("{database}", database)
-        statements = tuple(s.strip() for s in re.split(r";\s*$", text, flags=re.MULTILINE) if _has_sql(s))
-        found.append(Migration(int(match.group(1)), match.group(2), statements))
-    found.sort(key=lambda m: m.version)
-    versions = [m.version for m in found]
-    if len(set(versions)) != len(versions):
-        raise RuntimeError(f"duplicate migration versions: {versions}")
-    return found
-
-
-def _has_sql(chunk: str) -> bool:
-    return any(line.strip() and not line.strip().startswith("--") for line in chunk.splitlines())
 
 
 def migrate(client: CommandRunner, database: str, upto: int | None = None, cluster: str | None = None) -> list[int]:
@@ -65,12 +29,10 @@ def migrate(client: CommandRunner, database: str, upto: int | None = None, clust
 
     ``upto`` stops after that version (to build an older schema, e.g. in upgrade tests); None applies all.
     With ``cluster`` every statement runs ON CLUSTER, tables are Replicated with Distributed tables over
-    them (see ``spanscore.storage.cluster``).
+    them (see ``spanscore.storage.schema.cluster``).
     """
     migrations = load_migrations(database)
     if cluster:
-        from spanscore.storage.cluster import bootstrap_statements, cluster_migrations
-
         for statement in bootstrap_statements(database, cluster):
             client.command(statement)
         migrations = cluster_migrations(migrations, cluster)

@@ -45,13 +45,13 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from spanscore.pipeline import Consumer
-from spanscore.storage.group_commit import GroupCommit, WriterStats
 from spanscore.storage.insert_errors import InsertDataError
-from spanscore.storage.inserter import EncodedInsertFn, Inserter, InsertFn
-from spanscore.storage.logged_batches import LoggedBatches
-from spanscore.storage.replay import SpoolReplay
-from spanscore.storage.salvage import Salvager
-from spanscore.storage.spool import Spool
+from spanscore.storage.write.group_commit import GroupCommit, WriterStats
+from spanscore.storage.write.inserter import EncodedInsertFn, Inserter, InsertFn
+from spanscore.storage.write.logged_batches import LoggedBatches
+from spanscore.storage.write.replay import SpoolReplay
+from spanscore.storage.write.salvage import Salvager
+from spanscore.storage.write.spool import Spool
 
 __all__ = ["BatchWriter", "EncodedInsertFn", "InsertFn"]
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from spanscore.storage.migrations import Migration
+from spanscore.storage.schema.catalog import Migration
 
 ZOOKEEPER_PATH = "/clickhouse/tables/{shard}/{database}/{table}"
 REPLICA_NAME = "{replica}"

@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar
 
 import orjson
 
-from spanscore.storage.spool import SpoolCodec, fsync_directory
+from spanscore.storage.write.spool import SpoolCodec, fsync_directory
 
 T = TypeVar("T")
 

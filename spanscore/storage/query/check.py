@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spanscore.errors import PermanentError
-from spanscore.storage.query_allowlist import (
+from spanscore.storage.query.allowlist import (
     ALLOWED_COMBINATORS,
     ALLOWED_FUNCTIONS,
     ALLOWED_SYSTEM_TABLES,

@@ -18,13 +18,13 @@ import orjson
 from spanscore.pipeline import Consumer
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.deadletter import DeadLetters
-from spanscore.storage.rows import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC
-from spanscore.storage.salvage import DAY_NS, InsertFn, PartitionKey, Salvager
+from spanscore.storage.rows import join_json_arrays, logs_from_json, records_to_json, spans_from_json
 from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow
-from spanscore.storage.spool import Spool, SpoolCodec
-from spanscore.storage.writer import BatchWriter, EncodedInsertFn
+from spanscore.storage.write.deadletter import DeadLetters
+from spanscore.storage.write.salvage import DAY_NS, InsertFn, PartitionKey, Salvager
+from spanscore.storage.write.spool import Spool, SpoolCodec
+from spanscore.storage.write.writer import BatchWriter, EncodedInsertFn
 
 if TYPE_CHECKING:
     from spanscore.storage.config import StorageConfig
@@ -63,6 +63,8 @@ def _rows_to_json(rows: object) -> bytes:
     return orjson.dumps(rows if isinstance(rows, list) else list(rows))  # type: ignore[call-overload]
 
 
+SPAN_SPOOL_CODEC: SpoolCodec[SpanRecord] = SpoolCodec(records_to_json, spans_from_json, join_json_arrays)
+LOG_SPOOL_CODEC: SpoolCodec[LogRecord] = SpoolCodec(records_to_json, logs_from_json)
 SCORE_SPOOL_CODEC: SpoolCodec[ScoreRow] = SpoolCodec(_rows_to_json, _scores_from_json)
 DECISION_SPOOL_CODEC: SpoolCodec[DecisionRow] = SpoolCodec(_rows_to_json, _decisions_from_json)
 SCORED_RUN_SPOOL_CODEC: SpoolCodec[ScoredRunRow] = SpoolCodec(_rows_to_json, _scored_runs_from_json)

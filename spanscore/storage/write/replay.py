@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from spanscore.storage.group_commit import wait_while
 from spanscore.storage.insert_errors import InsertDataError
-from spanscore.storage.inserter import Inserter
-from spanscore.storage.logged_batches import LoggedBatches
-from spanscore.storage.salvage import Salvage
-from spanscore.storage.spool import Spool
+from spanscore.storage.write.group_commit import wait_while
+from spanscore.storage.write.inserter import Inserter
+from spanscore.storage.write.logged_batches import LoggedBatches
+from spanscore.storage.write.salvage import Salvage
+from spanscore.storage.write.spool import Spool
 
 log = logging.getLogger(__name__)
 

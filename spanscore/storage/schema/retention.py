@@ -56,7 +56,7 @@ def apply_ttls(
 
     Tables already at the wanted TTL are left alone, so calling this on every start
     costs a metadata read. With ``cluster`` the ALTERs go ``ON CLUSTER`` to the
-    ``<table>_local`` tables that hold the rows (see ``spanscore.storage.cluster``).
+    ``<table>_local`` tables that hold the rows (see ``spanscore.storage.schema.cluster``).
     """
     _check(database, spans_days, scores_days, cluster)
     issued: list[str] = []

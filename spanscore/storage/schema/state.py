@@ -10,7 +10,8 @@ check so that reading a store never creates one.
 from __future__ import annotations
 
 from spanscore.errors import ConfigError
-from spanscore.storage.migrations import CommandRunner, load_migrations
+from spanscore.storage.schema.catalog import load_migrations
+from spanscore.storage.schema.migrations import CommandRunner
 
 
 def missing_migrations(client: CommandRunner, database: str) -> list[int]:

@@ -15,9 +15,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
 from spanscore.pipeline import Consumer
-from spanscore.storage.group_commit import WriterStats
 from spanscore.storage.insert_errors import InsertDataError
-from spanscore.storage.salvage import Salvage, Salvager
+from spanscore.storage.write.group_commit import WriterStats
+from spanscore.storage.write.salvage import Salvage, Salvager
 
 log = logging.getLogger(__name__)
 

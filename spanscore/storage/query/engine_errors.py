@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from spanscore.errors import PermanentError, RetryableError
-from spanscore.storage.guard import QueryLimits, explain_engine_error
+from spanscore.storage.query.guard import QueryLimits, explain_engine_error
 
 BUSY_RETRY_AFTER_S = 2.0
 _BUSY_CODES = frozenset(

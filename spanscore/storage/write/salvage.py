@@ -21,8 +21,8 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
-from spanscore.storage.deadletter import DeadLetters
 from spanscore.storage.insert_errors import InsertDataError
+from spanscore.storage.write.deadletter import DeadLetters
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from spanscore.errors import PermanentError
-from spanscore.storage.writer import BatchWriter
+from spanscore.storage.write.writer import BatchWriter
 
 WritersFn = Callable[[], Sequence[BatchWriter[Any]]]
 
