@@ -20,13 +20,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from spanscore.offline import backfill as backfill_module
+from spanscore.offline.backfill import backfill, stored_runs
 from spanscore.records import SpanRecord
 from spanscore.runs.assembly import run_fingerprint
 from spanscore.runs.config import RunsConfig
 from spanscore.runs.readiness import ReadyRun
 from spanscore.sampling.rules import RuleConfig
-from spanscore.scoring import backfill as backfill_module
-from spanscore.scoring.backfill import backfill, stored_runs
 from spanscore.scoring.live import LiveScoring
 from spanscore.storage.clickhouse import ClickHouseStore
 

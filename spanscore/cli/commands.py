@@ -3,7 +3,7 @@
 ``spanscore serve`` runs the service; ``spanscore query`` runs a read-only SQL
 query through the running service's API, or directly on the store when no
 service is running; ``spanscore score`` scores runs offline (see
-``spanscore.scoring.offline``).
+``spanscore.offline.score_files``).
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] == "score":
-        offline = importlib.import_module("spanscore.scoring.offline")
+        offline = importlib.import_module("spanscore.offline.score_files")
         return int(offline.main(args_list[1:]))
     if args_list[:2] == ["judge", "check"]:
         return _judge_check(args_list[2:])
@@ -485,7 +485,7 @@ def _config_check(config: ServiceConfig, path: str | None) -> int:
 
 def _judge_check(argv: list[str]) -> int:
     """``spanscore judge check``: the LLM scorers' labelled cases against a judge (see scorers.judge_check)."""
-    judge_check = importlib.import_module("spanscore.scorers.judge.check")
+    judge_check = importlib.import_module("spanscore.offline.judge_check")
     return int(judge_check.main(argv, load_judge=lambda path: dict(load_config(path).judge)))
 
 

@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable
 
 from spanscore.cli.tables import format_table
+from spanscore.durations import parse_since
 from spanscore.errors import ConfigError
-from spanscore.scoring.backfill import parse_since
 from spanscore.storage.reads import reports
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -87,7 +87,7 @@ def agreement_report(
     run_query: Callable[[str, str], bytes], scorer: str, name: str | None, source: str, since: str, output: str
 ) -> tuple[int, str]:
     """(exit code, text): 0 with the figures, 1 with where it looked when no run has both judgements."""
-    from spanscore.scoring.agreement import Pair, agreement
+    from spanscore.offline.agreement import Pair, agreement
 
     name = name or scorer
     rows = json.loads(run_query(agreement_sql(scorer, name, source, since), "json")).get("data", [])

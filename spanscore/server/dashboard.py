@@ -21,9 +21,9 @@ from typing import Annotated, Any, Literal, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from spanscore.durations import parse_since
 from spanscore.errors import ConfigError, PermanentError
 from spanscore.run import TARGETS
-from spanscore.scoring.backfill import parse_since
 from spanscore.server.auth import TokenCheck
 from spanscore.server.wire import json_error
 from spanscore.storage.clickhouse import ClickHouseStore

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from spanscore.alerting.evaluator import AlertEvaluator
 from spanscore.collector.outside_rows import ScoredSpan
 from spanscore.config import ServiceConfig
-from spanscore.scoring.backfill import BackfillProgress, backfill, find_rule, parse_since, preview
+from spanscore.durations import parse_since
+from spanscore.offline.backfill import BackfillProgress, backfill, find_rule, preview
 from spanscore.scoring.feedback import PENDING_SPAN, parse_scores, row_for_posted, row_for_unresolved
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.reads.outside_scores import scored_spans

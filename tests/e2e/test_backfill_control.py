@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from bench.backfill_speed import _span
+from spanscore.offline import backfill as backfill_module
+from spanscore.offline.backfill import BackfillProgress, backfill
 from spanscore.sampling.rules import RuleConfig
-from spanscore.scoring import backfill as backfill_module
-from spanscore.scoring.backfill import BackfillProgress, backfill
 from spanscore.server.service import Service
 
 RULE = RuleConfig.model_validate({"name": "offline", "sample": 1.0, "scorers": ["completeness"]})

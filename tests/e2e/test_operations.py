@@ -16,9 +16,9 @@ from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
 from opentelemetry.trace import TraceState, get_current_span
 
 from spanscore.config import ServiceConfig
+from spanscore.offline.backfill import backfill, stored_runs
 from spanscore.sampling.engine import preview_run
 from spanscore.sampling.rules import RuleConfig
-from spanscore.scoring.backfill import backfill, stored_runs
 from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_live_scoring import agent_traces

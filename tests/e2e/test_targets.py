@@ -259,7 +259,7 @@ async def test_a_session_open_at_a_restart_is_scored_once_with_every_turn(servic
 
 
 async def test_preview_and_backfill_count_and_score_the_rules_target(service_config: ServiceConfig) -> None:
-    from spanscore.scoring.backfill import backfill, preview
+    from spanscore.offline.backfill import backfill, preview
 
     _fast(service_config, [{"name": "runs", "sample": 0.0, "scorers": ["completeness"]}])
     service = Service(service_config)

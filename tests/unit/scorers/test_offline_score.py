@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from spanscore.scoring.offline import InputError, main, read_runs
+from spanscore.offline.score_files import InputError, main, read_runs
 
 TRACES = Path(__file__).resolve().parents[2] / "fixtures" / "traces" / "otel_genai.traces.json"
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from spanscore.offline.backfill import stored_runs
 from spanscore.runs.assembly import RunsConfig, assemble_runs
 from spanscore.runs.recovery import StoredSpanSource
-from spanscore.scoring.backfill import stored_runs
 from spanscore.storage.clickhouse import ClickHouseStore
 from tests.unit.collector.recorded_traces import load
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from spanscore.scorers.judge.check import check_judge, main
-from spanscore.scorers.judge.check_cases import CASES
+from spanscore.offline.judge_check import check_judge, main
+from spanscore.offline.judge_check_cases import CASES
 from spanscore.scorers.judge.client import JudgeClient, JudgeConfig
 from tests.fakes.fake_openai import Reply
 

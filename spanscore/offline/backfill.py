@@ -11,7 +11,6 @@ those are scored again, so a backfill after the outage repairs them.
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -30,17 +29,6 @@ from spanscore.storage.reads.backfill import already_decided, average_judge_cost
 
 if TYPE_CHECKING:  # the judge client loads litellm; config loading imports this module and must not
     from spanscore.scorers.judge.client import Judge
-
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
-_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def parse_since(text: str) -> float:
-    """'24h', '7d', '30m' -> seconds; a clear error for anything else."""
-    match = _DURATION.match(text.strip())
-    if not match:
-        raise ConfigError(f"--since must look like 30m, 24h or 7d, got {text!r}")
-    return float(match.group(1)) * _SECONDS[match.group(2)]
 
 
 def find_rule(rules: list[RuleConfig], name: str) -> RuleConfig:

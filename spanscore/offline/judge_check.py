@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from spanscore.errors import ConfigError
+from spanscore.offline.judge_check_cases import CASES, LabelledCase
 from spanscore.scorers.base import ScoreResult, Status
-from spanscore.scorers.judge.check_cases import CASES, LabelledCase
 from spanscore.scorers.judge.client import JudgeClient, JudgeConfig
 from spanscore.scorers.registry import build
 
