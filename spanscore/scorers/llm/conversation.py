@@ -38,6 +38,7 @@ from spanscore.scorers.judge.client import JudgeClient
 from spanscore.scorers.llm.steps import JudgeOverride, JudgeStep, as_json, delimit, judge_settings, round2, scale_option
 from spanscore.scorers.llm.verdicts import YesNo, YesNoUnsure
 from spanscore.scorers.registry import register
+from spanscore.scorers.wording import counted
 
 SESSION = ("session",)
 
@@ -193,7 +194,7 @@ def _per_turn(
         if not verdicts:
             return f"The score is {step.score}: no turn to judge."
         notes = "; ".join(f"turn {v['turn']}: {v['verdict']} ({v['reason']})" for v in verdicts[:6] if v.get("reason"))
-        return f"The score is {step.score} over {len(verdicts)} turns. {notes}".strip()
+        return f"The score is {step.score} over {counted(len(verdicts), 'turn')}. {notes}".strip()
 
     analyze = JudgeStep(
         scorer_id=scorer_id,
