@@ -220,6 +220,14 @@ async def check_url_state(page: Any, base: str) -> None:
     await page.go_back()
     await ready(page)
     assert await page.locator("#since").input_value() == "7d"
+    # An address the page cannot use is named, not sent (the API would refuse it) and not half-applied.
+    await page.goto(f"{base}/dashboard/?since=forever&target=span&scorer=faithfulness")
+    await ready(page)
+    status = await page.locator("#status").inner_text()
+    assert "since=forever is not a window like 30m, 24h or 7d" in status and "target=span is not a target" in status
+    assert [await page.locator(f"#{id}").input_value() for id in ("since", "target", "scorer")] == [
+        "24h", "", "faithfulness"
+    ]  # fmt: skip
 
 
 async def check_session_and_plurals(page: Any, base: str) -> None:
