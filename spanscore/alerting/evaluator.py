@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from spanscore.alerting.config import WHERE_COLUMNS, AlertConfig, AlertingConfig
+from spanscore.alerting.links import dashboard_link
 from spanscore.alerting.notify import Notifier
 from spanscore.alerting.statistics import Estimate, Sample, estimate
 from spanscore.metric_keys import metric_key
@@ -139,7 +140,6 @@ class AlertEvaluator:
 
     def event(self, alert: AlertConfig, state: AlertState, status: str, now: float) -> dict[str, Any]:
         """The generic webhook payload (Slack's and PagerDuty's are built from it)."""
-        base = self._settings.dashboard_url.rstrip("/")
         return {
             "alert": alert.name,
             "status": status,
@@ -156,7 +156,7 @@ class AlertEvaluator:
             "where": dict(alert.where),
             "started_at": _iso(state.started_at),
             "resolved_at": _iso(now) if status == "resolved" else None,
-            "dashboard": f"{base}/dashboard" if base else None,
+            "dashboard": dashboard_link(self._settings.dashboard_url, alert.scorer, alert.window, alert.where),
         }
 
     def describe(self) -> list[dict[str, Any]]:

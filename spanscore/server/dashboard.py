@@ -25,6 +25,7 @@ from spanscore.durations import parse_since
 from spanscore.errors import ConfigError, PermanentError
 from spanscore.run import TARGETS
 from spanscore.server.auth import TokenCheck
+from spanscore.server.dashboard_scales import add_scales, configured_scales
 from spanscore.server.wire import json_error
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.reads.dashboard import DashboardReader, scored_runs
@@ -96,6 +97,12 @@ class ScorerWindow(Window):
 
 
 class TrendQuery(ScorerWindow):
+    """The score chart, and the coverage and cost charts drawn on its time axis: one window, one bucket."""
+
+    by: Literal["hour", "day"] = "hour"
+
+
+class CoverageQuery(Window):
     by: Literal["hour", "day"] = "hour"
 
 
@@ -195,7 +202,9 @@ class Dashboard:
         async def fetch(query: Window) -> dict[str, Any]:
             # The loaded rules travel with the scorers, so an empty page can say whether anything is scored at all.
             rules = self._rules() if self._rules is not None else None
-            return {"scorers": await self._reader.scorers(query.since_s, **query.where), "rules": rules}
+            rows = await self._reader.scorers(query.since_s, **query.where)
+            ranges = await self._reader.value_ranges(query.since_s, **query.where)
+            return {"scorers": add_scales(rows, ranges, configured_scales(rules)), "rules": rules}
 
         return await self._answer(request, Window, fetch)
 
@@ -214,17 +223,16 @@ class Dashboard:
         return await self._answer(request, WorstQuery, fetch)
 
     async def _coverage(self, request: web.Request) -> web.Response:
-        async def fetch(query: Window) -> dict[str, Any]:
-            return {"days": await self._reader.coverage(query.since_s, **query.where)}
+        async def fetch(query: CoverageQuery) -> dict[str, Any]:
+            return {"points": await self._reader.coverage(query.since_s, **query.where, daily=query.by == "day")}
 
-        return await self._answer(request, Window, fetch)
+        return await self._answer(request, CoverageQuery, fetch)
 
     async def _cost(self, request: web.Request) -> web.Response:
-        async def fetch(query: ScorerWindow) -> dict[str, Any]:
-            days = await self._reader.judge_cost(query.since_s, **query.where)
-            return {"days": days}
+        async def fetch(query: TrendQuery) -> dict[str, Any]:
+            return {"points": await self._reader.judge_cost(query.since_s, **query.where, daily=query.by == "day")}
 
-        return await self._answer(request, ScorerWindow, fetch)
+        return await self._answer(request, TrendQuery, fetch)
 
     async def _run(self, request: web.Request) -> web.Response:
         try:
@@ -255,6 +263,9 @@ class Dashboard:
             return _error(exc)
         if not (session["turns"] or session["scores"]):
             return _json({"error": f"no turns or scores stored for session {session_id!r}"}, status=404)
+        # Which loaded rules score whole sessions: none means no session score will ever come, and the page says so.
+        rules = self._rules() if self._rules is not None else None
+        session["session_rules"] = None if rules is None else [r["name"] for r in rules if r["target"] == "session"]
         return _json(session)
 
     async def _scored_runs(self, request: web.Request) -> web.Response:

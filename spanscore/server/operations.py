@@ -104,6 +104,12 @@ class ServiceOperations:
                 "target": rule.target,
                 "scorers": [spec.name for spec in rule.scorers],
                 "sample": rule.sample,
+                # A scorer's scale option (scores 0..scale): the dashboard draws it on its own axis.
+                "scales": {s.name: s.options["scale"] for s in rule.scorers if _numeric(s.options.get("scale"))},
             }
             for rule in self._config.rules
         ]
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -88,7 +88,9 @@ async def test_an_alert_fires_once_and_resolves_once(
         ],
     }  # fmt: skip
     service_config.alerts = [AlertConfig.model_validate(alert)]
-    service_config.alerting = service_config.alerting.model_copy(update={"interval_s": 3600, "backoff_s": 0.01})
+    service_config.alerting = service_config.alerting.model_copy(
+        update={"interval_s": 3600, "backoff_s": 0.01, "dashboard_url": "https://spanscore.internal:4319"}
+    )
     service = Service(service_config)
     await service.start()
     try:
@@ -111,11 +113,18 @@ async def test_an_alert_fires_once_and_resolves_once(
         event = webhook.bodies[0]
         assert {"alert", "status", "value", "threshold", "interval", "samples", "window", "started_at"} <= set(event)
         assert event["samples"] == 70 and event["threshold"] == 0.7 and event["interval"]["high"] < 0.7
-        assert slack.bodies[0]["text"].startswith("[FIRING] faithfulness-drop")
+        # The link opens the alert's view: its window, scorer and rule (#30 item 7), not the front page.
+        link = "https://spanscore.internal:4319/dashboard/?since=15m&scorer=faithfulness&rule=support-quality"
+        assert event["dashboard"] == link
+        assert (
+            slack.bodies[0]["text"].startswith("[FIRING] faithfulness-drop")
+            and f"<{link}|dashboard>" in slack.bodies[0]["text"]
+        )
         assert pagerduty.attempts == 3  # failed twice, delivered on the third attempt
         pd = pagerduty.bodies[0]
         assert pd["event_action"] == "trigger" and pd["routing_key"] == "routing-key-123"
         assert pd["dedup_key"] == "spanscore/faithfulness-drop" and pd["payload"]["severity"] == "error"
+        assert pd["links"] == [{"href": link, "text": "spanscore dashboard"}]
         status = service.metrics()
         assert status['alert_firing{alert="faithfulness-drop"}'] == 1
         assert status['alert_notifications_sent{alert="faithfulness-drop",channel="pagerduty"}'] == 1

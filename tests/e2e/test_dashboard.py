@@ -163,16 +163,16 @@ def check_seeded_numbers(scorers: dict[str, Any], trend: dict[str, Any], worst: 
     assert worst["runs"][0]["reason"] == "Insults the user in the second sentence."
 
     rules: dict[str, list[int]] = {}
-    for day in coverage["days"]:
+    for day in coverage["points"]:
         totals = rules.setdefault(day["rule"], [0, 0, 0, 0, 0])
         for i, key in enumerate(("candidates", "scored", "sampled_out", "over_budget", "filtered_out")):
             totals[i] += day[key]
     assert rules == {"support-quality": [5, 3, 1, 1, 1], "cheap-checks": [3, 3, 0, 0, 0]}
 
-    assert {d["judge_model"] for d in cost["days"]} == {JUDGE}
-    assert sum(d["scores"] for d in cost["days"]) == 5
-    assert sum(d["cost_usd"] for d in cost["days"]) == pytest.approx(0.012)
-    assert sum(d["input_tokens"] for d in cost["days"]) == 500
+    assert {d["judge_model"] for d in cost["points"]} == {JUDGE}
+    assert sum(d["scores"] for d in cost["points"]) == 5
+    assert sum(d["cost_usd"] for d in cost["points"]) == pytest.approx(0.012)
+    assert sum(d["input_tokens"] for d in cost["points"]) == 500
 
 
 async def test_dashboard_endpoints_answer_the_seeded_numbers_and_refuse_bad_input(seeded: Service) -> None:
@@ -190,10 +190,10 @@ async def test_dashboard_endpoints_answer_the_seeded_numbers_and_refuse_bad_inpu
     assert status == 200 and {p["scorer"] for p in daily["points"]} == {"toxicity"}
     assert all(p["time"] % 3600 == 0 for p in daily["points"])
     status, rule_only, _ = await get(seeded, "/api/v1/dashboard/coverage?rule=cheap-checks")
-    assert status == 200 and {d["rule"] for d in rule_only["days"]} == {"cheap-checks"}
+    assert status == 200 and {d["rule"] for d in rule_only["points"]} == {"cheap-checks"}
     # Every chart can be narrowed to one target: the LLM-call rule's numbers apart from the run rule's.
     status, llm, _ = await get(seeded, "/api/v1/dashboard/coverage?target=llm")
-    assert status == 200 and {(d["rule"], d["target"], d["candidates"]) for d in llm["days"]} == {
+    assert status == 200 and {(d["rule"], d["target"], d["candidates"]) for d in llm["points"]} == {
         ("cheap-checks", "llm", 3)
     }
     status, llm, _ = await get(seeded, "/api/v1/dashboard/scorers?target=llm")
@@ -203,7 +203,7 @@ async def test_dashboard_endpoints_answer_the_seeded_numbers_and_refuse_bad_inpu
     status, runs_only, _ = await get(seeded, "/api/v1/dashboard/worst?target=run")
     assert status == 200 and {r["target"] for r in runs_only["runs"]} == {"run"} and len(runs_only["runs"]) == 5
     status, none, _ = await get(seeded, "/api/v1/dashboard/cost?target=session")
-    assert status == 200 and none["days"] == []
+    assert status == 200 and none["points"] == []
 
     status, run, _ = await get(seeded, f"/api/v1/dashboard/runs/{trace_id('b').upper()}")
     assert status == 200
@@ -249,7 +249,8 @@ async def test_dashboard_pages_and_assets_are_served_from_the_package(seeded: Se
         ("/dashboard/static/vendor/uPlot.iife.min.js", "text/javascript", b"uPlot"),
         ("/dashboard/static/vendor/uPlot.min.css", "text/css", b".uplot"),
         ("/dashboard/static/vendor/uPlot.LICENSE.txt", "text/plain", b"MIT License"),
-        ("/dashboard/static/dashboard.js", "text/javascript", b"drawChart"),
+        ("/dashboard/static/dashboard.js", "text/javascript", b"renderTrend"),
+        ("/dashboard/static/charts.js", "text/javascript", b"uPlot"),
     ]:
         status, body, headers = await get(seeded, path, token=None)  # pages hold no data: no token needed
         assert status == 200 and headers["Content-Type"].startswith(content_type), path
@@ -435,5 +436,5 @@ async def test_the_dashboard_names_the_rules_it_scores_with(service_config: Serv
         await service.shutdown()
     assert status == 200, body
     assert body["rules"] == [
-        {"name": "cheap", "target": "run", "scorers": ["completeness", "keyword_coverage"], "sample": 0.5}
+        {"name": "cheap", "target": "run", "scorers": ["completeness", "keyword_coverage"], "sample": 0.5, "scales": {}}
     ]

@@ -25,6 +25,7 @@ from spanscore.run import ToolCall
 from spanscore.scorers.base import Scorer, StepContext, create_scorer, session_turns
 from spanscore.scorers.code.options import require_bool
 from spanscore.scorers.registry import register
+from spanscore.scorers.wording import counted
 
 SESSION = ("session",)
 
@@ -66,7 +67,7 @@ def turn_count() -> Scorer:
         turns = session_turns(context)
         unanswered = sum(1 for turn in turns if not turn.answer)
         extra = f", {unanswered} without an answer" if unanswered else ""
-        return f"{len(turns)} turns{extra}."
+        return f"{counted(len(turns), 'turn')}{extra}."
 
     return (
         create_scorer(
@@ -96,7 +97,8 @@ def tool_calls_per_turn() -> Scorer:
         per_turn: list[int] = context.preprocess_result["per_turn"]
         busiest = max(range(len(per_turn)), key=lambda i: per_turn[i])
         return (
-            f"{sum(per_turn)} tool calls over {len(per_turn)} turns (per turn: {', '.join(map(str, per_turn))}); "
+            f"{counted(sum(per_turn), 'tool call')} over {counted(len(per_turn), 'turn')} "
+            f"(per turn: {', '.join(map(str, per_turn))}); "
             f"the busiest is turn {busiest + 1}."
         )
 

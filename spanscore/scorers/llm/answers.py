@@ -33,6 +33,7 @@ from spanscore.scorers.llm.steps import (
     scale_option,
 )
 from spanscore.scorers.llm.verdicts import Statements, YesNoUnsure
+from spanscore.scorers.wording import agrees, counted
 
 STATEMENT_INSTRUCTIONS = (
     "You split an assistant's answer into short statements, each carrying one point, keeping enough wording "
@@ -166,7 +167,8 @@ def answer_relevancy(
         results = (step.analyze_result or {}).get("results") or []
         counts = {label: sum(1 for r in results if r["result"] == label) for label in ("yes", "unsure", "no")}
         return (
-            f"The score is {step.score}: of {len(results)} statements, {counts['yes']} address the question, "
+            f"The score is {step.score}: of {counted(len(results), 'statement')}, {counts['yes']} "
+            f"{agrees(counts['yes'], 'addresses', 'address')} the question, "
             f"{counts['unsure']} partly, {counts['no']} not at all."
         )
 

@@ -37,6 +37,7 @@ from spanscore.scorers.judge.answer_checks import ItemsExpected
 from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
 from spanscore.scorers.llm.steps import as_json, delimit, round2, scale_option
 from spanscore.scorers.llm.verdicts import YesNo, YesNoUnsure
+from spanscore.scorers.wording import counted
 
 SESSION = ("session",)
 
@@ -191,7 +192,7 @@ def _per_turn(
         if not verdicts:
             return f"The score is {step.score}: no turn to judge."
         notes = "; ".join(f"turn {v['turn']}: {v['verdict']} ({v['reason']})" for v in verdicts[:6] if v.get("reason"))
-        return f"The score is {step.score} over {len(verdicts)} turns. {notes}".strip()
+        return f"The score is {step.score} over {counted(len(verdicts), 'turn')}. {notes}".strip()
 
     analyze = build.step(
         "analyze",

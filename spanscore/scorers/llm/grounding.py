@@ -38,6 +38,7 @@ from spanscore.scorers.llm.steps import (
     scale_option,
 )
 from spanscore.scorers.llm.verdicts import Claims, ClaimVerdicts
+from spanscore.scorers.wording import agrees, counted
 
 CLAIMS_INSTRUCTIONS = (
     "You split an assistant's answer into claims. A claim is one self-contained statement of fact or "
@@ -135,14 +136,14 @@ def _grounding_scorer(
         verdicts = (context.analyze_result or {}).get("verdicts") or []
         if not verdicts:
             return f"The score is {context.score} because the answer makes no checkable claims."
-        counted = ("yes",) if is_faithfulness else ("yes", "unsure")  # unsure = not backed = hallucinated
-        flagged = sum(1 for v in verdicts if v.get("verdict") in counted)
+        flagging = ("yes",) if is_faithfulness else ("yes", "unsure")  # unsure = not backed = hallucinated
+        flagged = sum(1 for v in verdicts if v.get("verdict") in flagging)
         if is_faithfulness:
             worst = listed_reasons(verdicts, "verdict", "no") or listed_reasons(verdicts, "verdict", "unsure")
-            summary = f"{flagged} of {len(verdicts)} claims are supported by the context"
+            summary = f"{flagged} of {counted(len(verdicts), 'claim')} {agrees(flagged)} supported by the context"
         else:
             worst = listed_reasons(verdicts, "verdict", "yes") or listed_reasons(verdicts, "verdict", "unsure")
-            summary = f"{flagged} of {len(verdicts)} claims are not backed by the context"
+            summary = f"{flagged} of {counted(len(verdicts), 'claim')} {agrees(flagged)} not backed by the context"
         return f"The score is {context.score} because {summary}." + (f" {worst}." if worst else "")
 
     scorer = build.scorer(

@@ -33,6 +33,7 @@ from spanscore.scorers.llm.steps import (
     scale_option,
 )
 from spanscore.scorers.llm.verdicts import ClaimVerdict, YesNo
+from spanscore.scorers.wording import agrees, counted
 
 CLAIMS_INSTRUCTIONS = (
     "You list the claims of a summary: each one checkable fact, self-contained (pronouns resolved), in the "
@@ -160,8 +161,10 @@ class _SummaryPrompts:
         supported = sum(1 for c in check.get("claim_verdicts") or [] if c["verdict"] == "yes")
         answered = sum(1 for q in check.get("question_verdicts") or [] if q["answered"] == "yes")
         return (
-            f"The score is {step.score}: {supported} of {len(claims_asked)} claims are supported by the source and "
-            f"{answered} of {len(questions_asked)} key questions are answered by the summary."
+            f"The score is {step.score}: {supported} of {counted(len(claims_asked), 'claim')} "
+            f"{agrees(supported)} supported by the source and {answered} of "
+            f"{counted(len(questions_asked), 'key question')} {agrees(answered)} "
+            "answered by the summary."
         )
 
 

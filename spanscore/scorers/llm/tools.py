@@ -20,6 +20,7 @@ from spanscore.scorers import Scorer, StepContext
 from spanscore.scorers.judge.answer_checks import ItemsExpected
 from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
 from spanscore.scorers.llm.steps import as_json, delimit, round2
+from spanscore.scorers.wording import counted
 
 TOOL_INSTRUCTIONS = (
     "You audit an agent's tool use. For each tool call, in order, was_appropriate: true when that tool, with those "
@@ -98,7 +99,9 @@ def tool_call_accuracy_llm(
     def generate_reason(step: StepContext) -> str:
         result = step.analyze_result
         wrong = [e["tool_called"] for e in result["evaluations"] if not e["was_appropriate"]]
-        parts = [f"{len(result['evaluations']) - len(wrong)} of {len(result['evaluations'])} calls appropriate"]
+        parts = [
+            f"{len(result['evaluations']) - len(wrong)} of {counted(len(result['evaluations']), 'call')} appropriate"
+        ]
         if wrong:
             parts.append(f"inappropriate: {', '.join(wrong)}")
         if result["missing_tools"]:

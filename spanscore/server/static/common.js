@@ -157,11 +157,16 @@ const Spanscore = (() => {
     return value === null || value === undefined ? "–" : `$${Number(value).toFixed(4)}`;
   }
 
+  /* "1 decision", "3 decisions", "0 replies": a count with its noun, in the right number. */
+  function count(n, noun, plural) {
+    return `${n} ${n === 1 ? noun : plural || `${noun}s`}`;
+  }
+
   function dateTime(ms) {
     const d = new Date(ms);
     const pad = (n) => String(n).padStart(2, "0");
     return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
   }
 
-  return { AuthError, getJson, postJson, setStatus, start, el, fillTable, num, decimal, percent, usd, dateTime };
+  return { AuthError, getJson, postJson, setStatus, start, el, fillTable, num, decimal, percent, usd, dateTime, count };
 })();

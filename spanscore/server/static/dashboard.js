@@ -1,88 +1,136 @@
-/* The dashboard page: score trends, worst runs, coverage and judge cost from /api/v1/dashboard/*. */
+/* The dashboard page: score trends, worst runs, coverage and judge cost from /api/v1/dashboard/*.
+ *
+ * The view lives in the address: ?since=7d&scorer=faithfulness&rule=support-quality&target=llm. Loading
+ * such an address (a bookmark, a shared link, an alert's link) opens that view; changing a filter writes it
+ * back (a new history entry, so Back returns to the previous view). Scores are drawn one chart per scale
+ * (0-1, 1-5, ...), and coverage and judge cost on the score chart's time axis and bucket.
+ */
 "use strict";
 
 (() => {
-  const { getJson, el, fillTable, num, decimal, percent, usd, dateTime, setStatus } = Spanscore;
-  const COLORS = ["#1f5fbf", "#c2410c", "#15803d", "#7e22ce", "#b91c1c", "#0e7490", "#a16207", "#be185d"];
-  const charts = new Map();
+  const { getJson, el, fillTable, num, decimal, percent, usd, dateTime, setStatus, count } = Spanscore;
+  const Charts = SpanscoreCharts;
+  const FILTERS = ["since", "scorer", "rule", "target"];
+  const SINCE = /^(\d+(?:\.\d+)?)([smhdw])$/;
+  const UNIT = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
+  const MAX_WINDOW_S = 400 * 86400;
+  let addressNote = "";
 
-  /* Rows [{x, key, value}] -> uPlot's aligned columns: sorted xs, one value array per key (null = no point). */
-  function align(rows) {
-    const xs = [...new Set(rows.map((r) => r.x))].sort((a, b) => a - b);
-    const keys = [...new Set(rows.map((r) => r.key))].sort();
-    const index = new Map(xs.map((x, i) => [x, i]));
-    const columns = keys.map(() => xs.map(() => null));
-    for (const r of rows) columns[keys.indexOf(r.key)][index.get(r.x)] = r.value;
-    return { xs, keys, columns };
+  const windowSeconds = (since) => {
+    const match = SINCE.exec(since);
+    return match ? Number(match[1]) * UNIT[match[2]] : null;
+  };
+  const field = (id) => document.getElementById(id);
+
+  /* A select keeps a value the address asks for even when the window has no data for it. */
+  function ensureOption(select, value, text) {
+    if (![...select.options].some((o) => o.value === value)) select.append(el("option", { value }, text));
   }
 
-  function dayToSeconds(day) {
-    return Date.parse(`${day}T00:00:00Z`) / 1000;
-  }
-
-  const HALF_DAY = 43200;
-  const WINDOW_SECONDS = { "1h": 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400 };
-
-  /* Scores are mostly within 0..1: keep that whole range in view, widen it for other scales. */
-  const scoreRange = (u, min, max) => [Math.min(0, min ?? 0), Math.max(1, max ?? 1)];
-  const fromZero = (u, min, max) => [0, (max || 0.001) * 1.15];
-  // Days are calendar dates (plotted at 00:00 UTC and labelled in UTC, so a point sits on its own day).
-  const dayRange = (xs) => [xs[0] - HALF_DAY, xs[xs.length - 1] + HALF_DAY];
-
-  /* One uPlot line chart per container, replaced on every load and resized with its container. */
-  function drawChart(id, rows, { label, format, xRange, yRange, utc }) {
-    const box = document.getElementById(id);
-    charts.get(id)?.destroy();
-    charts.delete(id);
-    box.replaceChildren();
-    const { xs, keys, columns } = align(rows);
-    if (!xs.length) {
-      box.append(el("p", { className: "empty" }, "No data in this window."));
-      box.setAttribute("aria-label", `${label}: no data in this window`);
-      return;
+  /* Address -> filters; a value the page cannot use is named in the status line, not sent. */
+  function readAddress() {
+    const params = new URLSearchParams(location.search);
+    const problems = [];
+    const since = params.get("since") || "24h";
+    const seconds = windowSeconds(since);
+    if (seconds && seconds <= MAX_WINDOW_S) {
+      ensureOption(field("since"), since, `last ${since}`);
+      field("since").value = since;
+    } else {
+      problems.push(`since=${since} is not a window like 30m, 24h or 7d (showing ${field("since").value})`);
     }
-    box.setAttribute("aria-label", `${label} for ${keys.join(", ")}; the table below lists the numbers`);
-    const series = [{}].concat(keys.map((key, i) => ({
-      label: key,
-      stroke: COLORS[i % COLORS.length],
-      width: 2,
-      points: { show: true, size: 6, fill: COLORS[i % COLORS.length] },
-      value: (u, v) => (v === null ? "–" : format(v)),
-    })));
-    const options = {
-      width: Math.max(240, box.clientWidth),
-      height: 240,
-      series,
-      // x spans the chosen window (or the days present), so a single bucket does not stretch over years.
-      scales: { x: { time: true, range: xRange(xs) }, y: { range: yRange } },
-      axes: [{}, { values: (u, ticks) => ticks.map(format), size: 70 }],
-      ...(utc ? { tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC") } : {}),
-    };
-    const chart = new uPlot(options, [xs, ...columns], box);
-    charts.set(id, chart);
+    for (const id of ["scorer", "rule"]) {
+      const value = params.get(id) || "";
+      if (value) ensureOption(field(id), value, value);
+      field(id).value = value;
+    }
+    const target = params.get("target") || "";
+    if ([...field("target").options].some((o) => o.value === target)) field("target").value = target;
+    else problems.push(`target=${target} is not a target`);
+    addressNote = problems.length ? ` Address: ${problems.join("; ")}.` : "";
   }
 
-  new ResizeObserver(() => {
-    for (const [id, chart] of charts) chart.setSize({ width: Math.max(240, document.getElementById(id).clientWidth), height: 240 });
-  }).observe(document.getElementById("content"));
+  function writeAddress() {
+    const params = new URLSearchParams();
+    for (const id of FILTERS) if (field(id).value) params.set(id, field(id).value);
+    const query = params.toString();
+    const url = location.pathname + (query ? `?${query}` : "");
+    if (url !== location.pathname + location.search) history.pushState(null, "", url);
+  }
+
+  /* A scored name: the scorer, or a feedback name with its source ("thumbs (human)"). */
+  const nameOf = (r) => (r.source ? `${r.scorer} (${r.source})` : r.scorer);
+  const scaleText = (scale) => `${scale.low}–${scale.high}`;
+
+  function renderFilters(scorers, rules) {
+    const scorer = field("scorer");
+    const chosen = scorer.value;
+    scorer.replaceChildren(el("option", { value: "" }, "all scorers"));
+    for (const name of [...new Set(scorers.map((s) => s.scorer))]) scorer.append(el("option", { value: name }, name));
+    if (chosen) ensureOption(scorer, chosen, chosen);
+    scorer.value = chosen;
+    const rule = field("rule");
+    const chosenRule = rule.value;
+    rule.replaceChildren(el("option", { value: "" }, "all rules"));
+    const names = (rules || []).map((r) => r.name).concat(scorers.filter((s) => s.source).map((s) => `source:${s.source}`));
+    for (const name of [...new Set(names)]) rule.append(el("option", { value: name }, name.startsWith("source:") ? `feedback from ${name.slice(7)}` : name));
+    if (chosenRule) ensureOption(rule, chosenRule, chosenRule);
+    rule.value = chosenRule;
+  }
 
   function renderScorers(scorers) {
-    const select = document.getElementById("scorer");
-    const chosen = select.value;
-    select.replaceChildren(el("option", { value: "" }, "all scorers"));
-    for (const s of scorers) select.append(el("option", { value: s.scorer }, s.scorer));
-    select.value = scorers.some((s) => s.scorer === chosen) ? chosen : "";
-    fillTable(document.getElementById("scorer-table"), scorers, (s) => [
-      s.scorer, s.higher_is_better ? "higher" : "lower", num(s.scored), num(null, decimal(s.mean)),
+    fillTable(field("scorer-table"), scorers, (s) => [
+      nameOf(s), s.higher_is_better ? "higher" : "lower", scaleText(s.scale), num(s.scored), num(null, decimal(s.mean)),
       num(null, decimal(s.weighted_mean)), num(null, percent(s.pass_rate)), num(s.errors),
     ], "No scores in this window.");
   }
 
+  /* The shared time axis: the whole window (from the hour it starts in, as the API reads it) to now, one bucket
+     of margin each side, widened to any point outside it. */
+  function timeAxis(since, by, times) {
+    const step = by === "hour" ? 3600 : 86400;
+    const now = Date.now() / 1000;
+    const start = Math.floor((now - windowSeconds(since)) / 3600) * 3600;
+    const first = Math.min(Math.floor(start / step) * step, ...times);
+    const last = Math.max(Math.floor(now / step) * step, ...times);
+    return [first - step / 2, last + step / 2];
+  }
+
+  /* Mean score per name, one chart per scale; a name with labels only is drawn as its pass share (0-1). */
+  function renderTrend(points, scorers, axis) {
+    const box = field("trend-chart");
+    Charts.clear(box);
+    const byName = new Map(scorers.map((s) => [nameOf(s), s]));
+    const groups = new Map();
+    for (const p of points) {
+      const info = byName.get(nameOf(p));
+      const share = info && info.mean === null && info.pass_rate !== null;
+      const scale = share || !info ? { low: 0, high: 1 } : info.scale;
+      const key = scaleText(scale);
+      if (!groups.has(key)) groups.set(key, { scale, rows: [] });
+      groups.get(key).rows.push({ x: p.time, key: share ? `${nameOf(p)} pass share` : nameOf(p), value: share ? p.pass_rate : p.mean });
+    }
+    const ordered = [...groups.values()].sort((a, b) => a.scale.low - b.scale.low || a.scale.high - b.scale.high);
+    const label = `Mean score per ${axis.by}`;
+    for (const { scale, rows } of ordered) {
+      Charts.draw(box, rows, {
+        label: `${label}, scale ${scaleText(scale)}`, format: (v) => decimal(v, 2), xRange: axis.range, by: axis.by,
+        utc: axis.by === "day", title: `Scale ${scaleText(scale)}`, className: "scale-chart",
+        dataset: { scale: scaleText(scale) },
+        yRange: (u, min, max) => [Math.min(scale.low, min ?? scale.low), Math.max(scale.high, max ?? scale.high)],
+      });
+    }
+    if (!box.children.length) Charts.empty(box, label);
+    else box.setAttribute("aria-label", `${label}, one chart per scale (${ordered.map((g) => scaleText(g.scale)).join(", ")}); the table below lists the numbers`);
+  }
+
   /* A rule's name, with its target when it scores something other than whole runs. */
   const ruleLabel = (r) => (r.target && r.target !== "run" ? `${r.rule} (${r.target})` : r.rule);
+  /* A bucket's start: local date and hour for hours, the UTC date for days (days are UTC days). */
+  const bucketText = (time, by) => (by === "day" ? new Date(time * 1000).toISOString().slice(0, 10) : dateTime(time * 1000));
 
   function renderWorst(runs) {
-    fillTable(document.getElementById("worst-table"), runs, (r) => {
+    fillTable(field("worst-table"), runs, (r) => {
       const link = el("a", {
         href: `run?trace=${encodeURIComponent(r.trace_id)}&span=${encodeURIComponent(r.span_id)}`,
         className: "run-link",
@@ -95,26 +143,34 @@
     }, "No scored runs in this window.");
   }
 
-  function renderCoverage(days) {
-    drawChart("coverage-chart", days.map((d) => ({ x: dayToSeconds(d.day), key: ruleLabel(d), value: d.coverage })), {
-      label: "Coverage (scored / candidate runs) per day", format: (v) => percent(v), xRange: dayRange, utc: true,
-      yRange: [0, 1],
-    });
-    fillTable(document.getElementById("coverage-table"), days, (d) => [
-      d.day, ruleLabel(d), num(d.candidates), num(d.scored), num(null, percent(d.coverage)), num(d.sampled_out),
-      num(d.over_budget), num(d.missing_input), num(d.not_applicable), num(d.failed), num(d.filtered_out),
+  function drawOne(id, rows, options, axis) {
+    const box = field(id);
+    Charts.clear(box);
+    const host = Charts.draw(box, rows, { ...options, xRange: axis.range, by: axis.by, utc: axis.by === "day" });
+    if (host) box.setAttribute("aria-label", `${options.label}; the table below lists the numbers`);
+    else Charts.empty(box, options.label);
+  }
+
+  function renderCoverage(points, axis) {
+    drawOne("coverage-chart", points.map((d) => ({ x: d.time, key: ruleLabel(d), value: d.coverage })), {
+      label: `Coverage (scored / candidate runs) per ${axis.by}`, format: (v) => percent(v), yRange: [0, 1],
+    }, axis);
+    fillTable(field("coverage-table"), points, (d) => [
+      bucketText(d.time, axis.by), ruleLabel(d), num(d.candidates), num(d.scored), num(null, percent(d.coverage)),
+      num(d.sampled_out), num(d.over_budget), num(d.missing_input), num(d.not_applicable), num(d.failed), num(d.filtered_out),
     ], "No sampling decisions in this window.");
   }
 
-  function renderCost(days) {
-    drawChart("cost-chart", days.map((d) => ({ x: dayToSeconds(d.day), key: d.judge_model, value: d.cost_usd })), {
-      label: "Judge cost in US dollars per day", format: (v) => usd(v), xRange: dayRange, yRange: fromZero, utc: true,
-    });
-    const total = days.reduce((sum, d) => sum + d.cost_usd, 0);
-    document.getElementById("cost-total").textContent =
-      `Total ${usd(total)} over ${days.reduce((sum, d) => sum + d.scores, 0)} judged scores.`;
-    fillTable(document.getElementById("cost-table"), days, (d) => [
-      d.day, d.judge_model, num(d.scores), num(null, usd(d.cost_usd)), num(d.input_tokens), num(d.output_tokens),
+  function renderCost(points, axis) {
+    drawOne("cost-chart", points.map((d) => ({ x: d.time, key: d.judge_model, value: d.cost_usd })), {
+      label: `Judge cost in US dollars per ${axis.by}`, format: (v) => usd(v), yRange: (u, min, max) => [0, (max || 0.001) * 1.15],
+    }, axis);
+    const total = points.reduce((sum, d) => sum + d.cost_usd, 0);
+    field("cost-total").textContent =
+      `Total ${usd(total)} over ${count(points.reduce((sum, d) => sum + d.scores, 0), "judged score")}.`;
+    fillTable(field("cost-table"), points, (d) => [
+      bucketText(d.time, axis.by), d.judge_model, num(d.scores), num(null, usd(d.cost_usd)), num(d.input_tokens),
+      num(d.output_tokens),
     ], "No judge calls in this window.");
   }
 
@@ -129,37 +185,44 @@
   }
 
   async function load() {
-    const since = document.getElementById("since").value;
-    const scorer = document.getElementById("scorer").value;
-    const target = document.getElementById("target");
-    const by = ["1h", "24h"].includes(since) ? "hour" : "day";
-    const shared = { since, target: target.value };  // an empty filter is not sent: the API reads that as "all"
+    const [since, scorer, rule, target] = FILTERS.map((id) => field(id).value);
+    const by = windowSeconds(since) <= 2 * 86400 ? "hour" : "day";
+    const shared = { since, rule, target };  // an empty filter is not sent: the API reads that as "all"
     const [scorers, trend, worst, coverage, cost] = await Promise.all([
       getJson("scorers", shared),
       getJson("trend", { ...shared, scorer, by }),
       getJson("worst", { ...shared, scorer, limit: 20 }),
-      getJson("coverage", shared),
-      getJson("cost", { ...shared, scorer }),
+      getJson("coverage", { ...shared, by }),
+      getJson("cost", { ...shared, scorer, by }),
     ]);
+    renderFilters(scorers.scorers, scorers.rules);
     renderScorers(scorers.scorers);
-    const now = Date.now() / 1000;
-    const step = by === "hour" ? 3600 : 86400;
-    drawChart("trend-chart", trend.points.map((p) => ({ x: p.time, key: p.scorer, value: p.mean })), {
-      label: `Mean score per ${by} and scorer`, format: (v) => decimal(v, 2), yRange: scoreRange,
-      xRange: (xs) => [Math.min(xs[0], now - WINDOW_SECONDS[since]) - step / 2, Math.max(xs[xs.length - 1], now) + step / 2],
-    });
+    const times = [trend, coverage, cost].flatMap((answer) => answer.points.map((p) => p.time));
+    const axis = { by, range: timeAxis(since, by, times) };
+    renderTrend(trend.points, scorers.scorers, axis);
     renderWorst(worst.runs);
-    renderCoverage(coverage.days);
-    renderCost(cost.days);
-    setStatus(`Showing ${document.getElementById("since").selectedOptions[0].textContent}` +
-      (scorer ? ` for ${scorer}` : "") + (target.value ? `, ${target.selectedOptions[0].textContent} only` : "") +
-      `; updated ${dateTime(Date.now())}.` + rulesNote(scorers.rules), "ready");
+    renderCoverage(coverage.points, axis);
+    renderCost(cost.points, axis);
+    setStatus(`Showing ${field("since").selectedOptions[0].textContent}` + (scorer ? ` for ${scorer}` : "") +
+      (rule ? `, rule ${rule}` : "") + (target ? `, ${field("target").selectedOptions[0].textContent} only` : "") +
+      `; updated ${dateTime(Date.now())}.` + rulesNote(scorers.rules) + addressNote, "ready");
   }
 
+  readAddress();
   const reload = Spanscore.start(load);
-  document.getElementById("filters").addEventListener("submit", (event) => {
+  field("filters").addEventListener("submit", (event) => {
     event.preventDefault();
     reload();
   });
-  for (const id of ["since", "scorer", "target"]) document.getElementById(id).addEventListener("change", () => reload());
+  for (const id of FILTERS) {
+    field(id).addEventListener("change", () => {
+      addressNote = "";
+      writeAddress();
+      reload();
+    });
+  }
+  window.addEventListener("popstate", () => {
+    readAddress();
+    reload();
+  });
 })();

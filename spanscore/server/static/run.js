@@ -2,7 +2,7 @@
 "use strict";
 
 (() => {
-  const { getJson, postJson, el, fillTable, num, decimal, usd, setStatus } = Spanscore;
+  const { getJson, postJson, el, fillTable, num, decimal, usd, setStatus, count } = Spanscore;
   const params = new URLSearchParams(location.search);
   const traceId = (params.get("trace") || "").toLowerCase();
   const focusSpan = (params.get("span") || "").toLowerCase();
@@ -32,7 +32,7 @@
     if (!keys.length) return "–";
     const list = el("dl");
     for (const key of keys) list.append(el("dt", {}, key), el("dd", {}, span.attributes[key]));
-    return el("details", {}, el("summary", {}, `${keys.length} attribute${keys.length === 1 ? "" : "s"}`), list);
+    return el("details", {}, el("summary", {}, count(keys.length, "attribute")), list);
   }
 
   function spanLink(spanId) {
@@ -122,7 +122,7 @@
       if (span.span_id === focusSpan) tr.classList.add("focus");
     });
     document.getElementById("spans-note").textContent = run.spans_cut
-      ? `Only the first ${run.spans.length} spans are shown.` : `${run.spans.length} spans.`;
+      ? `Only the first ${count(run.spans.length, "span")} are shown.` : `${count(run.spans.length, "span")}.`;
   }
 
   async function load() {
@@ -131,7 +131,8 @@
     const run = await getJson(`runs/${traceId}`);
     render(run);
     document.title = `Run ${traceId.slice(0, 12)} · spanscore`;
-    setStatus(`${run.scores.length} scores, ${run.decisions.length} decisions, ${run.spans.length} spans.`, "ready");
+    setStatus(`${count(run.scores.length, "score")}, ${count(run.decisions.length, "decision")}, ` +
+      `${count(run.spans.length, "span")}.`, "ready");
   }
 
   /* Thumbs up/down or a label with a comment, posted as a human score; the tables reload to show it. */

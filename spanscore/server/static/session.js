@@ -3,7 +3,7 @@
 "use strict";
 
 (() => {
-  const { getJson, el, fillTable, num, decimal, setStatus } = Spanscore;
+  const { getJson, el, fillTable, num, decimal, setStatus, count } = Spanscore;
   const sessionId = new URLSearchParams(location.search).get("id") || "";
 
   function text(messages) {
@@ -37,6 +37,17 @@
     return box;
   }
 
+  /* Why the conversation has no score of its own: no rule scores sessions (and will not until one is added),
+     or the session rules have not scored it yet. */
+  function noSessionScore(rules) {
+    if (Array.isArray(rules) && !rules.length) {
+      return "No rule scores whole sessions, so no session score will come. To add one, give a rule " +
+        "target: session and a session scorer (e.g. turn_count) under rules: in the config; see docs/sampling.md, Targets.";
+    }
+    const names = Array.isArray(rules) ? ` (${rules.join(", ")})` : "";
+    return `No session score yet: the session rules${names} score a session once no run of it arrived for collector.sessions.quiet_period_s (default 300 s).`;
+  }
+
   async function load() {
     document.getElementById("session-id").textContent = sessionId;
     if (!sessionId) throw new Error("the address needs ?id= with a session id");
@@ -44,12 +55,12 @@
     fillTable(document.getElementById("session-scores-table"), session.scores, (s) => [
       s.scorer, s.rule, num(null, decimal(s.score)), s.label || "–", s.status,
       el("td", { className: "reason" }, s.reason || s.error || "–"), s.ready_reason,
-    ], "No session score yet (the session may still be open).");
+    ], noSessionScore(session.session_rules));
     document.getElementById("turns").replaceChildren(...session.turns.map(turnBox));
     document.getElementById("turns-note").textContent = session.turns_cut
-      ? `Only the first ${session.turns.length} turns are shown.` : `${session.turns.length} turns.`;
+      ? `Only the first ${count(session.turns.length, "turn")} are shown.` : `${count(session.turns.length, "turn")}.`;
     document.title = `Session ${sessionId.slice(0, 24)} · spanscore`;
-    setStatus(`${session.turns.length} turns, ${session.scores.length} session scores.`, "ready");
+    setStatus(`${count(session.turns.length, "turn")}, ${count(session.scores.length, "session score")}.`, "ready");
   }
 
   Spanscore.start(load);

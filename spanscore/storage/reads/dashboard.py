@@ -1,9 +1,10 @@
 """The fixed reads behind the built-in dashboard (``spanscore.server.dashboard``).
 
-Each function runs one SQL statement written here, over the views of migration
-0004 as migration 0011 split them by target (``score_trend_hourly``, ``worst_runs``,
-``coverage_daily``, ``judge_cost_daily``) or, for one run, ``otel_traces``, ``scores FINAL`` and
-``score_decisions FINAL``. Values from a request (window, scorer, rule, trace
+Each function runs one SQL statement: the windowed ones (scorers, trend, coverage, judge cost)
+are in ``spanscore.storage.reads.dashboard_series``; the worst runs read the ``worst_runs`` view of
+migration 0011, and one run or session reads ``otel_traces``, ``scores FINAL``, ``score_decisions
+FINAL`` and ``scored_runs FINAL``. Every window starts at the hour ``since`` falls in, as the
+hourly roll-ups do. Values from a request (window, scorer, rule, trace
 id, limits) travel only as bound parameters; an empty scorer, rule or target
 means "all". ``ClickHouseStore.read`` runs them like user queries: read-only, under
 the query limits, on the query connection, off the event loop. Rows come back
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.reads.dashboard_series import COST_SQL, COVERAGE_SQL, SCORERS_SQL, TREND_SQL, VALUE_RANGES_SQL
 from spanscore.storage.scored_runs import parse_stored_run
 
 REASON_CHARS = 400
@@ -26,37 +28,9 @@ REASON_CHARS = 400
 ATTRIBUTE_CHARS = 2000
 """Span attribute values on the run page are cut to this many characters (prompts can be huge)."""
 
-_WINDOW = "now() - toIntervalSecond({since:UInt32})"
+_WINDOW = "toStartOfHour(now() - toIntervalSecond({since:UInt32}))"
 _RULE_AND_TARGET = "({rule:String} = '' OR Rule = {rule:String}) AND ({target:String} = '' OR Target = {target:String})"
 _FILTERS = f"({{scorer:String}} = '' OR Scorer = {{scorer:String}}) AND {_RULE_AND_TARGET}"
-
-SCORERS_SQL = f"""
-SELECT Scorer AS scorer,
-       toBool(max(HigherIsBetter)) AS higher_is_better,
-       sum(Scored) AS scored,
-       sum(ScoreSum) / nullIf(sum(Scored), 0) AS mean,
-       sum(WeightedScoreSum) / nullIf(sum(WeightSum), 0) AS weighted_mean,
-       sum(Passed) / nullIf(sum(Passed) + sum(Failed), 0) AS pass_rate,
-       sum(Errors) AS errors
-FROM score_trend_hourly
-WHERE Hour >= {_WINDOW} AND {_RULE_AND_TARGET}
-GROUP BY Scorer
-ORDER BY Scorer
-"""
-
-TREND_SQL = f"""
-SELECT toUnixTimestamp(if({{daily:Bool}}, toStartOfDay(Hour), Hour)) AS time,
-       Scorer AS scorer,
-       sum(Scored) AS scored,
-       sum(ScoreSum) / nullIf(sum(Scored), 0) AS mean,
-       sum(WeightedScoreSum) / nullIf(sum(WeightSum), 0) AS weighted_mean,
-       sum(Passed) / nullIf(sum(Passed) + sum(Failed), 0) AS pass_rate,
-       sum(Errors) AS errors
-FROM score_trend_hourly
-WHERE Hour >= {_WINDOW} AND {_FILTERS}
-GROUP BY time, scorer
-ORDER BY time, scorer
-"""
 
 WORST_SQL = f"""
 SELECT toUnixTimestamp64Milli(RunTimestamp) AS run_time_ms,
@@ -69,25 +43,6 @@ FROM worst_runs
 WHERE RunTimestamp >= {_WINDOW} AND {_FILTERS}
 ORDER BY OrientedScore ASC, RunTimestamp DESC, TraceId
 LIMIT {{limit:UInt32}}
-"""
-
-COVERAGE_SQL = f"""
-SELECT toString(Day) AS day, Rule AS rule, Target AS target, Candidates AS candidates, Scored AS scored,
-       Coverage AS coverage, SampledOut AS sampled_out, OverBudget AS over_budget, MissingInput AS missing_input,
-       NotApplicable AS not_applicable, Failed AS failed, FilteredOut AS filtered_out
-FROM coverage_daily
-WHERE Day >= toDate({_WINDOW}) AND {_RULE_AND_TARGET}
-ORDER BY Day, Rule
-"""
-
-COST_SQL = f"""
-SELECT toString(Day) AS day, JudgeModel AS judge_model,
-       sum(Scores) AS scores, sum(CostUsd) AS cost_usd,
-       sum(InputTokens) AS input_tokens, sum(OutputTokens) AS output_tokens
-FROM judge_cost_daily
-WHERE Day >= toDate({_WINDOW}) AND JudgeModel != '' AND {_FILTERS}
-GROUP BY Day, JudgeModel
-ORDER BY Day, JudgeModel
 """
 
 RUN_SPANS_SQL = f"""
@@ -161,6 +116,10 @@ class DashboardReader:
     async def scorers(self, since_s: int, *, rule: str = "", target: str = "") -> list[dict[str, Any]]:
         return await self._rows(SCORERS_SQL, since=since_s, rule=rule, target=target)
 
+    async def value_ranges(self, since_s: int, *, rule: str = "", target: str = "") -> list[dict[str, Any]]:
+        """The lowest and highest value of each name (``scorer``, ``source``), to tell its scale."""
+        return await self._rows(VALUE_RANGES_SQL, since=since_s, rule=rule, target=target)
+
     async def trend(
         self, since_s: int, *, scorer: str = "", rule: str = "", target: str = "", daily: bool = False
     ) -> list[dict[str, Any]]:
@@ -171,13 +130,15 @@ class DashboardReader:
     ) -> list[dict[str, Any]]:
         return await self._rows(WORST_SQL, since=since_s, scorer=scorer, rule=rule, target=target, limit=limit)
 
-    async def coverage(self, since_s: int, *, rule: str = "", target: str = "") -> list[dict[str, Any]]:
-        return await self._rows(COVERAGE_SQL, since=since_s, rule=rule, target=target)
+    async def coverage(
+        self, since_s: int, *, rule: str = "", target: str = "", daily: bool = False
+    ) -> list[dict[str, Any]]:
+        return await self._rows(COVERAGE_SQL, since=since_s, rule=rule, target=target, daily=daily)
 
     async def judge_cost(
-        self, since_s: int, *, scorer: str = "", rule: str = "", target: str = ""
+        self, since_s: int, *, scorer: str = "", rule: str = "", target: str = "", daily: bool = False
     ) -> list[dict[str, Any]]:
-        return await self._rows(COST_SQL, since=since_s, scorer=scorer, rule=rule, target=target)
+        return await self._rows(COST_SQL, since=since_s, scorer=scorer, rule=rule, target=target, daily=daily)
 
     async def run(self, trace_id: str, max_spans: int = 1000) -> dict[str, Any]:
         """Spans, scores and decisions of one trace; ``spans_cut`` says the span list hit ``max_spans``."""

@@ -38,6 +38,15 @@ def test_turn_count_and_tool_calls_per_turn() -> None:
     assert per_turn.reason == "4 tool calls over 3 turns (per turn: 1, 3, 0); the busiest is turn 2."
 
 
+def test_one_turn_and_one_call_read_in_the_singular() -> None:
+    """#30 item 7: a reason on the dashboard reads "1 turn", not "1 turns"."""
+    conversation = session(turn(0, SEARCH))
+    assert build("turn_count").run(conversation).reason == "1 turn."
+    assert build("tool_calls_per_turn").run(conversation).reason == (
+        "1 tool call over 1 turn (per turn: 1); the busiest is turn 1."
+    )
+
+
 def test_repeated_tool_calls_within_a_turn_and_across_turns() -> None:
     conversation = session(turn(0, SEARCH), turn(1, SEARCH, WEATHER, SEARCH_AGAIN))
     assert call_key(SEARCH) == call_key(SEARCH_AGAIN)

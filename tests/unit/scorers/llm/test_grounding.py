@@ -53,6 +53,14 @@ async def test_faithfulness_end_to_end_records_steps_tokens_and_cost(judge_serve
     assert "<<<BEGIN context>>>" in analyze_prompt and "Current employee count" in analyze_prompt
 
 
+async def test_one_claim_reads_in_the_singular(judge_server, judge_options):
+    """#30 item 7: "1 of 1 claim is supported", not "of 1 claims are"."""
+    judge_server.script("one", Reply.json({"claims": ["It has 500 now."]}), Reply.json({"verdicts": verdicts("yes")}))
+    result = await build("faithfulness", **judge_options("one")).arun(COMPANY)
+    assert result.status is Status.OK, result.error
+    assert "because 1 of 1 claim is supported by the context." in (result.reason or "")
+
+
 async def test_context_comes_from_tool_results_when_the_run_has_no_documents(judge_server, judge_options):
     run = Run(
         input="Weather in Paris?",
