@@ -1,0 +1,127 @@
+"""Where the command line reads and asks: the running service's API, or the store when no service answers.
+
+A command says where it looked when nothing answered (``no_service``), and reading never creates or
+migrates a store.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from spanscore.config import ServiceConfig
+from spanscore.errors import SpanscoreError
+
+
+def query_service(config: ServiceConfig, sql: str, fmt: str) -> bytes | None:
+    """Ask the running service; None when nothing listens (then the store is opened directly)."""
+    return call_api(config, "query", {"sql": sql, "format": fmt}, config.storage.query_max_execution_time_s + 5)
+
+
+def call_api(
+    config: ServiceConfig, path: str, payload: dict[str, object] | None, timeout: float, *, method: str | None = None
+) -> bytes | None:
+    """Call the running service's API; None when nothing listens. An error answer raises with its message."""
+    if not config.api.enabled:
+        return None
+    request = urllib.request.Request(
+        f"{api_url(config)}/api/v1/{path}",
+        data=None if payload is None else json.dumps(payload).encode("utf-8"),
+        headers={"Content-Type": "application/json"},
+        method=method or ("GET" if payload is None else "POST"),
+    )
+    if config.api.auth_tokens:
+        request.add_header("Authorization", f"Bearer {config.api.auth_tokens[0]}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            result: bytes = response.read()
+            return result
+    except urllib.error.HTTPError as exc:
+        detail = exc.read().decode("utf-8", "replace")
+        try:
+            answer = json.loads(detail)
+            detail = "\n  ".join([answer["error"], *answer.get("problems", [])])
+        except (ValueError, KeyError, TypeError):
+            pass
+        raise SpanscoreError(detail) from None
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return None
+
+
+def query_store(config: ServiceConfig, sql: str, fmt: str) -> bytes:
+    """Read the store directly (no service answers); never create or migrate one by reading."""
+    from spanscore.server.service import store_for
+
+    require_existing_store(config)
+    refuse_store_held_elsewhere(config)
+    config.storage.migrate = False
+    store = store_for(config)
+    try:
+        store.open()
+    except Exception as exc:
+        raise SpanscoreError(unopenable(config, exc)) from None
+    try:
+        return store.query_sync(sql, fmt)
+    finally:
+        store.close()
+
+
+def api_url(config: ServiceConfig) -> str:
+    """The API address the CLI calls, as a URL."""
+    host = "127.0.0.1" if config.api.host in ("0.0.0.0", "::", "") else config.api.host
+    shown = f"[{host}]" if ":" in host else host
+    return f"{'https' if config.api.tls else 'http'}://{shown}:{config.api.port}"
+
+
+def no_service(config: ServiceConfig) -> str:
+    """Why a command that needs the service failed: where it looked, and how to point it elsewhere."""
+    return (
+        f"no service answers on {api_url(config)} (api.host/api.port); start `spanscore serve`, or point at the "
+        "running one with -c <its config> or SPANSCORE_API__PORT=<its API port>"
+    )
+
+
+def unopenable(config: ServiceConfig, exc: Exception) -> str:
+    """Why the store could not be opened, in one line."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"cannot open storage {config.storage.dsn}: {text}"
+
+
+def refuse_store_held_elsewhere(config: ServiceConfig) -> None:
+    """An embedded store another process holds is most often a service whose API is not where the CLI looked.
+
+    The engine locks ``<data dir>/status`` while it has the store open; trying that lock (shared, without
+    waiting, released at once) tells before opening, so the user reads where to point the CLI instead of
+    the engine's lock error.
+    """
+    if not config.storage.dsn.startswith("chdb:///"):
+        return
+    status = Path(config.storage.dsn.removeprefix("chdb://")) / "status"
+    try:
+        with open(status, "rb") as handle:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    except BlockingIOError:
+        raise SpanscoreError(
+            f"the store {config.storage.dsn} is open in another process, most likely a `spanscore serve` whose "
+            f"API is not on {api_url(config)}: point at that service with -c <its config> or "
+            "SPANSCORE_API__PORT=<its API port>"
+        ) from None
+    except OSError:
+        return  # no status file yet: nobody holds the store
+
+
+def require_existing_store(config: ServiceConfig) -> None:
+    dsn = config.storage.dsn
+    if not dsn.startswith("chdb:///"):
+        return
+    path = dsn.removeprefix("chdb://")
+    if not (Path(path) / "metadata").is_dir():
+        raise SpanscoreError(
+            f"no service answers on {api_url(config)} and there is no store at {path}; start `spanscore serve`, "
+            "or run this from the service's working directory, or with -c <its config> (storage.data_dir) or "
+            "SPANSCORE_API__PORT=<its API port>"
+        )
