@@ -22,7 +22,8 @@ from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
 
 def check_config(config: ServiceConfig, environ: Mapping[str, str]) -> list[str]:
     """Raise ``ConfigError`` for the first class of problems found; return summary lines otherwise."""
-    from spanscore.scorers.judge.client import Judge, JudgeConfig
+    from spanscore.scorers.judge.client import JudgeConfig
+    from spanscore.scorers.judge.current import Judge
     from spanscore.scoring.live import build_rule_scorers
 
     check_scorers(rule_scorer_uses(config.rules), config.judge, environ)

@@ -28,7 +28,7 @@ from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.reads.backfill import already_decided, average_judge_cost, errored_runs
 
 if TYPE_CHECKING:  # the judge client loads litellm; config loading imports this module and must not
-    from spanscore.scorers.judge.client import Judge
+    from spanscore.scorers.judge.current import Judge
 
 
 def find_rule(rules: list[RuleConfig], name: str) -> RuleConfig:

@@ -29,7 +29,7 @@ from typing import Any, TextIO
 from spanscore.errors import ConfigError, SpanscoreError
 from spanscore.run import Run
 from spanscore.scorers.base import Scorer, ScoreResult, Status
-from spanscore.scorers.judge.client import Judge, current_judge, using_judge
+from spanscore.scorers.judge.current import Judge, current_judge, using_judge
 from spanscore.scorers.registry import build
 
 RUN_FIELDS = {

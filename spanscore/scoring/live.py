@@ -44,14 +44,15 @@ from spanscore.scoring.outputs import InBackground, UntilDurable
 from spanscore.scoring.ready_poller import ReadyPoller
 from spanscore.scoring.subject import RuleRun, Subject
 from spanscore.scoring.workers import ScoringWorkers
-from spanscore.storage.clickhouse import ClickHouseStore, is_embedded
+from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.connection import is_embedded
 from spanscore.storage.reads.recovery import session_turns, spend_since, unscored_sessions
 from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow
 from spanscore.storage.write.writer import BatchWriter, InsertFn
 
 if TYPE_CHECKING:  # the judge client loads litellm; config loading imports this module and must not
-    from spanscore.scorers.judge.client import Judge
+    from spanscore.scorers.judge.current import Judge
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ def build_rule_scorers(rules: Sequence[RuleConfig], judge: Judge | None = None) 
     """
     if judge is None:
         return _build_rule_scorers(rules)
-    from spanscore.scorers.judge.client import using_judge  # loads litellm: only when there is a judge to use
+    from spanscore.scorers.judge.current import using_judge  # loads litellm: only when there is a judge to use
 
     with using_judge(judge):
         return _build_rule_scorers(rules)

@@ -23,7 +23,7 @@ from spanscore.storage.scores import ScoreRow
 from spanscore.storage.write.writer import BatchWriter
 
 if TYPE_CHECKING:
-    from spanscore.scorers.judge.client import Judge
+    from spanscore.scorers.judge.current import Judge
 
 
 class ServiceOperations:

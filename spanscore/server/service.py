@@ -48,7 +48,7 @@ from spanscore.storage.write.deadletter_ops import DeadLetterOps
 from spanscore.storage.write.writer import BatchWriter
 
 if TYPE_CHECKING:
-    from spanscore.scorers.judge.client import Judge
+    from spanscore.scorers.judge.current import Judge
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,8 @@ class Service:
         if config.forward is not None and (config.forward.scores != "none" or config.forward.judge_spans):
             exporter = ScoreExporter(config.forward)
         if self.judge is None:
-            from spanscore.scorers.judge.client import Judge, JudgeConfig  # litellm: only with rules to score
+            from spanscore.scorers.judge.client import JudgeConfig  # litellm: only with rules to score
+            from spanscore.scorers.judge.current import Judge
 
             tracer = exporter.judge_tracer() if exporter is not None else None
             self.judge = Judge(JudgeConfig.model_validate(config.judge) if config.judge else None, tracer=tracer)

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import urlparse
 
-import clickhouse_connect
 from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError, DataError, OperationalError
 
 from spanscore.errors import PermanentError, RetryableError
 from spanscore.records import LogRecord, SpanRecord
+from spanscore.storage.connection import clean_engine_error, connect, discard_partial_output, is_embedded, redact
 from spanscore.storage.insert_errors import classify_engine_error, encoding_error
 from spanscore.storage.query.check import FunctionCatalog, engine_checked_statement, load_catalog
 from spanscore.storage.query.engine_errors import query_failure
@@ -38,25 +36,6 @@ from spanscore.storage.scores import DECISION_COLUMNS, SCORE_COLUMNS, DecisionRo
 log = logging.getLogger(__name__)
 
 QUERY_FORMATS = {"json": "JSON", "jsoneachrow": "JSONEachRow", "csv": "CSVWithNames", "tsv": "TSVWithNames"}
-
-
-def is_embedded(dsn: str) -> bool:
-    return dsn.startswith("chdb:")
-
-
-def connect(dsn: str, database: str, settings: dict[str, Any] | None = None) -> Any:
-    """Open a clickhouse-connect client for ``dsn``; the embedded path is created if needed.
-
-    ``settings`` bind every statement the client runs: on the embedded engine its session's
-    (``SET``, in order, so a final ``readonly=1`` locks them), on a server every request's.
-    """
-    if is_embedded(dsn):
-        path = urlparse(dsn).path
-        if path and path.startswith("/"):
-            os.makedirs(path, exist_ok=True)
-        return clickhouse_connect.get_client(dsn=dsn, settings=settings)
-    # Servers: the database may not exist before the first migration, so connect to default.
-    return clickhouse_connect.get_client(dsn=dsn, database="default", autogenerate_session_id=False, settings=settings)
 
 
 # A retried batch is the same block, so the tables' deduplication windows (migration 0006) drop
@@ -129,7 +108,7 @@ class ClickHouseStore:
             if not is_embedded(self.query_dsn) and not self._query_allow_writable:
                 profile_only = connect(self.query_dsn, self.database)  # the user's own settings, none of ours
                 try:
-                    refuse_writable_query_user(profile_only, _redact(self.query_dsn))
+                    refuse_writable_query_user(profile_only, redact(self.query_dsn))
                 finally:
                     profile_only.close()
             self._query_client = self._connect_reader(dashboard_settings(self.limits))
@@ -137,7 +116,7 @@ class ClickHouseStore:
             # Cancels abandoned queries; spanscore's own user, which may stop any query.
             self._control = connect(self.dsn, self.database)
             if applied:
-                log.info("schema migrated versions=%s dsn=%s", applied, _redact(self.dsn))
+                log.info("schema migrated versions=%s dsn=%s", applied, redact(self.dsn))
 
     def close(self) -> None:
         self._writer.shutdown(wait=True)
@@ -303,8 +282,8 @@ class ClickHouseStore:
                 result: bytes = reader.raw_query(mark + statement, fmt=engine_format)
             except DatabaseError as exc:
                 if is_embedded(self.dsn):
-                    _discard_partial_output(reader)
-                raise query_failure(_clean_engine_error(str(exc)), self.limits) from None
+                    discard_partial_output(reader)
+                raise query_failure(clean_engine_error(str(exc)), self.limits) from None
             except OperationalError as exc:
                 raise RetryableError(f"storage unavailable: {exc}") from exc
             finally:
@@ -344,8 +323,8 @@ class ClickHouseStore:
                 result = self._query_client.query(sql, parameters=parameters)
             except DatabaseError as exc:
                 if is_embedded(self.dsn):
-                    _discard_partial_output(self._query_client)
-                raise query_failure(_clean_engine_error(str(exc)), self.limits) from None
+                    discard_partial_output(self._query_client)
+                raise query_failure(clean_engine_error(str(exc)), self.limits) from None
             except OperationalError as exc:
                 raise RetryableError(f"storage unavailable: {exc}") from exc
         return tuple(result.column_names), list(result.result_rows)
@@ -356,31 +335,3 @@ class ClickHouseStore:
     def internal_query(self, sql: str, parameters: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
         """Trusted SQL written by spanscore itself; values always travel as bound parameters."""
         return list(self.client.query(sql, parameters=parameters).result_rows)
-
-
-def _discard_partial_output(client: Any) -> None:
-    """Take what a failed query left on an embedded connection.
-
-    chDB (4.4) keeps the output a query wrote before it failed (a time limit, the row cap)
-    on its connection and prepends it to the next query's result, which would hand one
-    caller's partial rows to the next. One throwaway query takes that output.
-    """
-    try:
-        client.raw_query("SELECT 1 WHERE 0", fmt="TabSeparated")
-    except ClickHouseError as exc:
-        log.warning("could not clear a failed query's output error=%s", exc)
-
-
-def _clean_engine_error(message: str) -> str:
-    """Keep the engine's one-line reason, not the driver's stack of wrappers."""
-    for line in message.splitlines():
-        if "DB::Exception" in line or line.startswith("Code:"):
-            return line.strip()
-    return message.strip().splitlines()[0] if message.strip() else "query failed"
-
-
-def _redact(dsn: str) -> str:
-    parsed = urlparse(dsn)
-    if parsed.password:
-        return dsn.replace(f":{parsed.password}@", ":***@")
-    return dsn

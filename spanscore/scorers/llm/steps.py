@@ -27,7 +27,8 @@ from pydantic import BaseModel
 from spanscore.run import Run
 from spanscore.scorers import StepContext, StepOutput
 from spanscore.scorers.judge.answer_checks import ItemsExpected, check_for
-from spanscore.scorers.judge.client import JudgeClient, JudgeConfig, JudgeError, current_judge
+from spanscore.scorers.judge.client import JudgeClient, JudgeConfig, JudgeError
+from spanscore.scorers.judge.current import current_judge
 from spanscore.scorers.llm.markers import defuse_markers
 
 JudgeOverride = JudgeConfig | Mapping[str, Any] | str | None

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from spanscore.storage.clickhouse import connect
+from spanscore.storage.connection import connect
 from spanscore.storage.schema.catalog import Migration, load_migrations
 from spanscore.storage.schema.cluster import (
     bootstrap_statements,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from spanscore.errors import ConfigError
-from spanscore.storage.clickhouse import ClickHouseStore, connect
+from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.connection import connect
 from spanscore.storage.query.readers import refuse_writable_query_user
 
 

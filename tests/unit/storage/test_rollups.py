@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from spanscore.records import SpanRecord
-from spanscore.storage.clickhouse import ClickHouseStore, connect
+from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.connection import connect
 from spanscore.storage.schema.catalog import load_migrations
 from spanscore.storage.schema.migrations import current_version, migrate
 from spanscore.storage.scores import SCORE_COLUMNS, DecisionRow, ScoreRow, score_id, to_columns

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
-from spanscore.storage.clickhouse import ClickHouseStore, connect
+from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.connection import connect
 from spanscore.storage.reads.dashboard import scored_runs
 from spanscore.storage.schema.migrations import migrate
 from spanscore.storage.scored_runs import SCORED_RUN_COLUMNS, ScoredRunRow, scored_run_columns

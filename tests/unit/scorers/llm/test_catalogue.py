@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from spanscore.scorers import available, build
-from spanscore.scorers.judge.client import Judge, JudgeConfig, using_judge
+from spanscore.scorers.judge.client import JudgeConfig
+from spanscore.scorers.judge.current import Judge, using_judge
 
 LOWER_IS_BETTER = {"bias", "hallucination", "toxicity"}
 NEEDS_OPTIONS = {
