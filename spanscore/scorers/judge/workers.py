@@ -5,7 +5,7 @@ machine (request preparation, HTTP through httpx and aiohttp, pricing, the
 logging payload litellm always builds; docs/judge.md has the breakdown). On
 the service's single event loop that caps judgements per second at one core
 and adds latency to everything else the loop serves. ``WorkerPoolTransport``
-runs N child processes (``python -m spanscore.scorers.judge.workers``), each
+runs N child processes (``python -m spanscore.scorers.judge.worker_main``), each
 with its own event loop and litellm, and sends them requests as JSON lines
 over stdin/stdout; each worker runs its requests concurrently and answers in
 any order, matched by id. The client keeps every decision (limits, breaker,
@@ -23,7 +23,6 @@ sustain a rate where litellm takes a real share of a core.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import itertools
 import json
@@ -33,7 +32,6 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 from spanscore.scorers.judge.resilience import Failure
@@ -41,7 +39,7 @@ from spanscore.scorers.judge.transport import CallFailed, InProcessTransport, Re
 
 logger = logging.getLogger(__name__)
 
-_LINE_LIMIT = 64 * 1024 * 1024  # prompts with large contexts travel as one line
+LINE_LIMIT = 64 * 1024 * 1024  # prompts with large contexts travel as one line
 AUTO_RATE = 40.0  # judge calls per second on one loop (about a quarter of a core of litellm) that start a pool
 AUTO_WINDOW_S = 5.0  # over this long, so a burst or a test does not start processes
 AUTO_MAX_PROCESSES = 4
@@ -157,10 +155,10 @@ class WorkerPoolTransport:
                 process = await asyncio.create_subprocess_exec(
                     sys.executable,
                     "-m",
-                    "spanscore.scorers.judge.workers",
+                    "spanscore.scorers.judge.worker_main",
                     stdin=asyncio.subprocess.PIPE,
                     stdout=asyncio.subprocess.PIPE,
-                    limit=_LINE_LIMIT,
+                    limit=LINE_LIMIT,
                 )
                 self._workers.append(_Worker(process))
             await asyncio.gather(*(asyncio.shield(w.ready) for w in self._workers))
@@ -309,70 +307,3 @@ def transport_for(workers: int | str) -> Transport:
     if isinstance(workers, int) and workers > 0:
         return WorkerPoolTransport(workers)
     return InProcessTransport()
-
-
-async def _answer(message: dict[str, Any], out: Any) -> None:
-    try:
-        reply = await call_litellm(message["kwargs"], structured=message["structured"])
-        answer: dict[str, Any] = {"id": message["id"], "ok": True, "reply": asdict(reply)}
-    except Exception as exc:  # a failure outside litellm's call still has to answer, or the caller waits
-        failed = (
-            exc
-            if isinstance(exc, CallFailed)
-            else CallFailed(
-                Failure.PERMANENT,
-                f"judge worker: {type(exc).__name__}: {exc}",
-                error_type=type(exc).__name__,
-                retry_after=None,
-            )
-        )
-        answer = {
-            "id": message["id"],
-            "ok": False,
-            "failure": failed.failure.value,
-            "message": str(failed),
-            "error_type": failed.error_type,
-            "retry_after": failed.retry_after,
-        }
-    out.write(json.dumps(answer, separators=(",", ":")).encode() + b"\n")
-    out.flush()
-
-
-class _InlineExecutor(concurrent.futures.ThreadPoolExecutor):
-    """Runs submitted work at once on the calling thread.
-
-    litellm hands the synchronous half of every ``acompletion`` (parameter mapping, no I/O) to the
-    loop's default executor; in a worker whose loop does nothing else, the hop to a thread and the
-    GIL hand-offs back cost about 30% of a call's CPU. The price: a blocking DNS lookup (rare:
-    aiohttp caches them) stalls this worker's other calls for its duration, never the service.
-    """
-
-    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except BaseException as exc:  # handed to the awaiting coroutine, as a thread would
-            future.set_exception(exc)
-        return future
-
-
-async def _serve() -> None:
-    out = sys.stdout.buffer
-    sys.stdout = sys.stderr  # nothing but protocol lines may reach the parent's pipe
-    loop = asyncio.get_running_loop()
-    loop.set_default_executor(_InlineExecutor(max_workers=1))
-    reader = asyncio.StreamReader(limit=_LINE_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    out.write(b'{"ready":true}\n')
-    out.flush()
-    tasks: set[asyncio.Task[None]] = set()
-    while line := await reader.readline():
-        task = asyncio.create_task(_answer(json.loads(line), out))
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
-    if tasks:
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-
-if __name__ == "__main__":
-    asyncio.run(_serve())
