@@ -212,6 +212,13 @@ def _parts_message(
             answered[_answered_id(str(part.get("id")), unanswered)] = result
             if role == "tool":
                 texts.append(result)
+    # LiteLLM's callback keeps the OpenAI fields beside the parts: the calls, and the id a tool message answers.
+    for call in openai_tool_calls(item.get("tool_calls")):
+        calls.append(replace(call, order=len(calls)))
+        if call.id is not None:
+            unanswered.append(call.id)
+    if role == "tool" and item.get("tool_call_id") is not None and texts:
+        answered[_answered_id(str(item["tool_call_id"]), unanswered)] = "\n".join(texts)
     results.update(answered)
     calls = [replace(call, result=answered.get(str(call.id), call.result)) for call in calls]
     return Message(role, "\n".join(texts), tuple(calls))

@@ -85,6 +85,10 @@ def test_the_run_gets_the_result_of_its_call() -> None:
         end_time_ns=100,
         attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather_agent"},
     )
-    spans = [root, model_span("2" * 16, [question], [asked]), model_span("3" * 16, [question, asked, answered], [answer])]
+    spans = [
+        root,
+        model_span("2" * 16, [question], [asked]),
+        model_span("3" * 16, [question, asked, answered], [answer]),
+    ]
     (run,) = runs_from_spans(spans)
     assert [(c.name, c.id, c.result) for c in run.tool_calls or ()] == [("get_weather", "call_weather_1", RESULT)]
