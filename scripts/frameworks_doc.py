@@ -52,12 +52,14 @@ NOT_RECORDED = {
     "(AGENT span per run with input.value, OpenAIChatModel LLM spans, TOOL spans), but its RequirementAgent "
     "(final_answer tool, tool-call checker, validation-error retries sent back as user messages) does not hold "
     "the scripted fake model's conversation to one tool call and an answer per turn, so no fixture yet; seen in "
-    'the attempt: the TOOL spans\' input.value wraps the arguments as {"input": {...}, "options": null}, '
-    "which spanscore does not unwrap yet",
-    "Claude Agent SDK": "not tried in this round: the SDK drives the Claude Code command-line program, which "
-    "talks to the streaming Messages API (server-sent events) that the loopback fake does not serve; whether "
-    "it runs fully offline (ANTHROPIC_BASE_URL on loopback, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1) and "
-    "what its OpenTelemetry export carries is not checked yet",
+    'the attempt: the TOOL spans\' input.value wraps the arguments as {"input": {...}, "options": null} '
+    "(now unwrapped), and BeeAI's own final_answer tool (its argument is the answer, its result 'Message has been "
+    "sent') is still listed among the run's tool calls",
+    "Claude Agent SDK": "not run in this round: claude-agent-sdk 0.2.189 installs and bundles the Claude Code "
+    "command-line program (a prebuilt binary) that does the work; it talks to the streaming Messages API "
+    "(server-sent events), which the loopback fake does not serve, and a closed binary's traffic could not be "
+    "checked to stay on loopback here (ANTHROPIC_BASE_URL, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1), so it was "
+    "not started",
 }
 """Why a wanted framework has no row: it was tried and could not be recorded, or not tried yet."""
 
