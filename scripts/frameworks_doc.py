@@ -48,13 +48,6 @@ WANTED = (
 """Frameworks wanted in the table; each is listed as not yet recorded until a fixture names it."""
 
 NOT_RECORDED = {
-    "BeeAI": "beeai-framework 0.1.85 with openinference-instrumentation-beeai 0.1.30 installs and traces "
-    "(AGENT span per run with input.value, OpenAIChatModel LLM spans, TOOL spans), but its RequirementAgent "
-    "(final_answer tool, tool-call checker, validation-error retries sent back as user messages) does not hold "
-    "the scripted fake model's conversation to one tool call and an answer per turn, so no fixture yet; seen in "
-    'the attempt: the TOOL spans\' input.value wraps the arguments as {"input": {...}, "options": null} '
-    "(now unwrapped), and BeeAI's own final_answer tool (its argument is the answer, its result 'Message has been "
-    "sent') is still listed among the run's tool calls",
     "Claude Agent SDK": "not run in this round: claude-agent-sdk 0.2.189 installs and bundles the Claude Code "
     "command-line program (a prebuilt binary) that does the work; it talks to the streaming Messages API "
     "(server-sent events), which the loopback fake does not serve, and a closed binary's traffic could not be "
