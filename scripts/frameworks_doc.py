@@ -38,8 +38,23 @@ WANTED = (
     "Agno",
     "Haystack",
     "DSPy",
+    "Google GenAI SDK",
+    "Anthropic SDK",
+    "LiteLLM",
+    "Pydantic Logfire",
+    "BeeAI",
+    "Claude Agent SDK",
 )
 """Frameworks wanted in the table; each is listed as not yet recorded until a fixture names it."""
+
+NOT_RECORDED = {
+    "Claude Agent SDK": "not run in this round: claude-agent-sdk 0.2.189 installs and bundles the Claude Code "
+    "command-line program (a prebuilt binary) that does the work; it talks to the streaming Messages API "
+    "(server-sent events), which the loopback fake does not serve, and a closed binary's traffic could not be "
+    "checked to stay on loopback here (ANTHROPIC_BASE_URL, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1), so it was "
+    "not started",
+}
+"""Why a wanted framework has no row: it was tried and could not be recorded, or not tried yet."""
 
 HEADER = """# Agent frameworks
 
@@ -144,6 +159,7 @@ def render() -> str:
     pending = [framework for framework in WANTED if framework.lower() not in recorded]
     if pending:
         lines += ["", "Not yet recorded here (no fixture, so no row): " + ", ".join(pending) + "."]
+        lines += [f"- {name}: not recorded: {NOT_RECORDED[name]}." for name in pending if name in NOT_RECORDED]
     return "\n".join(lines) + "\n"
 
 

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from spanscore.run import Message, ToolCall
 
 ANSWER_SEPARATOR = ", "
+ANSWER_TOOL = "final_answer"
+"""The answer tool's name in the frameworks that make the model answer through one (smolagents, BeeAI)."""
 
 
 def answer_messages(output: Sequence[Message]) -> tuple[Message, ...]:
@@ -51,7 +53,9 @@ def without_answer_tool(
 
     Some frameworks make the model answer through a tool of their own: its one argument and its result are
     the run's answer. That call delivers the answer rather than acting, and counting it would make every
-    such run miss an expected tool list that names the user's tools.
+    such run miss an expected tool list that names the user's tools. BeeAI's answer tool returns an
+    acknowledgement ("Message has been sent"), not the answer: a last call named ``final_answer`` (the name
+    smolagents and BeeAI both give it) whose one argument is the answer is that tool whatever it returns.
     """
     if not calls or output is None:
         return calls
@@ -61,6 +65,7 @@ def without_answer_tool(
     if not answer or not isinstance(arguments, Mapping) or len(arguments) != 1:
         return calls
     (value,) = arguments.values()
-    if isinstance(value, str) and value.strip() == answer and (last.result or "").strip() == answer:
+    hands_back = (last.result or "").strip() == answer or last.name == ANSWER_TOOL
+    if isinstance(value, str) and value.strip() == answer and hands_back:
         return calls[:-1]
     return calls

@@ -12,7 +12,8 @@ run's spans are merged into one run. Per field, in order:
 - tool calls: every tool span (name, arguments, result, id) by start time (a tool
   span inside another for the same call fills it in and is not a call of its own),
   plus tool calls the model requested that no tool span reports, with the
-  result the model was later shown (matched by tool call id); a result that is a JSON
+  result the model was later shown (matched by tool call id), and calls only a later model call's
+  history shows (an output that left them out, ``runs.turns``); a result that is a JSON
   object or array is re-serialised in one spelling (frameworks differ in whitespace);
   a last call that only hands the answer back (its one argument and its result
   are the output) is the framework's answer tool and is left out (``spanscore.answer``);
@@ -38,9 +39,10 @@ from spanscore.answer import without_answer_tool
 from spanscore.collector.conventions.facts import SpanFacts, fill_tool
 from spanscore.collector.conventions.parsing import canonical_json
 from spanscore.records import SpanRecord
-from spanscore.run import Message, Run, ToolCall, Usage, last_turn
+from spanscore.run import Message, Run, ToolCall, Usage
 from spanscore.runs.agent_names import given_agent_name
 from spanscore.runs.config import RunsConfig
+from spanscore.runs.turns import history_calls, users_turn
 
 _SPEAKERS = ("agent", "chain", None)
 
@@ -193,6 +195,10 @@ class RunFields:
             for message in self._facts[m].output or ()
             for call in message.tool_calls
         ]
+        # A later model call's history shows the calls the run's earlier calls made; the first call's history
+        # is from before the run.
+        later = [(self._by_id[m].start_time_ns, self._facts[m].input) for m in self._calls[1:]]
+        requested += history_calls(later, requested)
         spoke = any(self._facts[m].output is not None for m in [self._root, *self._calls])
         if not timed and not requested and not spoke:
             return None
@@ -271,32 +277,6 @@ class RunFields:
         if facts.error is not None:
             self._sources["error"] = facts.sources.get("error", "")
         return facts.error
-
-
-def users_turn(messages: tuple[Message, ...]) -> tuple[Message, ...]:
-    """The user messages at the end of a conversation, after its last assistant or tool message.
-
-    A conversation that ends with the turn's own tool work (assistant tool calls without text, tool
-    results) after the user's messages is a later model call of that turn: its prompt is those user
-    messages. Any other conversation that does not end with the user (or holds nothing else) is kept whole.
-    """
-    end = len(messages)
-    while end and _tool_work(messages[end - 1]):
-        end -= 1
-    if end == len(messages) or not end or messages[end - 1].role != "user":
-        end = len(messages)
-    head = messages[:end]
-    turn = last_turn(head)
-    if len(turn) == len(head):  # nothing but user and system messages
-        return head
-    return turn if any(message.role == "user" for message in turn) else messages
-
-
-def _tool_work(message: Message) -> bool:
-    """A tool result, or an assistant message that only calls tools."""
-    if message.role == "tool":
-        return True
-    return message.role == "assistant" and bool(message.tool_calls) and not message.content.strip()
 
 
 def _has_tokens(facts: SpanFacts) -> bool:

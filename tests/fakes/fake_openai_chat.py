@@ -5,7 +5,7 @@ The conversation is scripted: when the last message is not a tool result the mod
 call id ``call_weather_N`` for the N-th user message, under the name the request offers it by
 (Semantic Kernel offers a plugin's function as ``PLUGIN-get_weather``, and a real model calls it so);
 after a tool result it answers with the final text (through a ``final_answer`` tool when the request
-offers one, as smolagents expects). A
+offers one, as smolagents and BeeAI expect, under the argument name it declares). A
 conversation that goes on (a second user turn) so gets a second tool call and answer, the
 way an agent framework's multi-turn session would.
 ``POST /v1/chat/completions`` is served, as one JSON body or, when the request asks to
@@ -46,6 +46,16 @@ def _is_tool_result(message: dict[str, Any]) -> bool:
 
 def _tool_names(request: dict[str, Any]) -> set[str]:
     return {str((tool.get("function") or {}).get("name")) for tool in request.get("tools") or ()}
+
+
+def _answer_argument(request: dict[str, Any]) -> str:
+    """The name the offered ``final_answer`` tool takes its answer by (smolagents: answer, BeeAI: response)."""
+    for tool in request.get("tools") or ():
+        function = tool.get("function") or {}
+        names = list((function.get("parameters") or {}).get("properties") or {})
+        if function.get("name") == "final_answer" and len(names) == 1:
+            return str(names[0])
+    return "answer"
 
 
 def _weather_tool(request: dict[str, Any]) -> str:
@@ -100,7 +110,8 @@ def _completion(request: dict[str, Any]) -> dict[str, Any]:
         message = {"role": "assistant", "content": FINAL_ANSWER.replace("Paris", city)}
         finish, usage = "stop", (60, 12)
         if "final_answer" in _tool_names(request):
-            message = _call("final_answer", f"call_final_{len(users)}", {"answer": message["content"]})
+            answer = {_answer_argument(request): message["content"]}
+            message = _call("final_answer", f"call_final_{len(users)}", answer)
             finish = "tool_calls"
     else:
         message = _call(

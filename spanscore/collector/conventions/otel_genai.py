@@ -157,7 +157,9 @@ def parts_messages(value: Any, default_role: str) -> tuple[tuple[Message, ...], 
     A ``tool_call_response`` part is a tool's result, never text the speaker wrote: it is the content
     of a ``tool`` message, and inside any other message (AI SDK 7 reports an agent's answer as one
     assistant message with its text, its tool calls and their results) it only fills the result of
-    the matching tool call.
+    the matching tool call. A result whose id names no call before it answers the oldest call still
+    unanswered: the Google GenAI SDK sends function responses without the call's id, and its
+    instrumentation makes one up (``NAME_INDEX``) that never equals the model's call id (#29).
     """
     if not isinstance(value, list):
         return None
@@ -165,14 +167,28 @@ def parts_messages(value: Any, default_role: str) -> tuple[tuple[Message, ...], 
         return chat_messages(value, default_role)
     messages: list[Message] = []
     results: dict[str, str] = {}
+    unanswered: list[str] = []
     for item in value:
         if isinstance(item, Mapping):
-            messages.append(_parts_message(item, default_role, results))
+            messages.append(_parts_message(item, default_role, results, unanswered))
     return tuple(messages), results
 
 
-def _parts_message(item: Mapping[str, Any], default_role: str, results: dict[str, str]) -> Message:
-    """One ``parts`` message; the tool results it carries are added to ``results`` by call id."""
+def _answered_id(response_id: str, unanswered: list[str]) -> str:
+    """The call a result answers: its own id when a call so far has it, else the oldest unanswered call's."""
+    if response_id in unanswered:
+        unanswered.remove(response_id)
+        return response_id
+    return unanswered.pop(0) if unanswered else response_id
+
+
+def _parts_message(
+    item: Mapping[str, Any], default_role: str, results: dict[str, str], unanswered: list[str]
+) -> Message:
+    """One ``parts`` message; the tool results it carries are added to ``results`` by call id.
+
+    ``unanswered`` holds, in order, the ids of the calls so far without a result (updated here).
+    """
     role = role_of(item.get("role"), default_role)
     given = item.get("parts")
     parts: list[Any] = given if isinstance(given, list) else []
@@ -187,12 +203,22 @@ def _parts_message(item: Mapping[str, Any], default_role: str, results: dict[str
             texts.append(part["content"])
         elif kind == "tool_call" and isinstance(part.get("name"), str):
             arguments = arguments_of(part.get("arguments"))
-            calls.append(ToolCall(part["name"], arguments, id=as_text(part.get("id")), order=len(calls)))
+            call_id = as_text(part.get("id"))
+            calls.append(ToolCall(part["name"], arguments, id=call_id, order=len(calls)))
+            if call_id is not None:
+                unanswered.append(call_id)
         elif kind == "tool_call_response":
             result = as_text(function_response_content(part.get("response", part.get("result")))) or ""
-            answered[str(part.get("id"))] = result
+            answered[_answered_id(str(part.get("id")), unanswered)] = result
             if role == "tool":
                 texts.append(result)
+    # LiteLLM's callback keeps the OpenAI fields beside the parts: the calls, and the id a tool message answers.
+    for call in openai_tool_calls(item.get("tool_calls")):
+        calls.append(replace(call, order=len(calls)))
+        if call.id is not None:
+            unanswered.append(call.id)
+    if role == "tool" and item.get("tool_call_id") is not None and texts:
+        answered[_answered_id(str(item["tool_call_id"]), unanswered)] = "\n".join(texts)
     results.update(answered)
     calls = [replace(call, result=answered.get(str(call.id), call.result)) for call in calls]
     return Message(role, "\n".join(texts), tuple(calls))

@@ -228,8 +228,12 @@ def call_arguments(value: Any) -> Any:
 
     Instrumentations that wrap the tool function itself (smolagents through OpenInference, traceloop's
     ``@tool``) record the call's positional and keyword arguments, not the arguments the model sent:
-    keyword arguments alone are those, positional ones are kept under ``args``.
+    keyword arguments alone are those, positional ones are kept under ``args``. BeeAI's instrumentation
+    records its ``Tool.run(input, options)`` call, ``{"input": {...}, "options": ...}``: the arguments are
+    the input (#29).
     """
+    if isinstance(value, Mapping) and value.keys() == {"input", "options"} and isinstance(value["input"], Mapping):
+        return dict(value["input"])
     if not isinstance(value, Mapping) or not isinstance(value.get("kwargs"), Mapping):
         return value
     if not value.keys() <= _CALL_KEYS:  # LlamaIndex records the keyword arguments alone: {"kwargs": {...}}
