@@ -27,6 +27,7 @@ from spanscore.errors import ConfigError
 from spanscore.export.forward import ForwardConfig
 from spanscore.runs.config import RunsConfig, SessionsConfig
 from spanscore.sampling.rules import RuleConfig
+from spanscore.scorers.judge.config import JudgeConfig
 from spanscore.scoring.config import ScoringConfig
 from spanscore.storage.config import StorageConfig
 
@@ -194,7 +195,9 @@ class ServiceConfig(_Section):
     forward: ForwardConfig | None = None
     """Send scores (and optionally the received spans) to another OTLP backend; unset = keep them here only."""
     judge: dict[str, Any] = {}
-    """The default LLM judge (model, api_base, api_key_env, limits); validated by JudgeConfig."""
+    """The default LLM judge (model, api_base, api_key_env, limits), as written: scorers merge their own
+    ``judge`` options into it. Checked against ``JudgeConfig`` when the file is loaded; ``judge_config()`` is
+    the typed form."""
     alerts: list[AlertConfig] = []
     """Alerts on scores: an aggregate over a window against a threshold, with receivers (docs/alerts.md)."""
     alerting: AlertingConfig = AlertingConfig()
@@ -218,6 +221,10 @@ class ServiceConfig(_Section):
                 raise ValueError(f"rule name {rule.name!r} is used by rules[{seen[rule.name]}] and rules[{index}]")
             seen[rule.name] = index
         return rules
+
+    def judge_config(self) -> JudgeConfig | None:
+        """The ``judge:`` section as a ``JudgeConfig`` (None when empty): the one place it is validated."""
+        return JudgeConfig.model_validate(self.judge) if self.judge else None
 
     log_level: str = Field("INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
     shutdown_timeout_s: float = Field(30.0, gt=0)
@@ -257,8 +264,7 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str] 
         config = ServiceConfig.model_validate(document)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, source)) from None
-    if config.judge:
-        _check_judge(config.judge, source)
+    _check_judge(config, source)
     _fill_data_paths(config.storage)
     return config
 
@@ -273,12 +279,9 @@ def _fill_data_paths(storage: StorageConfig) -> None:
         storage.spool_dir = (data_dir / SPOOL_DIR_NAME).as_posix()
 
 
-def _check_judge(judge: dict[str, Any], source: str) -> None:
-    # Imported here: the judge pulls in litellm, which costs seconds that `spanscore query` should not pay.
-    from spanscore.scorers.judge.client import JudgeConfig
-
+def _check_judge(config: ServiceConfig, source: str) -> None:
     try:
-        JudgeConfig.model_validate(judge)
+        config.judge_config()
     except ValidationError as exc:
         raise ConfigError(_describe(exc, source, prefix=("judge",))) from None
     except ValueError as exc:

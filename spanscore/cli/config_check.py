@@ -22,12 +22,11 @@ from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
 
 def check_config(config: ServiceConfig, environ: Mapping[str, str]) -> list[str]:
     """Raise ``ConfigError`` for the first class of problems found; return summary lines otherwise."""
-    from spanscore.scorers.judge.client import JudgeConfig
     from spanscore.scorers.judge.current import Judge
     from spanscore.scoring.live import build_rule_scorers
 
     check_scorers(rule_scorer_uses(config.rules), config.judge, environ)
-    build_rule_scorers(config.rules, Judge(JudgeConfig.model_validate(config.judge) if config.judge else None))
+    build_rule_scorers(config.rules, Judge(config.judge_config()))
     problems = [problem for directory in _local_directories(config) if (problem := _unwritable(directory))]
     if problems:
         raise ConfigError("config: " + "; ".join(problems))

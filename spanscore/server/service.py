@@ -129,11 +129,10 @@ class Service:
         if config.forward is not None and (config.forward.scores != "none" or config.forward.judge_spans):
             exporter = ScoreExporter(config.forward)
         if self.judge is None:
-            from spanscore.scorers.judge.client import JudgeConfig  # litellm: only with rules to score
-            from spanscore.scorers.judge.current import Judge
+            from spanscore.scorers.judge.current import Judge  # litellm: only with rules to score
 
             tracer = exporter.judge_tracer() if exporter is not None else None
-            self.judge = Judge(JudgeConfig.model_validate(config.judge) if config.judge else None, tracer=tracer)
+            self.judge = Judge(config.judge_config(), tracer=tracer)
         live = LiveScoring(
             self.store,
             config.rules,
