@@ -214,6 +214,13 @@ class _ModeStep:
         return await chosen(step)
 
 
+def _noise_generate_reason(step: StepContext) -> str:
+    result = step.analyze_result
+    impacts = ", ".join(f"{d['dimension']}: {d['impact_level']}" for d in result["dimensions"])
+    issues = "; ".join(result["major_issues"][:3]) or "none"
+    return f"The score is {step.score}: impact by dimension ({impacts}); major issues: {issues}."
+
+
 @judged_scorer("noise_sensitivity")
 def noise_sensitivity(
     build: LlmBuild,
@@ -255,12 +262,6 @@ def noise_sensitivity(
     def generate_score(step: StepContext) -> float:
         return noise_sensitivity_score(step.analyze_result, **scoring)  # type: ignore[arg-type]
 
-    def generate_reason(step: StepContext) -> str:
-        result = step.analyze_result
-        impacts = ", ".join(f"{d['dimension']}: {d['impact_level']}" for d in result["dimensions"])
-        issues = "; ".join(result["major_issues"][:3]) or "none"
-        return f"The score is {step.score}: impact by dimension ({impacts}); major issues: {issues}."
-
     scorer = build.scorer(
         description="Robustness of the answer to a noisy query, against a clean baseline (CI scorer).",
         requires=("input", "output"),
@@ -281,4 +282,4 @@ def noise_sensitivity(
             )
         ],
     )
-    return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
+    return scorer.analyze(analyze).generate_score(generate_score).generate_reason(_noise_generate_reason)

@@ -139,6 +139,29 @@ def _unit(name: str, value: Any) -> float:
     return float(value)
 
 
+def _relevancy_statements_prompt(step: StepContext) -> str | None:
+    text = step.run.output_text or ""
+    return f"Split this answer into statements.\n\n{delimit('answer', text)}" if text.strip() else None
+
+
+def _relevancy_results_prompt(step: StepContext) -> str | None:
+    statements = (step.preprocess_result or {}).get("statements") or []
+    if not statements:
+        return None
+    question = step.run.input_text or ""
+    return f"Rate each statement.\n\n{delimit('question', question)}\n\n{numbered('statements', statements)}"
+
+
+def _relevancy_generate_reason(step: StepContext) -> str:
+    results = (step.analyze_result or {}).get("results") or []
+    counts = {label: sum(1 for r in results if r["result"] == label) for label in ("yes", "unsure", "no")}
+    return (
+        f"The score is {step.score}: of {counted(len(results), 'statement')}, {counts['yes']} "
+        f"{agrees(counts['yes'], 'addresses', 'address')} the question, "
+        f"{counts['unsure']} partly, {counts['no']} not at all."
+    )
+
+
 @judged_scorer("answer_relevancy")
 def answer_relevancy(
     build: LlmBuild,
@@ -149,28 +172,8 @@ def answer_relevancy(
     """How much of the answer addresses the user's question."""
     weight, scale = _unit("uncertainty_weight", uncertainty_weight), scale_option(scale)
 
-    def statements_prompt(step: StepContext) -> str | None:
-        text = step.run.output_text or ""
-        return f"Split this answer into statements.\n\n{delimit('answer', text)}" if text.strip() else None
-
-    def results_prompt(step: StepContext) -> str | None:
-        statements = (step.preprocess_result or {}).get("statements") or []
-        if not statements:
-            return None
-        question = step.run.input_text or ""
-        return f"Rate each statement.\n\n{delimit('question', question)}\n\n{numbered('statements', statements)}"
-
     def generate_score(step: StepContext) -> float:
         return answer_relevancy_score((step.analyze_result or {}).get("results") or [], weight, scale)
-
-    def generate_reason(step: StepContext) -> str:
-        results = (step.analyze_result or {}).get("results") or []
-        counts = {label: sum(1 for r in results if r["result"] == label) for label in ("yes", "unsure", "no")}
-        return (
-            f"The score is {step.score}: of {counted(len(results), 'statement')}, {counts['yes']} "
-            f"{agrees(counts['yes'], 'addresses', 'address')} the question, "
-            f"{counts['unsure']} partly, {counts['no']} not at all."
-        )
 
     scorer = build.scorer(
         description="How much of the answer addresses the user's question.",
@@ -181,14 +184,14 @@ def answer_relevancy(
         step="preprocess",
         instructions=STATEMENT_INSTRUCTIONS,
         schema=Statements,
-        prompt=statements_prompt,
+        prompt=_relevancy_statements_prompt,
         when_empty=lambda _: {"statements": []},
     )
     analyze = build.step(
         step="analyze",
         instructions=RELEVANCY_INSTRUCTIONS,
         schema=RelevancyResults,
-        prompt=results_prompt,
+        prompt=_relevancy_results_prompt,
         when_empty=lambda _: {"results": []},
         expect=lambda step: [
             ItemsExpected(
@@ -200,8 +203,39 @@ def answer_relevancy(
         ],
     )
     return (
-        scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
+        scorer.preprocess(preprocess)
+        .analyze(analyze)
+        .generate_score(generate_score)
+        .generate_reason(_relevancy_generate_reason)
     )
+
+
+def _similarity_units_prompt(step: StepContext) -> str | None:
+    truth = step.run.ground_truth
+    if not truth:
+        return None
+    answer = step.run.output_text or ""
+    return f"Split both texts into units.\n\n{delimit('answer', answer)}\n\n{delimit('expected', truth)}"
+
+
+def _similarity_match_prompt(step: StepContext) -> str | None:
+    units = step.preprocess_result or {}
+    if not units.get("ground_truth_units"):
+        return None
+    return (
+        "Match every expected unit.\n\n"
+        f"{numbered('answer_units', units.get('output_units') or [])}\n\n"
+        f"{numbered('expected_units', units['ground_truth_units'])}"
+    )
+
+
+def _similarity_generate_reason(step: StepContext) -> str:
+    analysis = step.analyze_result or {}
+    matches = analysis.get("matches") or []
+    kinds = {k: sum(1 for m in matches if m["match_type"] == k) for k in ("exact", "semantic", "partial", "missing")}
+    summary = ", ".join(f"{n} {k}" for k, n in kinds.items() if n) or "no expected units"
+    contradictions = len(analysis.get("contradictions") or [])
+    return f"The score is {step.score}: {summary}; {contradictions} contradiction(s)."
 
 
 @judged_scorer("answer_similarity")
@@ -226,35 +260,8 @@ def answer_similarity(
     }
     scale = scale_option(scale)
 
-    def units_prompt(step: StepContext) -> str | None:
-        truth = step.run.ground_truth
-        if not truth:
-            return None
-        answer = step.run.output_text or ""
-        return f"Split both texts into units.\n\n{delimit('answer', answer)}\n\n{delimit('expected', truth)}"
-
-    def match_prompt(step: StepContext) -> str | None:
-        units = step.preprocess_result or {}
-        if not units.get("ground_truth_units"):
-            return None
-        return (
-            "Match every expected unit.\n\n"
-            f"{numbered('answer_units', units.get('output_units') or [])}\n\n"
-            f"{numbered('expected_units', units['ground_truth_units'])}"
-        )
-
     def generate_score(step: StepContext) -> float:
         return answer_similarity_score(step.analyze_result or {}, scale=scale, **weights)
-
-    def generate_reason(step: StepContext) -> str:
-        analysis = step.analyze_result or {}
-        matches = analysis.get("matches") or []
-        kinds = {
-            k: sum(1 for m in matches if m["match_type"] == k) for k in ("exact", "semantic", "partial", "missing")
-        }
-        summary = ", ".join(f"{n} {k}" for k, n in kinds.items() if n) or "no expected units"
-        contradictions = len(analysis.get("contradictions") or [])
-        return f"The score is {step.score}: {summary}; {contradictions} contradiction(s)."
 
     scorer = build.scorer(
         description="How closely the answer matches the expected answer (ground_truth), unit by unit.",
@@ -269,14 +276,14 @@ def answer_similarity(
         step="preprocess",
         instructions=UNITS_INSTRUCTIONS,
         schema=Units,
-        prompt=units_prompt,
+        prompt=_similarity_units_prompt,
         when_empty=lambda _: {"output_units": [], "ground_truth_units": []},
     )
     analyze = build.step(
         step="analyze",
         instructions=MATCH_INSTRUCTIONS,
         schema=SimilarityAnalysis,
-        prompt=match_prompt,
+        prompt=_similarity_match_prompt,
         when_empty=lambda _: {"matches": [], "extra_in_output": [], "contradictions": []},
         expect=lambda step: [
             ItemsExpected(
@@ -288,5 +295,8 @@ def answer_similarity(
         ],
     )
     return (
-        scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
+        scorer.preprocess(preprocess)
+        .analyze(analyze)
+        .generate_score(generate_score)
+        .generate_reason(_similarity_generate_reason)
     )

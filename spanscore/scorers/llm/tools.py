@@ -61,6 +61,34 @@ def _available(tools: Any) -> tuple[tuple[str, str], ...]:
     return tuple(parsed)
 
 
+def _tool_accuracy_preprocess(step: StepContext) -> dict[str, Any]:
+    calls = step.run.all_tool_calls
+    return {
+        "actual_tools": [call.name for call in calls],
+        "has_tool_calls": bool(calls),
+        "tool_call_infos": [
+            {"tool_name": call.name, "tool_call_id": call.id or str(index), "arguments": call.arguments}
+            for index, call in enumerate(calls)
+        ],
+    }
+
+
+def _tool_accuracy_generate_score(step: StepContext) -> float:
+    result = step.analyze_result
+    return tool_call_accuracy_llm_score(result["evaluations"], result["missing_tools"])
+
+
+def _tool_accuracy_generate_reason(step: StepContext) -> str:
+    result = step.analyze_result
+    wrong = [e["tool_called"] for e in result["evaluations"] if not e["was_appropriate"]]
+    parts = [f"{len(result['evaluations']) - len(wrong)} of {counted(len(result['evaluations']), 'call')} appropriate"]
+    if wrong:
+        parts.append(f"inappropriate: {', '.join(wrong)}")
+    if result["missing_tools"]:
+        parts.append(f"missing: {', '.join(result['missing_tools'])}")
+    return f"The score is {step.score}: " + "; ".join(parts) + "."
+
+
 @judged_scorer("tool_call_accuracy_llm")
 def tool_call_accuracy_llm(
     build: LlmBuild,
@@ -69,17 +97,6 @@ def tool_call_accuracy_llm(
 ) -> Scorer:
     """Share of the agent's tool calls a judge finds appropriate for the request."""
     tools = _available(available_tools)
-
-    def preprocess(step: StepContext) -> dict[str, Any]:
-        calls = step.run.all_tool_calls
-        return {
-            "actual_tools": [call.name for call in calls],
-            "has_tool_calls": bool(calls),
-            "tool_call_infos": [
-                {"tool_name": call.name, "tool_call_id": call.id or str(index), "arguments": call.arguments}
-                for index, call in enumerate(calls)
-            ],
-        }
 
     def prompt(step: StepContext) -> str:
         infos = step.preprocess_result["tool_call_infos"]
@@ -91,22 +108,6 @@ def tool_call_accuracy_llm(
             f"{delimit('tool_calls', calls or '(no tool was called)')}\n\n"
             f"{delimit('answer', step.run.output_text or '')}"
         )
-
-    def generate_score(step: StepContext) -> float:
-        result = step.analyze_result
-        return tool_call_accuracy_llm_score(result["evaluations"], result["missing_tools"])
-
-    def generate_reason(step: StepContext) -> str:
-        result = step.analyze_result
-        wrong = [e["tool_called"] for e in result["evaluations"] if not e["was_appropriate"]]
-        parts = [
-            f"{len(result['evaluations']) - len(wrong)} of {counted(len(result['evaluations']), 'call')} appropriate"
-        ]
-        if wrong:
-            parts.append(f"inappropriate: {', '.join(wrong)}")
-        if result["missing_tools"]:
-            parts.append(f"missing: {', '.join(result['missing_tools'])}")
-        return f"The score is {step.score}: " + "; ".join(parts) + "."
 
     scorer = build.scorer(
         description="Share of the agent's tool calls a judge finds appropriate for the request.",
@@ -122,5 +123,8 @@ def tool_call_accuracy_llm(
         expect=lambda step: [ItemsExpected("evaluations", len(step.preprocess_result["tool_call_infos"]))],
     )
     return (
-        scorer.preprocess(preprocess).analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
+        scorer.preprocess(_tool_accuracy_preprocess)
+        .analyze(analyze)
+        .generate_score(_tool_accuracy_generate_score)
+        .generate_reason(_tool_accuracy_generate_reason)
     )
