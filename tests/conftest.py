@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -25,7 +26,9 @@ def database_name() -> str:
 
 
 def new_database_name() -> str:
-    return f"t{os.getpid()}_{next(_counter)}"
+    """Unique in the test process even when this module is imported twice (as pytest's conftest and as
+    ``tests.conftest``): a counter alone restarted in the second copy and handed out names already in use."""
+    return f"t{os.getpid()}_{next(_counter)}_{uuid.uuid4().hex[:8]}"
 
 
 @pytest.fixture
