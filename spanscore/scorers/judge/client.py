@@ -173,12 +173,7 @@ class JudgeClient:
         ``check`` lists how a schema-valid answer fails the question (see ``judge_checks``); an answer with
         problems is re-asked like an invalid one, quoting them, and never returned.
         """
-        if not config.model:
-            raise JudgeAnswerError(
-                "no judge model is configured: name one under judge: (e.g. model: openai/gpt-4o-mini with "
-                "api_key_env), or in the scorer's judge/model option; spanscore never picks a provider itself",
-                spend=JudgeSpend(model=""),
-            )
+        _require_model(config)
         started = time.perf_counter()
         state = self.state_of(config)
         spend = JudgeSpend(model=config.model)
@@ -203,10 +198,7 @@ class JudgeClient:
                     f"judge {config.model}: answer empty or truncated even with max_tokens={max_tokens}", spend=spend
                 )
             try:
-                value = parse_verdict(text, schema)
-                mismatches = check(value.model_dump(mode="json")) if check is not None else []
-                if mismatches:
-                    raise AnswerMismatchError("; ".join(mismatches[:5]))
+                value = _checked(text, schema, check)
             except (AnswerFormatError, ValidationError, AnswerMismatchError) as exc:
                 answer_failures += 1
                 problem = describe_problem(exc)
@@ -214,15 +206,7 @@ class JudgeClient:
                     raise JudgeAnswerError(
                         f"judge {config.model}: invalid answer after {answer_failures} tries: {problem}", spend=spend
                     ) from exc
-                conversation = [
-                    *conversation,
-                    {"role": "assistant", "content": text[:4000]},
-                    {
-                        "role": "user",
-                        "content": f"That answer was not valid ({problem}). Reply again with only "
-                        "the complete JSON object, matching the schema exactly.",
-                    },
-                ]
+                conversation = _reasked(conversation, text, problem)
                 continue
             return JudgeAnswer(
                 value=value,
@@ -257,15 +241,7 @@ class JudgeClient:
             kwargs = request_kwargs(config, mode, attempt, instructions, json_schema, name, api_key)
             structured = mode is not OutputMode.TEXT
             try:
-                async with state.semaphore:
-                    with self._tracer.call(config.model, mode.label, scorer) as span:
-                        try:
-                            async with asyncio.timeout(config.timeout_s):
-                                reply = await self._transport.complete(kwargs, structured=structured)
-                        except BaseException as exc:
-                            span.record_error(exc)
-                            raise
-                        annotate_reply(span, reply, mode.label)
+                reply = await self._call(config, state, mode, scorer, kwargs)
             except Exception as exc:
                 if isinstance(exc, CallFailed):
                     failure, hint, problem = exc.failure, exc.retry_after, str(exc)
@@ -284,22 +260,7 @@ class JudgeClient:
                     state.breaker.release()
                     raise JudgeAnswerError(f"judge {config.model}: request refused: {problem}", spend=spend) from exc
                 state.breaker.record_failure(str(problem))
-                # A provider's wait longer than this call may sleep (backoff_max_s) is not retried here, where
-                # every try would land inside the window it asked us to stay away for: the scoring job is retried
-                # later instead, no sooner than the hint (the job's retry honours ``retry_after``).
-                beyond = hint is not None and hint > config.backoff_max_s
-                if transient_failures >= config.retries or beyond:
-                    raise JudgeUnavailableError(
-                        f"judge {config.model}: gave up after {transient_failures + 1} tries: {problem}",
-                        spend=spend,
-                        retry_after=max(config.backoff_initial_s, hint or 0.0),
-                    ) from exc
-                delay = backoff_delay(
-                    transient_failures,
-                    initial_s=config.backoff_initial_s,
-                    max_s=config.backoff_max_s,
-                    hint_s=hint,
-                )
+                delay = _retry_delay(config, transient_failures, hint, problem, spend, exc)
                 transient_failures += 1
                 logger.info("judge transient failure model=%s retry_in=%.2fs error=%s", config.model, delay, problem)
                 await self._sleep(delay)
@@ -310,3 +271,67 @@ class JudgeClient:
                 state.mode = attempt.mode
             spend.add(reply)
             return reply
+
+    async def _call(
+        self, config: JudgeConfig, state: _ModelState, mode: OutputMode, scorer: str | None, kwargs: dict[str, Any]
+    ) -> Reply:
+        """One request within the model's concurrency limit and timeout, traced as one judge call."""
+        async with state.semaphore:
+            with self._tracer.call(config.model, mode.label, scorer) as span:
+                try:
+                    async with asyncio.timeout(config.timeout_s):
+                        reply = await self._transport.complete(kwargs, structured=mode is not OutputMode.TEXT)
+                except BaseException as exc:
+                    span.record_error(exc)
+                    raise
+                annotate_reply(span, reply, mode.label)
+        return reply
+
+
+def _require_model(config: JudgeConfig) -> None:
+    if not config.model:
+        raise JudgeAnswerError(
+            "no judge model is configured: name one under judge: (e.g. model: openai/gpt-4o-mini with "
+            "api_key_env), or in the scorer's judge/model option; spanscore never picks a provider itself",
+            spend=JudgeSpend(model=""),
+        )
+
+
+def _checked(text: str, schema: type[VerdictT], check: AnswerCheck | None) -> VerdictT:
+    """The answer parsed into ``schema``; raises when it does not parse, validate or answer the question."""
+    value = parse_verdict(text, schema)
+    mismatches = check(value.model_dump(mode="json")) if check is not None else []
+    if mismatches:
+        raise AnswerMismatchError("; ".join(mismatches[:5]))
+    return value
+
+
+def _reasked(conversation: list[dict[str, str]], text: str, problem: str) -> list[dict[str, str]]:
+    """The conversation with the invalid answer and a request to answer again, naming what was wrong."""
+    return [
+        *conversation,
+        {"role": "assistant", "content": text[:4000]},
+        {
+            "role": "user",
+            "content": f"That answer was not valid ({problem}). Reply again with only "
+            "the complete JSON object, matching the schema exactly.",
+        },
+    ]
+
+
+def _retry_delay(
+    config: JudgeConfig, failures: int, hint: float | None, problem: str, spend: JudgeSpend, exc: Exception
+) -> float:
+    """How long to wait before the next try of a transient failure, or ``JudgeUnavailableError`` to give up.
+
+    A provider's wait longer than this call may sleep (backoff_max_s) is not retried here, where every try
+    would land inside the window it asked us to stay away for: the scoring job is retried later instead, no
+    sooner than the hint (the job's retry honours ``retry_after``).
+    """
+    if failures >= config.retries or (hint is not None and hint > config.backoff_max_s):
+        raise JudgeUnavailableError(
+            f"judge {config.model}: gave up after {failures + 1} tries: {problem}",
+            spend=spend,
+            retry_after=max(config.backoff_initial_s, hint or 0.0),
+        ) from exc
+    return backoff_delay(failures, initial_s=config.backoff_initial_s, max_s=config.backoff_max_s, hint_s=hint)

@@ -214,6 +214,14 @@ class _ModeStep:
         return await chosen(step)
 
 
+def _one_verdict_per_dimension(_: StepContext) -> list[ItemsExpected]:
+    return [
+        ItemsExpected(
+            "dimensions", len(NOISE_DIMENSIONS), label_field="dimension", labels=NOISE_DIMENSIONS, one_label_each=True
+        )
+    ]
+
+
 def _noise_generate_reason(step: StepContext) -> str:
     result = step.analyze_result
     impacts = ", ".join(f"{d['dimension']}: {d['impact_level']}" for d in result["dimensions"])
@@ -267,19 +275,5 @@ def noise_sensitivity(
         requires=("input", "output"),
         options={"noise_type": noise_type, **scoring},
     )
-    analyze = build.step(
-        step="analyze",
-        instructions=NOISE_INSTRUCTIONS,
-        schema=NoiseAnalysis,
-        prompt=prompt,
-        expect=lambda _: [
-            ItemsExpected(
-                "dimensions",
-                len(NOISE_DIMENSIONS),
-                label_field="dimension",
-                labels=NOISE_DIMENSIONS,
-                one_label_each=True,
-            )
-        ],
-    )
+    analyze = build.step("analyze", NOISE_INSTRUCTIONS, NoiseAnalysis, prompt, expect=_one_verdict_per_dimension)
     return scorer.analyze(analyze).generate_score(generate_score).generate_reason(_noise_generate_reason)

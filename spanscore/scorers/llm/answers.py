@@ -266,11 +266,7 @@ def answer_similarity(
     scorer = build.scorer(
         description="How closely the answer matches the expected answer (ground_truth), unit by unit.",
         requires=("output", "ground_truth") if require_ground_truth else ("output",),
-        options={
-            **weights,
-            "scale": scale,
-            "require_ground_truth": bool(require_ground_truth),
-        },
+        options={**weights, "scale": scale, "require_ground_truth": bool(require_ground_truth)},
     )
     preprocess = build.step(
         step="preprocess",

@@ -114,6 +114,10 @@ def _require_context(configured: tuple[str, ...] | None) -> Any:
     return preprocess_prompt
 
 
+def _no_claims(_: StepContext) -> dict[str, Any]:
+    return {"claims": []}
+
+
 def _grounding_scorer(
     build: LlmBuild,
     *,
@@ -155,13 +159,7 @@ def _grounding_scorer(
     )
     return (
         scorer.preprocess(
-            build.step(
-                "preprocess",
-                CLAIMS_INSTRUCTIONS,
-                Claims,
-                _require_context(configured),
-                when_empty=lambda _: {"claims": []},
-            )
+            build.step("preprocess", CLAIMS_INSTRUCTIONS, Claims, _require_context(configured), when_empty=_no_claims)
         )
         .analyze(
             build.step(

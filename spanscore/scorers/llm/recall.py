@@ -89,6 +89,43 @@ def _expectation(against: str, configured: tuple[str, ...] | None) -> Callable[[
     return lambda step: [ItemsExpected("verdicts", count(step), label_field="verdict", labels=("yes", "no"))]
 
 
+def _recall_prompt(configured: tuple[str, ...] | None) -> Callable[[StepContext], str | None]:
+    def prompt(step: StepContext) -> str | None:
+        documents = documents_of(step, configured)
+        if not documents:
+            return None
+        listing = numbered("context", documents)
+        return f"Check which context pieces the answer conveys.\n\n{question_answer(step)}\n\n{listing}"
+
+    return prompt
+
+
+def _claims_prompt(configured: tuple[str, ...] | None) -> Callable[[StepContext], str | None]:
+    def prompt(step: StepContext) -> str | None:
+        documents_of(step, configured)
+        truth = step.run.ground_truth or ""
+        return f"List the claims of this reference answer.\n\n{delimit('reference', truth)}" if truth.strip() else None
+
+    return prompt
+
+
+def _attribution_prompt(configured: tuple[str, ...] | None) -> Callable[[StepContext], str | None]:
+    def prompt(step: StepContext) -> str | None:
+        claims = (step.preprocess_result or {}).get("claims") or []
+        if not claims:
+            return None
+        documents = documents_of(step, configured)
+        return (
+            f"Check each claim against the context.\n\n{numbered('context', documents)}\n\n{numbered('claims', claims)}"
+        )
+
+    return prompt
+
+
+def _no_verdicts(_: StepContext) -> dict[str, Any]:
+    return {"verdicts": []}
+
+
 @judged_scorer("context_recall")
 def context_recall(
     build: LlmBuild,
@@ -101,9 +138,13 @@ def context_recall(
     if against not in ("output", "ground_truth"):
         raise ValueError(f"option against must be 'output' or 'ground_truth', got {against!r}")
     configured, scale = context_option(context), scale_option(scale)
-
     items_judged = _items_judged(against, configured)
     expect = _expectation(against, configured)
+    noun = (
+        "context pieces are recalled by the answer"
+        if against == "output"
+        else "ground-truth claims are backed by the context"
+    )
 
     def generate_score(step: StepContext) -> float:
         return recall_score((step.analyze_result or {}).get("verdicts") or [], scale, items=items_judged(step))
@@ -111,61 +152,32 @@ def context_recall(
     def generate_reason(step: StepContext) -> str:
         verdicts = (step.analyze_result or {}).get("verdicts") or []
         hits = sum(1 for v in verdicts if v.get("verdict") == "yes")
-        total = items_judged(step)
-        noun = (
-            "context pieces are recalled by the answer"
-            if against == "output"
-            else "ground-truth claims are backed by the context"
-        )
-        return f"The score is {step.score} because {hits} of {total} {noun}."
+        return f"The score is {step.score} because {hits} of {items_judged(step)} {noun}."
 
     options = {"scale": scale, "against": against}
     if against == "output":
-
-        def recall_prompt(step: StepContext) -> str | None:
-            documents = documents_of(step, configured)
-            if not documents:
-                return None
-            listing = numbered("context", documents)
-            return f"Check which context pieces the answer conveys.\n\n{question_answer(step)}\n\n{listing}"
-
         scorer = context_scorer(build, "Share of the retrieved context the answer conveys.", ("output",), options)
         analyze = build.step(
             "analyze",
             RECALL_INSTRUCTIONS,
             IndexedVerdicts,
-            recall_prompt,
-            when_empty=lambda _: {"verdicts": []},
+            _recall_prompt(configured),
+            when_empty=_no_verdicts,
             expect=expect,
         )
         return scorer.analyze(analyze).generate_score(generate_score).generate_reason(generate_reason)
-
-    def claims_prompt(step: StepContext) -> str | None:
-        documents_of(step, configured)
-        truth = step.run.ground_truth or ""
-        return f"List the claims of this reference answer.\n\n{delimit('reference', truth)}" if truth.strip() else None
-
-    def attribution_prompt(step: StepContext) -> str | None:
-        claims = (step.preprocess_result or {}).get("claims") or []
-        if not claims:
-            return None
-        documents = documents_of(step, configured)
-        return (
-            f"Check each claim against the context.\n\n{numbered('context', documents)}\n\n{numbered('claims', claims)}"
-        )
-
     scorer = context_scorer(
         build, "Share of the ground truth's claims the retrieved context backs.", ("ground_truth",), options
     )
     preprocess = build.step(
-        "preprocess", GROUND_TRUTH_CLAIMS, Claims, claims_prompt, when_empty=lambda _: {"claims": []}
+        "preprocess", GROUND_TRUTH_CLAIMS, Claims, _claims_prompt(configured), when_empty=lambda _: {"claims": []}
     )
     analyze = build.step(
         "analyze",
         ATTRIBUTION_INSTRUCTIONS,
         AttributionVerdicts,
-        attribution_prompt,
-        when_empty=lambda _: {"verdicts": []},
+        _attribution_prompt(configured),
+        when_empty=_no_verdicts,
         expect=expect,
     )
     return (
