@@ -15,12 +15,12 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from spanscore.config import ApiConfig
 from spanscore.errors import PayloadTooLargeError, PermanentError, RequestShapeError
 from spanscore.server.auth import TokenCheck
 from spanscore.server.bodies import json_body
 from spanscore.server.client_gone import while_connected
 from spanscore.server.dashboard import Dashboard
+from spanscore.server.listeners_config import ApiConfig
 from spanscore.server.origin import BrowserGuard, is_loopback
 from spanscore.server.otlp_http import serve_app
 from spanscore.server.prometheus import exposition

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from spanscore.config import ANY_HOST, check_allowed_host, is_ip_literal
+from spanscore.server.listeners_config import ANY_HOST, check_allowed_host, is_ip_literal
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 """Names a loopback API is reached by without any configuration."""

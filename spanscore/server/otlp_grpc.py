@@ -29,8 +29,8 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from spanscore.collector.ingest import Ingest
-from spanscore.config import GrpcReceiverConfig
 from spanscore.server.auth import TokenCheck, require_tokens_beyond_loopback
+from spanscore.server.listeners_config import GrpcReceiverConfig
 from spanscore.server.wire import classify, grpc_trailers
 
 log = logging.getLogger(__name__)

@@ -22,9 +22,9 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from spanscore.collector.ingest import ExportOutcome, Ingest
-from spanscore.config import HttpReceiverConfig
 from spanscore.errors import PayloadTooLargeError, PermanentError, RequestShapeError
 from spanscore.server.auth import TokenCheck, require_tokens_beyond_loopback
+from spanscore.server.listeners_config import HttpReceiverConfig
 from spanscore.server.origin import HostCheck
 from spanscore.server.wire import classify, http_headers, http_status_body
 

@@ -14,7 +14,8 @@ import grpc
 import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
-from spanscore.config import ServiceConfig, TlsConfig
+from spanscore.config import ServiceConfig
+from spanscore.server.listeners_config import TlsConfig
 from spanscore.server.service import Service
 from tests.e2e.otlp_clients import record_agent_trace
 from tests.e2e.test_http_json_and_errors import otlp_json
