@@ -237,11 +237,11 @@ def _demo(config: ServiceConfig, traces: int, hours: float) -> int:
 
 def _migrate(config: ServiceConfig) -> int:
     """Bring the schema up to date once, for deployments whose replicas start with storage.migrate off."""
-    from spanscore.server.service import store_for
+    from spanscore.storage.clickhouse import ClickHouseStore
     from spanscore.storage.schema.state import missing_migrations
 
     config.storage.migrate = True
-    store = store_for(config)
+    store = ClickHouseStore.from_config(config.storage)
     try:
         store.open()
         missing = missing_migrations(store.client, config.storage.database)

@@ -25,9 +25,9 @@ def list_locally(config: ServiceConfig) -> dict[str, Any]:
 
 
 async def replay_locally(config: ServiceConfig, payload: dict[str, str | None]) -> dict[str, Any]:
-    from spanscore.server.service import store_for
+    from spanscore.storage.clickhouse import ClickHouseStore
 
-    store = store_for(config)
+    store = ClickHouseStore.from_config(config.storage)
     try:
         store.open()
     except Exception as exc:

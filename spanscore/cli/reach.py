@@ -53,12 +53,12 @@ def call_api(
 
 def query_store(config: ServiceConfig, sql: str, fmt: str) -> bytes:
     """Read the store directly (no service answers); never create or migrate one by reading."""
-    from spanscore.server.service import store_for
+    from spanscore.storage.clickhouse import ClickHouseStore
 
     require_existing_store(config)
     refuse_store_held_elsewhere(config)
     config.storage.migrate = False
-    store = store_for(config)
+    store = ClickHouseStore.from_config(config.storage)
     try:
         store.open()
     except Exception as exc:

@@ -27,7 +27,8 @@ from spanscore.server.prometheus import exposition
 from spanscore.server.rules_api import RuleHolder, RulesApi
 from spanscore.server.scores_api import ScoresApi, ScoreTaker
 from spanscore.server.wire import json_error
-from spanscore.storage.clickhouse import QUERY_FORMATS, ClickHouseStore
+from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.query.guard import QUERY_FORMATS
 from spanscore.storage.write.deadletter_ops import DeadLetterOps
 
 log = logging.getLogger(__name__)

@@ -40,7 +40,6 @@ from spanscore.server.otlp_http import HttpReceiver
 from spanscore.server.rule_control import RuleControl
 from spanscore.server.service_metrics import service_metrics
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.query.guard import QueryLimits
 from spanscore.storage.reads.alerts import window_scores
 from spanscore.storage.scores import ScoreRow
 from spanscore.storage.write import paths as write_paths
@@ -53,34 +52,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def store_for(config: ServiceConfig) -> ClickHouseStore:
-    """The configured store, not yet opened (the CLI uses it alone when no service is running)."""
-    storage = config.storage
-    return ClickHouseStore(
-        storage.dsn,
-        storage.database,
-        spans_ttl_days=storage.spans_ttl_days,
-        scores_ttl_days=storage.scores_ttl_days,
-        cluster=storage.cluster,
-        query_dsn=storage.query_dsn,
-        query_readers=storage.query_readers,
-        query_allow_writable=storage.query_allow_writable,
-        migrate_schema=storage.migrate,
-        min_free_disk_bytes=storage.min_free_disk_bytes,
-        limits=QueryLimits(
-            max_query_bytes=storage.query_max_bytes,
-            max_execution_time_s=storage.query_max_execution_time_s,
-            max_memory_bytes=storage.query_max_memory_bytes,
-            max_result_rows=storage.query_max_result_rows,
-            max_result_bytes=storage.query_max_result_bytes,
-        ),
-    )
-
-
 class Service:
     def __init__(self, config: ServiceConfig) -> None:
         self.config = config
-        self.store = store_for(config)
+        self.store = ClickHouseStore.from_config(config.storage)
         # Stored spans and logs go on to live scoring's run assembler, once live scoring exists (first rules).
         self.stored_spans: Relay[Sequence[SpanRecord]] = Relay()
         self.stored_logs: Relay[Sequence[LogRecord]] = Relay()

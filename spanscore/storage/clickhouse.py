@@ -20,11 +20,12 @@ from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError,
 
 from spanscore.errors import PermanentError, RetryableError
 from spanscore.records import LogRecord, SpanRecord
+from spanscore.storage.config import StorageConfig
 from spanscore.storage.connection import clean_engine_error, connect, discard_partial_output, is_embedded, redact
 from spanscore.storage.insert_errors import classify_engine_error, encoding_error
 from spanscore.storage.query.check import FunctionCatalog, engine_checked_statement, load_catalog
 from spanscore.storage.query.engine_errors import query_failure
-from spanscore.storage.query.guard import QueryLimits, dashboard_settings, engine_settings, guard_query
+from spanscore.storage.query.guard import QUERY_FORMATS, QueryLimits, dashboard_settings, engine_settings, guard_query
 from spanscore.storage.query.readers import ReaderPool, kill_marked, new_mark, refuse_writable_query_user
 from spanscore.storage.rows import LOG_COLUMNS, log_columns, records_to_json
 from spanscore.storage.schema.migrations import migrate
@@ -35,11 +36,7 @@ from spanscore.storage.scores import DECISION_COLUMNS, SCORE_COLUMNS, DecisionRo
 
 log = logging.getLogger(__name__)
 
-QUERY_FORMATS = {"json": "JSON", "jsoneachrow": "JSONEachRow", "csv": "CSVWithNames", "tsv": "TSVWithNames"}
-
-
-# A retried batch is the same block, so the tables' deduplication windows (migration 0006) drop
-# what an earlier, partly failed attempt already wrote, in otel_traces and in the views below it.
+# A retried batch is the same block: the deduplication windows (migration 0006) drop a failed try's rows.
 _SPAN_INSERT = {"insert_deduplicate": 1, "deduplicate_blocks_in_dependent_materialized_views": 1}
 
 
@@ -90,6 +87,23 @@ class ClickHouseStore:
         self._bulk_client: Any = None
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spanscore-read")
         self._api_readers = ThreadPoolExecutor(max_workers=query_readers, thread_name_prefix="spanscore-query")
+
+    @classmethod
+    def from_config(cls, storage: StorageConfig) -> ClickHouseStore:
+        """The store the ``storage:`` section describes, not yet opened (the CLI opens one alone)."""
+        return cls(
+            storage.dsn,
+            storage.database,
+            spans_ttl_days=storage.spans_ttl_days,
+            scores_ttl_days=storage.scores_ttl_days,
+            cluster=storage.cluster,
+            query_dsn=storage.query_dsn,
+            query_readers=storage.query_readers,
+            query_allow_writable=storage.query_allow_writable,
+            migrate_schema=storage.migrate,
+            min_free_disk_bytes=storage.min_free_disk_bytes,
+            limits=QueryLimits.from_config(storage),
+        )
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -292,8 +306,7 @@ class ClickHouseStore:
 
     def _functions(self) -> FunctionCatalog:
         """The engine's function names, read once on the control connection (no result caps: ~2,000 rows)."""
-        if self._catalog is None:
-            self._catalog = load_catalog(self._control)
+        self._catalog = self._catalog or load_catalog(self._control)
         return self._catalog
 
     async def query(self, sql: str, fmt: str = "json") -> bytes:

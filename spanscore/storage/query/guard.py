@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from spanscore.errors import PermanentError
+
+if TYPE_CHECKING:
+    from spanscore.storage.config import StorageConfig
 
 _READ_STATEMENTS = frozenset({"SELECT", "WITH", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "EXISTS"})
 # Table functions that reach files, other servers or programs: a query API must not be a proxy.
@@ -41,6 +45,10 @@ _TOKEN = re.compile(
 _ENGINE_CODE = re.compile(r"\(([A-Z][A-Z_]+)\)")
 
 
+QUERY_FORMATS = {"json": "JSON", "jsoneachrow": "JSONEachRow", "csv": "CSVWithNames", "tsv": "TSVWithNames"}
+"""The output formats a query may ask for, by the name the API takes, and the engine's name for each."""
+
+
 @dataclass(frozen=True, slots=True)
 class QueryLimits:
     """Caps applied to every guarded query."""
@@ -57,6 +65,16 @@ class QueryLimits:
     keep a query's overrun past the limit, and a cancelled query's tail, short."""
     max_range_elements: int = 1_000_000
     """Elements ``range()`` may build in one block: an array that large is already seconds of work."""
+
+    @classmethod
+    def from_config(cls, storage: StorageConfig) -> QueryLimits:
+        return cls(
+            max_query_bytes=storage.query_max_bytes,
+            max_execution_time_s=storage.query_max_execution_time_s,
+            max_memory_bytes=storage.query_max_memory_bytes,
+            max_result_rows=storage.query_max_result_rows,
+            max_result_bytes=storage.query_max_result_bytes,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ import pytest
 from spanscore.cli.commands import main
 from spanscore.config import load_config
 from spanscore.records import SpanRecord
-from spanscore.server.service import store_for
+from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.write.deadletter import DeadLetters
 from spanscore.storage.write.paths import SPAN_SPOOL_CODEC, dead_letter_dir
 from tests.conftest import write_config
@@ -45,7 +45,7 @@ def test_list_then_replay_stores_the_rows_and_empties_the_dead_letters(
     assert main(["deadletter", "list", "-c", str(config)]) == 0
     assert capsys.readouterr().out.startswith("0 dead-lettered batches")
 
-    store = store_for(load_config(config))
+    store = ClickHouseStore.from_config(load_config(config).storage)
     store.open()
     try:
         assert store.internal_query("SELECT count() FROM otel_traces WHERE ServiceName = 'dead'") == [(3,)]
