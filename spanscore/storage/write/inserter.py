@@ -17,13 +17,12 @@ from typing import Generic, TypeVar
 from spanscore.pipeline import Consumer
 from spanscore.storage.insert_errors import InsertDataError
 from spanscore.storage.write.group_commit import WriterStats
-from spanscore.storage.write.salvage import Salvage, Salvager
+from spanscore.storage.write.salvage import InsertFn, Salvage, Salvager
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-InsertFn = Callable[[Sequence[T]], Awaitable[None]]
 EncodedInsertFn = Callable[[bytes], Awaitable[None]]
 
 

@@ -36,6 +36,7 @@ MAX_REFUSALS = 64
 are all bad would cost about two inserts per row and hold up the batches behind it for minutes."""
 
 InsertFn = Callable[[Sequence[T]], Awaitable[None]]
+"""One insert of a batch into storage (a store method): the write path's one insert signature."""
 PartitionKey = Callable[[T], int]
 """A record's partition, e.g. its day: ``timestamp_ns // DAY_NS``."""
 

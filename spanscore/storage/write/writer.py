@@ -47,10 +47,10 @@ from typing import Generic, TypeVar
 from spanscore.pipeline import Consumer
 from spanscore.storage.insert_errors import InsertDataError
 from spanscore.storage.write.group_commit import GroupCommit, WriterStats
-from spanscore.storage.write.inserter import EncodedInsertFn, Inserter, InsertFn
+from spanscore.storage.write.inserter import EncodedInsertFn, Inserter
 from spanscore.storage.write.logged_batches import LoggedBatches
 from spanscore.storage.write.replay import SpoolReplay
-from spanscore.storage.write.salvage import Salvager
+from spanscore.storage.write.salvage import InsertFn, Salvager
 from spanscore.storage.write.spool import Spool
 
 __all__ = ["BatchWriter", "EncodedInsertFn", "InsertFn"]
