@@ -53,7 +53,9 @@ _SCORES = re.compile(r'^scores_written\{rule="(?P<rule>.*)",status="(?P<status>\
 
 
 def _scores_line(value: Mapping[str, float]) -> str:
-    """Scores written since start, and those that ended in an error by rule.
+    """Scores written live since start, and those that ended in an error, by rule.
+
+    These are counters: a backfill that scored the errors again does not lower them, hence "since start".
 
     Live scoring never goes back to an error score (a judge outage leaves them behind), so the summary names
     the rules that hold them and the documented way to score them again (docs/judge.md, after a judge outage).
@@ -67,12 +69,12 @@ def _scores_line(value: Mapping[str, float]) -> str:
             if match["status"] == "error" and number:
                 errors[match["rule"]] = errors.get(match["rule"], 0) + number
     if not errors:
-        return f"  scores    {written:,.0f} written, none ended in an error"
+        return f"  scores    since start: {written:,.0f} written, none ended in an error"
     by_rule = ", ".join(f"{rule} {count:,.0f}" for rule, count in sorted(errors.items()))
     first = sorted(errors)[0]
     return (
-        f"  scores    {written:,.0f} written, {sum(errors.values()):,.0f} ended in an error ({by_rule}); "
-        f"once the cause is fixed: spanscore backfill {first} --since <outage>"
+        f"  scores    since start: {written:,.0f} written, {sum(errors.values()):,.0f} ended in an error ({by_rule}); "
+        f"not retried live: spanscore backfill {first} --since <outage> scores them again"
     )
 
 

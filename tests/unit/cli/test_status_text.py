@@ -51,10 +51,10 @@ def test_scores_that_ended_in_an_error_are_counted_by_rule_with_how_to_score_the
     }
     text = format_status(metrics, "http://127.0.0.1:4319")
     assert len(text.splitlines()) <= 10
-    assert "scores    42 written, 8 ended in an error (judged 8)" in text, text
-    assert "spanscore backfill judged --since <outage>" in text
+    assert "scores    since start: 42 written, 8 ended in an error (judged 8)" in text, text
+    assert "not retried live: spanscore backfill judged --since <outage>" in text
     clean = format_status({**METRICS, 'scores_written{rule="default",status="ok"}': 5.0}, "http://x:1")
-    assert "scores    5 written, none ended in an error" in clean
+    assert "scores    since start: 5 written, none ended in an error" in clean
 
 
 def test_traces_kept_for_late_spans_are_not_called_assembling() -> None:
