@@ -22,7 +22,9 @@ CallApi = Callable[[Any, str, "dict[str, object] | None", float], "bytes | None"
 def cancel(config: Any, call_api: CallApi) -> dict[str, Any]:
     body = call_api(config, "backfill", {"cancel": True}, 10)
     if body is None:
-        raise SpanscoreError("no running spanscore service answered on the API port; nothing to cancel")
+        from spanscore.cli.reach import no_service
+
+        raise SpanscoreError(f"{no_service(config)}; nothing to cancel")
     result: dict[str, Any] = json.loads(body)
     return result
 

@@ -25,6 +25,7 @@ def check_config(config: ServiceConfig, environ: Mapping[str, str]) -> list[str]
     from spanscore.scorers.judge.current import Judge
     from spanscore.scoring.live import build_rule_scorers
 
+    _check_receiver_binds(config)
     check_scorers(rule_scorer_uses(config.rules), config.judge, environ)
     build_rule_scorers(config.rules, Judge(config.judge_config()))
     problems = [problem for directory in _local_directories(config) if (problem := _unwritable(directory))]
@@ -39,6 +40,23 @@ def check_config(config: ServiceConfig, environ: Mapping[str, str]) -> list[str]
     lines.extend(f"warning: {warning}" for warning in never_firing(config.alerts, config.rules))
     lines.extend(f"warning: {warning}" for warning in _judge_warnings(config))
     return lines
+
+
+def _check_receiver_binds(config: ServiceConfig) -> None:
+    """The receivers' own start-up check (beyond loopback needs collector.auth_tokens), made without binding.
+
+    serve refuses such a config only when a receiver starts; a check that said OK would send the operator to
+    a start that fails.
+    """
+    from spanscore.server.auth import TokenCheck, require_tokens_beyond_loopback
+
+    tokens = TokenCheck(config.collector.auth_tokens)
+    for setting, receiver in (
+        ("collector.grpc.host", config.collector.grpc),
+        ("collector.http.host", config.collector.http),
+    ):
+        if receiver.enabled:
+            require_tokens_beyond_loopback(tokens, receiver.host, setting)
 
 
 def _judge_warnings(config: ServiceConfig) -> list[str]:

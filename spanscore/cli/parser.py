@@ -25,12 +25,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     query = commands.add_parser("query", help="run a read-only SQL query")
     query.add_argument("-c", "--config", help="YAML configuration file")
-    query.add_argument("--format", choices=["table", "json", "csv", "tsv"], default="table")
+    query.add_argument("--format", choices=["table", "json", "csv", "tsv"], default="table", help="output format")
     query.add_argument("sql", help="one SELECT/SHOW/DESCRIBE/EXPLAIN statement")
 
     commands.add_parser("score", help="score runs offline from JSONL or an OTLP JSON export", add_help=False)
     judge = commands.add_parser("judge", help="judge tools: 'judge check' measures a judge model's agreement")
-    judge.add_argument("judge_command", choices=["check"])
+    judge.add_argument(
+        "judge_command",
+        choices=["check"],
+        help="check: run the LLM scorers on labelled cases against a judge model (spanscore judge check --help)",
+    )
 
     status = commands.add_parser("status", help="is the service healthy and keeping up: a short summary")
     status.add_argument("-c", "--config", help="YAML configuration file")
@@ -40,7 +44,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rules_parser(commands)
     _add_backfill_and_report_parsers(commands)
     _add_setup_parsers(commands)
+    _describe(parser)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """A command's --help opens with the line its parent lists it with, unless it has a longer description.
+
+    argparse shows ``help=`` only in the parent's list, so ``spanscore status --help`` would otherwise say
+    nothing about what status does.
+    """
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            listed = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                if not sub.description and listed.get(name):
+                    text = str(listed[name])
+                    sub.description = text[0].upper() + text[1:] + "."
+                _describe(sub)
 
 
 if TYPE_CHECKING:
@@ -53,7 +74,7 @@ def _add_rules_parser(commands: Subcommands) -> None:
     rules_show = rules_commands.add_parser("show", help="the running service's rules, as YAML you can edit and apply")
     rules_show.add_argument("-c", "--config", help="YAML configuration file (how to reach the service's API)")
     rules_preview = rules_commands.add_parser("preview", help="how many stored runs a rule matches and samples")
-    rules_preview.add_argument("rule")
+    rules_preview.add_argument("rule", help="the name of a rule the service runs (spanscore rules show)")
     rules_preview.add_argument("--since", default="24h", help="look-back window: 30m, 24h, 7d")
     rules_preview.add_argument("-c", "--config", help="YAML configuration file")
     for name, text in (
@@ -79,14 +100,14 @@ def _add_backfill_and_report_parsers(commands: Subcommands) -> None:
     agree.add_argument("--source", default="human", help="whose labels: the source given to POST /api/v1/scores")
     agree.add_argument("--name", help="the outside scores' name, if not the scorer id")
     agree.add_argument("--since", default="30d", help="look-back window: 24h, 7d, 30d")
-    agree.add_argument("--format", choices=["table", "json"], default="table")
+    agree.add_argument("--format", choices=["table", "json"], default="table", help="output format")
     agree.add_argument("-c", "--config", help="YAML configuration file")
     trend = report_commands.add_parser("trend", help="one scorer's score series with a sparkline")
     trend.add_argument("--scorer", required=True, help="the scorer id (or outside score name) to chart")
     trend.add_argument("--rule", help="only this rule's scores")
     trend.add_argument("--since", default="7d", help="look-back window: 30m, 24h, 7d")
-    trend.add_argument("--by", choices=["hour", "day", "week"], default="hour")
-    trend.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    trend.add_argument("--by", choices=["hour", "day", "week"], default="hour", help="one point per hour, day or week")
+    trend.add_argument("--format", choices=["table", "json", "csv"], default="table", help="output format")
     trend.add_argument("-c", "--config", help="YAML configuration file")
 
 
@@ -103,7 +124,7 @@ def _add_setup_parsers(commands: Subcommands) -> None:
     runs_commands = runs.add_subparsers(dest="runs_command", required=True)
     runs_show = runs_commands.add_parser("show", help="print the input, output, tool calls and sources scored")
     runs_show.add_argument("trace_id", help="32 hex characters, as in the dashboard or the scores table")
-    runs_show.add_argument("--format", choices=["text", "json"], default="text")
+    runs_show.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     runs_show.add_argument("-c", "--config", help="YAML configuration file")
 
     demo = commands.add_parser("demo", help="send synthetic agent traces to a running service")
@@ -117,7 +138,7 @@ def _add_deadletter_parser(commands: Subcommands) -> None:
     actions = deadletter.add_subparsers(dest="deadletter_command", required=True)
     listing = actions.add_parser("list", help="every dead-lettered batch with the engine's reason")
     listing.add_argument("-c", "--config", help="YAML configuration file")
-    listing.add_argument("--format", choices=["table", "json"], default="table")
+    listing.add_argument("--format", choices=["table", "json"], default="table", help="output format")
     replay = actions.add_parser("replay", help="send dead-lettered rows through the write path again")
     replay.add_argument("-c", "--config", help="YAML configuration file")
     replay.add_argument(

@@ -35,8 +35,9 @@ def format_status(metrics: Mapping[str, float], url: str) -> str:
         f"rejected {n('spans_rejected')}, refused under backpressure {n('spans_refused_backpressure')}",
         f"  storage   inserts {n('storage_inserts')}, failed {n('storage_insert_failures')}, "
         f"spooled {n('spans_spooled')}, replayed {n('spans_replayed')}",
-        f"  scoring   runs ready {n('runs_ready')}, traces assembling {n('runs_pending_traces')}, "
+        f"  scoring   runs ready {n('runs_ready')}, traces in memory {n('runs_pending_traces')}, "
         f"queue {n('scoring_queue_depth')}, sessions open {n('sessions_open')}",
+        _scores_line(value),
         f"  rules     {n('rules_loaded')} loaded, version {version} (generation {n('rules_generation')})"
         + (f": {rule_text}" if rule_text else ": none, so nothing is scored (add rules: to the config)"),
         f"  feedback  posted scores {n('outside_scores_stored')} (attached late {n('outside_scores_resolved_late')}), "
@@ -46,6 +47,35 @@ def format_status(metrics: Mapping[str, float], url: str) -> str:
         lines.append(f"  alerts    firing: {', '.join(firing) if firing else 'none'}")
     lines.append("every figure: spanscore status --format json, or GET /metrics")
     return "\n".join(lines) + "\n"
+
+
+_SCORES = re.compile(r'^scores_written\{rule="(?P<rule>.*)",status="(?P<status>\w+)"\}$')
+
+
+def _scores_line(value: Mapping[str, float]) -> str:
+    """Scores written live since start, and those that ended in an error, by rule.
+
+    These are counters: a backfill that scored the errors again does not lower them, hence "since start".
+
+    Live scoring never goes back to an error score (a judge outage leaves them behind), so the summary names
+    the rules that hold them and the documented way to score them again (docs/judge.md, after a judge outage).
+    """
+    written = 0.0
+    errors: dict[str, float] = {}
+    for metric, number in value.items():
+        match = _SCORES.match(metric)
+        if match:
+            written += number
+            if match["status"] == "error" and number:
+                errors[match["rule"]] = errors.get(match["rule"], 0) + number
+    if not errors:
+        return f"  scores    since start: {written:,.0f} written, none ended in an error"
+    by_rule = ", ".join(f"{rule} {count:,.0f}" for rule, count in sorted(errors.items()))
+    first = sorted(errors)[0]
+    return (
+        f"  scores    since start: {written:,.0f} written, {sum(errors.values()):,.0f} ended in an error ({by_rule}); "
+        f"not retried live: spanscore backfill {first} --since <outage> scores them again"
+    )
 
 
 def _labelled(value: Mapping[str, float], name: str, key: str) -> dict[str, float]:

@@ -77,9 +77,12 @@ class RuleControl:
             self.reloads_failed += 1
             problems = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
             if ignored:
-                # The rules were checked against the running judge and sections, not the file's: say so, or a
-                # new judge: section reads as "no judge model is configured" while the file plainly has one.
-                problems += f" (changed on disk and applied only by a restart: {', '.join(ignored)})"
+                # The rules were checked against the running judge and sections, not the file's: say so first, or
+                # a new judge: section reads as "no judge model is configured" while the file plainly has one.
+                problems = (
+                    f"changed on disk and applied only by a restart: {', '.join(ignored)}; the new rules were "
+                    f"checked against the running config: {problems}"
+                )
             log.error("rules not reloaded, the running rules (version %s) stay: %s", self.rule_set.version, problems)
             return None
         if ignored:

@@ -411,3 +411,40 @@ def test_the_shipped_replicas_acknowledge_only_what_outlives_a_pod(tmp_path: Pat
         assert k8s.storage.acknowledge == "stored", "the k8s replicas acknowledge spans kept only on an emptyDir"
     image = load_config(DEPLOY / "spanscore.yaml", environ={"SPANSCORE_STORAGE__DATA_DIR": "/var/lib/spanscore"})
     assert image.storage.acknowledge == "stored"
+
+
+def _shipped_configs(tmp_path: Path) -> dict[str, Path]:
+    """Every config the deployment ships, each as a file spanscore's loader reads."""
+    k8s = tmp_path / "k8s.yaml"
+    k8s.write_text(find("ConfigMap", "spanscore-config")["data"]["spanscore.yaml"], encoding="utf-8")
+    return {"deploy/spanscore.yaml": DEPLOY / "spanscore.yaml", "deploy/k8s/spanscore-config.yaml": k8s}
+
+
+HEALTHY_RUNS = [
+    ("What is 2+2?", "4"),
+    ("What is the capital of France?", "Paris."),
+    ("List three primary colours.", "- red\n- yellow\n- blue"),
+]
+
+
+def test_the_shipped_rules_pass_healthy_runs(tmp_path: Path) -> None:
+    """An operator's first dashboard must not be red for correct answers (#30 item 1).
+
+    The shipped configs replace the default rule with their own ``rules:``; every code scorer they name
+    must pass plainly correct short answers, as the default rule does, or red means nothing.
+    """
+    import spanscore
+    from spanscore.scorers import build
+
+    for where, path in _shipped_configs(tmp_path).items():
+        for rule in yaml.safe_load(path.read_text(encoding="utf-8")).get("rules", []):
+            for entry in rule["scorers"]:
+                spec = {"name": entry} if isinstance(entry, str) else dict(entry)
+                name = spec.pop("name")
+                scorer = build(name, **spec)
+                for question, answer in HEALTHY_RUNS:
+                    result = scorer.run(spanscore.Run(input=question, output=answer))
+                    assert result.status == "ok" and result.score is not None and result.score >= 0.5, (
+                        f"{where}: rule {rule['name']!r} scorer {name!r} fails the healthy answer {answer!r} "
+                        f"to {question!r}: {result.reason}"
+                    )

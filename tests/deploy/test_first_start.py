@@ -132,6 +132,9 @@ def test_config_check_reports_what_serve_would_load(tmp_path: Path, capsys: pyte
         ("rules: [{name: r, scorers: [{name: completeness, bogus: 1}]}]\n", "unknown option(s) bogus"),
         ("storage: {data_dir: DATA/inside}\n", "is not a directory"),
         ("rules: [{name: r, sample: 2, scorers: [completeness]}]\n", "rules[0].sample"),
+        # Receivers beyond loopback without tokens: serve refuses before binding, so check must too (#30).
+        ("collector: {grpc: {host: 0.0.0.0, port: 0}, http: {port: 0}}\n", "collector.grpc.host is '0.0.0.0'"),
+        ("collector: {http: {host: 0.0.0.0, port: 0}, grpc: {port: 0}}\n", "collector.http.host is '0.0.0.0'"),
     ],
 )
 def test_config_check_fails_on_what_serve_would_refuse(

@@ -204,6 +204,8 @@ def test_sighup_names_a_judge_section_that_needs_a_restart(tmp_path: Path) -> No
         assert serve.wait_for_log("rules not reloaded"), "".join(serve.lines[-20:])
         refusal = next(line for line in serve.lines if "rules not reloaded" in line)
         assert "applied only by a restart: judge" in refusal, refusal
+        # The restart comes first: read first, "no judge model is configured" contradicts the file (#30 item 4).
+        assert refusal.index("restart") < refusal.index("no judge model"), refusal
     finally:
         serve.stop()
 

@@ -32,7 +32,17 @@ def test_query_elsewhere_fails_without_creating_a_store(
 
 @pytest.mark.parametrize(
     "argv",
-    [["status"], ["runs", "show", "0af7651916cd43dd8448eb211c80319c"], ["rules", "preview", "default"]],
+    [
+        ["status"],
+        ["runs", "show", "0af7651916cd43dd8448eb211c80319c"],
+        ["rules", "preview", "default"],
+        ["rules", "show"],
+        ["report", "agreement", "--scorer", "answer_health"],
+        ["backfill", "default", "--since", "1h"],
+        ["backfill", "--cancel"],
+        ["deadletter", "list"],
+        ["deadletter", "replay"],
+    ],
 )
 def test_commands_that_need_a_service_say_where_they_looked_and_create_nothing(
     argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

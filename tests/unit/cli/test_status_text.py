@@ -36,3 +36,28 @@ def test_a_degraded_service_says_so_first_and_where_to_look() -> None:
 def test_no_rules_says_nothing_is_scored() -> None:
     bare = {key: value for key, value in METRICS.items() if not key.startswith("rule_scorers")}
     assert "none, so nothing is scored" in format_status({**bare, "rules_loaded": 0.0}, "http://x:1")
+
+
+def test_scores_that_ended_in_an_error_are_counted_by_rule_with_how_to_score_them_again() -> None:
+    """A judge outage leaves error scores that live scoring never revisits (#30 item 6): status must show them.
+
+    The figures are the service's own ``scores_written{rule,status}``; the hint is the documented remedy.
+    """
+    metrics = {
+        **METRICS,
+        'scores_written{rule="default",status="ok"}': 21.0,
+        'scores_written{rule="judged",status="ok"}': 13.0,
+        'scores_written{rule="judged",status="error"}': 8.0,
+    }
+    text = format_status(metrics, "http://127.0.0.1:4319")
+    assert len(text.splitlines()) <= 10
+    assert "scores    since start: 42 written, 8 ended in an error (judged 8)" in text, text
+    assert "not retried live: spanscore backfill judged --since <outage>" in text
+    clean = format_status({**METRICS, 'scores_written{rule="default",status="ok"}': 5.0}, "http://x:1")
+    assert "scores    since start: 5 written, none ended in an error" in clean
+
+
+def test_traces_kept_for_late_spans_are_not_called_assembling() -> None:
+    """The gauge counts every trace in memory, also those whose runs were scored and wait only for late spans."""
+    text = format_status(METRICS, "http://127.0.0.1:4319")
+    assert "traces assembling" not in text and "traces in memory 4" in text

@@ -61,5 +61,6 @@ def test_replay_of_an_unknown_entry_names_it(
         f"storage:\n  dsn: {chdb_dsn}\n  database: {database_name}\n  spool_dir: {tmp_path / 'spool'}\n"
         f"api:\n  port: {_free_port()}\n",
     )
+    (tmp_path / "spool").mkdir()  # the service's spool, holding no such entry
     assert main(["deadletter", "replay", "-c", str(config), "--id", "000000000042"]) == 1
     assert "no dead-letter entry '000000000042'" in capsys.readouterr().err
