@@ -20,7 +20,7 @@ import pytest_asyncio
 
 from spanscore.records import SpanRecord
 from spanscore.server.service import Service
-from tests.conftest import make_service_config, new_database_name
+from tests.service_setup import make_service_config, new_database_name
 from tests.unit.storage.test_rollups import BASE_NS, make_scores
 
 MAX_QUERY_BYTES = 4096
