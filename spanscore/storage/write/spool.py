@@ -89,13 +89,13 @@ class Spool(Generic[T]):
         The bytes let a writer insert the batch as it was logged instead of encoding it again.
         """
         data: bytes = self.codec.encode(records)
+        free = self._free_bytes()  # a syscall: made before the lock, which guards only the byte count
         with self._lock:
             if self._bytes + len(data) > self.max_bytes:
                 raise RetryableError(
                     f"storage is unavailable and the spool is full ({self._bytes} of {self.max_bytes} bytes)",
                     retry_after=5.0,
                 )
-            free = self._free_bytes()
             if free is not None and free - len(data) < self.min_free_bytes:
                 raise RetryableError(
                     f"storage is unavailable and the spool's disk is nearly full ({free} bytes free at "
