@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -8,6 +8,7 @@ import pytest
 from spanscore.config import ServiceConfig
 from spanscore.server.service import Service
 from tests.service_setup import make_service_config, new_database_name
+from tests.zookeeper import ZooKeeperServer, missing_reason, start_zookeeper
 
 
 @pytest.fixture(scope="session")
@@ -40,3 +41,14 @@ def write_config(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "spanscore.yaml"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+@pytest.fixture(scope="session")
+def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
+    """One real ZooKeeper per test worker; tests take a fresh chroot with ``zookeeper.chroot()``."""
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(f"fleet test needs ZooKeeper: {reason}")
+    server = start_zookeeper(tmp_path_factory.mktemp("zookeeper"))
+    yield server
+    server.stop()
