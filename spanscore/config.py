@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from spanscore.alerting.config import AlertConfig, AlertingConfig
+from spanscore.fleet.config import FleetConfig
 from spanscore.collector.limits import LimitsConfig
 from spanscore.config_secrets import is_secret_location, is_secret_value, scrub
 from spanscore.errors import ConfigError
@@ -78,6 +79,9 @@ class ServiceConfig(_Section):
     alerts: list[AlertConfig] = []
     """Alerts on scores: an aggregate over a window against a threshold, with receivers (docs/alerts.md)."""
     alerting: AlertingConfig = AlertingConfig()
+    fleet: FleetConfig | None = None
+    """Several replicas as one service, coordinated through Keeper (docs/deployment.md, "Running a fleet");
+    unset for the single process."""
 
     @field_validator("alerts")
     @classmethod

@@ -43,8 +43,18 @@ class ZooKeeperServer:
         return f"{self.host}:{self.port}"
 
     def chroot(self) -> str:
-        """A fresh connection string rooted at a path no other test uses."""
-        return f"{self.hosts}/t{uuid.uuid4().hex[:12]}"
+        """A fresh connection string rooted at a path no other test uses (created, as a chroot must be)."""
+        from kazoo.client import KazooClient
+
+        root = f"/t{uuid.uuid4().hex[:12]}"
+        client = KazooClient(self.hosts)
+        client.start(timeout=10)
+        try:
+            client.ensure_path(root)
+        finally:
+            client.stop()
+            client.close()
+        return f"{self.hosts}{root}"
 
     def stop(self) -> None:
         if self.process.poll() is None:

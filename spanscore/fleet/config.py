@@ -1,0 +1,65 @@
+"""The ``fleet:`` section: where this replica finds Keeper, and its name among the replicas.
+
+Unset (the default) is the single process: nothing is coordinated and no coordination service is needed.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+_HOST = re.compile(r"^[A-Za-z0-9_.\-\[\]:]+:\d{1,5}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,62}$")
+
+
+class FleetConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    keeper: str = Field(min_length=1)
+    """``host:port[,host:port...]`` of ClickHouse Keeper or ZooKeeper, optionally followed by a chroot
+    (``/path``): the same string a ZooKeeper client takes."""
+    path: str = "/spanscore"
+    """Every node of this fleet lives under this path; two fleets on one Keeper use two paths."""
+    replica: str = ""
+    """This replica's name among its fleet; empty means the host name (a StatefulSet pod's name is stable,
+    so a restarted pod takes up its own place)."""
+    session_timeout_s: float = Field(10.0, ge=2.0, le=60.0)
+    """How long Keeper waits for a silent replica before its sessions move to the others."""
+    turn_poll_s: float = Field(2.0, gt=0.0, le=60.0)
+    """How often a session's owner reads the turns other replicas stored for the sessions it owns."""
+    share_sync_s: float = Field(5.0, gt=0.0, le=300.0)
+    """How often each replica reads the fleet's spend from the shared store to size its budget share."""
+
+    @field_validator("keeper")
+    @classmethod
+    def _hosts(cls, value: str) -> str:
+        hosts, _, chroot = value.partition("/")
+        bad = [host for host in hosts.split(",") if not _HOST.match(host.strip())]
+        if bad:
+            raise ValueError(f"fleet.keeper: {', '.join(map(repr, bad))} is not host:port (e.g. keeper-0:9181)")
+        if chroot and not re.match(r"^[A-Za-z0-9_.\-/]+$", chroot):
+            raise ValueError(f"fleet.keeper: the chroot /{chroot!r} has characters a node path cannot hold")
+        return value
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, value: str) -> str:
+        if not re.match(r"^(/[A-Za-z0-9_.\-]+)+$", value):
+            raise ValueError(f"fleet.path: {value!r} must be an absolute node path like /spanscore")
+        return value
+
+    @field_validator("replica")
+    @classmethod
+    def _replica(cls, value: str) -> str:
+        if value and not _NAME.match(value):
+            raise ValueError(f"fleet.replica: {value!r} must be letters, digits, '.', '_' or '-' (at most 63)")
+        return value
+
+    def replica_name(self) -> str:
+        """The configured name, or this host's name made safe for a node path."""
+        if self.replica:
+            return self.replica
+        name = re.sub(r"[^A-Za-z0-9_.\-]", "-", socket.gethostname())[:63].strip("-.")
+        return name or "replica"

@@ -1,0 +1,273 @@
+"""One replica's place in its fleet: membership, the leader, who owns a key, and versioned shared documents.
+
+Everything rests on Keeper's own guarantees rather than a protocol of ours:
+
+- **Membership** is an ephemeral sequential node per replica under ``<path>/members``: Keeper deletes it when
+  the replica's session ends (a crash, a partition longer than ``session_timeout_s``), and every replica
+  watches the list.
+- **The leader** is the live member with the lowest sequence number (the standard ZooKeeper election
+  recipe); it evaluates alerts.
+- **Owners** come from rendezvous hashing over the live members: every replica computes the same owner for
+  a key from the same list, and when a member leaves only its keys move.
+- **Shared documents** (the fleet's rule set) are nodes written with compare-and-set on their version.
+
+Ingest never waits on Keeper: ``start`` connects in the background. While Keeper is unreachable a replica
+keeps the last membership it saw (so ownership stays put), is never the leader (no alert is sent twice), and
+``connected`` says so in /metrics and ``spanscore status``.
+
+Keeper calls run on kazoo's own threads; callbacks registered here are called there and must hand work to
+the event loop themselves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+
+from spanscore.fleet.config import FleetConfig
+
+log = logging.getLogger(__name__)
+
+MembersFn = Callable[[list[str]], None]
+DocumentFn = Callable[[bytes | None, int], None]
+
+
+class VersionConflict(Exception):
+    """Another replica wrote the document since the version this write expected."""
+
+
+class KeeperUnavailable(Exception):
+    """The write needs Keeper and this replica has no session now."""
+
+
+class Fleet:
+    def __init__(self, config: FleetConfig) -> None:
+        self.config = config
+        self.replica = config.replica_name()
+        self._client = KazooClient(
+            hosts=config.keeper,
+            timeout=config.session_timeout_s,
+            connection_retry={"max_tries": -1, "delay": 0.2, "max_delay": 2.0},
+            command_retry={"max_tries": 3, "delay": 0.1, "max_delay": 1.0},
+        )
+        self._lock = threading.Lock()
+        self._members: list[tuple[int, str]] = []
+        """Live members as (sequence, replica), lowest sequence first."""
+        self._my_node: str | None = None
+        self._member_listeners: list[MembersFn] = []
+        self._watching = False
+        self.state = "connecting"
+        self.session_losses = 0
+        self.membership_changes = 0
+        self._status: dict[str, Any] = {}
+
+    def node(self, *parts: str) -> str:
+        return "/".join([self.config.path.rstrip("/"), *parts])
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Connect in the background; membership follows as soon as Keeper answers."""
+        self._client.add_listener(self._on_state)
+        self._client.start_async()
+
+    def stop(self) -> None:
+        """Leave the fleet: the member node goes at once, so others take over without waiting for a timeout."""
+        try:
+            self._client.stop()
+        finally:
+            self._client.close()
+        self.state = "stopped"
+
+    def expire(self) -> None:
+        """End this replica's session from outside, as Keeper does to a crashed replica, and go quiet.
+
+        The usual ZooKeeper test technique: a second client attaches to the same session and closes it, so
+        the session expires on the server; then this client stops without rejoining.
+        """
+        session_id, password = self._client.client_id
+        ghost = KazooClient(hosts=self.config.keeper, client_id=(session_id, password))
+        try:
+            ghost.start(timeout=self.config.session_timeout_s)
+            ghost.stop()
+        finally:
+            ghost.close()
+        self._client.remove_listener(self._on_state)
+        self.stop()
+
+    def wait_joined(self, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.joined:
+                return True
+            time.sleep(0.05)
+        return self.joined
+
+    @property
+    def connected(self) -> bool:
+        return self.state == "connected"
+
+    @property
+    def joined(self) -> bool:
+        with self._lock:
+            return self.connected and any(name == self.replica for _, name in self._members)
+
+    def _on_state(self, state: str) -> None:
+        if state == KazooState.CONNECTED:
+            self.state = "connected"
+            self._client.handler.spawn(self._join)
+        elif state == KazooState.SUSPENDED:
+            self.state = "suspended"
+            log.warning("fleet: Keeper connection suspended; leadership paused, ownership kept as last seen")
+        elif state == KazooState.LOST:
+            self.state = "lost"
+            self.session_losses += 1
+            self._my_node = None
+            log.warning("fleet: Keeper session lost; this replica rejoins when Keeper answers again")
+
+    def _join(self) -> None:
+        try:
+            members = self.node("members")
+            self._client.ensure_path(members)
+            if self._my_node is None or self._client.exists(self._my_node) is None:
+                data = json.dumps({"replica": self.replica, **self._status}).encode()
+                self._my_node = self._client.create(
+                    f"{members}/{self.replica}-", data, ephemeral=True, sequence=True
+                )
+                log.info("fleet: joined as %s (%s)", self.replica, self._my_node)
+            if not self._watching:
+                self._watching = True
+                ChildrenWatch(self._client, members, self._on_members)
+        except Exception:
+            log.exception("fleet: could not join; retrying on the next connection")
+
+    def _on_members(self, children: list[str]) -> None:
+        seen: dict[str, int] = {}
+        for child in children:
+            name, _, sequence = child.rpartition("-")
+            if name and sequence.isdigit():
+                seen[name] = min(int(sequence), seen.get(name, int(sequence)))
+        members = sorted((sequence, name) for name, sequence in seen.items())
+        with self._lock:
+            changed = [name for _, name in members] != [name for _, name in self._members]
+            self._members = members
+            listeners = list(self._member_listeners)
+        if changed:
+            self.membership_changes += 1
+            names = sorted(name for _, name in members)
+            log.info("fleet: members now %s", ", ".join(names) or "none")
+            for listener in listeners:
+                try:
+                    listener(names)
+                except Exception:
+                    log.exception("fleet: a membership listener failed")
+
+    # -- membership, leader, owners -------------------------------------------------------------------------
+
+    def on_members(self, listener: MembersFn) -> None:
+        """Call ``listener(sorted names)`` on every change of the live members (on a Keeper thread)."""
+        with self._lock:
+            self._member_listeners.append(listener)
+
+    def members(self) -> list[str]:
+        """The live replicas as last seen (kept while Keeper is unreachable); just this one before any."""
+        with self._lock:
+            names = sorted(name for _, name in self._members)
+        return names or [self.replica]
+
+    def is_leader(self) -> bool:
+        """True only while connected and first in line: a cut-off replica never acts as leader."""
+        with self._lock:
+            first = self._members[0][1] if self._members else None
+        return self.connected and first == self.replica
+
+    def owner(self, key: str) -> str:
+        return rendezvous_owner(key, self.members())
+
+    def owns(self, key: str) -> bool:
+        return self.owner(key) == self.replica
+
+    # -- versioned documents ---------------------------------------------------------------------------------
+
+    def read(self, name: str) -> tuple[bytes | None, int]:
+        """A shared document and its version (-1 when it does not exist)."""
+        self._need_session()
+        try:
+            data, stat = self._client.get(self.node(name))
+        except NoNodeError:
+            return None, -1
+        return bytes(data), int(stat.version)
+
+    def write(self, name: str, data: bytes, *, expected_version: int) -> int:
+        """Write a document if it is still at ``expected_version`` (-1: must not exist yet); the new version."""
+        self._need_session()
+        path = self.node(name)
+        try:
+            if expected_version < 0:
+                self._client.create(path, data, makepath=True)
+                return 0
+            stat = self._client.set(path, data, version=expected_version)
+            return int(stat.version)
+        except (BadVersionError, NodeExistsError) as exc:
+            raise VersionConflict(f"{name} changed since version {expected_version}") from exc
+
+    def watch(self, name: str, listener: DocumentFn) -> None:
+        """Call ``listener(data, version)`` now and on every change of a document (on a Keeper thread)."""
+
+        def changed(data: bytes | None, stat: Any) -> None:
+            listener(None if data is None else bytes(data), -1 if stat is None else int(stat.version))
+
+        DataWatch(self._client, self.node(name), changed)
+
+    def publish_status(self, **fields: Any) -> None:
+        """Put this replica's status (e.g. its applied rule version) on its member node for the others."""
+        self._status.update(fields)
+        node = self._my_node
+        if node is None or not self.connected:
+            return
+        try:
+            self._client.set(node, json.dumps({"replica": self.replica, **self._status}).encode())
+        except Exception as exc:
+            log.warning("fleet: status not published: %s", exc)
+
+    def statuses(self) -> dict[str, dict[str, Any]]:
+        """Every live replica's published status, by name."""
+        self._need_session()
+        members = self.node("members")
+        found: dict[str, dict[str, Any]] = {}
+        for child in self._client.get_children(members):
+            try:
+                data, _ = self._client.get(f"{members}/{child}")
+                status = json.loads(data)
+            except (NoNodeError, ValueError):
+                continue
+            if isinstance(status, dict) and isinstance(status.get("replica"), str):
+                found[status["replica"]] = status
+        return found
+
+    def _need_session(self) -> None:
+        if not self.connected:
+            raise KeeperUnavailable(f"fleet coordination is unavailable (Keeper {self.state})")
+
+    def metrics(self) -> dict[str, float]:
+        return {
+            "fleet_keeper_connected": 1.0 if self.connected else 0.0,
+            "fleet_members": float(len(self.members())),
+            "fleet_leader": 1.0 if self.is_leader() else 0.0,
+            "fleet_session_losses_total": float(self.session_losses),
+            "fleet_membership_changes_total": float(self.membership_changes),
+        }
+
+
+def rendezvous_owner(key: str, members: list[str]) -> str:
+    """The member with the highest hash of (member, key): stable, and only a leaver's keys move."""
+    return max(members, key=lambda member: hashlib.blake2b(f"{member}\0{key}".encode(), digest_size=8).digest())
