@@ -19,11 +19,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from spanscore.alerting.config import AlertConfig, AlertingConfig
-from spanscore.fleet.config import FleetConfig
 from spanscore.collector.limits import LimitsConfig
 from spanscore.config_secrets import is_secret_location, is_secret_value, scrub
 from spanscore.errors import ConfigError
 from spanscore.export.forward import ForwardConfig
+from spanscore.fleet.config import FleetConfig
 from spanscore.runs.config import RunsConfig, SessionsConfig
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.judge.config import JudgeConfig

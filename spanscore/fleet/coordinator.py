@@ -140,9 +140,7 @@ class Fleet:
             self._client.ensure_path(members)
             if self._my_node is None or self._client.exists(self._my_node) is None:
                 data = json.dumps({"replica": self.replica, **self._status}).encode()
-                self._my_node = self._client.create(
-                    f"{members}/{self.replica}-", data, ephemeral=True, sequence=True
-                )
+                self._my_node = self._client.create(f"{members}/{self.replica}-", data, ephemeral=True, sequence=True)
                 log.info("fleet: joined as %s (%s)", self.replica, self._my_node)
             if not self._watching:
                 self._watching = True
@@ -263,8 +261,8 @@ class Fleet:
             "fleet_keeper_connected": 1.0 if self.connected else 0.0,
             "fleet_members": float(len(self.members())),
             "fleet_leader": 1.0 if self.is_leader() else 0.0,
-            "fleet_session_losses_total": float(self.session_losses),
-            "fleet_membership_changes_total": float(self.membership_changes),
+            "fleet_session_losses": float(self.session_losses),
+            "fleet_membership_changes": float(self.membership_changes),
         }
 
 

@@ -27,7 +27,7 @@ with an injected clock; no I/O.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -190,6 +190,38 @@ class SessionTracker:
     def _ready(self, session_id: str, session: _Session, reason: SessionReason) -> ReadySession:
         view = session_view(session_id, session.turns.values(), session.last)
         return ReadySession(view, reason, session.needs_history)
+
+    def knows(self, session_id: str, run_id: str) -> bool:
+        """Whether this run is already a turn of a session held (open or kept after scoring)."""
+        session = self._open.get(session_id) or self._scored.get(session_id)
+        return session is not None and run_id in session.turns
+
+    def absorb(self, session_id: str, turns: Iterable[Turn]) -> None:
+        """Hold turns read back from storage for a session being scored, without counting them as arrivals.
+
+        In a fleet they then count as known, so the same turn seen again later does not reopen the session.
+        """
+        session = self._open.get(session_id) or self._scored.get(session_id)
+        if session is None:
+            return
+        before = len(session.turns)
+        for turn in turns:
+            session.turns.setdefault(turn.run_id, turn)
+        self.stats.held_turns += len(session.turns) - before
+        self._trim(session)
+
+    def holds(self, session_id: str) -> bool:
+        return session_id in self._open or session_id in self._scored
+
+    def release(self, keep: Callable[[str], bool]) -> int:
+        """Forget every session ``keep`` refuses (a fleet replica that no longer owns them); how many."""
+        released = 0
+        for held in (self._open, self._scored):
+            for session_id in [sid for sid in held if not keep(sid)]:
+                self.stats.held_turns -= len(held.pop(session_id).turns)
+                released += 1
+        self._count()
+        return released
 
     def restore(self, runs: Iterable[Run], now_ns: int) -> int:
         """After a restart: take the turns of sessions storage says are unscored; they count as arriving now."""

@@ -2,10 +2,11 @@
 
 The sampling engine owns one ``TokenBucket`` per rule with ``max_per_minute``
 and one ``DailyBudget`` per rule with ``budget``. Both read time from an
-injected clock (Unix seconds) so tests can drive them. They are process-local:
-replicas agree on the consistent hash, but each one spends its own tokens and
-budget, so with N replicas give each one its share. With the embedded store (one
-process) a restart takes up the day's spend recorded in ``scores``.
+injected clock (Unix seconds) so tests can drive them. In one process they hold
+the whole limit, and with the embedded store a restart takes up the day's spend
+recorded in ``scores``. In a fleet each replica holds a share that the fleet
+member sets (``set_share`` / ``set_limit``): a bucket refills at its share of the
+rate, and a budget may spend its share of what the whole fleet has left today.
 """
 
 from __future__ import annotations
@@ -29,11 +30,21 @@ class TokenBucket:
     def __init__(self, per_minute: int, *, clock: Clock = time.time) -> None:
         if per_minute <= 0:
             raise ValueError(f"per_minute must be positive, got {per_minute}")
+        self.per_minute = per_minute
         self._capacity = float(per_minute)
         self._refill_per_second = per_minute / 60.0
         self._clock = clock
         self._tokens = self._capacity
         self._updated = clock()
+
+    def set_share(self, fraction: float) -> None:
+        """Hold ``fraction`` of the configured rate (a fleet of N: 1/N each, so the fleet keeps the cap)."""
+        if not 0.0 < fraction <= 1.0:
+            raise ValueError(f"share must be in (0, 1], got {fraction}")
+        self._refill()
+        self._capacity = max(1.0, self.per_minute * fraction) if fraction < 1.0 else float(self.per_minute)
+        self._refill_per_second = self.per_minute * fraction / 60.0
+        self._tokens = min(self._tokens, self._capacity)
 
     @property
     def available(self) -> float:
@@ -75,6 +86,8 @@ class DailyBudget:
         if limit <= 0:
             raise ValueError(f"budget limit must be positive, got {limit}")
         self.limit = limit
+        self.configured_limit = limit
+        """The rule's whole daily limit; ``limit`` is this process's part of it (all of it outside a fleet)."""
         self._clock = clock
         # Rates measured over a few seconds are noise; measure over at least this long.
         self._min_window_seconds = min_window_seconds
@@ -127,6 +140,19 @@ class DailyBudget:
         self._roll_over(self._clock())
         self.spent = max(self.spent, spent)
         self.scored_runs = max(self.scored_runs, scored_runs)
+
+    def set_share(self, fleet_spent: float, members: int) -> None:
+        """A fleet's part for this replica: what it spent itself plus an equal part of what the fleet has left.
+
+        ``fleet_spent`` is today's spend of every replica as the shared store has it. The parts of all live
+        replicas add up to the configured limit less what replicas that are gone spent, so the fleet never
+        plans to spend more than the limit.
+        """
+        if members < 1:
+            raise ValueError(f"members must be at least 1, got {members}")
+        self._roll_over(self._clock())
+        left = max(0.0, self.configured_limit - max(fleet_spent, self.spent))
+        self.limit = self.spent + left / members
 
     @property
     def day_start(self) -> float:

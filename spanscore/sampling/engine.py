@@ -134,6 +134,7 @@ class RuleEngine:
             rule.name: DailyBudget(rule.budget.limit, clock=clock) for rule in config.rules if rule.budget is not None
         }
         self._sampled: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._fleet_share: tuple[int, Mapping[str, tuple[float, int]]] | None = None
 
     def with_rules(self, config: SamplingConfig) -> RuleEngine:
         """A new engine for a new rule set that carries on the state of the rules that did not change.
@@ -152,6 +153,8 @@ class RuleEngine:
             if name in self._budgets:
                 engine._budgets[name] = self._budgets[name]
         engine._sampled = OrderedDict((key, None) for key in self._sampled if key[0] in engine.rules)
+        if self._fleet_share is not None:  # a fleet replica: new rules start at its share, not the whole cap
+            engine.set_fleet_share(*self._fleet_share)
         return engine
 
     def decide(self, run: Run, *, rescore: bool = False) -> list[Decision]:
@@ -188,6 +191,22 @@ class RuleEngine:
         budget = self._budgets.get(rule)
         if budget is not None:
             budget.restore(self._in_budget_unit(rule, usd, tokens), scored_runs)
+
+    def budget_rules(self) -> list[str]:
+        return list(self._budgets)
+
+    def set_fleet_share(self, members: int, fleet_spent: Mapping[str, tuple[float, int]]) -> None:
+        """Hold this replica's share of every cap: 1/``members`` of each rate, and of each budget's remainder.
+
+        ``fleet_spent`` is today's (usd, tokens) per rule from the shared store; a rule missing there spent
+        nothing yet.
+        """
+        self._fleet_share = (members, fleet_spent)
+        for bucket in self._buckets.values():
+            bucket.set_share(1.0 / members)
+        for rule, budget in self._budgets.items():
+            usd, tokens = fleet_spent.get(rule, (0.0, 0))
+            budget.set_share(self._in_budget_unit(rule, usd, tokens), members)
 
     def _in_budget_unit(self, rule: str, usd: float, tokens: int) -> float:
         """The spend in the unit the rule's budget is set in (dollars or tokens)."""

@@ -57,10 +57,14 @@ class Dispatcher:
     ) -> None:
         self.rules = rules
         self._config = config
+        self.owns_session: Callable[[str], bool] = _everything
+        """Whether this replica scores a session (a fleet splits them among replicas; one process owns all)."""
+        self.sessions_shared = False
+        """True in a fleet: other replicas store turns too, so every session reads its stored turns first."""
         self._decisions = decisions
         self._scored_runs = scored_runs
         self._scores = scores
-        self._sessions = sessions
+        self.sessions = sessions
         self.workers: ScoringWorkers[RuleRun] = ScoringWorkers(
             self.on_result,
             workers=config.workers,
@@ -90,8 +94,12 @@ class Dispatcher:
             rescore = ready.reason == "late_span_rescore"
             subjects.append((Subject(ready.run, ready.reason, ready.fingerprint), rescore))
             subjects.extend((Subject(view, ready.reason), False) for view in ready.views)
-            if scores_sessions and self._sessions.add(ready.run, now):
-                turns.append(ScoredRunRow.of(ready.run))
+            session_id = ready.run.session_id
+            if scores_sessions and session_id and ready.run.target == "run":
+                if not self.owns_session(session_id):
+                    turns.append(ScoredRunRow.of(ready.run))  # stored for the replica that owns the session
+                elif self.sessions.add(ready.run, now, needs_history=self.sessions_shared):
+                    turns.append(ScoredRunRow.of(ready.run))
         await self.dispatch(subjects, turns)
 
     async def dispatch(self, subjects: Sequence[tuple[Subject, bool]], stored: Sequence[ScoredRunRow] = ()) -> None:
@@ -158,5 +166,10 @@ class SessionDispatch:
         for ready in items:
             if ready.needs_history:
                 ready = with_history(ready, await asyncio.to_thread(self._stored_turns, ready.run))
+                self._dispatcher.sessions.absorb(ready.run.run_id, ready.run.turns or ())
             subjects.append((Subject(ready.run, ready.reason), ready.reason == "session_continued"))
         await self._dispatcher.dispatch(subjects)
+
+
+def _everything(_: str) -> bool:
+    return True

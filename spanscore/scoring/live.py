@@ -174,6 +174,10 @@ class LiveScoring:
     # -- what the dispatcher holds, by name ----------------------------------------------------------
 
     @property
+    def store(self) -> ClickHouseStore:
+        return self._store
+
+    @property
     def engine(self) -> RuleEngine:
         return self.dispatcher.rules.engine
 
@@ -208,9 +212,10 @@ class LiveScoring:
             recovered = await asyncio.to_thread(self.assembler.recover, source, time.time_ns())
             if recovered:
                 log.info("recovered pending traces from storage count=%d", recovered)
-            await asyncio.to_thread(self._restore_budgets)
-            if self.dispatcher.rules.scores_sessions:
-                await asyncio.to_thread(self._restore_sessions)
+            if not self.dispatcher.sessions_shared:  # a fleet member takes up sessions and spend as members join
+                await asyncio.to_thread(self._restore_budgets)
+                if self.dispatcher.rules.scores_sessions:
+                    await asyncio.to_thread(self._restore_sessions)
         self.poller.start()
 
     def _restore_budgets(self) -> None:

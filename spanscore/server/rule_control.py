@@ -10,6 +10,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol
 
 from spanscore.config import ServiceConfig, load_config
 from spanscore.errors import ConfigError
@@ -20,6 +21,14 @@ from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
 log = logging.getLogger(__name__)
 
 InstallFn = Callable[[list[RuleConfig]], Awaitable[None]]
+
+
+class RulePublisher(Protocol):
+    """A fleet's shared rule set (``server.fleet_rules``): where a change goes before it is applied here."""
+
+    async def publish(self, rules: list[RuleConfig], source: str) -> None: ...
+
+    def describe(self) -> dict[str, Any]: ...
 
 
 class RuleControl:
@@ -33,8 +42,17 @@ class RuleControl:
         self.operator_scorer_paths = import_paths(config.rules)
         """Import-path scorers the config file names: the only code an API rule may name (docs/security.md)."""
         self.reloads_failed = 0
+        self.publisher: RulePublisher | None = None
+        """Set in a fleet: a change from the API or a SIGHUP is published to every replica."""
 
-    async def apply_rules(self, rules: Sequence[RuleConfig], *, source: str) -> RuleSet:
+    def describe(self) -> dict[str, Any]:
+        """What ``GET /api/v1/rules`` answers: the active set, and in a fleet the fleet's version and replicas'."""
+        found = self.rule_set.describe()
+        if self.publisher is not None:
+            found["fleet"] = self.publisher.describe()
+        return found
+
+    async def apply_rules(self, rules: Sequence[RuleConfig], *, source: str, publish: bool = True) -> RuleSet:
         """Score with ``rules`` from now on, or raise ``ConfigError`` listing every problem and change nothing.
 
         The new set is checked as at start-up (unknown scorers, LLM scorers without a usable judge) and every
@@ -44,6 +62,8 @@ class RuleControl:
         async with self._lock:
             rules = list(rules)
             check_scorers(rule_scorer_uses(rules), self._config.judge, os.environ, source=source)
+            if publish and self.publisher is not None:
+                await self.publisher.publish(rules, source)  # refused without Keeper: nothing changes
             old = canonical_rules(self.rule_set.rules)
             await self._install(rules)
             self._config.rules = rules

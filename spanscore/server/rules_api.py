@@ -11,6 +11,7 @@ without tokens it is allowed only when the API is bound to loopback.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -42,6 +43,8 @@ class RuleHolder(Protocol):
 
     async def apply_rules(self, rules: list[RuleConfig], *, source: str) -> RuleSet: ...
 
+    def describe(self) -> dict[str, Any]: ...
+
 
 class RulesApi:
     def __init__(
@@ -61,7 +64,7 @@ class RulesApi:
             self._tokens.verify(request.headers.get("Authorization"))
         except Exception as exc:
             return json_error(exc)
-        return web.json_response(self._holder.rule_set.describe())
+        return web.json_response(await asyncio.to_thread(self._holder.describe))  # a fleet asks Keeper
 
     async def _put(self, request: web.Request) -> web.Response:
         try:

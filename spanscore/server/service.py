@@ -34,6 +34,7 @@ from spanscore.scoring.feedback_resolver import FeedbackResolver
 from spanscore.scoring.live import LiveScoring
 from spanscore.server.api import ApiServer
 from spanscore.server.auth import TokenCheck
+from spanscore.server.fleet_parts import FleetParts
 from spanscore.server.operations import ServiceOperations
 from spanscore.server.otlp_grpc import GrpcReceiver
 from spanscore.server.otlp_http import HttpReceiver
@@ -65,6 +66,7 @@ class Service:
         """The judge every scorer of this service is built with (made with the first rules), passed down."""
         self.live = self._live_scoring(config)
         self.rule_control = RuleControl(config, self._install_rules)
+        self.fleet = FleetParts(config.fleet, self.rule_control) if config.fleet is not None else None
         self._started = False
         self.passthrough = (
             SpanPassThrough(config.forward) if config.forward is not None and config.forward.spans else None
@@ -133,6 +135,8 @@ class Service:
             self.live.replace_rules(rules)
         elif rules:
             live = self._live_scoring(self.config.model_copy(update={"rules": rules}))
+            if live is not None and self.fleet is not None:
+                await self.fleet.attach(live)
             if self._started and live is not None:
                 await live.start()
             self.live = live
@@ -149,6 +153,10 @@ class Service:
 
     async def start(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.store.open)
+        if self.fleet is not None:
+            if self.live is not None:
+                await self.fleet.attach(self.live)
+            await self.fleet.start()
         if self.live is not None:
             await self.live.start()
         await self.feedback_writer.start()
@@ -178,11 +186,15 @@ class Service:
         await self.feedback_writer.shutdown()
         if self.passthrough is not None:
             await self.passthrough.shutdown()
+        if self.fleet is not None:
+            await self.fleet.shutdown()
         if self.live is not None:
             await self.live.shutdown()
         if self.judge is not None:
             await _close_judge_workers(self.judge)
         await self.alerting.shutdown()
+        if self.fleet is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.fleet.leave)
         await asyncio.get_running_loop().run_in_executor(None, self.ingest.workers.close)
         await asyncio.get_running_loop().run_in_executor(None, self.store.close)
         self._stopped.set()

@@ -24,6 +24,7 @@ def service_metrics(service: Service) -> dict[str, float]:
         live
         | service.alerting.metrics()
         | service.operations.backfill_metrics()
+        | (service.fleet.metrics() if service.fleet is not None else {})
         | {
             "spans_received": service.ingest.received_spans,
             "spans_rejected": service.ingest.rejected_spans,

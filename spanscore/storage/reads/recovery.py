@@ -178,6 +178,33 @@ def unscored_sessions(store: Any, since_ns: int, *, limit: int = 100_000) -> lis
     return [run_from_view(parse_stored_run(row[0])) for row in rows]
 
 
+def session_turn_keys(store: Any, since_ns: int, *, limit: int = 200_000) -> list[tuple[str, str, str]]:
+    """(session id, trace id, run id) of every session turn stored by any replica whose run started since then.
+
+    A fleet's session owners read these keys often and the turns' bodies only for the few they lack.
+    """
+    rows = store.internal_query(
+        f"SELECT DISTINCT SessionId, TraceId, RunId FROM {store.database}.scored_runs"
+        " WHERE SessionId != '' AND Target = 'run' AND Timestamp >= fromUnixTimestamp64Nano({since:Int64})"
+        " LIMIT {limit:UInt32}",
+        {"since": since_ns, "limit": limit},
+    )
+    return [(str(session), str(trace), str(run)) for session, trace, run in rows]
+
+
+def stored_turn_runs(store: Any, keys: list[tuple[str, str]]) -> list[Run]:
+    """The stored runs of these (trace id, run id) turns, the newest row of each."""
+    if not keys:
+        return []
+    rows = store.internal_query(
+        f"SELECT argMax(Run, Version) FROM {store.database}.scored_runs"
+        " WHERE (TraceId, RunId) IN {keys:Array(Tuple(String, String))} AND Target = 'run'"
+        " GROUP BY TraceId, RunId",
+        {"keys": keys},
+    )
+    return [run_from_view(parse_stored_run(row[0])) for row in rows]
+
+
 def session_turns(store: Any, session_id: str, since_ns: int, *, limit: int = 10_000) -> list[Turn]:
     """The stored turns of one session whose runs started at or after ``since_ns``, oldest first."""
     rows = store.internal_query(

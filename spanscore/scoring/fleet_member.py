@@ -1,0 +1,163 @@
+"""A fleet replica's part of live scoring: the sessions it owns, and its share of every cap.
+
+The Collector routes by trace id, so the turns of one conversation land on different replicas. Each replica
+stores every turn it assembles (``scored_runs``, the shared store) and scores only the sessions it owns
+(rendezvous hashing over the live members, ``spanscore.fleet``). The owner learns of the turns other
+replicas stored by reading their keys every ``turn_poll_s`` and the bodies of those it lacks, and reads a
+session's stored turns again before scoring it, so the score covers every turn whoever received it.
+
+When the members change, a replica forgets the sessions it no longer owns and takes up, from the store, the
+open sessions it now owns (those of a lost replica included): they are scored once, by their new owner,
+after their quiet period.
+
+Caps: each replica holds 1/N of every ``max_per_minute`` and an equal part of what is left of each daily
+budget, where "spent" is the whole fleet's spend today as the shared ``scores`` table has it (read every
+``share_sync_s``). With Keeper unreachable the last membership stays in force, so owners and shares hold
+still until it answers again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from spanscore.fleet.config import FleetConfig
+from spanscore.fleet.coordinator import Fleet
+from spanscore.storage.reads.recovery import session_turn_keys, spend_since, stored_turn_runs, unscored_sessions
+
+if TYPE_CHECKING:
+    from spanscore.scoring.live import LiveScoring
+
+log = logging.getLogger(__name__)
+
+TURN_WINDOW_S = 900.0
+"""How far back (by run start) turns are looked for: a run may be stored this long after it started."""
+
+
+class FleetMember:
+    def __init__(self, live: LiveScoring, fleet: Fleet, config: FleetConfig) -> None:
+        self._live = live
+        self._fleet = fleet
+        self._config = config
+        self._members: list[str] = []
+        self._seen: dict[tuple[str, str], float] = {}
+        """(session id, run id) turns already taken up, with when: a forgotten scored session stays scored."""
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
+        self.turns_taken = 0
+        self.sessions_taken_over = 0
+        self.sessions_released = 0
+        self.poll_failures = 0
+        live.dispatcher.owns_session = self.owns_session
+        live.dispatcher.sessions_shared = True
+
+    def owns_session(self, session_id: str) -> bool:
+        return self._fleet.owns(f"session:{session_id}")
+
+    async def start(self) -> None:
+        self._stopping.clear()
+        self._task = asyncio.create_task(self._loop(), name="fleet-member")
+
+    async def shutdown(self) -> None:
+        self._stopping.set()
+        if self._task is not None:
+            await self._task
+            self._task = None
+
+    async def _loop(self) -> None:
+        next_turns = next_share = 0.0
+        while not self._stopping.is_set():
+            now = time.monotonic()
+            try:
+                await self._follow_members()
+                if now >= next_turns:
+                    next_turns = now + self._config.turn_poll_s
+                    await self.take_up_turns()
+                if now >= next_share:
+                    next_share = now + self._config.share_sync_s
+                    await self.sync_shares()
+            except Exception as exc:  # the store or Keeper is down: try again next round, never stop
+                self.poll_failures += 1
+                log.warning("fleet: session and share sync failed, retrying: %s", exc)
+            try:
+                await asyncio.wait_for(self._stopping.wait(), min(0.5, self._config.turn_poll_s))
+            except TimeoutError:
+                pass
+
+    async def _follow_members(self) -> None:
+        """On a change of members: release what moved away, take up the open sessions now ours."""
+        if not self._fleet.joined:
+            return
+        members = self._fleet.members()
+        if members == self._members:
+            return
+        self._members = members
+        await self.sync_shares()
+        tracker = self._live.sessions
+        released = tracker.release(self.owns_session)
+        self.sessions_released += released
+        if not self._live.dispatcher.rules.scores_sessions:
+            return
+        config = tracker.config
+        since = time.time_ns() - int(max(2 * config.quiet_period_s, config.keep_scored_s) * 1e9)
+        runs = await asyncio.to_thread(unscored_sessions, self._live.store, since)
+        mine = [run for run in runs if run.session_id and self.owns_session(run.session_id)]
+        taken = tracker.restore([run for run in mine if not tracker.holds(run.session_id or "")], time.time_ns())
+        self.sessions_taken_over += taken
+        log.info(
+            "fleet: members %s; sessions released=%d taken up=%d", ", ".join(members), released, taken
+        )  # fmt: skip
+
+    async def take_up_turns(self) -> int:
+        """Add the turns other replicas stored for sessions this replica owns; how many were new."""
+        if not self._live.dispatcher.rules.scores_sessions:
+            return 0
+        tracker = self._live.sessions
+        since = time.time_ns() - int(TURN_WINDOW_S * 1e9)
+        keys = await asyncio.to_thread(session_turn_keys, self._live.store, since)
+        wanted = [
+            (trace, run)
+            for session, trace, run in keys
+            if (session, run) not in self._seen and self.owns_session(session) and not tracker.knows(session, run)
+        ]
+        runs = await asyncio.to_thread(stored_turn_runs, self._live.store, wanted) if wanted else []
+        now_ns, now = time.time_ns(), time.monotonic()
+        added = 0
+        for run in runs:
+            session = run.session_id or ""
+            self._seen[session, run.run_id] = now
+            if self.owns_session(session) and not tracker.knows(session, run.run_id):
+                added += tracker.add(run, now_ns, needs_history=True)
+        for session, _, run_id in keys:  # turns held already count as seen, so a forgotten one stays so
+            if tracker.knows(session, run_id):
+                self._seen.setdefault((session, run_id), now)
+        self._prune(now)
+        self.turns_taken += added
+        return added
+
+    def _prune(self, now: float) -> None:
+        old = [key for key, seen in self._seen.items() if now - seen > TURN_WINDOW_S]
+        for key in old:
+            del self._seen[key]
+
+    async def sync_shares(self) -> None:
+        """Size this replica's caps from the live members and the fleet's spend today."""
+        engine = self._live.engine
+        members = max(1, len(self._fleet.members()))
+        rules = engine.budget_rules()
+        day_start = engine.budget_day_start()
+        spent: dict[str, tuple[float, int]] = {}
+        if rules and day_start is not None:
+            found = await asyncio.to_thread(spend_since, self._live.store, rules, int(day_start * 1e9))
+            spent = {rule: (usd, tokens) for rule, (usd, tokens, _) in found.items()}
+        self._live.engine.set_fleet_share(members, spent)
+
+    def metrics(self) -> dict[str, float]:
+        return {
+            "fleet_session_turns_taken": float(self.turns_taken),
+            "fleet_sessions_taken_over": float(self.sessions_taken_over),
+            "fleet_sessions_released": float(self.sessions_released),
+            "fleet_sync_failures": float(self.poll_failures),
+        }

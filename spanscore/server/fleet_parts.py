@@ -1,0 +1,57 @@
+"""What fleet mode adds to a service: its Keeper membership, the shared rule set, and its live-scoring part.
+
+Built only when the config has a ``fleet:`` section; the single process has none of it. Start order: Keeper
+first (in the background: ingest never waits for it), then the rules and the live-scoring member; on
+shutdown the replica leaves last, after its pipelines drained, so its sessions move once.
+"""
+
+from __future__ import annotations
+
+from spanscore.fleet.config import FleetConfig
+from spanscore.fleet.coordinator import Fleet
+from spanscore.scoring.fleet_member import FleetMember
+from spanscore.scoring.live import LiveScoring
+from spanscore.server.fleet_rules import FleetRules
+from spanscore.server.rule_control import RuleControl
+
+
+class FleetParts:
+    def __init__(self, config: FleetConfig, rule_control: RuleControl) -> None:
+        self.config = config
+        self.fleet = Fleet(config)
+        self.rules = FleetRules(self.fleet, rule_control)
+        self.member: FleetMember | None = None
+        self._started = False
+
+    async def attach(self, live: LiveScoring) -> None:
+        """Live scoring exists (at start, or with the first rules): its sessions and caps join the fleet."""
+        if self.member is not None:
+            return
+        self.member = FleetMember(live, self.fleet, self.config)
+        if self._started:
+            await self.member.start()
+
+    async def start(self) -> None:
+        self.fleet.start()
+        await self.rules.start()
+        if self.member is not None:
+            await self.member.start()
+        self._started = True
+
+    async def shutdown(self) -> None:
+        if self.member is not None:
+            await self.member.shutdown()
+        await self.rules.shutdown()
+
+    def leave(self) -> None:
+        """Leave the fleet (the member node goes at once, so the others take over without waiting)."""
+        if self.fleet.state != "stopped":
+            self.fleet.stop()
+
+    def metrics(self) -> dict[str, float]:
+        found = self.fleet.metrics()
+        found["fleet_rules_version"] = float(self.rules.fleet_version)
+        found["fleet_rules_apply_failures"] = float(self.rules.apply_failures)
+        if self.member is not None:
+            found.update(self.member.metrics())
+        return found

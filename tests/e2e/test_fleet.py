@@ -1,0 +1,211 @@
+"""N replicas are one service: real services over one store, coordinated through a real ZooKeeper.
+
+Each replica is a whole ``Service`` with its own receivers, Keeper session and scoring stage; they share one
+database, as replicas share a ClickHouse server. Spans go to a replica chosen by trace id, as the
+Collector's load-balancing exporter routes them, so the turns of one conversation land on different replicas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+
+from spanscore.config import ServiceConfig
+from spanscore.fleet.config import FleetConfig
+from spanscore.sampling.rules import RuleConfig
+from spanscore.server.service import Service
+from tests.e2e.otlp_clients import export, grpc_exporter
+from tests.e2e.test_targets import SESSION_RULE, rag_traces
+from tests.service_setup import make_service_config, new_database_name
+from tests.zookeeper import ZooKeeperServer
+
+MakeFleet = Callable[..., Awaitable[list[Service]]]
+
+
+def _trace_id(span: ReadableSpan) -> str:
+    context = span.get_span_context()
+    assert context is not None
+    return f"{context.trace_id:032x}"
+
+
+def route(spans: list[ReadableSpan], replicas: int) -> dict[int, list[ReadableSpan]]:
+    """Split spans by trace id over the replicas, as the Collector's load-balancing exporter does."""
+    routed: dict[int, list[ReadableSpan]] = {}
+    for span in spans:
+        index = int(hashlib.sha256(_trace_id(span).encode()).hexdigest(), 16) % replicas
+        routed.setdefault(index, []).append(span)
+    return routed
+
+
+async def send(replicas: list[Service], spans: list[ReadableSpan]) -> None:
+    for index, part in route(spans, len(replicas)).items():
+        port = replicas[index].grpc.port if replicas[index].grpc is not None else 0
+        assert await asyncio.to_thread(export, grpc_exporter(port), part) == "SUCCESS"
+
+
+async def query(service: Service, sql: str) -> list[Any]:
+    return list(await asyncio.to_thread(service.store.internal_query, sql))
+
+
+async def until(check: Callable[[], Awaitable[bool]], timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not await check():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.1)
+
+
+@pytest.fixture
+async def make_fleet(chdb_dsn: str, zookeeper: ZooKeeperServer, tmp_path: Path) -> AsyncIterator[MakeFleet]:
+    database = new_database_name()
+    keeper = zookeeper.chroot()
+    running: list[Service] = []
+
+    async def make(count: int, rules: list[dict[str, Any]], *, quiet_s: float = 1.5, **fleet: Any) -> list[Service]:
+        started = []
+        for index in range(count):
+            config = make_service_config(chdb_dsn, database, tmp_path / f"replica-{index}")
+            configure(config, rules, quiet_s)
+            config.fleet = FleetConfig(
+                keeper=keeper, replica=f"r{index}", session_timeout_s=2.0, **{"turn_poll_s": 0.5, **fleet}
+            )
+            service = Service(config)
+            await service.start()
+            running.append(service)
+            started.append(service)
+        assert started[0].fleet is not None
+        await until(lambda: _all_joined(started, count))
+        return started
+
+    yield make
+    for service in running:
+        await service.shutdown()
+
+
+async def _all_joined(services: list[Service], count: int) -> bool:
+    return all(s.fleet is not None and len(s.fleet.fleet.members()) == count for s in services)
+
+
+def configure(config: ServiceConfig, rules: list[dict[str, Any]], quiet_s: float) -> None:
+    config.collector.runs = config.collector.runs.model_copy(update={"quiet_period_s": 0.2})
+    config.collector.sessions = config.collector.sessions.model_copy(update={"quiet_period_s": quiet_s})
+    config.scoring.poll_interval_s = 0.05
+    config.rules = [RuleConfig.model_validate(rule) for rule in rules]
+
+
+def conversations(count: int, turns: int) -> list[ReadableSpan]:
+    spans: list[ReadableSpan] = []
+    for index in range(count):
+        spans += rag_traces(turns, session=f"conv-{index}", first=index * 100)
+    return spans
+
+
+async def session_scores(service: Service) -> dict[str, tuple[float, int]]:
+    """Per session: its turn_count score and how many times a session decision was written (raw rows)."""
+    counts = await query(service, "SELECT RunId, Score FROM scores FINAL WHERE Scorer = 'turn_count'")
+    decided = await query(service, "SELECT RunId, count() FROM score_decisions WHERE Target = 'session' GROUP BY RunId")
+    times = dict(decided)
+    return {run_id: (float(score), int(times.get(run_id, 0))) for run_id, score in counts}
+
+
+async def test_each_session_is_scored_once_with_every_turn_whichever_replica_got_them(make_fleet: MakeFleet) -> None:
+    replicas = await make_fleet(3, [SESSION_RULE])
+    spans = conversations(6, 4)
+    spread = {
+        session: {index for index, part in route(spans, 3).items() for s in part if s.attributes and
+                  s.attributes.get("gen_ai.conversation.id") == session}
+        for session in (f"conv-{i}" for i in range(6))
+    }  # fmt: skip
+    assert any(len(where) > 1 for where in spread.values())  # turns of one conversation on several replicas
+    await send(replicas, spans)
+
+    async def all_scored() -> bool:
+        return len(await session_scores(replicas[0])) == 6
+
+    await until(all_scored)
+    await asyncio.sleep(2.0)  # a second scoring, if any replica were to make one, would land by now
+    found = await session_scores(replicas[0])
+    assert found == {f"conv-{i}": (4.0, 1) for i in range(6)}
+    ready = sum(s.live.sessions.stats.sessions_ready for s in replicas if s.live is not None)
+    assert ready == 6
+
+
+async def test_a_lost_replicas_open_sessions_are_scored_once_by_their_new_owners(make_fleet: MakeFleet) -> None:
+    replicas = await make_fleet(2, [SESSION_RULE], quiet_s=4.0)
+    spans = conversations(6, 3)
+    await send(replicas, spans)
+    await until(lambda: _count(replicas[0], "SELECT count() FROM scored_runs FINAL WHERE SessionId != ''", 18))
+    lost, kept = replicas
+    assert lost.fleet is not None and lost.live is not None
+    owned_by_lost = [f"conv-{i}" for i in range(6) if lost.fleet.fleet.owner(f"session:conv-{i}") == "r0"]
+    assert owned_by_lost  # the lost replica held some sessions open
+    lost.fleet.fleet.expire()  # Keeper ends its session, as for a crashed pod
+    await lost.fleet.shutdown()
+    lost.live.sessions.release(lambda _: False)  # its memory dies with it: nothing is scored from there
+
+    async def all_scored() -> bool:
+        return len(await session_scores(kept)) == 6
+
+    await until(all_scored, timeout_s=40)
+    await asyncio.sleep(2.0)
+    found = await session_scores(kept)
+    assert found == {f"conv-{i}": (3.0, 1) for i in range(6)}
+    assert kept.fleet is not None and kept.fleet.member is not None
+    assert kept.fleet.member.sessions_taken_over >= len(owned_by_lost)
+
+
+async def _count(service: Service, sql: str, expected: int) -> bool:
+    return int((await query(service, sql))[0][0]) >= expected
+
+
+async def test_a_rule_change_on_one_replica_reaches_every_replica(make_fleet: MakeFleet) -> None:
+    replicas = await make_fleet(3, [SESSION_RULE])
+    new = {"rules": [{"name": "turns-only", "target": "session", "scorers": ["turn_count"]}]}
+    async with aiohttp.ClientSession() as http:
+        first = replicas[0].api
+        assert first is not None
+        async with http.put(f"http://127.0.0.1:{first.port}/api/v1/rules", json=new) as response:
+            assert response.status == 200, await response.text()
+            version = (await response.json())["version"]
+        started = time.monotonic()
+
+        async def converged() -> bool:
+            return all(s.rule_control.rule_set.version == version for s in replicas)
+
+        await until(converged, timeout_s=10)
+        assert time.monotonic() - started < 10
+        last = replicas[2].api
+        assert last is not None
+
+        async def reported() -> bool:
+            async with http.get(f"http://127.0.0.1:{last.port}/api/v1/rules") as response:
+                body = await response.json()
+            fleet = body["fleet"]
+            applied = {name: r["rules_version"] for name, r in fleet["replicas"].items()}
+            return bool(body["version"] == version and applied == {"r0": version, "r1": version, "r2": version})
+
+        await until(reported, timeout_s=10)
+    assert all(s.live is not None and list(s.live.scorers) == ["turns-only"] for s in replicas)
+
+
+async def test_rate_caps_are_shared_so_the_fleet_keeps_the_configured_cap(make_fleet: MakeFleet) -> None:
+    rule = {"name": "capped", "target": "run", "max_per_minute": 10, "scorers": ["completeness"]}
+    replicas = await make_fleet(2, [rule])
+    await send(replicas, rag_traces(40))
+
+    async def decided() -> bool:
+        return await _count(replicas[0], "SELECT count() FROM score_decisions FINAL WHERE Rule = 'capped'", 40)
+
+    await until(decided)
+    rows = await query(
+        replicas[0], "SELECT Decision, count() FROM score_decisions FINAL WHERE Rule = 'capped' GROUP BY Decision"
+    )
+    counts = dict(rows)
+    assert 0 < counts.get("sampled", 0) <= 10, counts  # two replicas, 5 a minute each: the fleet keeps 10
