@@ -73,7 +73,11 @@ async def test_an_alert_fires_once_and_resolves_once(
         assert pagerduty.attempts == 3  # failed twice, delivered on the third attempt
         pd = pagerduty.bodies[0]
         assert pd["event_action"] == "trigger" and pd["routing_key"] == "routing-key-123"
-        assert pd["dedup_key"] == "spanscore/faithfulness-drop" and pd["payload"]["severity"] == "error"
+        firing_id = event["transition_id"]
+        assert len(firing_id) == 16 and event["id"] == f"{firing_id}:firing"
+        assert slack.bodies[0]["text"].endswith(f"[id {firing_id}:firing]")
+        # one PagerDuty incident per firing (#28): a later firing of the same alert opens a new one
+        assert pd["dedup_key"] == f"spanscore/faithfulness-drop/{firing_id}" and pd["payload"]["severity"] == "error"
         assert pd["links"] == [{"href": link, "text": "spanscore dashboard"}]
         status = service.metrics()
         assert status['alert_firing{alert="faithfulness-drop"}'] == 1
@@ -89,8 +93,17 @@ async def test_an_alert_fires_once_and_resolves_once(
         assert webhook.bodies[1]["resolved_at"] is not None
         assert pagerduty.bodies[1]["event_action"] == "resolve"
         assert pagerduty.bodies[1]["dedup_key"] == pd["dedup_key"]
+        assert webhook.bodies[1]["transition_id"] == firing_id and webhook.bodies[1]["id"] == f"{firing_id}:resolved"
         [described] = service.operations.alerting_state()
-        assert described["status"] == "ok" and described["notified"] == "resolved"
+        assert described["status"] == "ok" and described["notified"] == "resolved" and described["pending"] == ""
+
+        # it fires again: a new firing, a new id, a new PagerDuty incident
+        store.insert_scores_sync(score_rows([0.0] * 3000, 5000))
+        [state] = await evaluator.evaluate_all()
+        await evaluator.notifier.drain()
+        assert state.status == "firing" and [b["status"] for b in webhook.bodies] == ["firing", "resolved", "firing"]
+        assert webhook.bodies[2]["transition_id"] != firing_id
+        assert pagerduty.bodies[2]["dedup_key"] == f"spanscore/faithfulness-drop/{webhook.bodies[2]['transition_id']}"
     finally:
         await service.shutdown()
 
