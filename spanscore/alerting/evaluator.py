@@ -107,10 +107,17 @@ class AlertEvaluator:
         """One round: the leader evaluates every alert; any other replica only reads the stored states."""
         if await self.refresh():
             for alert in self.alerts:
-                if not self._leader():
+                if not self._leads():
                     break  # leadership moved mid-round: the new leader evaluates the rest
                 await self.evaluate(alert)
         return list(self.states.values())
+
+    def _leads(self) -> bool:
+        try:
+            return self._leader()
+        except Exception as exc:  # a leadership check that fails is no leadership: claims keep it safe anyway
+            log.warning("alert leadership not known (%s: %s); not evaluating", type(exc).__name__, exc)
+            return False
 
     async def refresh(self) -> bool:
         """Read the stored states; False when the store cannot be read (nothing is evaluated then)."""

@@ -81,8 +81,12 @@ class Replica:
 class DiesBeforeSending(Notifier):
     """A replica that dies right after its claim: the notification never leaves it."""
 
+    def __init__(self, settings: AlertingConfig) -> None:
+        super().__init__(settings)
+        self.claimed: list[dict[str, Any]] = []
+
     def notify(self, alert: AlertConfig, event: Mapping[str, Any], on_done: Any = None) -> None:
-        self.claimed = [*getattr(self, "claimed", []), dict(event)]
+        self.claimed.append(dict(event))
 
 
 SETTINGS = AlertingConfig(backoff_s=0.01)
@@ -177,3 +181,21 @@ async def test_a_replica_that_does_not_lead_reads_no_scores_and_shows_the_fleet_
     [shown] = b.evaluator.describe()
     assert shown["status"] == "firing" and shown["samples"] == 40 and shown["firing_id"]
     assert b.evaluator.metrics()['alert_firing{alert="drop"}'] == 1
+
+
+async def test_with_keeper_unreachable_nothing_is_notified_until_it_is_back(
+    service: Service, keeper: Callable[[], Any], receiver: Receiver
+) -> None:
+    """No state store, no claim, no notification: the failure is counted and the last states stay on show."""
+    client = keeper()
+    a = Replica(service, client, drop_alert(receiver.url), lambda: True, Notifier(SETTINGS))
+    await a.round()
+    client.stop()
+    service.store.insert_scores_sync(score_rows([0.2] * 40, 0))
+    for _ in range(2):
+        await a.round()
+    assert receiver.bodies == [] and a.reads == 1 and a.evaluator.evaluation_failures == 2
+    assert a.evaluator.describe()[0]["status"] == "insufficient_data"
+    client.start(timeout=10)
+    await a.round()
+    assert statuses(receiver) == ["firing"]
