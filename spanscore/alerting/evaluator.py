@@ -144,10 +144,10 @@ class AlertEvaluator:
 
     async def evaluate(self, alert: AlertConfig) -> AlertState:
         current = self.states[alert.name]
-        if current.pending:
+        if current.pending and current.pending_event is not None:
             self._deliver(alert, current)  # a claimed notification first (perhaps a dead leader's)
             return current
-        state = replace(current)
+        state = replace(current, pending="", pending_event=None)  # a mark without its payload cannot be sent
         where = {WHERE_COLUMNS[key]: value for key, value in alert.where.items()}
         try:
             rows = await asyncio.to_thread(self._read, alert.scorer, where, alert.window_s, self._settings.max_rows)

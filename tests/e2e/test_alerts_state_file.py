@@ -97,6 +97,20 @@ async def test_a_state_file_from_before_firing_ids_resolves_with_the_id_of_its_s
     assert receiver.bodies[0]["transition_id"] == transition_id("drop", started)
 
 
+async def test_a_pending_mark_without_its_payload_does_not_stop_the_alert(
+    service: Service, receiver: Receiver, tmp_path: Path
+) -> None:
+    state_file = tmp_path / "alerts-state.json"
+    state_file.write_text(json.dumps({"drop": {"status": "ok", "pending": "firing"}}), encoding="utf-8")
+    restarted = evaluator(service, receiver.url, state_file)
+    service.store.insert_scores_sync(score_rows([0.2] * 40, 0))
+    for _ in range(2):
+        await restarted.evaluate_all()
+        await restarted.notifier.drain()
+    assert [body["status"] for body in receiver.bodies] == ["firing"]
+    assert json.loads(state_file.read_text())["drop"]["pending"] == ""
+
+
 def test_the_file_store_refuses_a_save_against_a_stale_version(tmp_path: Path) -> None:
     store = FileAlertState(tmp_path / "alerts-state.json")
     assert store.save(AlertState("drop", status="ok"), None) == 0
