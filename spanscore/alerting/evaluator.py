@@ -3,20 +3,25 @@
 An alert **fires** when its window holds at least ``min_samples`` scores and the whole confidence interval of
 its aggregate lies beyond the threshold (below ``below:``, above ``above:``): three unlucky samples, or a
 window whose interval straddles the threshold, never fire. A firing alert **resolves** when the aggregate's
-value is back on the good side of the threshold. Each transition notifies exactly once; the state (and what
-was last notified) is kept in ``<spool_dir>/alerts-state.json`` when a spool directory is configured, so a
-restart neither repeats a firing notification nor forgets to send the resolution.
+value is back on the good side of the threshold.
+
+The states live in a store (alerting/state.py): ``<spool_dir>/alerts-state.json`` for one process, Keeper
+for a fleet. Only the replica for which ``leader()`` is true evaluates; the others read the stored states,
+so any replica shows the fleet's alerts. Leadership may move at any moment, so a transition is claimed in
+the store (compare-and-set) before it is notified: a replica whose claim lost re-reads and sends nothing.
+The claim carries the notification as ``pending`` until it has been delivered, so a leader that dies in
+between leaves it to the next one: every transition is notified at least once, and its id (the same on
+every replica) lets receivers drop a repeat.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +29,7 @@ from typing import Any
 from spanscore.alerting.config import WHERE_COLUMNS, AlertConfig, AlertingConfig
 from spanscore.alerting.links import dashboard_link
 from spanscore.alerting.notify import Notifier
+from spanscore.alerting.state import AlertState, AlertStateStore, FileAlertState, Versioned, transition_id
 from spanscore.alerting.statistics import Estimate, Sample, estimate
 from spanscore.metric_keys import metric_key
 
@@ -32,21 +38,11 @@ log = logging.getLogger(__name__)
 ReadWindow = Callable[[str, dict[str, str], int, int], list[tuple[float | None, float, str]]]
 """(scorer, {column: value}, window seconds, row limit) -> (score, sample rate, label) rows."""
 
+__all__ = ["AlertEvaluator", "AlertState", "ReadWindow"]
 
-@dataclass(slots=True)
-class AlertState:
-    alert: str
-    status: str = "unknown"
-    """``firing``, ``ok``, ``insufficient_data`` (fewer than min_samples, not firing) or ``unknown`` (not yet run)."""
-    value: float | None = None
-    low: float | None = None
-    high: float | None = None
-    samples: int = 0
-    started_at: float | None = None
-    last_evaluated: float | None = None
-    notified: str = ""
-    """The last status sent to the receivers: ``firing``, ``resolved`` or nothing yet."""
-    error: str = ""
+
+def _always() -> bool:
+    return True
 
 
 class AlertEvaluator:
@@ -57,17 +53,31 @@ class AlertEvaluator:
         read_window: ReadWindow,
         notifier: Notifier,
         *,
+        state: AlertStateStore | None = None,
         state_file: Path | None = None,
+        leader: Callable[[], bool] = _always,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        """``state`` is where states live (a fleet passes Keeper's); without it, ``state_file`` or memory.
+
+        ``leader`` says whether this replica evaluates now; the single-process default always does.
+        """
+        if state is not None and state_file is not None:
+            raise ValueError("AlertEvaluator: give state (a store) or state_file, not both")
         self.alerts = list(alerts)
         self._settings = settings
         self._read = read_window
         self.notifier = notifier
-        self._state_file = state_file
+        self._store: AlertStateStore = state if state is not None else FileAlertState(state_file)
+        self._leader = leader
         self._clock = clock
         self.states = {alert.name: AlertState(alert.name) for alert in alerts}
-        self._restore()
+        self._versions: dict[str, int] = {}
+        self._delivering: set[tuple[str, str, str]] = set()  # (alert, firing id, status) sent from here
+        try:
+            self._adopt(self._store.load())
+        except Exception as exc:  # an unreachable Keeper stops alerting, not the service: refresh() retries
+            log.warning("alert states not read at start: %s: %s", type(exc).__name__, exc)
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
         self.evaluations = 0
@@ -94,21 +104,58 @@ class AlertEvaluator:
                 pass
 
     async def evaluate_all(self) -> list[AlertState]:
-        for alert in self.alerts:
-            await self.evaluate(alert)
-        self._save()
+        """One round: the leader evaluates every alert; any other replica only reads the stored states."""
+        if await self.refresh():
+            for alert in self.alerts:
+                if not self._leads():
+                    break  # leadership moved mid-round: the new leader evaluates the rest
+                await self.evaluate(alert)
         return list(self.states.values())
 
+    def _leads(self) -> bool:
+        try:
+            return self._leader()
+        except Exception as exc:  # a leadership check that fails is no leadership: claims keep it safe anyway
+            log.warning("alert leadership not known (%s: %s); not evaluating", type(exc).__name__, exc)
+            return False
+
+    async def refresh(self) -> bool:
+        """Read the stored states; False when the store cannot be read (nothing is evaluated then)."""
+        try:
+            self._adopt(await asyncio.to_thread(self._store.load))
+        except Exception as exc:
+            self.evaluation_failures += 1
+            log.warning("alert states not read: %s: %s", type(exc).__name__, exc)
+            return False
+        return True
+
+    def _adopt(self, stored: dict[str, Versioned], *, newest: str = "") -> None:
+        """Take the stored states; an older read than what is known is ignored, except for ``newest``.
+
+        ``newest`` names an alert whose save just lost: the store holds the truth for it, whatever its
+        version (a znode deleted and created again starts its versions over).
+        """
+        if newest and newest not in stored:
+            self._versions.pop(newest, None)  # deleted from the store: the next save creates it
+        for name, (state, version) in stored.items():
+            known = self._versions.get(name)
+            if name in self.states and (known is None or version > known or name == newest):
+                self.states[name], self._versions[name] = state, version
+
     async def evaluate(self, alert: AlertConfig) -> AlertState:
-        state = self.states[alert.name]
+        current = self.states[alert.name]
+        if current.pending and current.pending_event is not None:
+            self._deliver(alert, current)  # a claimed notification first (perhaps a dead leader's)
+            return current
+        state = replace(current, pending="", pending_event=None)  # a mark without its payload cannot be sent
         where = {WHERE_COLUMNS[key]: value for key, value in alert.where.items()}
         try:
             rows = await asyncio.to_thread(self._read, alert.scorer, where, alert.window_s, self._settings.max_rows)
         except Exception as exc:
             self.evaluation_failures += 1
-            state.error = f"{type(exc).__name__}: {exc}"
-            log.warning("alert %s not evaluated: %s", alert.name, state.error)
-            return state
+            current.error = f"{type(exc).__name__}: {exc}"
+            log.warning("alert %s not evaluated: %s", alert.name, current.error)
+            return current
         self.evaluations += 1
         found = estimate(alert.aggregate, [Sample(score, rate, label) for score, rate, label in rows], alert.confidence)
         now = self._clock()
@@ -120,29 +167,81 @@ class AlertEvaluator:
         if state.status == "firing":
             if _back(alert, found):
                 state.status = "ok"
-                self._send(alert, state, "resolved", now)
+                self._claim(alert, state, "resolved", now)
         elif _beyond(alert, found):
             state.status, state.started_at = "firing", now
-            self._send(alert, state, "firing", now)
+            state.firing_id = transition_id(alert.name, now)
+            self._claim(alert, state, "firing", now)
         else:
             state.status = "ok" if found.samples >= alert.min_samples else "insufficient_data"
-        return state
+        return await self._store_and_send(alert, state)
 
-    def _send(self, alert: AlertConfig, state: AlertState, status: str, now: float) -> None:
+    def _claim(self, alert: AlertConfig, state: AlertState, status: str, now: float) -> None:
+        """Mark the notification in the state to be saved: it is sent only if this save wins."""
         if state.notified == status or (status == "resolved" and state.notified != "firing"):
             return  # never twice for one firing; no resolution for a firing nobody was told of
+        if not state.firing_id:  # a firing stored before firings had ids
+            state.firing_id = transition_id(alert.name, state.started_at)
+        state.notified, state.pending = status, status
+        state.pending_event = self.event(alert, state, status, now)
+
+    async def _store_and_send(self, alert: AlertConfig, state: AlertState) -> AlertState:
+        try:
+            version = await asyncio.to_thread(self._store.save, state, self._versions.get(alert.name))
+        except Exception as exc:
+            self.evaluation_failures += 1
+            self.states[alert.name].error = f"state not saved ({type(exc).__name__}: {exc}); nothing notified"
+            log.warning("alert %s: %s", alert.name, self.states[alert.name].error)
+            return self.states[alert.name]
+        if version is None:
+            log.info("alert %s: another replica wrote its state first; re-reading, sending nothing", alert.name)
+            try:
+                self._adopt(await asyncio.to_thread(self._store.load), newest=alert.name)
+            except Exception as exc:
+                log.warning("alert states not read: %s: %s", type(exc).__name__, exc)
+            return self.states[alert.name]
+        self.states[alert.name], self._versions[alert.name] = state, version
+        if state.pending:
+            self._deliver(alert, state)
+        return state
+
+    def _deliver(self, alert: AlertConfig, state: AlertState) -> None:
+        key = (alert.name, state.firing_id, state.pending)
+        if key in self._delivering or state.pending_event is None:
+            return  # already on its way from this replica
+        self._delivering.add(key)
         log.warning(
-            "alert %s %s value=%s interval=[%s, %s] samples=%d",
-            alert.name, status, state.value, state.low, state.high, state.samples,
+            "alert %s %s id=%s value=%s interval=[%s, %s] samples=%d",
+            alert.name, state.pending, state.firing_id, state.value, state.low, state.high, state.samples,
         )  # fmt: skip
-        state.notified = status
-        self.notifier.notify(alert, self.event(alert, state, status, now))
+        self.notifier.notify(alert, state.pending_event, on_done=lambda: self._delivered(key))
+
+    async def _delivered(self, key: tuple[str, str, str]) -> None:
+        """Clear the transition's ``pending`` mark, unless the stored state has moved on to another one."""
+        name, firing_id, status = key
+        try:
+            for _ in range(5):  # each lost compare-and-set means another writer; re-read and try again
+                stored = (await asyncio.to_thread(self._store.load)).get(name)
+                if stored is None or (stored.state.firing_id, stored.state.pending) != (firing_id, status):
+                    return
+                cleared = replace(stored.state, pending="", pending_event=None)
+                version = await asyncio.to_thread(self._store.save, cleared, stored.version)
+                if version is not None:
+                    self._adopt({name: Versioned(cleared, version)})
+                    return
+            log.warning("alert %s: delivered %s mark not cleared; it may be sent again", name, status)
+        except Exception as exc:
+            log.warning("alert %s: delivered %s mark not cleared (%s); it may be sent again", name, status, exc)
+        finally:
+            self._delivering.discard(key)
 
     def event(self, alert: AlertConfig, state: AlertState, status: str, now: float) -> dict[str, Any]:
         """The generic webhook payload (Slack's and PagerDuty's are built from it)."""
         return {
             "alert": alert.name,
             "status": status,
+            "transition_id": state.firing_id,
+            "id": f"{state.firing_id}:{status}",
             "value": state.value,
             "threshold": alert.threshold,
             "direction": "below" if alert.below is not None else "above",
@@ -163,6 +262,7 @@ class AlertEvaluator:
         out = []
         for alert in self.alerts:
             state = asdict(self.states[alert.name])
+            del state["pending_event"]
             state.update(
                 scorer=alert.scorer, aggregate=alert.aggregate, window=alert.window, threshold=alert.threshold,
                 direction="below" if alert.below is not None else "above", min_samples=alert.min_samples,
@@ -187,30 +287,6 @@ class AlertEvaluator:
         for (alert, channel), count in self.notifier.failed.items():
             out[metric_key("alert_notifications_failed", alert=alert, channel=channel)] = count
         return out
-
-    def _restore(self) -> None:
-        if self._state_file is None or not self._state_file.is_file():
-            return
-        try:
-            saved = json.loads(self._state_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            log.warning("alert state not restored from %s: %s", self._state_file, exc)
-            return
-        for name, fields in saved.items():
-            if name in self.states and isinstance(fields, dict):
-                known = {key: value for key, value in fields.items() if key in AlertState.__slots__}
-                self.states[name] = AlertState(**{**known, "alert": name})
-
-    def _save(self) -> None:
-        if self._state_file is None:
-            return
-        try:
-            self._state_file.parent.mkdir(parents=True, exist_ok=True)
-            temporary = self._state_file.with_suffix(".tmp")
-            temporary.write_text(json.dumps({n: asdict(s) for n, s in self.states.items()}), encoding="utf-8")
-            temporary.replace(self._state_file)
-        except OSError as exc:
-            log.warning("alert state not saved to %s: %s", self._state_file, exc)
 
 
 def _beyond(alert: AlertConfig, found: Estimate) -> bool:

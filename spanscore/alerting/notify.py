@@ -2,7 +2,12 @@
 
 Each notification is sent in its own task so a slow or failing receiver never holds up the evaluation of
 other alerts. A delivery is retried up to ``alerting.max_attempts`` times (backoff doubling from
-``alerting.backoff_s``, at most 60 s); every outcome is counted per channel.
+``alerting.backoff_s``, at most 60 s); every outcome is counted per channel. Once every receiver of a
+notification has had its attempts, ``on_done`` runs (the evaluator clears the transition's ``pending``
+mark); a delivery cut short (shutdown, a dead process) never runs it, so the mark stays for the next sender.
+
+Every payload carries the transition's id: receivers deduplicate on it when a notification is sent again
+after a leader change (PagerDuty's ``dedup_key`` is ``spanscore/<alert>/<firing id>``).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import asyncio
 import logging
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import aiohttp
@@ -39,6 +44,8 @@ def slack_payload(event: Mapping[str, Any]) -> dict[str, Any]:
     )
     if event.get("dashboard"):
         text += f" <{event['dashboard']}|dashboard>"
+    if event.get("id"):
+        text += f" [id {event['id']}]"
     return {"text": text}
 
 
@@ -46,7 +53,7 @@ def pagerduty_payload(event: Mapping[str, Any], settings: Any, routing_key: str)
     body: dict[str, Any] = {
         "routing_key": routing_key,
         "event_action": "trigger" if event["status"] == "firing" else "resolve",
-        "dedup_key": f"spanscore/{event['alert']}",
+        "dedup_key": dedup_key(event),
     }
     if event["status"] == "firing":
         body["payload"] = {
@@ -58,6 +65,12 @@ def pagerduty_payload(event: Mapping[str, Any], settings: Any, routing_key: str)
         if event.get("dashboard"):
             body["links"] = [{"href": event["dashboard"], "text": "spanscore dashboard"}]
     return body
+
+
+def dedup_key(event: Mapping[str, Any]) -> str:
+    """One incident per firing: its resolution resolves it; the next firing (a new id) opens a new one."""
+    firing = event.get("transition_id")
+    return f"spanscore/{event['alert']}/{firing}" if firing else f"spanscore/{event['alert']}"
 
 
 def _num(value: float | None) -> str:
@@ -73,11 +86,31 @@ class Notifier:
         self.failed: Counter[tuple[str, str]] = Counter()
         self.retries = 0
 
-    def notify(self, alert: AlertConfig, event: Mapping[str, Any]) -> None:
-        for target in alert.notify:
-            task = asyncio.get_running_loop().create_task(self._deliver(alert.name, target, event))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+    def notify(
+        self,
+        alert: AlertConfig,
+        event: Mapping[str, Any],
+        on_done: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """Send ``event`` to every receiver of ``alert`` in the background, then run ``on_done``."""
+        task = asyncio.get_running_loop().create_task(self._deliver_all(alert, event, on_done))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _deliver_all(
+        self, alert: AlertConfig, event: Mapping[str, Any], on_done: Callable[[], Awaitable[None]] | None
+    ) -> None:
+        outcomes = await asyncio.gather(
+            *(self._deliver(alert.name, target, event) for target in alert.notify), return_exceptions=True
+        )
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                log.error("alert %s: delivery failed unexpectedly: %r", alert.name, outcome)
+        if on_done is not None:
+            try:
+                await on_done()
+            except Exception:
+                log.exception("alert %s: after delivery", alert.name)
 
     async def drain(self, timeout_s: float = 10.0) -> None:
         """Wait for deliveries under way (tests, shutdown); those still retrying after ``timeout_s`` are cut."""

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 from aiohttp import web
@@ -12,39 +10,7 @@ from aiohttp import web
 from spanscore.alerting.config import AlertConfig
 from spanscore.config import ServiceConfig
 from spanscore.server.service import Service
-from spanscore.storage.scores import ScoreRow, external_score_id
-
-
-class Receiver:
-    """A webhook endpoint that records every body and fails the first ``fail_first`` requests with 500."""
-
-    def __init__(self, fail_first: int = 0) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        self.attempts = 0
-        self._fail_first = fail_first
-        self._runner: web.AppRunner | None = None
-        self.url = ""
-
-    async def start(self) -> None:
-        app = web.Application()
-        app.router.add_post("/{path:.*}", self._handle)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.url = f"http://127.0.0.1:{port}/hook"
-
-    async def _handle(self, request: web.Request) -> web.Response:
-        self.attempts += 1
-        if self.attempts <= self._fail_first:
-            return web.Response(status=500)
-        self.bodies.append(await request.json())
-        return web.Response(status=202)
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+from tests.e2e.alert_parts import Receiver, score_rows
 
 
 @pytest.fixture
@@ -55,22 +21,6 @@ async def receivers() -> AsyncIterator[list[Receiver]]:
     yield made
     for receiver in made:
         await receiver.stop()
-
-
-def _scores(values: list[float], start: int, rate: float = 1.0) -> list[ScoreRow]:
-    now = time.time_ns()
-    return [
-        ScoreRow(
-            score_id=external_score_id("test", "", "faithfulness", f"{start + i:032x}", "1" * 16),
-            run_timestamp_ns=now, trace_id=f"{start + i:032x}", span_id="1" * 16, run_id="r",
-            service_name="support-bot", agent_name="a", model="", session_id="", user_id="", rule="support-quality",
-            scorer="faithfulness", scorer_version="1", score=value, label="pass" if value >= 0.5 else "fail",
-            reason="", status="ok", error="", sample_rate=rate, higher_is_better=True, judge_model="",
-            input_tokens=0, output_tokens=0, cost_usd=0.0, duration_ms=0.0, ready_reason="quiet",
-            run_duration_ms=0.0, run_error="",
-        )
-        for i, value in enumerate(values)
-    ]  # fmt: skip
 
 
 async def test_an_alert_fires_once_and_resolves_once(
@@ -96,15 +46,15 @@ async def test_an_alert_fires_once_and_resolves_once(
     try:
         store, evaluator = service.store, service.alerting
         # 10 low scores: fewer than min_samples, never fires however low
-        store.insert_scores_sync(_scores([0.1] * 10, 0))
+        store.insert_scores_sync(score_rows([0.1] * 10, 0))
         [state] = await evaluator.evaluate_all()
         assert state.status == "insufficient_data" and state.samples == 10
         # 30 scores around the threshold (mean 0.667, 95% interval about 0.52-0.81, straddling 0.7): no firing
-        store.insert_scores_sync(_scores([1.0, 0.9] * 10, 100))
+        store.insert_scores_sync(score_rows([1.0, 0.9] * 10, 100))
         [state] = await evaluator.evaluate_all()
         assert state.samples == 30 and state.low < 0.7 < state.high and state.status == "ok"
         # many more low scores: the whole interval is below 0.7 -> exactly one firing, even evaluated twice
-        store.insert_scores_sync(_scores([0.2] * 40, 200))
+        store.insert_scores_sync(score_rows([0.2] * 40, 200))
         for _ in range(2):
             [state] = await evaluator.evaluate_all()
         assert state.status == "firing" and state.high < 0.7
@@ -123,14 +73,18 @@ async def test_an_alert_fires_once_and_resolves_once(
         assert pagerduty.attempts == 3  # failed twice, delivered on the third attempt
         pd = pagerduty.bodies[0]
         assert pd["event_action"] == "trigger" and pd["routing_key"] == "routing-key-123"
-        assert pd["dedup_key"] == "spanscore/faithfulness-drop" and pd["payload"]["severity"] == "error"
+        firing_id = event["transition_id"]
+        assert len(firing_id) == 16 and event["id"] == f"{firing_id}:firing"
+        assert slack.bodies[0]["text"].endswith(f"[id {firing_id}:firing]")
+        # one PagerDuty incident per firing (#28): a later firing of the same alert opens a new one
+        assert pd["dedup_key"] == f"spanscore/faithfulness-drop/{firing_id}" and pd["payload"]["severity"] == "error"
         assert pd["links"] == [{"href": link, "text": "spanscore dashboard"}]
         status = service.metrics()
         assert status['alert_firing{alert="faithfulness-drop"}'] == 1
         assert status['alert_notifications_sent{alert="faithfulness-drop",channel="pagerduty"}'] == 1
 
         # good scores follow: back above 0.7 -> one resolved, and only one
-        store.insert_scores_sync(_scores([1.0] * 300, 1000))
+        store.insert_scores_sync(score_rows([1.0] * 300, 1000))
         for _ in range(2):
             [state] = await evaluator.evaluate_all()
         await evaluator.notifier.drain()
@@ -139,8 +93,17 @@ async def test_an_alert_fires_once_and_resolves_once(
         assert webhook.bodies[1]["resolved_at"] is not None
         assert pagerduty.bodies[1]["event_action"] == "resolve"
         assert pagerduty.bodies[1]["dedup_key"] == pd["dedup_key"]
+        assert webhook.bodies[1]["transition_id"] == firing_id and webhook.bodies[1]["id"] == f"{firing_id}:resolved"
         [described] = service.operations.alerting_state()
-        assert described["status"] == "ok" and described["notified"] == "resolved"
+        assert described["status"] == "ok" and described["notified"] == "resolved" and described["pending"] == ""
+
+        # it fires again: a new firing, a new id, a new PagerDuty incident
+        store.insert_scores_sync(score_rows([0.0] * 3000, 5000))
+        [state] = await evaluator.evaluate_all()
+        await evaluator.notifier.drain()
+        assert state.status == "firing" and [b["status"] for b in webhook.bodies] == ["firing", "resolved", "firing"]
+        assert webhook.bodies[2]["transition_id"] != firing_id
+        assert pagerduty.bodies[2]["dedup_key"] == f"spanscore/faithfulness-drop/{webhook.bodies[2]['transition_id']}"
     finally:
         await service.shutdown()
 
