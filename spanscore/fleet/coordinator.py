@@ -70,6 +70,11 @@ class Fleet:
         self.membership_changes = 0
         self._status: dict[str, Any] = {}
 
+    @property
+    def client(self) -> KazooClient:
+        """The Keeper client, for stores that keep their own nodes under ``node(...)`` (alert states)."""
+        return self._client
+
     def node(self, *parts: str) -> str:
         return "/".join([self.config.path.rstrip("/"), *parts])
 

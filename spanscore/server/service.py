@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from spanscore.alerting.config import PagerDutyTarget
 from spanscore.alerting.evaluator import AlertEvaluator
+from spanscore.alerting.keeper_state import KeeperAlertState
 from spanscore.alerting.notify import Notifier
 from spanscore.collector.evaluation_events import evaluations_in_logs, evaluations_in_spans
 from spanscore.collector.evaluation_tap import EvaluationTap
@@ -81,7 +82,7 @@ class Service:
         self.grpc = GrpcReceiver(config.collector.grpc, self.ingest, tokens) if config.collector.grpc.enabled else None
         self.http = HttpReceiver(config.collector.http, self.ingest, tokens) if config.collector.http.enabled else None
         self.dead_letters = DeadLetterOps(self.writers)
-        self.alerting = _alerting(config, self.store)
+        self.alerting = _alerting(config, self.store, self.fleet)
         self.operations = ServiceOperations(config, self.store, self.feedback_writer, self.alerting, lambda: self.judge)
         self.api = (
             ApiServer(
@@ -218,8 +219,11 @@ async def _close_judge_workers(judge: Judge) -> None:
         log.exception("judge worker shutdown failed")
 
 
-def _alerting(config: ServiceConfig, store: ClickHouseStore) -> AlertEvaluator:
-    """The alert evaluator; a PagerDuty receiver whose routing-key variable is unset fails start-up here."""
+def _alerting(config: ServiceConfig, store: ClickHouseStore, fleet: FleetParts | None) -> AlertEvaluator:
+    """The alert evaluator; a PagerDuty receiver whose routing-key variable is unset fails start-up here.
+
+    In a fleet only the leader evaluates, and the states live in Keeper, claimed with compare-and-set.
+    """
     missing = [
         f"alerts[{index}].notify: environment variable {target.pagerduty.routing_key_env} is not set"
         for index, alert in enumerate(config.alerts)
@@ -228,11 +232,18 @@ def _alerting(config: ServiceConfig, store: ClickHouseStore) -> AlertEvaluator:
     ]
     if missing:
         raise ConfigError("config: " + "; ".join(missing))
+    read = functools.partial(window_scores, store)
+    if fleet is not None:
+        coordinator = fleet.fleet
+        state = KeeperAlertState(coordinator.client, coordinator.node("alerts"))
+        return AlertEvaluator(
+            config.alerts, config.alerting, read, Notifier(config.alerting), state=state, leader=coordinator.is_leader
+        )
     spool = config.storage.spool_dir
     return AlertEvaluator(
         config.alerts,
         config.alerting,
-        functools.partial(window_scores, store),
+        read,
         Notifier(config.alerting),
         state_file=Path(spool) / "alerts-state.json" if spool else None,
     )
