@@ -78,6 +78,7 @@ def rules(limit_calls: int) -> list[dict[str, Any]]:
     return [
         {"name": "conversation", "target": "session", "scorers": ["turn_count"]},
         {"name": "judged", "target": "run", "budget": {"daily_tokens": limit_calls * TOKENS_PER_CALL},
+         "always": {"where": {"service.name": "support-bot"}},  # scored at rate 1 until the budget is spent
          "scorers": ["toxicity"]},
     ]  # fmt: skip
 

@@ -95,6 +95,10 @@ class DailyBudget:
         self._window_start = 0.0
         self.spent = 0.0
         self.scored_runs = 0
+        self.in_flight = 0
+        """Runs sampled whose judge calls have not all ended: their cost is reserved before it is spent."""
+        self._settled_runs = 0
+        self._settled_spend = 0.0
         self._sampled_candidates = 0
         self._forced_candidates = 0
         self._roll_over(clock())
@@ -107,7 +111,32 @@ class DailyBudget:
 
     @property
     def exhausted(self) -> bool:
-        return self.remaining <= 0.0
+        """No room for one more run: what is spent plus what runs in flight will cost, plus one run's cost.
+
+        A run's cost is learnt from the runs that ended; until one has, a single run is in flight at a time,
+        so a burst at the start of the day cannot spend past the limit before the first cost is known.
+        """
+        remaining = self.remaining
+        if remaining <= 0.0:
+            return True
+        cost = self.cost_per_run
+        if cost is None:
+            return self.in_flight > 0
+        return self.in_flight * cost + cost > remaining + 1e-12
+
+    @property
+    def cost_per_run(self) -> float | None:
+        """What one scored run cost on average today (None until a run's calls all ended)."""
+        if self._settled_runs == 0:
+            return None
+        return self._settled_spend / self._settled_runs
+
+    def settle(self, spent: float) -> None:
+        """A sampled run's judge calls have all ended, costing ``spent`` in all (its pieces went to record_spend)."""
+        self._roll_over(self._clock())
+        self.in_flight = max(0, self.in_flight - 1)
+        self._settled_runs += 1
+        self._settled_spend += spent
 
     def note_candidate(self, *, forced: bool = False) -> None:
         """Count a run that passed the rule's filter; ``forced`` when an override will score it."""
@@ -121,6 +150,7 @@ class DailyBudget:
         """Count a run the rule sent to its scorers; spend divided by these is the cost of a run."""
         self._roll_over(self._clock())
         self.scored_runs += 1
+        self.in_flight += 1
 
     def record_spend(self, amount: float) -> None:
         """Add judge cost as it is reported, in any pieces (per scorer, per call, per run)."""
@@ -140,6 +170,8 @@ class DailyBudget:
         self._roll_over(self._clock())
         self.spent = max(self.spent, spent)
         self.scored_runs = max(self.scored_runs, scored_runs)
+        if scored_runs and spent:  # the recorded runs say what a run costs
+            self._settled_runs, self._settled_spend = scored_runs, spent
 
     def set_share(self, fleet_spent: float, members: int) -> None:
         """A fleet's part for this replica: what it spent itself plus an equal part of what the fleet has left.
@@ -192,5 +224,8 @@ class DailyBudget:
         self._day = day
         self.spent = 0.0
         self.scored_runs = 0
+        self.in_flight = 0
+        self._settled_runs = 0
+        self._settled_spend = 0.0
         self._sampled_candidates = 0
         self._forced_candidates = 0

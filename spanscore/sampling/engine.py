@@ -182,6 +182,12 @@ class RuleEngine:
         if budget is not None:
             budget.record_spend(self._in_budget_unit(rule, usd, tokens))
 
+    def settle_run(self, rule: str, usd: float = 0.0, *, tokens: int = 0) -> None:
+        """A sampled run's scorers for ``rule`` all ended, costing this much: its reservation is released."""
+        budget = self._budgets.get(rule)
+        if budget is not None:
+            budget.settle(self._in_budget_unit(rule, usd, tokens))
+
     def budget_day_start(self) -> float | None:
         """Unix seconds of the budget day's start, or None when no rule has a budget."""
         return next((budget.day_start for budget in self._budgets.values()), None)

@@ -116,6 +116,8 @@ class Dispatcher:
                 if not decision.sampled:
                     continue
                 scorers = rules.scorers.get(decision.rule, [])
+                if not scorers:
+                    rules.engine.settle_run(decision.rule)  # nothing to run: release its budget reservation
                 book = RuleRun(decision, subject, outstanding=len(scorers), rule_version=rules.version)
                 jobs.extend(ScoringJob(decision.rule, scorer, run, context=book) for scorer in scorers)
                 key = (run.trace_id, run.run_id)
@@ -139,9 +141,12 @@ class Dispatcher:
         if result.cost_usd or tokens:
             # Both units: a rule's budget counts the one it is set in (daily_usd or daily_tokens).
             self.rules.engine.record_spend(rule, result.cost_usd, tokens=tokens)
+        book.spent_usd += result.cost_usd
+        book.spent_tokens += tokens
         book.statuses[result.status.value] += 1
         book.outstanding -= 1
         if book.outstanding == 0:
+            self.rules.engine.settle_run(rule, book.spent_usd, tokens=book.spent_tokens)
             refined = book.refined()
             if refined is not None:
                 await self._write_decisions(

@@ -31,6 +31,9 @@ class RuleRun:
     outstanding: int
     statuses: Counter[str] = field(default_factory=Counter)
     rule_version: str = ""
+    spent_usd: float = 0.0
+    spent_tokens: int = 0
+    """What this rule-run's judge calls cost so far: the rule's budget learns a run's cost from it."""
 
     def refined(self) -> Outcome | None:
         """Once every job ended: why a sampled rule-run produced no score at all, or None when one scored."""

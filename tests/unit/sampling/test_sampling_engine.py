@@ -212,7 +212,8 @@ def test_budget_lowers_the_stored_probability_and_keeps_decisions_nested() -> No
     engine = RuleEngine(config, clock=clock)
     warmup, later = _runs(1_000, seed=11), _runs(4_000, seed=12)
     for run in warmup:
-        engine.decide(run)
+        if engine.decide(run)[0].sampled:
+            engine.settle_run("judged", 0.002)  # each run's calls end before the next arrives
     clock.advance(600)
     sampled_so_far = sum(d.sampled for run in warmup for d in preview_run(config.rules, run))
     for _ in range(2):  # spend arrives per scorer, in pieces
@@ -225,7 +226,11 @@ def test_budget_lowers_the_stored_probability_and_keeps_decisions_nested() -> No
     assert lowered == pytest.approx(expected_rate, rel=1e-9)
     assert 0.0 < lowered < 0.5
 
-    decisions = [engine.decide(run)[0] for run in later]
+    decisions = []
+    for run in later:
+        decisions.append(engine.decide(run)[0])
+        if decisions[-1].sampled:
+            engine.settle_run("judged", 0.002)
     sampled = {d.run_id for d in decisions if d.sampled}
     unlowered = {d.run_id for d in preview_decisions_at_configured_rate(config, later) if d.sampled}
     assert sampled < unlowered
@@ -244,13 +249,32 @@ def test_spent_budget_is_over_budget_for_everyone_until_midnight() -> None:
     first, second = _runs(2, seed=13)
     assert engine.decide(first)[0].outcome is Outcome.SAMPLED
     engine.record_spend("judged", 5.0)  # dollars do not count against a token budget
+    engine.settle_run("judged", 5.0)
     assert engine.decide(second)[0].outcome is Outcome.SAMPLED
     engine.record_spend("judged", tokens=1000)
+    engine.settle_run("judged", tokens=1000)
     decision = engine.decide(_runs(3, seed=14)[2])[0]
     assert (decision.outcome, decision.probability) == (Outcome.OVER_BUDGET, 0.0)
     assert "daily budget of 1000 spent" in decision.reason
     clock.advance(12 * 3600)
     assert engine.decide(_runs(4, seed=15)[3])[0].outcome is Outcome.SAMPLED
+
+
+def test_runs_in_flight_reserve_their_cost_so_the_budget_is_never_overspent() -> None:
+    clock = FakeClock()
+    clock.advance((clock() // 86_400 + 1) * 86_400 - clock() - 100)  # late in the day: pacing keeps rate 1
+    engine = RuleEngine(_config({"name": "judged", "sample": 1.0, "budget": {"daily_tokens": 1000}}), clock=clock)
+    runs = iter(_runs(200, seed=21))
+    scored = 0
+    for _ in range(40):  # bursts of 5 runs decided before any of their judge calls end (300 tokens each)
+        sampled = sum(engine.decide(next(runs))[0].sampled for _ in range(5))
+        for _ in range(sampled):
+            engine.record_spend("judged", tokens=300)
+            engine.settle_run("judged", tokens=300)
+        scored += sampled
+        clock.advance(1)
+    assert scored == 3  # all the limit affords, and not one run more
+    assert engine._budgets["judged"].spent == 900
 
 
 def test_engine_satisfies_the_sampler_seam_and_configs_compare_by_content() -> None:
