@@ -45,14 +45,21 @@ GUARANTEES = (
         "replayed in order when storage returns (also after a restart); SIGTERM drains, kill -9 loses nothing "
         "acknowledged.",
         (
-            "A retried span batch is the same block as the failed attempt (a batch read back from the spool goes "
-            "alone; a failed merged replay is retried as it was), and `otel_traces` and its trace-id view keep a "
-            "deduplication window of 1,000 blocks (migration 0006), so an insert that failed part-way down the "
-            "view chain (`otel_traces_intake` -> `otel_traces` -> `otel_traces_trace_id_ts`, which ClickHouse does "
-            "not make atomic) is not stored twice when retried.",
-            "Still at least once in one corner: with `storage.acknowledge: spooled`, a crash after a merged replay "
-            "insert and before its spool files are deleted replays those files one by one after the restart, "
-            "which are different blocks, so that batch can be stored twice. Nothing is lost.",
+            "Exactly once, also across a crash: every batch (spans, logs, scores, decisions, scored runs) gets a "
+            "random insert deduplication token when it is first written, kept in its spool file's name, and a "
+            "replay that merges files records the files and the insert's token (`replay.intent`, fsynced) before "
+            "the insert. Every retry carries the same token: after an insert that failed but landed, after an "
+            "insert that failed part-way down a view chain (ClickHouse does not make the chain atomic), and after "
+            "a kill -9 between a replayed insert and its spool delete. Each table an insert reaches, the views' "
+            "targets included, drops a token it has already taken (migration 0013).",
+            "The window is 10,000 blocks per table (`non_replicated_deduplication_window` on the embedded engine; "
+            "on a cluster `replicated_deduplication_window`, which ClickHouse also ages out after "
+            "`replicated_deduplication_window_seconds`: 3,600 s by default in ClickHouse 26.9). A retry that "
+            "comes after more blocks than that reached the table, or later than that on a cluster, is stored again: at "
+            "least once, as before, never lost. One process inserts nothing into a table ahead of its spool, so "
+            "only other writers of the same tables (replicas over one server, backfills) use up the window.",
+            "A spool file written before tokens existed gets one when the spool opens; the pieces of a refused "
+            "batch carry no token, and the engine compares their rows' hash instead (see the dead letters).",
             "A full spool (`storage.spool_max_bytes`) or `spool_max_bytes: 0` turns an outage into backpressure: "
             "exports are refused with a retry hint, never acknowledged.",
             "The ClickHouse server path is not exercised by an outage test: no server can run on the build machines. "
@@ -209,9 +216,9 @@ GUARANTEES = (
             "splits them again.",
             "Rows are dead-lettered as the engine refused them; to discard them instead of replaying, delete "
             "their files under `<spool_dir>/deadletter/<writer>/` (`/healthz` is degraded until then).",
-            "A salvage interrupted by a restart starts again from the whole batch: pieces are deterministic, so span "
-            "pieces already stored are dropped by block deduplication; score and decision rows collapse by their "
-            "ReplacingMergeTree key; log pieces can be stored twice in that corner.",
+            "A salvage interrupted by a restart starts again from the whole batch: pieces are deterministic, so "
+            "pieces already stored are dropped by block deduplication (every table keeps a window, migration "
+            "0013), within the same 10,000 blocks as replays.",
             "A replayed dead letter is removed after its rows went back through the write path; a crash between "
             "the two replays it again.",
         ),
@@ -224,8 +231,9 @@ GUARANTEES = (
         "restart or a kill -9. A storage outage of any length loses none; when the spool is full, scoring waits "
         "(score writes hold worker slots, ready runs stay in the assembler) and never drops.",
         (
-            "Score rows are keyed by a deterministic id in a ReplacingMergeTree, so a replay can leave a second raw "
-            "row until a merge; read with `FINAL` (as the reports and dashboard do).",
+            "A replayed score batch carries its first insert's token, so within the deduplication window it leaves "
+            "no second raw row; beyond it, score rows are keyed by a deterministic id in a ReplacingMergeTree and a "
+            "second raw row lasts until a merge: read with `FINAL` (as the reports and dashboard do).",
             "A score computed but not yet handed to the writer at a kill -9 is not in the spool; its `sampled` "
             "decision without a score is scored again by start-up recovery.",
         ),

@@ -23,6 +23,7 @@ from spanscore.records import LogRecord, SpanRecord
 from spanscore.storage.config import StorageConfig
 from spanscore.storage.connection import clean_engine_error, connect, discard_partial_output, is_embedded, redact
 from spanscore.storage.insert_errors import classify_engine_error, encoding_error
+from spanscore.storage.insert_token import run_with_token, token_settings
 from spanscore.storage.query.check import FunctionCatalog, engine_checked_statement, load_catalog
 from spanscore.storage.query.engine_errors import query_failure
 from spanscore.storage.query.guard import QUERY_FORMATS, QueryLimits, dashboard_settings, engine_settings, guard_query
@@ -36,7 +37,8 @@ from spanscore.storage.scores import DECISION_COLUMNS, SCORE_COLUMNS, DecisionRo
 
 log = logging.getLogger(__name__)
 
-# A retried batch is the same block: the deduplication windows (migration 0006) drop a failed try's rows.
+# A retried batch carries its batch's token (insert_token), and the deduplication windows (migrations 0006, 0013)
+# drop what an earlier try of it stored, in the tables down the view chain too.
 _SPAN_INSERT = {"insert_deduplicate": 1, "deduplicate_blocks_in_dependent_materialized_views": 1}
 
 
@@ -190,7 +192,7 @@ class ClickHouseStore:
                 f"{self.database}.otel_traces_intake",
                 insert_block=body,
                 fmt="JSONEachRow",
-                settings={**_SPAN_INSERT, **self._insert_settings},
+                settings={**_SPAN_INSERT, **self._insert_settings, **token_settings()},
             ),
         )
 
@@ -207,7 +209,7 @@ class ClickHouseStore:
                 data,
                 column_names=list(columns),
                 column_oriented=True,
-                settings=self._insert_settings or None,
+                settings={**self._insert_settings, **token_settings()} or None,
             ),
         )
 
@@ -239,33 +241,29 @@ class ClickHouseStore:
         self._insert("scored_runs", SCORED_RUN_COLUMNS, scored_run_columns(rows))
 
     async def insert_scored_runs(self, rows: Sequence[ScoredRunRow]) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_scored_runs_sync, rows)
+        await run_with_token(self._writer, self.insert_scored_runs_sync, rows)
 
     async def insert_scores(self, rows: Sequence[ScoreRow]) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_scores_sync, rows)
+        await run_with_token(self._writer, self.insert_scores_sync, rows)
 
     async def insert_decisions(self, rows: Sequence[DecisionRow]) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_decisions_sync, rows)
+        await run_with_token(self._writer, self.insert_decisions_sync, rows)
 
     async def insert_spans(self, spans: Sequence[SpanRecord]) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_spans_sync, spans)
+        await run_with_token(self._writer, self.insert_spans_sync, spans)
 
     async def insert_span_json(self, body: bytes) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_span_json_sync, body)
+        await run_with_token(self._writer, self.insert_span_json_sync, body)
 
     async def insert_logs(self, logs: Sequence[LogRecord]) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._writer, self.insert_logs_sync, logs)
+        await run_with_token(self._writer, self.insert_logs_sync, logs)
 
     async def insert_spans_bulk(self, spans: Sequence[SpanRecord]) -> None:
         """Large exports' spans, on a connection and a thread of their own (see ``BatchWriter``'s bulk lane)."""
-        await asyncio.get_running_loop().run_in_executor(
-            self._bulk_writer, lambda: self.insert_spans_sync(spans, self._bulk())
-        )
+        await run_with_token(self._bulk_writer, lambda: self.insert_spans_sync(spans, self._bulk()))
 
     async def insert_logs_bulk(self, logs: Sequence[LogRecord]) -> None:
-        await asyncio.get_running_loop().run_in_executor(
-            self._bulk_writer, lambda: self.insert_logs_sync(logs, self._bulk())
-        )
+        await run_with_token(self._bulk_writer, lambda: self.insert_logs_sync(logs, self._bulk()))
 
     def _bulk(self) -> Any:
         """The bulk lane's connection, made on first use in its own thread."""

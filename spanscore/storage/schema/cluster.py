@@ -48,6 +48,7 @@ _DROP = re.compile(
     re.IGNORECASE,
 )
 _SORTING_KEY = re.compile(r",\s*MODIFY\s+ORDER\s+BY\s*\([^()]*\)", re.IGNORECASE)
+_NON_REPLICATED_WINDOW = re.compile(r"\bnon_replicated_(?=deduplication_window\b)", re.IGNORECASE)
 _ALTER = re.compile(r"^ALTER\s+TABLE\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 
 
@@ -179,11 +180,13 @@ def _alter_both(statement: str, alter: re.Match[str], cluster: str) -> tuple[str
     """ALTERs go to the local table; column changes also to the Distributed one, which must match.
 
     A Distributed table has no sorting key: a ``MODIFY ORDER BY`` that comes with an added key
-    column goes to the local table only.
+    column goes to the local table only. The local table is Replicated, whose insert deduplication
+    window is ``replicated_deduplication_window`` (kept in Keeper, shared by the replicas): the
+    single-node ``non_replicated_deduplication_window`` becomes that, the same size.
     """
     name = alter.group("name")
     rest = statement[alter.end("name") :]
-    local = f"ALTER TABLE {name}_local ON CLUSTER {cluster}{rest}"
+    local = f"ALTER TABLE {name}_local ON CLUSTER {cluster}{_NON_REPLICATED_WINDOW.sub('replicated_', rest)}"
     if re.search(r"\bCOLUMN\b", rest, re.IGNORECASE):
         return (local, f"ALTER TABLE {name} ON CLUSTER {cluster}{_SORTING_KEY.sub('', rest)}")
     return (local,)

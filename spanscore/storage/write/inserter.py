@@ -5,6 +5,8 @@ rows hold (``InsertDataError``) is never retried as it is: a ``Salvage`` stores 
 dead-letters the rest. Any other failure is counted and remembered (``failing_for``), and raised, so the
 caller keeps the rows (in the spool) or gives them back to the client. Both the direct write of a batch
 and the spool's replay insert through here; the tests put storage down by replacing ``insert``.
+Each insert of a whole batch carries the batch's deduplication token (``insert_token``), so whichever
+of its attempts landed first, the others store nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Generic, TypeVar
 
 from spanscore.pipeline import Consumer
 from spanscore.storage.insert_errors import InsertDataError
+from spanscore.storage.insert_token import insert_token
 from spanscore.storage.write.group_commit import WriterStats
 from spanscore.storage.write.salvage import InsertFn, Salvage, Salvager
 
@@ -50,15 +53,18 @@ class Inserter(Generic[T]):
         self._stored_to = stored
         self._failing_since: float | None = None  # monotonic time of the first failure since the last success
 
-    async def store(self, records: Sequence[T], encoded: bytes | None = None, *, bulk: bool = False) -> None:
-        """One insert of ``records`` (as ``encoded`` bytes when given); raises what storage raised."""
+    async def store(
+        self, records: Sequence[T], encoded: bytes | None = None, *, bulk: bool = False, token: str | None = None
+    ) -> None:
+        """One insert of ``records`` (as ``encoded`` bytes when given) under ``token``; raises what storage raised."""
         started = time.perf_counter()
-        if encoded is not None and self.insert_encoded is not None:
-            await self.insert_encoded(encoded)
-        elif bulk and self.insert_bulk is not None:
-            await self.insert_bulk(records)
-        else:
-            await self.insert(records)
+        with insert_token(token):
+            if encoded is not None and self.insert_encoded is not None:
+                await self.insert_encoded(encoded)
+            elif bulk and self.insert_bulk is not None:
+                await self.insert_bulk(records)
+            else:
+                await self.insert(records)
         self.stats.insert_seconds += time.perf_counter() - started
 
     def begin_salvage(self, records: Sequence[T], error: InsertDataError) -> Salvage[T]:

@@ -4,8 +4,13 @@ It runs whenever the spool holds batches: behind an acknowledging spool (``ackno
 the time, otherwise only after a failed insert put batches there (and after a restart found some).
 Batches this process logged are still in memory (``LoggedBatches``) and are merged into inserts of up
 to ``batch_max`` records; a batch read back from disk goes alone, and a failed set is retried exactly
-as it was, so storage's deduplication drops whatever the failed attempt wrote. A set the engine
-refuses for its content is salvaged, and the salvage resumes on the retry after an outage.
+as it was. A set the engine refuses for its content is salvaged, and the salvage resumes on the retry
+after an outage.
+
+Every insert carries a deduplication token (``spanscore.storage.insert_token``): a single batch its
+own, kept in its file's name; a merged set a new one, recorded with the set's files in a replay intent
+(``replay_intent``) before the insert. A retry, in this process or after a crash between the insert and
+the deletes, sends the same files under the same token, so storage keeps one copy.
 """
 
 from __future__ import annotations
@@ -18,9 +23,11 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from spanscore.storage.insert_errors import InsertDataError
+from spanscore.storage.insert_token import new_token
 from spanscore.storage.write.group_commit import wait_while
 from spanscore.storage.write.inserter import Inserter
 from spanscore.storage.write.logged_batches import LoggedBatches
+from spanscore.storage.write.replay_intent import ReplayIntents
 from spanscore.storage.write.salvage import Salvage
 from spanscore.storage.write.spool import Spool
 
@@ -50,7 +57,13 @@ class SpoolReplay(Generic[T]):
         self._insert_interval = insert_interval
         self._backoff = backoff_s
         self._join_encoded = join_encoded
-        self._retry: list[Path] = []  # the batch files of a failed insert, retried exactly as they were
+        self._intents = ReplayIntents(spool.directory)
+        # The batch files and token of a failed insert, retried exactly as they were; first, a merged insert a
+        # previous process recorded and may have made (read here, so an unreadable record stops the start).
+        intent = self._intents.read()
+        self._retry: tuple[list[Path], str] | None = (list(intent.files), intent.token) if intent else None
+        if self._retry is not None and not self._retry[0]:
+            self._retry = None  # its files are all gone: the insert and the deletes were done
         self._salvaging: Salvage[T] | None = None  # the refused set at the head of the spool, part-stored
         self._last_insert = 0.0
         self._task: asyncio.Task[None] | None = None
@@ -114,51 +127,54 @@ class SpoolReplay(Generic[T]):
             lambda: not self.closing and self._logged.count < self._batch_max,
         )
 
-    async def _next(self) -> tuple[list[Path], list[T], int]:
-        """The batch files for the next insert, their records, and how many of those came from disk."""
+    async def _next(self) -> tuple[list[Path], str, list[T], int]:
+        """The batch files for the next insert, its token, their records, and how many of those came from disk."""
         loop = asyncio.get_running_loop()
         spool = self._spool
         taken: list[Path] = []
         records: list[T] = []
         from_disk = 0
         if self._retry:
-            taken = list(self._retry)
+            taken, token = list(self._retry[0]), self._retry[1]
             for path in taken:
                 batch = self._logged.records(path)
                 if batch is None:
                     batch = await loop.run_in_executor(None, spool.read, path)
                     from_disk += len(batch)
                 records.extend(batch)
-            return taken, records, from_disk
+            return taken, token, records, from_disk
         for path in await loop.run_in_executor(None, spool.waiting, 256):
             batch = self._logged.records(path)
             if batch is None:  # read back from disk: it goes alone
                 if not taken:
                     records = await loop.run_in_executor(None, spool.read, path)
-                    return [path], records, len(records)
+                    return [path], spool.token(path), records, len(records)
                 break
             if taken and len(records) + len(batch) > self._batch_max:
                 break
             taken.append(path)
             records.extend(batch)
-        return taken, records, 0
+        token = spool.token(taken[0]) if len(taken) == 1 else new_token()
+        return taken, token, records, 0
 
     async def _replay_some(self) -> bool:
         """Insert the oldest waiting batches as one insert of at most ``batch_max`` records; False if it failed."""
         loop = asyncio.get_running_loop()
-        taken, records, from_disk = await self._next()
+        taken, token, records, from_disk = await self._next()
         if not taken:
             return True
         self._last_insert = time.monotonic()
         try:
-            stored = await self._insert_taken(taken, records)
+            if len(taken) > 1:  # recorded again on a retry: the same set, and a failed write is retried too
+                await loop.run_in_executor(None, self._intents.write, taken, token)
+            stored = await self._insert_taken(taken, records, token)
         except Exception as exc:
             self._inserter.failed(exc, len(records))
-            self._retry = taken
+            self._retry = (taken, token)
             return False
         self._inserter.recovered()
-        self._retry = []
-        await loop.run_in_executor(None, _remove_all, self._spool, taken)
+        self._retry = None
+        await loop.run_in_executor(None, _remove_all, self._spool, taken, self._intents)
         for path in taken:
             self._logged.forget(path)
         self._inserter.stats.replayed += from_disk
@@ -172,8 +188,8 @@ class SpoolReplay(Generic[T]):
             )
         return True
 
-    async def _insert_taken(self, taken: list[Path], records: list[T]) -> Sequence[T]:
-        """Insert the batches ``taken``; returns the records now stored.
+    async def _insert_taken(self, taken: list[Path], records: list[T], token: str) -> Sequence[T]:
+        """Insert the batches ``taken`` under ``token``; returns the records now stored.
 
         A refused set is salvaged, and a salvage interrupted by an outage resumes on the retry
         of the same set instead of starting over.
@@ -184,7 +200,7 @@ class SpoolReplay(Generic[T]):
             if self._join_encoded is not None and None not in encoded:
                 joined = self._join_encoded([data for data in encoded if data is not None])
             try:
-                await self._inserter.store(records, joined)
+                await self._inserter.store(records, joined, token=token)
                 return records
             except InsertDataError as exc:
                 self._salvaging = self._inserter.begin_salvage(records, exc)
@@ -194,6 +210,8 @@ class SpoolReplay(Generic[T]):
         return salvage.stored
 
 
-def _remove_all(spool: Spool[T], paths: list[Path]) -> None:
+def _remove_all(spool: Spool[T], paths: list[Path], intents: ReplayIntents) -> None:
+    """Delete the inserted files, then the intent naming them: a crash between leaves an intent to replay."""
     for path in paths:
         spool.remove(path)
+    intents.clear()

@@ -8,6 +8,12 @@ replay takes the lowest number first and deletes a file only after its insert
 succeeded. The spool is bounded: past ``max_bytes`` it refuses, and the writer
 answers with backpressure instead.
 
+A file's name also holds its batch's insert deduplication token (``NNNNNNNNNNNN-<token>.batch``,
+see ``spanscore.storage.insert_token``): a crash after an insert and before the delete replays the
+batch with the token its first insert carried, and storage drops it. The number cannot serve: it
+starts again at 1 whenever the directory empties. Files from before tokens are renamed to carry one
+when a spool opens.
+
 The same files serve as the write-ahead log when the writer acknowledges on
 spool (``storage.acknowledge: spooled``): every batch passes through here, so a
 codec that is cheap both ways matters (see ``SpoolCodec``).
@@ -25,10 +31,11 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from spanscore.errors import RetryableError
+from spanscore.storage.insert_token import TOKEN_PATTERN, check_token, new_token
 
 T = TypeVar("T")
 
-_NAME = re.compile(r"^(\d{12})\.batch$")
+_NAME = re.compile(rf"^(\d{{12}})(?:-({TOKEN_PATTERN}))?\.batch$")
 
 
 def _pickle_encode(records: Sequence[Any]) -> bytes:
@@ -67,6 +74,7 @@ class Spool(Generic[T]):
             leftover.unlink()  # a batch whose write never finished was never acknowledged
         self._lock = threading.Lock()
         self._writing = 0  # names the temporary file of each batch being written
+        _give_tokens(directory, self._files())
         files = self._files()
         self._next = int(_NAME.match(files[-1].name).group(1)) + 1 if files else 1  # type: ignore[union-attr]
         self._bytes = sum(f.stat().st_size for f in files)
@@ -83,11 +91,13 @@ class Spool(Generic[T]):
     def size_bytes(self) -> int:
         return self._bytes
 
-    def append(self, records: Sequence[T]) -> tuple[Path, bytes]:
+    def append(self, records: Sequence[T], token: str | None = None) -> tuple[Path, bytes]:
         """Persist one batch durably; return its file and the bytes written, or raise RetryableError when full.
 
-        The bytes let a writer insert the batch as it was logged instead of encoding it again.
+        ``token`` is the batch's insert deduplication token when an insert of it was already tried (a new
+        one otherwise). The bytes let a writer insert the batch as it was logged instead of encoding it again.
         """
+        token = new_token() if token is None else check_token(token)
         data: bytes = self.codec.encode(records)
         free = self._free_bytes()  # a syscall: made before the lock, which guards only the byte count
         with self._lock:
@@ -112,7 +122,7 @@ class Spool(Generic[T]):
                 handle.flush()
                 os.fsync(handle.fileno())
             with self._lock:  # numbered when complete, so the files' order is the order they became durable
-                target = self.directory / f"{self._next:012d}.batch"
+                target = self.directory / f"{self._next:012d}-{token}.batch"
                 self._next += 1
                 os.replace(temporary, target)
                 fsync_directory(self.directory)
@@ -135,6 +145,14 @@ class Spool(Generic[T]):
         with self._lock:
             return self._files()[:limit]
 
+    @staticmethod
+    def token(path: Path) -> str:
+        """The insert deduplication token of the batch in ``path``."""
+        match = _NAME.match(path.name)
+        if match is None or match.group(2) is None:
+            raise ValueError(f"{path} is not a spool batch file named with its token")
+        return match.group(2)
+
     def read(self, path: Path) -> list[T]:
         records: list[T] = self.codec.decode(path.read_bytes())
         return records
@@ -146,6 +164,21 @@ class Spool(Generic[T]):
             fsync_directory(self.directory)
             self._bytes -= size
             self._count -= 1
+
+
+def _give_tokens(directory: Path, files: list[Path]) -> None:
+    """Rename batch files written before tokens existed so that each carries one from now on.
+
+    A rename is atomic, so a crash leaves either name; replays after it all use the new one.
+    """
+    renamed = False
+    for path in files:
+        match = _NAME.match(path.name)
+        if match is not None and match.group(2) is None:
+            os.replace(path, directory / f"{match.group(1)}-{new_token()}.batch")
+            renamed = True
+    if renamed:
+        fsync_directory(directory)
 
 
 def fsync_directory(directory: Path) -> None:

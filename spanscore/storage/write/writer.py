@@ -19,6 +19,11 @@ or an overflow. Inserts are spaced ``insert_interval`` apart so their fixed
 engine cost is paid for many batches at once, and when the spool codec can join
 encoded batches, an insert sends the bytes already written to the log.
 
+Every batch gets a random deduplication token when it is first written (``insert_token``); its inserts
+carry it and its spool file keeps it, so an insert retried after a failure that landed anyway, or
+replayed after a crash between the insert and the delete, is dropped by storage: exactly once within
+each table's deduplication window (migration 0013).
+
 A batch the engine refuses for what it holds (``InsertDataError``) is never retried
 as it is: the ``Salvager`` splits it by partition and then bisects, stores every row it
 can and dead-letters the rest with the engine's reason, and the batches behind it flow
@@ -46,6 +51,7 @@ from typing import Generic, TypeVar
 
 from spanscore.pipeline import Consumer
 from spanscore.storage.insert_errors import InsertDataError
+from spanscore.storage.insert_token import new_token
 from spanscore.storage.write.group_commit import GroupCommit, WriterStats
 from spanscore.storage.write.inserter import EncodedInsertFn, Inserter
 from spanscore.storage.write.logged_batches import LoggedBatches
@@ -171,8 +177,9 @@ class BatchWriter(Generic[T]):
         if self._spool is not None and self._spool.batches:
             await self._to_spool(records)  # storage is behind its spool: keep arrival order
             return
+        token = new_token()  # kept with the batch if it is spooled: an insert that failed may still have landed
         try:
-            await self.inserter.store(records, bulk=bulk)
+            await self.inserter.store(records, bulk=bulk, token=token)
         except InsertDataError as exc:
             await self._salvage_now(records, exc)
             return
@@ -180,7 +187,7 @@ class BatchWriter(Generic[T]):
             self.inserter.failed(exc, len(records))
             if self._spool is None:
                 raise
-            await self._to_spool(records)
+            await self._to_spool(records, token=token)
             return
         self.inserter.recovered()
         await self.inserter.stored(records)
@@ -215,10 +222,10 @@ class BatchWriter(Generic[T]):
             )
         return found
 
-    async def _to_spool(self, records: list[T], *, count: bool = True) -> tuple[Path, bytes]:
-        """Log one batch; returns its file and the bytes written."""
+    async def _to_spool(self, records: list[T], *, count: bool = True, token: str | None = None) -> tuple[Path, bytes]:
+        """Log one batch (under ``token`` when an insert of it was tried); returns its file and the bytes written."""
         assert self._spool is not None and self._replay is not None
-        path, data = await asyncio.get_running_loop().run_in_executor(None, self._spool.append, records)
+        path, data = await asyncio.get_running_loop().run_in_executor(None, self._spool.append, records, token)
         if count:
             self.stats.spooled += len(records)
         self._replay.wake()

@@ -197,3 +197,17 @@ def test_every_rewritten_statement_parses(chdb_dsn: str, rewritten: list[Migrati
         client.command(f"EXPLAIN AST {statement}")  # raises on a syntax error
     with pytest.raises(Exception, match="Syntax error"):
         client.command("EXPLAIN AST CREATE TABLE x ON CLUSTER ENGINE = ")
+
+
+def test_every_replicated_table_keeps_the_insert_deduplication_window(rewritten: list[Migration]) -> None:
+    """Replays are exactly once on a cluster too: each local table's window is the Replicated engine's own."""
+    statements = all_statements(rewritten)
+    assert not [s for s in statements if "non_replicated_deduplication_window" in s]
+    latest = {}
+    for statement in statements:
+        found = re.match(
+            r"ALTER TABLE (\S+) ON CLUSTER prod MODIFY SETTING replicated_deduplication_window = (\d+)$", statement
+        )
+        if found:
+            latest[found.group(1)] = int(found.group(2))
+    assert latest == {f"{DB}.{table}_local": 10_000 for table in EXPECTED_ENGINES}
