@@ -43,10 +43,28 @@ def format_status(metrics: Mapping[str, float], url: str) -> str:
         f"  feedback  posted scores {n('outside_scores_stored')} (attached late {n('outside_scores_resolved_late')}), "
         f"OTLP evaluations {n('otlp_evaluations_received')}",
     ]
+    if "fleet_keeper_connected" in value:
+        lines.append(_fleet_line(value))
     if firing or value.get("alert_evaluations"):
         lines.append(f"  alerts    firing: {', '.join(firing) if firing else 'none'}")
     lines.append("every figure: spanscore status --format json, or GET /metrics")
     return "\n".join(lines) + "\n"
+
+
+def _fleet_line(value: Mapping[str, float]) -> str:
+    """Fleet mode: is Keeper reachable (else the documented safe mode), how many replicas, and who leads."""
+    members = f"{value.get('fleet_members', 0):,.0f} replicas"
+    rules = f"rules v{value.get('fleet_rules_version', -1):.0f}"
+    if value["fleet_keeper_connected"] <= 0:
+        return (
+            f"  fleet     Keeper UNREACHABLE: safe mode (last {members} kept as owners, no alerts evaluated here, "
+            f"rule changes refused; ingest goes on), {rules}"
+        )
+    role = "leader (evaluates alerts)" if value.get("fleet_leader", 0) > 0 else "member"
+    return (
+        f"  fleet     {members}, this one {role}, {rules}, "
+        f"sessions taken over {value.get('fleet_sessions_taken_over', 0):,.0f}"
+    )
 
 
 _SCORES = re.compile(r'^scores_written\{rule="(?P<rule>.*)",status="(?P<status>\w+)"\}$')

@@ -221,9 +221,9 @@ class LiveScoring:
     def _restore_budgets(self) -> None:
         """Budgets go on from today's recorded spend instead of from zero after a restart.
 
-        Only with the embedded store, which one process owns: with a ClickHouse server several replicas
-        may write ``scores``, each with its own share of the budget, and the rows do not say whose spend
-        they are, so a replica restarts its share at zero (see docs/deployment.md).
+        Only with the embedded store, which one process owns. A fleet sizes each replica's share from the
+        whole fleet's spend instead (``scoring.fleet_member``); separate processes on one ClickHouse server
+        cannot tell whose spend a row is, so each starts at zero (docs/sampling.md).
         """
         day_start = self.engine.budget_day_start()
         if day_start is None or not is_embedded(self._store.dsn):

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from spanscore.config import ServiceConfig, load_config
-from spanscore.errors import ConfigError
+from spanscore.errors import ConfigError, RetryableError
 from spanscore.sampling.rule_sets import RuleSet, canonical_rules, diff_rules
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
@@ -93,7 +93,7 @@ class RuleControl:
             apply_default_rules(config)
             applied = await self.apply_rules(config.rules, source=f"{path} (SIGHUP)")
             self.operator_scorer_paths = import_paths(config.rules)
-        except ConfigError as exc:
+        except (ConfigError, RetryableError) as exc:  # RetryableError: a fleet without Keeper publishes nothing
             self.reloads_failed += 1
             problems = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
             if ignored:

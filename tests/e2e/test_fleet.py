@@ -209,3 +209,30 @@ async def test_rate_caps_are_shared_so_the_fleet_keeps_the_configured_cap(make_f
     )
     counts = dict(rows)
     assert 0 < counts.get("sampled", 0) <= 10, counts  # two replicas, 5 a minute each: the fleet keeps 10
+
+
+async def test_without_keeper_ingest_goes_on_and_rule_changes_are_refused(chdb_dsn: str, tmp_path: Path) -> None:
+    from tests.zookeeper import _free_port
+
+    config = make_service_config(chdb_dsn, new_database_name(), tmp_path)
+    configure(config, [SESSION_RULE], 1.0)
+    config.fleet = FleetConfig(keeper=f"127.0.0.1:{_free_port()}", replica="alone", session_timeout_s=2.0)
+    service = Service(config)
+    await service.start()  # does not wait for Keeper
+    try:
+        await send([service], rag_traces(3, session="conv-x"))
+        assert await _count(service, "SELECT count() FROM otel_traces", 12)  # acknowledged and stored
+        metrics = service.metrics()
+        assert metrics["fleet_keeper_connected"] == 0.0 and metrics["fleet_leader"] == 0.0
+        assert service.api is not None
+        url = f"http://127.0.0.1:{service.api.port}/api/v1/rules"
+        async with aiohttp.ClientSession() as http:
+            async with http.put(url, json={"rules": [{"name": "other", "scorers": ["completeness"]}]}) as response:
+                assert response.status == 503, await response.text()
+                assert "a fleet changes its rules together" in await response.text()
+            async with http.get(url) as response:
+                body = await response.json()
+        assert [rule["name"] for rule in body["rules"]] == ["conversation"]  # nothing changed
+        assert "fleet coordination is unavailable" in body["fleet"]["error"]
+    finally:
+        await service.shutdown()

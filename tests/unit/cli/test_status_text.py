@@ -61,3 +61,12 @@ def test_traces_kept_for_late_spans_are_not_called_assembling() -> None:
     """The gauge counts every trace in memory, also those whose runs were scored and wait only for late spans."""
     text = format_status(METRICS, "http://127.0.0.1:4319")
     assert "traces assembling" not in text and "traces in memory 4" in text
+
+
+def test_a_fleet_replica_says_its_role_and_the_safe_mode_without_keeper() -> None:
+    fleet = {"fleet_keeper_connected": 1.0, "fleet_members": 3.0, "fleet_leader": 1.0, "fleet_rules_version": 4.0}
+    text = format_status({**METRICS, **fleet}, "http://127.0.0.1:4319")
+    assert "fleet     3 replicas, this one leader (evaluates alerts), rules v4" in text
+    cut_off = format_status({**METRICS, **fleet, "fleet_keeper_connected": 0.0}, "http://127.0.0.1:4319")
+    assert "Keeper UNREACHABLE: safe mode" in cut_off and "ingest goes on" in cut_off
+    assert "fleet" not in format_status(METRICS, "http://127.0.0.1:4319").split("rules")[0]
