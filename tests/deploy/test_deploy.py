@@ -172,6 +172,10 @@ def test_spanscore_runs_several_replicas_with_config_and_secret_references(tmp_p
     secret = load_yaml(K8S / "examples" / "spanscore-secret.yaml")
     environ = {}
     for variable in container["env"]:
+        if "fieldRef" in variable["valueFrom"]:  # the pod's own name: each replica's name in the fleet
+            assert variable["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+            environ[variable["name"]] = "spanscore-6d8f9c7b5-x2k4q"
+            continue
         ref = variable["valueFrom"]["secretKeyRef"]
         assert ref["name"] == secret["metadata"]["name"] and ref["key"] in secret["stringData"]
         environ[variable["name"]] = secret["stringData"][ref["key"]]
@@ -187,6 +191,9 @@ def test_spanscore_runs_several_replicas_with_config_and_secret_references(tmp_p
     assert config.collector.auth_tokens == [filled["SPANSCORE_COLLECTOR__AUTH_TOKENS"]]  # one key, a plain token
     assert config.storage.dsn.startswith("clickhouse://")
     assert config.collector.grpc.host == "0.0.0.0" and config.collector.grpc.port == 4317
+    # The replicas are one fleet: coordinated through Keeper, each under its pod's name (#28).
+    assert config.fleet is not None and config.fleet.keeper == filled["SPANSCORE_FLEET__KEEPER"]
+    assert config.fleet.replica_name() == "spanscore-6d8f9c7b5-x2k4q"
 
 
 def test_applying_the_folder_never_overwrites_the_real_secret() -> None:
