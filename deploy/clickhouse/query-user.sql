@@ -1,5 +1,7 @@
 -- A read-only ClickHouse user for spanscore's query API (storage.query_dsn).
 -- Run as an administrator; replace the password and, if you changed storage.database, the database name.
+-- Check it with: spanscore config check -c <config> --dsn clickhouse://spanscore_query:<password>@<host>:8123/ --role query
+-- The limits below must equal what spanscore sends (storage.query_max_*): a readonly user cannot change a setting.
 -- The engine enforces all of this whatever text a query carries; spanscore's own parse check is a second line.
 
 CREATE SETTINGS PROFILE IF NOT EXISTS spanscore_query_profile SETTINGS
