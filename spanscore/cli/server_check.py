@@ -14,6 +14,7 @@ from pathlib import Path
 from clickhouse_connect.driver.exceptions import ClickHouseError
 from pydantic import ValidationError
 
+from spanscore.cli.reach import held_by_another_process
 from spanscore.config import ServiceConfig
 from spanscore.storage.config import StorageConfig
 from spanscore.storage.connection import clean_engine_error, connect, is_embedded, redact
@@ -37,7 +38,14 @@ def check_dsn(config: ServiceConfig, dsn: str, role: str | None) -> int:
     try:
         client = connect(dsn, config.storage.database)
     except ClickHouseError as exc:
-        print(f"spanscore: cannot connect to {shown}: {clean_engine_error(str(exc))}", file=sys.stderr)
+        # Asked only after a failed open: this process may itself hold the store, which the lock cannot tell.
+        reason = (
+            "the embedded store is open in another process (a running `spanscore serve`?); the engine lets one "
+            "process open it: stop that process to check it"
+            if held_by_another_process(dsn)
+            else clean_engine_error(str(exc))
+        )
+        print(f"spanscore: cannot connect to {shown}: {reason}", file=sys.stderr)
         return 1
     try:
         report = check_server(

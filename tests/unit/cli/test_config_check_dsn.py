@@ -9,6 +9,9 @@ would give (``readonly``, the query limits, ``async_insert``); grant parsing has
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -138,3 +141,30 @@ def test_an_owner_that_cannot_write_or_acknowledges_early_is_named(
     assert len(early) == 1 and "async_insert=1 with wait_for_async_insert=0" in early[0]
     read_only = _as_server_user(chdb_dsn, database_name, {"readonly": 1}, "owner")
     assert len(read_only) == 1 and "the owner user has readonly=1: it cannot migrate or insert" in read_only[0]
+
+
+_HOLDER = """
+import sys
+from spanscore.storage.connection import connect
+client = connect(sys.argv[1], "default")
+client.command("CREATE DATABASE IF NOT EXISTS held")
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_an_embedded_store_another_process_holds_is_named_not_opened(
+    tmp_path: Path, database_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = f"chdb://{(tmp_path / 'held').as_posix()}"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, store], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        assert _check(tmp_path, database_name, store) == 1
+        assert "the embedded store is open in another process (a running `spanscore serve`?)" in capsys.readouterr().err
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
