@@ -40,7 +40,7 @@ CREATE SETTINGS PROFILE IF NOT EXISTS spanscore_query_profile ON CLUSTER '{clust
     max_threads = 2 CONST,
     max_block_size = 1024 CONST,
     function_range_max_elements_in_block = 1000000 CONST,
-    max_concurrent_queries_for_user = 4;
+    max_concurrent_queries_for_user = 12;
 
 CREATE USER IF NOT EXISTS spanscore_query ON CLUSTER '{cluster}'
     IDENTIFIED WITH sha256_password BY 'CHANGE-ME'

@@ -15,7 +15,7 @@ CREATE SETTINGS PROFILE IF NOT EXISTS spanscore_query_profile SETTINGS
     max_threads = 2 CONST,              -- spanscore sends these with every request (guard.engine_settings):
     max_block_size = 1024 CONST,        -- the same values here, so a readonly profile accepts them
     function_range_max_elements_in_block = 1000000 CONST,
-    max_concurrent_queries_for_user = 4;
+    max_concurrent_queries_for_user = 12;  -- per replica storage.query_readers + 1 (3), for the shipped 3 replicas and room
 
 CREATE USER IF NOT EXISTS spanscore_query
     IDENTIFIED WITH sha256_password BY 'CHANGE-ME'

@@ -55,6 +55,7 @@ def check_dsn(config: ServiceConfig, dsn: str, role: str | None) -> int:
             embedded=is_embedded(dsn),
             cluster=config.storage.cluster,
             limits=QueryLimits.from_config(config.storage),
+            readers=config.storage.query_readers,
         )
     except ClickHouseError as exc:
         print(f"spanscore: checking {shown} failed: {clean_engine_error(str(exc))}", file=sys.stderr)

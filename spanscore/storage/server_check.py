@@ -53,8 +53,12 @@ def check_server(
     embedded: bool,
     cluster: str | None = None,
     limits: QueryLimits | None = None,
+    readers: int = 2,
 ) -> ServerReport:
-    """Check the connected user for ``role`` over ``database``; ``client`` carries the user's own settings only."""
+    """Check the connected user for ``role`` over ``database``; ``client`` carries the user's own settings only.
+
+    ``readers`` is ``storage.query_readers``: one replica runs that many API queries at once, plus the dashboard's.
+    """
     report = ServerReport()
     version = str(client.command("SELECT version()")).strip()
     user = str(client.command("SELECT currentUser()")).strip()
@@ -69,7 +73,7 @@ def check_server(
             "read-only: the embedded engine has no users; the query API's own connections run with readonly=1"
         )
     else:
-        _check_query_settings(client, limits or QueryLimits(), report)
+        _check_query_settings(client, limits or QueryLimits(), readers, report)
     return report
 
 
@@ -158,10 +162,10 @@ def _check_owner_settings(client: Any, report: ServerReport) -> None:
         report.checked.append("settings: the owner user may write, and its inserts return once stored")
 
 
-def _check_query_settings(client: Any, limits: QueryLimits, report: ServerReport) -> None:
+def _check_query_settings(client: Any, limits: QueryLimits, readers: int, report: ServerReport) -> None:
     """Read-only by the engine, with the limits spanscore sends (a read-only user may not change any setting)."""
     wanted = {name: value for name, value in engine_settings(limits).items() if name != "readonly"}
-    values = _settings(client, ["readonly", *wanted])
+    values = _settings(client, ["readonly", "max_concurrent_queries_for_user", *wanted])
     if values["readonly"] == "0":
         report.problems.append(
             "read-only: the query user can write (readonly=0): give it a profile with readonly = 1 CONST "
@@ -179,6 +183,23 @@ def _check_query_settings(client: Any, limits: QueryLimits, report: ServerReport
         )
     if not differing:
         report.checked.append(f"query limits: the profile matches what spanscore sends ({', '.join(wanted)})")
+    _check_concurrency(int(float(values["max_concurrent_queries_for_user"])), readers + 1, report)
+
+
+def _check_concurrency(allowed: int, per_replica: int, report: ServerReport) -> None:
+    """Every replica's readers and dashboard share the user's limit on queries at once (0 is no limit)."""
+    if allowed and allowed < per_replica:
+        report.problems.append(
+            f"query concurrency: max_concurrent_queries_for_user is {allowed} but one replica runs up to "
+            f"{per_replica} queries at once (storage.query_readers + the dashboard's reader): the engine would "
+            f"refuse the rest (TOO_MANY_SIMULTANEOUS_QUERIES); set it to at least {per_replica} x replicas"
+        )
+    else:
+        shown = allowed or "no limit"
+        report.checked.append(
+            f"query concurrency: max_concurrent_queries_for_user {shown}, one replica uses up to {per_replica} "
+            "(it must cover every replica sharing the user)"
+        )
 
 
 def _same(actual: str, wanted: object) -> bool:

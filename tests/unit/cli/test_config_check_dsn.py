@@ -168,3 +168,28 @@ def test_an_embedded_store_another_process_holds_is_named_not_opened(
     finally:
         holder.kill()
         holder.wait(timeout=30)
+
+
+def test_with_a_cluster_configured_the_local_tables_and_the_cluster_grant_are_checked(
+    admin: Any, chdb_dsn: str, database_name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A single-node schema where a cluster's is expected lacks every ``_local`` table; the engine has no cluster."""
+    migrate(admin, database_name)
+    path = _config(tmp_path, database_name, ", cluster: spanscore_cluster")
+    assert main(["config", "check", "-c", path, "--dsn", chdb_dsn]) == 1
+    out = capsys.readouterr().out
+    local = [name for name in expected_tables(database_name, "spanscore_cluster") if name.endswith("_local")]
+    assert "otel_traces_local" in local and "scores_local" in local
+    assert f"missing in {database_name}: {', '.join(local)}" in out
+    assert "CLUSTER ON *.*" in out.split("grants: the owner user holds ")[1]
+
+
+def test_a_query_user_allowed_fewer_queries_at_once_than_one_replica_runs_is_named(
+    admin: Any, chdb_dsn: str, database_name: str
+) -> None:
+    migrate(admin, database_name)
+    sent = engine_settings(QueryLimits())
+    enough = _as_server_user(chdb_dsn, database_name, {"max_concurrent_queries_for_user": 3, **sent}, "query")
+    assert enough == []
+    short = _as_server_user(chdb_dsn, database_name, {"max_concurrent_queries_for_user": 2, **sent}, "query")
+    assert len(short) == 1 and "max_concurrent_queries_for_user is 2 but one replica runs up to 3" in short[0]
