@@ -1,5 +1,7 @@
 -- A read-only ClickHouse user for spanscore's query API (storage.query_dsn).
 -- Run as an administrator; replace the password and, if you changed storage.database, the database name.
+-- Check it with: spanscore config check -c <config> --dsn clickhouse://spanscore_query:<password>@<host>:8123/ --role query
+-- The limits below must equal what spanscore sends (storage.query_max_*): a readonly user cannot change a setting.
 -- The engine enforces all of this whatever text a query carries; spanscore's own parse check is a second line.
 
 CREATE SETTINGS PROFILE IF NOT EXISTS spanscore_query_profile SETTINGS
@@ -13,7 +15,7 @@ CREATE SETTINGS PROFILE IF NOT EXISTS spanscore_query_profile SETTINGS
     max_threads = 2 CONST,              -- spanscore sends these with every request (guard.engine_settings):
     max_block_size = 1024 CONST,        -- the same values here, so a readonly profile accepts them
     function_range_max_elements_in_block = 1000000 CONST,
-    max_concurrent_queries_for_user = 4;
+    max_concurrent_queries_for_user = 12;  -- per replica storage.query_readers + 1 (3), for the shipped 3 replicas and room
 
 CREATE USER IF NOT EXISTS spanscore_query
     IDENTIFIED WITH sha256_password BY 'CHANGE-ME'

@@ -257,19 +257,20 @@ def _migrate(config: ServiceConfig) -> int:
     return 0
 
 
-def _config_check(config: ServiceConfig, path: str | None) -> int:
-    """What ``serve`` would refuse, found without opening storage or binding a port."""
+def _config_check(config: ServiceConfig, args: argparse.Namespace) -> int:
+    """What ``serve`` would refuse, found without binding a port; with ``--dsn``, what that store's user lacks."""
     import os
 
     from spanscore.cli.config_check import check_config
+    from spanscore.cli.server_check import check_dsn
     from spanscore.server.default_rules import apply_default_rules
 
     if apply_default_rules(config):
         print("no rules: key, so serve loads the default rule")
     for line in check_config(config, os.environ):
         print(line)
-    print(f"config {path or '<defaults>'}: OK")
-    return 0
+    print(f"config {args.config or '<defaults>'}: OK")
+    return check_dsn(config, args.dsn, args.role) if args.dsn else 0
 
 
 def _judge_check(argv: list[str]) -> int:
@@ -295,7 +296,7 @@ _COMMANDS: dict[str, Callable[[ServiceConfig, argparse.Namespace], int]] = {
     "report": _report,
     "demo": lambda config, args: _demo(config, args.traces, args.hours),
     "migrate": lambda config, args: _migrate(config),
-    "config": lambda config, args: _config_check(config, args.config),
+    "config": _config_check,
     "deadletter": _deadletter,
     "runs": lambda config, args: _runs_show(config, args.trace_id, args.format),
 }

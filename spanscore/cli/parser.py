@@ -117,8 +117,21 @@ def _add_setup_parsers(commands: Subcommands) -> None:
 
     config_command = commands.add_parser("config", help="inspect a configuration file")
     config_commands = config_command.add_subparsers(dest="config_command", required=True)
-    config_check = config_commands.add_parser("check", help="validate rules, scorers, judge and storage; start nothing")
+    config_check = config_commands.add_parser(
+        "check",
+        help="validate rules, scorers, judge and storage; start nothing; with --dsn, "
+        "check that store's schema and its user's grants and settings",
+    )
     config_check.add_argument("-c", "--config", help="YAML configuration file")
+    config_check.add_argument(
+        "--dsn", help="also connect to this store and check its schema, tables and the user's grants and settings"
+    )
+    config_check.add_argument(
+        "--role",
+        choices=["owner", "query"],
+        help="which spanscore user the --dsn names: owner (migrations, inserts; the default) or query (the "
+        "read-only query API user; the default when --dsn equals storage.query_dsn)",
+    )
 
     runs = commands.add_parser("runs", help="what was scored: the assembled runs of a trace")
     runs_commands = runs.add_subparsers(dest="runs_command", required=True)

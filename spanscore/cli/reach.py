@@ -91,27 +91,34 @@ def unopenable(config: ServiceConfig, exc: Exception) -> str:
 
 
 def refuse_store_held_elsewhere(config: ServiceConfig) -> None:
-    """An embedded store another process holds is most often a service whose API is not where the CLI looked.
+    """An embedded store another process holds is most often a service whose API is not where the CLI looked."""
+    if held_by_another_process(config.storage.dsn):
+        raise SpanscoreError(
+            f"the store {config.storage.dsn} is open in another process, most likely a `spanscore serve` whose "
+            f"API is not on {api_url(config)}: point at that service with -c <its config> or "
+            "SPANSCORE_API__PORT=<its API port>"
+        )
+
+
+def held_by_another_process(dsn: str) -> bool:
+    """Whether another process has the embedded store at ``dsn`` open (always False for a server).
 
     The engine locks ``<data dir>/status`` while it has the store open; trying that lock (shared, without
-    waiting, released at once) tells before opening, so the user reads where to point the CLI instead of
-    the engine's lock error.
+    waiting, released at once) tells before opening, so the user reads what to do instead of the engine's
+    lock error.
     """
-    if not config.storage.dsn.startswith("chdb:///"):
-        return
-    status = Path(config.storage.dsn.removeprefix("chdb://")) / "status"
+    if not dsn.startswith("chdb:///"):
+        return False
+    status = Path(dsn.removeprefix("chdb://")) / "status"
     try:
         with open(status, "rb") as handle:
             fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
             fcntl.flock(handle, fcntl.LOCK_UN)
     except BlockingIOError:
-        raise SpanscoreError(
-            f"the store {config.storage.dsn} is open in another process, most likely a `spanscore serve` whose "
-            f"API is not on {api_url(config)}: point at that service with -c <its config> or "
-            "SPANSCORE_API__PORT=<its API port>"
-        ) from None
+        return True
     except OSError:
-        return  # no status file yet: nobody holds the store
+        return False  # no status file yet: nobody holds the store
+    return False
 
 
 def require_existing_store(config: ServiceConfig) -> None:

@@ -29,7 +29,17 @@ def connect(dsn: str, database: str, settings: dict[str, Any] | None = None) -> 
             os.makedirs(path, exist_ok=True)
         return clickhouse_connect.get_client(dsn=dsn, settings=settings)
     # Servers: the database may not exist before the first migration, so connect to default.
-    return clickhouse_connect.get_client(dsn=dsn, database="default", autogenerate_session_id=False, settings=settings)
+    # clickhouse-connect picks TLS from the port (443, 8443) and ignores the scheme: an https:// DSN on
+    # another port would send the password in plain HTTP. The scheme decides here.
+    secure = urlparse(dsn).scheme in ("https", "clickhouses")
+    return clickhouse_connect.get_client(
+        dsn=dsn,
+        database="default",
+        autogenerate_session_id=False,
+        settings=settings,
+        secure=secure,
+        interface="https" if secure else None,
+    )
 
 
 def discard_partial_output(client: Any) -> None:

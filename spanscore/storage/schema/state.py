@@ -9,9 +9,17 @@ check so that reading a store never creates one.
 
 from __future__ import annotations
 
+import re
+from typing import Any, Protocol
+
 from spanscore.errors import ConfigError
 from spanscore.storage.schema.catalog import load_migrations
+from spanscore.storage.schema.cluster import cluster_migrations, strip_comments
 from spanscore.storage.schema.migrations import CommandRunner
+
+
+class Querier(Protocol):
+    def query(self, sql: str, parameters: dict[str, Any] | None = None) -> Any: ...
 
 
 def missing_migrations(client: CommandRunner, database: str) -> list[int]:
@@ -36,3 +44,35 @@ def require_current_schema(client: CommandRunner, database: str) -> None:
             f"storage.migrate is false; run `spanscore migrate -c <config>` once (the migrate Job or compose "
             f"service does), then start the service"
         )
+
+
+_CREATED = re.compile(
+    r"^CREATE\s+(?:OR\s+REPLACE\s+)?(?:TABLE|MATERIALIZED\s+VIEW|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?"
+    r"[A-Za-z_][A-Za-z0-9_]*\.(?P<name>[A-Za-z_][A-Za-z0-9_]*)",
+    re.IGNORECASE,
+)
+
+
+def expected_tables(database: str, cluster: str | None = None) -> list[str]:
+    """Every table and view the packaged migrations create (with their ``_local`` twins on a cluster), in order."""
+    migrations = load_migrations(database)
+    if cluster:
+        migrations = cluster_migrations(migrations, cluster)
+    names = ["schema_migrations"]
+    for migration in migrations:
+        for statement in migration.statements:
+            match = _CREATED.match(strip_comments(statement))
+            if match and match.group("name") not in names:
+                names.append(match.group("name"))
+    return names
+
+
+def missing_tables(client: Querier, database: str, cluster: str | None = None) -> list[str]:
+    """The tables and views of this spanscore's schema that the database does not hold (all, when it is absent)."""
+    present = {
+        str(row[0])
+        for row in client.query(
+            "SELECT name FROM system.tables WHERE database = {database:String}", parameters={"database": database}
+        ).result_rows
+    }
+    return [name for name in expected_tables(database, cluster) if name not in present]
