@@ -266,9 +266,16 @@ class RunAssembler:
         restart, and storage says whether it was handled. Recovered spans count as arriving now, so
         their runs become ready after the quiet period.
         """
-        since = now_ns - int((self.config.max_wait_s + self.config.late_span_window_s) * _NS)
-        traces = list(source.recent_traces(since))
+        traces = list(source.recent_traces(self.recovery_since(now_ns)))
         handled = source.handled_runs([trace.trace_id for trace in traces])
+        return self.adopt(traces, handled, now_ns)
+
+    def recovery_since(self, now_ns: int) -> int:
+        """How far back a recovery reads: a run older than this was ready and storage says if it was handled."""
+        return now_ns - int((self.config.max_wait_s + self.config.late_span_window_s) * _NS)
+
+    def adopt(self, traces: list[RecoveredTrace], handled: Mapping[str, Mapping[str, bool]], now_ns: int) -> int:
+        """Hold traces read back from storage (already read, off the event loop); runs handled stay handled."""
         for recovered in traces:
             self.add_spans(recovered.spans, now_ns)
             self.add_logs(recovered.logs, now_ns)

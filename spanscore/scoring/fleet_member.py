@@ -10,6 +10,11 @@ When the members change, a replica forgets the sessions it no longer owns and ta
 open sessions it now owns (those of a lost replica included): they are scored once, by their new owner,
 after their quiet period.
 
+Runs a lost replica was still assembling (their spans stored, the run not yet ready) are orphans: once every
+live replica has had ``runs.max_wait_s`` to make ready and decide what it held, each survivor reads back the
+unhandled traces that began before the loss and that it owns by trace id among the live members, and
+assembles and scores them as a restarted process would (storage says which runs were handled already).
+
 Caps: each replica holds 1/N of every ``max_per_minute`` and an equal part of what is left of each daily
 budget, where "spent" is the whole fleet's spend today as the shared ``scores`` table has it (read every
 ``share_sync_s``). With Keeper unreachable the last membership stays in force, so owners and shares hold
@@ -21,10 +26,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
+from spanscore.runs.recovery import StoredSpanSource
 from spanscore.storage.reads.recovery import session_turn_keys, spend_since, stored_turn_runs, unscored_sessions
 
 if TYPE_CHECKING:
@@ -46,17 +53,41 @@ class FleetMember:
         """(session id, run id) turns already taken up, with when: a forgotten scored session stays scored."""
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._loop_ref: asyncio.AbstractEventLoop | None = None
         self.turns_taken = 0
         self.sessions_taken_over = 0
         self.sessions_released = 0
         self.poll_failures = 0
+        self.orphan_traces_taken = 0
+        self._orphans: tuple[float, int] | None = None
+        """After a replica was lost: (when to look, monotonic) and the loss time (Unix ns) traces began before."""
+        self._keeper_members: list[str] = []
+        fleet.on_members(self._members_changed)
         live.dispatcher.owns_session = self.owns_session
         live.dispatcher.sessions_shared = True
 
     def owns_session(self, session_id: str) -> bool:
         return self._fleet.owns(f"session:{session_id}")
 
+    def _members_changed(self, members: list[str]) -> None:
+        """On a Keeper thread, for every change Keeper reports (none is missed between two rounds)."""
+        lost = set(self._keeper_members) - set(members)
+        self._keeper_members = members
+        if self._loop_ref is not None:  # owners and shares follow at once, not at the next round
+            self._loop_ref.call_soon_threadsafe(self._wake.set)
+        if lost:  # a replica was lost: its unready runs need a new home once the others decided theirs
+            assembly = self._live.assembler.config
+            wait_s = assembly.max_wait_s + assembly.quiet_period_s + self._config.turn_poll_s
+            self._orphans = (time.monotonic() + wait_s, time.time_ns())
+
+    @property
+    def members(self) -> list[str]:
+        """The members this replica's sessions and shares are sized for (the last change it acted on)."""
+        return list(self._members)
+
     async def start(self) -> None:
+        self._loop_ref = asyncio.get_running_loop()
         self._stopping.clear()
         self._task = asyncio.create_task(self._loop(), name="fleet-member")
 
@@ -78,13 +109,23 @@ class FleetMember:
                 if now >= next_share:
                     next_share = now + self._config.share_sync_s
                     await self.sync_shares()
+                if self._orphans is not None and now >= self._orphans[0]:
+                    await self.take_up_orphans(self._orphans[1])
+                    self._orphans = None
             except Exception as exc:  # the store or Keeper is down: try again next round, never stop
                 self.poll_failures += 1
                 log.warning("fleet: session and share sync failed, retrying: %s", exc)
-            try:
-                await asyncio.wait_for(self._stopping.wait(), min(0.5, self._config.turn_poll_s))
-            except TimeoutError:
-                pass
+            await self._pause(min(0.5, self._config.turn_poll_s))
+
+    async def _pause(self, seconds: float) -> None:
+        """Until the next round: ``seconds``, or sooner when stopping or the members changed."""
+        waits = [asyncio.ensure_future(self._stopping.wait()), asyncio.ensure_future(self._wake.wait())]
+        try:
+            await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+        self._wake.clear()
 
     async def _follow_members(self) -> None:
         """On a change of members: release what moved away, take up the open sessions now ours."""
@@ -93,8 +134,8 @@ class FleetMember:
         members = self._fleet.members()
         if members == self._members:
             return
+        await self.sync_shares()  # sized before the change counts as seen; a failure retries it next round
         self._members = members
-        await self.sync_shares()
         tracker = self._live.sessions
         released = tracker.release(self.owns_session)
         self.sessions_released += released
@@ -137,6 +178,28 @@ class FleetMember:
         self.turns_taken += added
         return added
 
+    async def take_up_orphans(self, lost_at_ns: int) -> int:
+        """Assemble the unhandled traces of a lost replica that this replica owns now; how many were taken."""
+        source = StoredSpanSource(self._live.store)
+        assembler = self._live.assembler
+        since = assembler.recovery_since(time.time_ns())
+        found = await asyncio.to_thread(lambda: list(source.recent_traces(since)))
+        mine = [
+            trace
+            for trace in found
+            if self._fleet.owns(f"trace:{trace.trace_id}") and all(s.start_time_ns < lost_at_ns for s in trace.spans)
+        ]
+        held = set(assembler.pending_trace_ids())
+        mine = [trace for trace in mine if trace.trace_id not in held]
+        if not mine:
+            return 0
+        handled = await asyncio.to_thread(source.handled_runs, [trace.trace_id for trace in mine])
+        orphans = [trace for trace in mine if not _all_handled(trace.trace_id, handled)]
+        taken = assembler.adopt(orphans, handled, time.time_ns())
+        self.orphan_traces_taken += taken
+        log.info("fleet: took up %d traces a lost replica was assembling", taken)
+        return taken
+
     def _prune(self, now: float) -> None:
         old = [key for key, seen in self._seen.items() if now - seen > TURN_WINDOW_S]
         for key in old:
@@ -160,4 +223,11 @@ class FleetMember:
             "fleet_sessions_taken_over": float(self.sessions_taken_over),
             "fleet_sessions_released": float(self.sessions_released),
             "fleet_sync_failures": float(self.poll_failures),
+            "fleet_orphan_traces_taken": float(self.orphan_traces_taken),
         }
+
+
+def _all_handled(trace_id: str, handled: Mapping[str, Mapping[str, bool]]) -> bool:
+    """Every subject of the trace was decided and needs nothing more (a trace never decided is not)."""
+    marks = handled.get(trace_id, {})
+    return bool(marks) and all(marks.values())

@@ -68,11 +68,20 @@ async def make_fleet(chdb_dsn: str, zookeeper: ZooKeeperServer, tmp_path: Path) 
     keeper = zookeeper.chroot()
     running: list[Service] = []
 
-    async def make(count: int, rules: list[dict[str, Any]], *, quiet_s: float = 1.5, **fleet: Any) -> list[Service]:
+    async def make(
+        count: int,
+        rules: list[dict[str, Any]],
+        *,
+        quiet_s: float = 1.5,
+        runs: dict[str, float] | None = None,
+        **fleet: Any,
+    ) -> list[Service]:
         started = []
         for index in range(count):
             config = make_service_config(chdb_dsn, database, tmp_path / f"replica-{index}")
             configure(config, rules, quiet_s)
+            if runs:
+                config.collector.runs = config.collector.runs.model_copy(update=runs)
             config.fleet = FleetConfig(
                 keeper=keeper, replica=f"r{index}", session_timeout_s=2.0, **{"turn_poll_s": 0.5, **fleet}
             )
@@ -90,7 +99,13 @@ async def make_fleet(chdb_dsn: str, zookeeper: ZooKeeperServer, tmp_path: Path) 
 
 
 async def _all_joined(services: list[Service], count: int) -> bool:
-    return all(s.fleet is not None and len(s.fleet.fleet.members()) == count for s in services)
+    """Every replica sees all of them, and has sized its sessions and caps for them."""
+    return all(
+        s.fleet is not None
+        and len(s.fleet.fleet.members()) == count
+        and (s.fleet.member is None or len(s.fleet.member.members) == count)
+        for s in services
+    )
 
 
 def configure(config: ServiceConfig, rules: list[dict[str, Any]], quiet_s: float) -> None:
@@ -236,3 +251,28 @@ async def test_without_keeper_ingest_goes_on_and_rule_changes_are_refused(chdb_d
         assert "fleet coordination is unavailable" in body["fleet"]["error"]
     finally:
         await service.shutdown()
+
+
+async def test_runs_a_lost_replica_was_assembling_are_scored_once_by_a_survivor(make_fleet: MakeFleet) -> None:
+    rule = {"name": "answers", "target": "run", "scorers": ["completeness"]}
+    replicas = await make_fleet(2, [rule], runs={"quiet_period_s": 2.0, "max_wait_s": 3.0})
+    lost, kept = replicas
+    spans = rag_traces(12)
+    routed = route(spans, 2)
+    assert routed.get(0) and routed.get(1)
+    await send(replicas, spans)  # acknowledged = stored; the runs wait out their quiet period in memory
+    assert lost.fleet is not None and lost.live is not None
+    assert lost.live.assembler.stats.runs_ready == 0  # the lost replica dies with unready runs
+    lost.fleet.fleet.expire()
+    await lost.fleet.shutdown()
+    await lost.shutdown()  # its pipelines stop: what it held in memory is not scored there
+
+    async def all_decided() -> bool:
+        return await _count(kept, "SELECT uniqExact(RunId) FROM score_decisions WHERE Rule = 'answers'", 12)
+
+    await until(all_decided, timeout_s=60)
+    await asyncio.sleep(3.0)  # a second decision, were one to be made, lands by now
+    rows = await query(kept, "SELECT RunId, count() FROM score_decisions WHERE Rule = 'answers' GROUP BY RunId")
+    assert len(rows) == 12 and {count for _, count in rows} == {1}
+    assert kept.fleet is not None and kept.fleet.member is not None
+    assert kept.fleet.member.orphan_traces_taken == len({_trace_id(s) for s in routed[0]})
