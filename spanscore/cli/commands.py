@@ -270,7 +270,12 @@ def _config_check(config: ServiceConfig, args: argparse.Namespace) -> int:
     for line in check_config(config, os.environ):
         print(line)
     print(f"config {args.config or '<defaults>'}: OK")
-    return check_dsn(config, args.dsn, args.role) if args.dsn else 0
+    status = check_dsn(config, args.dsn, args.role) if args.dsn else 0
+    if getattr(args, "keeper", False):
+        from spanscore.cli.fleet_check import check_keeper
+
+        status = max(status, check_keeper(config))
+    return status
 
 
 def _judge_check(argv: list[str]) -> int:

@@ -36,9 +36,26 @@ def check_config(config: ServiceConfig, environ: Mapping[str, str]) -> list[str]
     lines.append(f"judge: {config.judge.get('model', 'none (no LLM scorer may be used)')}")
     for rule in config.rules:
         lines.append(f"rule {rule.name}: sample={rule.sample:g} scorers={', '.join(s.name for s in rule.scorers)}")
+    lines.extend(_fleet_lines(config))
     lines.extend(describe_alerts(config.alerts))
     lines.extend(f"warning: {warning}" for warning in never_firing(config.alerts, config.rules))
     lines.extend(f"warning: {warning}" for warning in _judge_warnings(config))
+    return lines
+
+
+def _fleet_lines(config: ServiceConfig) -> list[str]:
+    """Where the fleet is, and a warning when a session could be scored before other replicas' turns show."""
+    fleet = config.fleet
+    if fleet is None:
+        return []
+    lines = [f"fleet: keeper={fleet.keeper} path={fleet.path} replica={fleet.replica_name()}"]
+    quiet = config.collector.sessions.quiet_period_s
+    if any(rule.target == "session" for rule in config.rules) and quiet < 3 * fleet.turn_poll_s + 2:
+        lines.append(
+            f"warning: collector.sessions.quiet_period_s ({quiet:g}) is short for a fleet: an owner reads other "
+            f"replicas' turns every fleet.turn_poll_s ({fleet.turn_poll_s:g}); a session may be scored, then "
+            "scored again as continued (docs/deployment.md, Running a fleet)"
+        )
     return lines
 
 

@@ -132,6 +132,12 @@ def _add_setup_parsers(commands: Subcommands) -> None:
         help="which spanscore user the --dsn names: owner (migrations, inserts; the default) or query (the "
         "read-only query API user; the default when --dsn equals storage.query_dsn)",
     )
+    config_check.add_argument(
+        "--keeper",
+        action="store_true",
+        help="also connect to fleet.keeper (without joining) and report the live replicas, the leader and "
+        "whether this file's rules are the fleet's",
+    )
 
     runs = commands.add_parser("runs", help="what was scored: the assembled runs of a trace")
     runs_commands = runs.add_subparsers(dest="runs_command", required=True)

@@ -1,0 +1,61 @@
+"""A look at a fleet from outside, without joining it: who is live, who leads, which rule set is published.
+
+``spanscore config check --keeper`` uses it to say whether a replica started with this config would find its
+fleet, and whether the file's rules are the fleet's. Read-only: it creates no node.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from spanscore.fleet.config import FleetConfig
+
+
+@dataclass
+class FleetView:
+    members: list[str] = field(default_factory=list)
+    """Live replicas, the leader first (lowest sequence number)."""
+    statuses: dict[str, dict[str, Any]] = field(default_factory=dict)
+    rules: list[dict[str, Any]] | None = None
+    """The published rule set (None: no replica published one yet)."""
+    rules_version: int = -1
+
+
+def inspect_fleet(config: FleetConfig, *, timeout_s: float = 5.0) -> FleetView:
+    """Read the fleet's nodes; raises ``TimeoutError`` (kazoo's) when Keeper does not answer in time."""
+    client = KazooClient(hosts=config.keeper, timeout=max(2.0, timeout_s))
+    client.start(timeout=timeout_s)
+    try:
+        view = FleetView()
+        members_path = f"{config.path.rstrip('/')}/members"
+        try:
+            children = client.get_children(members_path)
+        except NoNodeError:
+            children = []
+        ordered = sorted(children, key=lambda child: child.rpartition("-")[2])
+        for child in ordered:
+            try:
+                data, _ = client.get(f"{members_path}/{child}")
+                status = json.loads(data)
+            except (NoNodeError, ValueError):
+                continue
+            name = status.get("replica") if isinstance(status, dict) else None
+            if isinstance(name, str) and name not in view.statuses:
+                view.members.append(name)
+                view.statuses[name] = status
+        try:
+            data, stat = client.get(f"{config.path.rstrip('/')}/rules")
+            document = json.loads(data)
+            view.rules = document.get("rules") if isinstance(document, dict) else None
+            view.rules_version = int(stat.version)
+        except (NoNodeError, ValueError):
+            pass
+        return view
+    finally:
+        client.stop()
+        client.close()
