@@ -36,19 +36,21 @@ def check_config(config: ServiceConfig, environ: Mapping[str, str]) -> list[str]
     lines.append(f"judge: {config.judge.get('model', 'none (no LLM scorer may be used)')}")
     for rule in config.rules:
         lines.append(f"rule {rule.name}: sample={rule.sample:g} scorers={', '.join(s.name for s in rule.scorers)}")
-    lines.extend(_fleet_lines(config))
+    lines.extend(_fleet_lines(config, environ))
     lines.extend(describe_alerts(config.alerts))
     lines.extend(f"warning: {warning}" for warning in never_firing(config.alerts, config.rules))
     lines.extend(f"warning: {warning}" for warning in _judge_warnings(config))
     return lines
 
 
-def _fleet_lines(config: ServiceConfig) -> list[str]:
+def _fleet_lines(config: ServiceConfig, environ: Mapping[str, str]) -> list[str]:
     """Where the fleet is, and a warning when a session could be scored before other replicas' turns show."""
     fleet = config.fleet
     if fleet is None:
         return []
-    lines = [f"fleet: keeper={fleet.keeper} path={fleet.path} replica={fleet.replica_name()}"]
+    credential = fleet.credential(environ)  # ConfigError naming the variable, as serve would refuse
+    access = f"digest user {credential[0]} (nodes admit only it)" if credential else "open nodes (no fleet.auth_env)"
+    lines = [f"fleet: keeper={fleet.keeper} path={fleet.path} replica={fleet.replica_name()} access={access}"]
     quiet = config.collector.sessions.quiet_period_s
     if any(rule.target == "session" for rule in config.rules) and quiet < 3 * fleet.turn_poll_s + 2:
         lines.append(

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import re
 import socket
+from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from spanscore.errors import ConfigError
 
 _HOST = re.compile(r"^[A-Za-z0-9_.\-\[\]:]+:\d{1,5}$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,62}$")
@@ -25,6 +28,10 @@ class FleetConfig(BaseModel):
     replica: str = ""
     """This replica's name among its fleet; empty means the host name (a StatefulSet pod's name is stable,
     so a restarted pod takes up its own place)."""
+    auth_env: str = Field("", pattern=r"^([A-Za-z_][A-Za-z0-9_]*)?$")
+    """Name of an environment variable holding ``user:password`` for Keeper's digest scheme. Set, every node
+    this fleet creates is readable and writable only with that credential (docs/security.md, "A fleet's
+    Keeper"); empty, the nodes are open to any Keeper client (Keeper's default ACL)."""
     session_timeout_s: float = Field(10.0, ge=2.0, le=60.0)
     """How long Keeper waits for a silent replica before its sessions move to the others."""
     turn_poll_s: float = Field(2.0, gt=0.0, le=60.0)
@@ -56,6 +63,19 @@ class FleetConfig(BaseModel):
         if value and not _NAME.match(value):
             raise ValueError(f"fleet.replica: {value!r} must be letters, digits, '.', '_' or '-' (at most 63)")
         return value
+
+    def credential(self, environ: Mapping[str, str]) -> tuple[str, str] | None:
+        """``(user, password)`` from ``auth_env``; ``ConfigError`` naming the variable when it is unusable."""
+        if not self.auth_env:
+            return None
+        value = environ.get(self.auth_env, "")
+        user, sep, password = value.partition(":")
+        if not sep or not user or not password:
+            raise ConfigError(
+                f"fleet.auth_env: environment variable {self.auth_env} must hold user:password for Keeper"
+                + (" (it is not set)" if self.auth_env not in environ else "")
+            )
+        return user, password
 
     def replica_name(self) -> str:
         """The configured name, or this host's name made safe for a node path."""

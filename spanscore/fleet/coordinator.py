@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from typing import Any
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+from kazoo.security import make_digest_acl
 
 from spanscore.fleet.config import FleetConfig
 
@@ -53,9 +55,8 @@ class Fleet:
     def __init__(self, config: FleetConfig) -> None:
         self.config = config
         self.replica = config.replica_name()
-        self._client = KazooClient(
-            hosts=config.keeper,
-            timeout=config.session_timeout_s,
+        self._client = keeper_client(
+            config,
             connection_retry={"max_tries": -1, "delay": 0.2, "max_delay": 2.0},
             command_retry={"max_tries": 3, "delay": 0.1, "max_delay": 1.0},
         )
@@ -100,7 +101,7 @@ class Fleet:
         the session expires on the server; then this client stops without rejoining.
         """
         session_id, password = self._client.client_id
-        ghost = KazooClient(hosts=self.config.keeper, client_id=(session_id, password))
+        ghost = keeper_client(self.config, client_id=(session_id, password))
         try:
             ghost.start(timeout=self.config.session_timeout_s)
             ghost.stop()
@@ -269,6 +270,20 @@ class Fleet:
             "fleet_session_losses": float(self.session_losses),
             "fleet_membership_changes": float(self.membership_changes),
         }
+
+
+def keeper_client(config: FleetConfig, **options: Any) -> KazooClient:
+    """A Keeper client for this fleet.
+
+    With ``fleet.auth_env`` set, it authenticates by digest and every node it creates carries an ACL that
+    admits only that credential.
+    """
+    credential = config.credential(os.environ)
+    if credential is not None:
+        user, password = credential
+        options["auth_data"] = [("digest", f"{user}:{password}")]
+        options["default_acl"] = [make_digest_acl(user, password, all=True)]
+    return KazooClient(hosts=config.keeper, timeout=config.session_timeout_s, **options)
 
 
 def rendezvous_owner(key: str, members: list[str]) -> str:

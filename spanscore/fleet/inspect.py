@@ -10,10 +10,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from spanscore.fleet.config import FleetConfig
+from spanscore.fleet.coordinator import keeper_client
 
 
 @dataclass
@@ -28,7 +28,7 @@ class FleetView:
 
 def inspect_fleet(config: FleetConfig, *, timeout_s: float = 5.0) -> FleetView:
     """Read the fleet's nodes; raises ``TimeoutError`` (kazoo's) when Keeper does not answer in time."""
-    client = KazooClient(hosts=config.keeper, timeout=max(2.0, timeout_s))
+    client = keeper_client(config.model_copy(update={"session_timeout_s": max(2.0, timeout_s)}))
     client.start(timeout=timeout_s)
     try:
         view = FleetView()

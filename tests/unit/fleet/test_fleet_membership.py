@@ -91,3 +91,42 @@ def test_without_keeper_nothing_waits_and_writes_say_why() -> None:
 def test_rendezvous_owner_is_a_pure_function_of_key_and_members() -> None:
     assert rendezvous_owner("k", ["a", "b"]) == rendezvous_owner("k", ["b", "a"])
     assert rendezvous_owner("k", ["x"]) == "x"
+
+
+def test_with_a_credential_the_fleets_nodes_admit_only_its_holders(
+    zookeeper: ZooKeeperServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kazoo.client import KazooClient
+    from kazoo.exceptions import NoAuthError
+
+    hosts = zookeeper.chroot()
+    monkeypatch.setenv("FLEET_KEEPER_AUTH", "spanscore:s3cret")
+    fleet = Fleet(FleetConfig(keeper=hosts, replica="a", auth_env="FLEET_KEEPER_AUTH"))
+    fleet.start()
+    outsider = KazooClient(hosts=hosts)
+    outsider.start(timeout=10)
+    try:
+        assert fleet.wait_joined(15)
+        fleet.write("rules", b"secret rules", expected_version=-1)
+        with pytest.raises(NoAuthError):
+            outsider.get("/spanscore/rules")
+        with pytest.raises(NoAuthError):
+            outsider.create("/spanscore/members/intruder-", b"{}", ephemeral=True, sequence=True)
+        with pytest.raises(NoAuthError):
+            outsider.set("/spanscore/rules", b"rules of my own")
+        assert fleet.read("rules")[0] == b"secret rules"
+    finally:
+        outsider.stop()
+        outsider.close()
+        fleet.stop()
+
+
+def test_an_unusable_credential_is_refused_naming_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from spanscore.errors import ConfigError
+
+    monkeypatch.delenv("FLEET_KEEPER_AUTH", raising=False)
+    with pytest.raises(ConfigError, match="FLEET_KEEPER_AUTH must hold user:password.*not set"):
+        Fleet(FleetConfig(keeper="127.0.0.1:2181", auth_env="FLEET_KEEPER_AUTH"))
+    monkeypatch.setenv("FLEET_KEEPER_AUTH", "no-colon")
+    with pytest.raises(ConfigError, match="FLEET_KEEPER_AUTH must hold user:password"):
+        Fleet(FleetConfig(keeper="127.0.0.1:2181", auth_env="FLEET_KEEPER_AUTH"))
