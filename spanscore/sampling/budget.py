@@ -99,6 +99,8 @@ class DailyBudget:
         """Runs sampled whose judge calls have not all ended: their cost is reserved before it is spent."""
         self._settled_runs = 0
         self._settled_spend = 0.0
+        self.leased: float | None = None
+        """In a fleet: what Keeper granted this replica of today's limit, its hard limit (None: one process)."""
         self._sampled_candidates = 0
         self._forced_candidates = 0
         self._roll_over(clock())
@@ -116,13 +118,36 @@ class DailyBudget:
         A run's cost is learnt from the runs that ended; until one has, a single run is in flight at a time,
         so a burst at the start of the day cannot spend past the limit before the first cost is known.
         """
-        remaining = self.remaining
+        remaining = self.remaining if self.leased is None else max(0.0, self.leased - self.spent)
         if remaining <= 0.0:
             return True
         cost = self.cost_per_run
         if cost is None:
             return self.in_flight > 0
         return self.in_flight * cost + cost > remaining + 1e-12
+
+    def use_leases(self) -> None:
+        """Fleet mode: spend only what Keeper granted (``grant``); nothing until the first grant."""
+        if self.leased is None:
+            self.leased = 0.0
+
+    def grant(self, amount: float, day: int) -> None:
+        """Add a lease of ``amount`` for UTC day ``day`` (a lease for another day is dropped)."""
+        self._roll_over(self._clock())
+        if day == self._day and self.leased is not None:
+            self.leased += amount
+
+    @property
+    def day(self) -> int:
+        """Today's UTC day number, the key of the day's leases."""
+        self._roll_over(self._clock())
+        return self._day
+
+    def headroom(self) -> float:
+        """Lease not yet spent nor reserved by runs in flight (fleet mode; 0 outside it)."""
+        if self.leased is None:
+            return 0.0
+        return self.leased - self.spent - self.in_flight * (self.cost_per_run or 0.0)
 
     @property
     def cost_per_run(self) -> float | None:
@@ -222,6 +247,8 @@ class DailyBudget:
         # A process started mid-day measures its rates from its own start, later days from midnight.
         self._window_start = now if self._day < 0 else float(day * SECONDS_PER_DAY)
         self._day = day
+        if self.leased is not None:
+            self.leased = 0.0  # yesterday's leases end with it
         self.spent = 0.0
         self.scored_runs = 0
         self.in_flight = 0

@@ -135,6 +135,7 @@ class RuleEngine:
         }
         self._sampled: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._fleet_share: tuple[int, Mapping[str, tuple[float, int]]] | None = None
+        self._leases = False
 
     def with_rules(self, config: SamplingConfig) -> RuleEngine:
         """A new engine for a new rule set that carries on the state of the rules that did not change.
@@ -153,6 +154,8 @@ class RuleEngine:
             if name in self._budgets:
                 engine._budgets[name] = self._budgets[name]
         engine._sampled = OrderedDict((key, None) for key in self._sampled if key[0] in engine.rules)
+        if self._leases:  # a fleet replica: a new budget spends only what it is granted
+            engine.use_leases()
         if self._fleet_share is not None:  # a fleet replica: new rules start at its share, not the whole cap
             engine.set_fleet_share(*self._fleet_share)
         return engine
@@ -200,6 +203,16 @@ class RuleEngine:
 
     def budget_rules(self) -> list[str]:
         return list(self._budgets)
+
+    def use_leases(self) -> None:
+        """Fleet mode: every daily budget spends only leases granted through Keeper (``grant``)."""
+        self._leases = True
+        for budget in self._budgets.values():
+            budget.use_leases()
+
+    def budget(self, rule: str) -> DailyBudget | None:
+        """A rule's daily budget (the fleet member reads its headroom and grants it leases)."""
+        return self._budgets.get(rule)
 
     def set_fleet_share(self, members: int, fleet_spent: Mapping[str, tuple[float, int]]) -> None:
         """Hold this replica's share of every cap: 1/``members`` of each rate, and of each budget's remainder.

@@ -15,10 +15,12 @@ live replica has had ``runs.max_wait_s`` to make ready and decide what it held, 
 unhandled traces that began before the loss and that it owns by trace id among the live members, and
 assembles and scores them as a restarted process would (storage says which runs were handled already).
 
-Caps: each replica holds 1/N of every ``max_per_minute`` and an equal part of what is left of each daily
-budget, where "spent" is the whole fleet's spend today as the shared ``scores`` table has it (read every
-``share_sync_s``). With Keeper unreachable the last membership stays in force, so owners and shares hold
-still until it answers again.
+Caps: each replica holds 1/N of every ``max_per_minute``. A daily budget is leased: a replica spends only
+what it leased from Keeper (``fleet.leases``), topped up before it runs out, so the fleet never spends more
+than the limit; its sampling rate is paced on its share of what the whole fleet has left today (the shared
+``scores`` table says what was spent, read every ``share_sync_s``). With Keeper unreachable the last
+membership stays in force, so owners and shares hold still until it answers again, and no lease is taken:
+a replica spends at most what it holds.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
+from spanscore.fleet.leases import take_lease
 from spanscore.runs.recovery import StoredSpanSource
 from spanscore.storage.reads.recovery import session_turn_keys, spend_since, stored_turn_runs, unscored_sessions
 
@@ -66,6 +69,8 @@ class FleetMember:
         fleet.on_members(self._members_changed)
         live.dispatcher.owns_session = self.owns_session
         live.dispatcher.sessions_shared = True
+        live.engine.use_leases()
+        self.leases_taken = 0
 
     def owns_session(self, session_id: str) -> bool:
         return self._fleet.owns(f"session:{session_id}")
@@ -109,6 +114,7 @@ class FleetMember:
                 if now >= next_share:
                     next_share = now + self._config.share_sync_s
                     await self.sync_shares()
+                await self.top_up_leases()
                 if self._orphans is not None and now >= self._orphans[0]:
                     await self.take_up_orphans(self._orphans[1])
                     self._orphans = None
@@ -205,6 +211,33 @@ class FleetMember:
         for key in old:
             del self._seen[key]
 
+    async def top_up_leases(self) -> float:
+        """Lease more of a budget from Keeper before this replica's lease runs out; what was granted."""
+        if not self._fleet.connected:
+            return 0.0  # safe mode: spend what is held, lease nothing
+        granted = 0.0
+        engine = self._live.engine
+        members = max(1, len(self._fleet.members()))
+        for rule in engine.budget_rules():
+            budget = engine.budget(rule)
+            if budget is None or budget.leased is None:
+                continue
+            cost = budget.cost_per_run or 0.0
+            low_water = max(2 * cost, budget.configured_limit / (40 * members))
+            if budget.headroom() >= low_water:
+                continue
+            day = budget.day
+            minimum = max(2 * cost, budget.configured_limit / (20 * members))
+            chunk = await asyncio.to_thread(
+                take_lease, self._fleet, rule, day, budget.configured_limit, members=members, minimum=minimum
+            )
+            current = self._live.engine.budget(rule)  # the rules may have changed meanwhile
+            if chunk > 0 and current is not None:
+                current.grant(chunk, day)
+                granted += chunk
+                self.leases_taken += 1
+        return granted
+
     async def sync_shares(self) -> None:
         """Size this replica's caps from the live members and the fleet's spend today."""
         engine = self._live.engine
@@ -224,6 +257,7 @@ class FleetMember:
             "fleet_sessions_released": float(self.sessions_released),
             "fleet_sync_failures": float(self.poll_failures),
             "fleet_orphan_traces_taken": float(self.orphan_traces_taken),
+            "fleet_budget_leases_taken": float(self.leases_taken),
         }
 
 

@@ -59,6 +59,7 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "fleet_sessions_taken_over": ("counter", "Open sessions taken up from the store after the members changed."),
     "fleet_sessions_released": ("counter", "Sessions forgotten here because another replica owns them now."),
     "fleet_sync_failures": ("counter", "Rounds of session and budget-share sync that failed (retried)."),
+    "fleet_budget_leases_taken": ("counter", "Leases of daily budgets this replica took from Keeper."),
     "fleet_orphan_traces_taken": ("counter", "Traces a lost replica was assembling, taken up here to be scored."),
     "scored_runs_dead_lettered": ("counter", "Scored-run views storage refused and moved to the dead letters."),
     "scored_runs_dead_letters_waiting": ("gauge", "Scored-run views in dead-letter files now, waiting for replay."),
