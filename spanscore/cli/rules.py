@@ -86,6 +86,7 @@ def _diff(rules: list[dict[str, Any]], call_api: CallApi, no_service: str) -> in
     running = _running(call_api, f"{no_service}; nothing to compare with")
     if running is None:
         return 2
+    _fleet_note(running)
     change = diff_rules(running["rules"], rules)
     if change.empty:
         print(f"same rules as the service (version {running['version']})")
@@ -111,9 +112,28 @@ def _show(call_api: CallApi, no_service: str) -> int:
     running = _running(call_api, no_service)
     if running is None:
         return 1
+    _fleet_note(running, prefix="# ")
     print(f"# rules version {running['version']} (generation {running['generation']}), as the service runs them")
     print(yaml.safe_dump({"rules": running["rules"]}, sort_keys=False, allow_unicode=True), end="")
     return 0
+
+
+def _fleet_note(running: dict[str, Any], *, prefix: str = "") -> None:
+    """In a fleet: the fleet's version and every replica that does not run it (the diff is against the fleet)."""
+    fleet = running.get("fleet")
+    if not isinstance(fleet, dict):
+        return
+    if fleet.get("error"):
+        print(f"{prefix}fleet: {fleet['error']}; compared with this replica's rules only")
+        return
+    wanted = fleet.get("rules_version")
+    replicas = fleet.get("replicas") or {}
+    print(f"{prefix}fleet rules v{fleet.get('version')} ({wanted}) on {len(replicas)} replicas")
+    for name, applied in sorted(replicas.items()):
+        if applied.get("rules_version") != wanted:
+            print(f"{prefix}  replica {name} runs {applied.get('rules_version')}, not the fleet's (see its log)")
+    if running.get("version") != wanted:
+        print(f"{prefix}  the replica answering runs {running.get('version')}, not the fleet's")
 
 
 def _version_of(rules: list[dict[str, Any]]) -> str:

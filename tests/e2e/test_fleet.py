@@ -18,6 +18,7 @@ import aiohttp
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 
+from spanscore.cli.commands import main
 from spanscore.config import ServiceConfig
 from spanscore.fleet.config import FleetConfig
 from spanscore.sampling.rules import RuleConfig
@@ -180,7 +181,9 @@ async def _count(service: Service, sql: str, expected: int) -> bool:
     return int((await query(service, sql))[0][0]) >= expected
 
 
-async def test_a_rule_change_on_one_replica_reaches_every_replica(make_fleet: MakeFleet) -> None:
+async def test_a_rule_change_on_one_replica_reaches_every_replica(
+    make_fleet: MakeFleet, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     replicas = await make_fleet(3, [SESSION_RULE])
     new = {"rules": [{"name": "turns-only", "target": "session", "scorers": ["turn_count"]}]}
     async with aiohttp.ClientSession() as http:
@@ -208,6 +211,15 @@ async def test_a_rule_change_on_one_replica_reaches_every_replica(make_fleet: Ma
 
         await until(reported, timeout_s=10)
     assert all(s.live is not None and list(s.live.scorers) == ["turns-only"] for s in replicas)
+    # rules diff, against any replica, compares with the fleet's set and names it.
+    assert last is not None
+    config = tmp_path / "cli.yaml"
+    config.write_text(f"api: {{port: {last.port}}}\n")
+    wanted = tmp_path / "wanted.yaml"
+    wanted.write_text("rules: [{name: turns-only, target: session, scorers: [turn_count]}]\n")
+    code = await asyncio.to_thread(main, ["rules", "diff", str(wanted), "-c", str(config)])
+    out = capsys.readouterr().out
+    assert code == 0 and f"fleet rules v1 ({version}) on 3 replicas" in out and "same rules" in out
 
 
 async def test_rate_caps_are_shared_so_the_fleet_keeps_the_configured_cap(make_fleet: MakeFleet) -> None:
