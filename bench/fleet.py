@@ -31,13 +31,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from aiohttp import ClientSession, web
+from aiohttp import ClientSession
 from opentelemetry.sdk.trace import ReadableSpan
 
 from spanscore.config import ServiceConfig
 from spanscore.fleet.config import FleetConfig
 from spanscore.sampling.rules import RuleConfig
 from spanscore.server.service import Service
+from tests.e2e.alert_parts import Receiver
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_targets import rag_traces
 from tests.fakes.fake_openai import FakeJudgeServer, Reply
@@ -46,32 +47,6 @@ from tests.zookeeper import start_zookeeper
 
 TOKENS_PER_CALL = 70  # the fake judge's usage: 50 in, 20 out
 WAIT_S = 120.0
-
-
-class Receiver:
-    """A webhook receiver on loopback that keeps every alert notification."""
-
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-        self._runner: web.AppRunner | None = None
-        self.port = 0
-
-    async def start(self) -> None:
-        app = web.Application()
-        app.router.add_post("/hook", self._hook)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
-
-    async def _hook(self, request: web.Request) -> web.Response:
-        self.events.append(await request.json())
-        return web.Response(text="ok")
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
 
 
 def rules(limit_calls: int) -> list[dict[str, Any]]:
@@ -139,9 +114,9 @@ async def wait_for(check: Any, timeout_s: float = WAIT_S) -> bool:
 async def scenario(args: argparse.Namespace, base: Path, keeper: str) -> dict[str, Any]:
     judge = FakeJudgeServer(default_reply=Reply.json({"verdicts": [{"verdict": "no", "reason": "polite"}]}))
     await judge.start()
-    receiver = Receiver()
+    receiver = Receiver()  # a webhook on loopback that keeps every alert notification
     await receiver.start()
-    hook = f"http://127.0.0.1:{receiver.port}/hook"
+    hook = receiver.url
     replicas = [Service(replica_config(args, i, base, keeper, judge.base_url, hook)) for i in range(args.replicas)]
     for service in replicas:
         await service.start()
@@ -178,11 +153,11 @@ async def scenario(args: argparse.Namespace, base: Path, keeper: str) -> dict[st
         await wait_for(lambda: _resolved(receiver), timeout_s=args.quiet * 4 + WAIT_S)
         await asyncio.sleep(2.0)
         stored = int((await query(survivor, "SELECT uniqExact(SpanId) FROM otel_traces"))[0][0])
-        transitions = len({(e.get("transition_id"), e.get("status")) for e in receiver.events})
+        transitions = len({(e.get("transition_id"), e.get("status")) for e in receiver.bodies})
         return {
             "replicas": args.replicas,
             "sessions": sessions,
-            "alerts": {"transitions": transitions, "notifications": len(receiver.events)},
+            "alerts": {"transitions": transitions, "notifications": len(receiver.bodies)},
             "budget": {"limit_calls": args.limit_calls, "judge_calls": len(judge.requests)},
             "rules": {"converged_s": rule_change},
             "replica_kill": {
@@ -234,7 +209,7 @@ async def _all_sessions_scored(service: Service, count: int) -> bool:
 
 
 async def _resolved(receiver: Receiver) -> bool:
-    return any(event.get("status") == "resolved" for event in receiver.events)
+    return any(event.get("status") == "resolved" for event in receiver.bodies)
 
 
 async def session_outcomes(service: Service, sent: dict[str, int]) -> dict[str, int]:
