@@ -198,7 +198,7 @@ def spans_from_request(request: ExportTraceServiceRequest, bounds: DecodeBounds 
 
 def _events(events: Any, bounds: DecodeBounds) -> tuple[SpanEvent, ...]:
     """The first ``max_events`` events, each with at most ``max_event_attributes`` attributes."""
-    bounds.dropped_events += max(0, len(events) - bounds.max_events)
+    bounds.dropped.events += max(0, len(events) - bounds.max_events)
     out = []
     for index, event in enumerate(bounds.head(events, bounds.max_events)):
         at = event.time_unix_nano
@@ -210,7 +210,7 @@ def _events(events: Any, bounds: DecodeBounds) -> tuple[SpanEvent, ...]:
 
 def _links(links: Any, bounds: DecodeBounds) -> tuple[SpanLink, ...]:
     """The first ``max_links`` links, each with well-formed ids and at most ``max_link_attributes`` attributes."""
-    bounds.dropped_links += max(0, len(links) - bounds.max_links)
+    bounds.dropped.links += max(0, len(links) - bounds.max_links)
     out = []
     for index, link in enumerate(bounds.head(links, bounds.max_links)):
         trace_id, span_id = link.trace_id, link.span_id
@@ -225,7 +225,7 @@ def _links(links: Any, bounds: DecodeBounds) -> tuple[SpanLink, ...]:
 
 
 def _capped_attributes(attributes: Any, limit: int, bounds: DecodeBounds) -> dict[str, str]:
-    bounds.dropped_attributes += max(0, len(attributes) - limit)
+    bounds.dropped.attributes += max(0, len(attributes) - limit)
     return attributes_to_dict(bounds.head(attributes, limit), bounds.max_value_depth)
 
 

@@ -11,11 +11,11 @@ attributes beyond the per-set cap are dropped, and both are counted so the loss 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from spanscore.collector.bounds import DecodeBounds
+from spanscore.collector.bounds import DecodeBounds, Drops
 from spanscore.errors import PayloadTooLargeError
 from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
 
@@ -70,17 +70,14 @@ class LimitsConfig(BaseModel):
 @dataclass(slots=True)
 class LimitCounters:
     truncated_values: int = 0
-    dropped_attributes: int = 0
     refused_requests: int = 0
     refused_log_requests: int = 0
-    dropped_events: int = 0
-    dropped_links: int = 0
+    dropped: Drops = field(default_factory=Drops)
+    """Events, links and attributes dropped by the count caps, summed over requests."""
 
     def add_decode_drops(self, bounds: DecodeBounds) -> None:
         """Add what one request's decoding dropped (events, links, event and link attributes)."""
-        self.dropped_events += bounds.dropped_events
-        self.dropped_links += bounds.dropped_links
-        self.dropped_attributes += bounds.dropped_attributes
+        self.dropped.add(bounds.dropped)
 
 
 class _Limiter:
@@ -103,7 +100,7 @@ class _Limiter:
     def attributes(self, attributes: dict[str, str], longest: int) -> dict[str, str]:
         config = self.config
         if len(attributes) > config.max_attributes_per_span:
-            self.counters.dropped_attributes += len(attributes) - config.max_attributes_per_span
+            self.counters.dropped.attributes += len(attributes) - config.max_attributes_per_span
             attributes = dict(list(attributes.items())[: config.max_attributes_per_span])
         names = config.max_name_chars
         if all(len(v) <= longest and len(k) <= names for k, v in attributes.items()):
