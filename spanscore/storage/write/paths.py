@@ -25,6 +25,7 @@ from spanscore.storage.write.deadletter import DeadLetters
 from spanscore.storage.write.salvage import DAY_NS, InsertFn, PartitionKey, Salvager
 from spanscore.storage.write.spool import Spool, SpoolCodec
 from spanscore.storage.write.writer import BatchWriter, EncodedInsertFn
+from spanscore.storage.write.writer_config import WriterConfig
 
 if TYPE_CHECKING:
     from spanscore.storage.config import StorageConfig
@@ -116,20 +117,17 @@ def _writer(
     if not spooling:
         acknowledge = "stored"  # no spool to acknowledge from (the config allows that only by default)
     dead = DeadLetters(dead_letter_dir(storage.spool_dir, name), name, codec) if storage.spool_dir else None
+    config = WriterConfig.from_storage(
+        storage, max_pending=max_pending, acknowledge=acknowledge, bulk=insert_bulk is not None
+    )
     return BatchWriter(
         name,
         insert,
-        batch_max=storage.batch_max_spans,
-        flush_interval=storage.flush_interval_s,
-        max_pending=max_pending,
+        config,
         spool=spool_for(storage, name, codec) if spooling else None,
-        acknowledge=acknowledge,
-        insert_interval=storage.insert_interval_s,
         salvager=Salvager(name, dead, partition_key),
         insert_encoded=insert_encoded,
-        stuck_after_s=storage.stuck_after_s,
         stored=stored,
-        bulk_min=storage.bulk_min_records if insert_bulk is not None else 0,
         insert_bulk=insert_bulk,
     )
 

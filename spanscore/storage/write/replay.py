@@ -23,6 +23,7 @@ from spanscore.storage.write.inserter import Inserter
 from spanscore.storage.write.logged_batches import LoggedBatches
 from spanscore.storage.write.salvage import Salvage
 from spanscore.storage.write.spool import Spool
+from spanscore.storage.write.writer_config import WriterConfig
 
 log = logging.getLogger(__name__)
 
@@ -35,20 +36,17 @@ class SpoolReplay(Generic[T]):
         spool: Spool[T],
         inserter: Inserter[T],
         logged: LoggedBatches[T],
+        config: WriterConfig,
         *,
-        batch_max: int,
-        linger: bool,
-        insert_interval: float,
-        backoff_s: float,
         join_encoded: Callable[[list[bytes]], bytes] | None,
     ) -> None:
         self._spool = spool
         self._inserter = inserter
         self._logged = logged
-        self._batch_max = batch_max
-        self._linger_enabled = linger
-        self._insert_interval = insert_interval
-        self._backoff = backoff_s
+        self._batch_max = config.batch_max
+        self._linger_enabled = config.acknowledge == "spooled"
+        self._insert_interval = config.insert_interval
+        self._backoff = config.replay_backoff_s
         self._join_encoded = join_encoded
         self._retry: list[Path] = []  # the batch files of a failed insert, retried exactly as they were
         self._salvaging: Salvage[T] | None = None  # the refused set at the head of the spool, part-stored

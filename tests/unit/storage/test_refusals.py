@@ -106,7 +106,7 @@ def test_dead_letters_survive_a_reopen_and_remove_by_id(tmp_path: Path) -> None:
 
 async def test_a_writer_retrying_past_its_limit_reports_stuck_until_storage_takes_rows(tmp_path: Path) -> None:
     from spanscore.storage.write.spool import Spool
-    from spanscore.storage.write.writer import BatchWriter
+    from spanscore.storage.write.writer import BatchWriter, WriterConfig
 
     stored: list[int] = []
     down = {"on": True}
@@ -119,12 +119,8 @@ async def test_a_writer_retrying_past_its_limit_reports_stuck_until_storage_take
     writer: BatchWriter[int] = BatchWriter(
         "numbers",
         insert,
-        batch_max=10,
-        flush_interval=0.0,
-        max_pending=100,
+        WriterConfig(batch_max=10, flush_interval=0.0, max_pending=100, replay_backoff_s=0.01, stuck_after_s=0.0),
         spool=Spool(tmp_path / "spool", 1 << 20),
-        replay_backoff_s=0.01,
-        stuck_after_s=0.0,
     )
     await writer.start()
     try:

@@ -1,0 +1,99 @@
+"""The stage behind a writer's group commits: it makes one batch durable, in storage or in the spool.
+
+``GroupCommit`` hands each batch here as a ``Consumer``; the batch is acknowledged when ``consume``
+returns. With ``acknowledge="spooled"`` every batch is fsynced in the spool and the replay inserts it;
+otherwise it is inserted, and when the insert fails and a spool exists it is spooled instead. While the
+spool holds batches, new ones queue behind them, so storage receives everything in arrival order. A
+batch the engine refuses for what it holds is salvaged row by row (``Salvager``). The bulk lane is the
+same stage inserting on its own connection (``bulk``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from spanscore.storage.insert_errors import InsertDataError
+from spanscore.storage.write.inserter import Inserter
+from spanscore.storage.write.logged_batches import LoggedBatches
+from spanscore.storage.write.replay import SpoolReplay
+from spanscore.storage.write.spool import Spool
+
+T = TypeVar("T")
+
+
+class Durable(Generic[T]):
+    def __init__(
+        self,
+        inserter: Inserter[T],
+        spool: Spool[T] | None,
+        replay: SpoolReplay[T] | None,
+        logged: LoggedBatches[T],
+        *,
+        ack_spooled: bool,
+        bulk: bool = False,
+    ) -> None:
+        self._inserter = inserter
+        self._spool = spool
+        self._replay = replay
+        self._logged = logged
+        """Batches logged for a spooled acknowledgement, kept in memory until the replay inserts them."""
+        self._ack_spooled = ack_spooled
+        self._bulk = bulk
+
+    def bulk_lane(self) -> Durable[T]:
+        """The same stage for the bulk lane: its inserts use the inserter's bulk connection."""
+        return Durable(
+            self._inserter, self._spool, self._replay, self._logged, ack_spooled=self._ack_spooled, bulk=True
+        )
+
+    async def consume(self, records: Sequence[T], /) -> None:
+        """Make ``records`` durable: in storage, or (when storage fails and a spool exists) on disk."""
+        inserter = self._inserter
+        if self._ack_spooled:
+            path, written = await self._to_spool(records, count=False)
+            self._logged.keep(path, records, written if inserter.insert_encoded is not None else None)
+            return
+        if self._spool is not None and self._spool.batches:
+            await self._to_spool(records)  # storage is behind its spool: keep arrival order
+            return
+        try:
+            await inserter.store(records, bulk=self._bulk)
+        except InsertDataError as exc:
+            await self._salvage_now(records, exc)
+            return
+        except Exception as exc:
+            await self._failed(exc, records)
+            return
+        inserter.recovered()
+        await inserter.stored(records)
+
+    async def _salvage_now(self, records: Sequence[T], error: InsertDataError) -> None:
+        """Store a refused batch piece by piece; if storage goes away meanwhile, spool what is left."""
+        salvage = self._inserter.begin_salvage(records, error)
+        try:
+            await salvage.run()
+        except Exception as exc:
+            await self._failed(exc, salvage.remaining)
+        else:
+            self._inserter.recovered()
+        finally:
+            await self._inserter.stored(salvage.stored, salvage.inserts)
+
+    async def _failed(self, exc: Exception, records: Sequence[T]) -> None:
+        """Storage failed: spool ``records``, or without a spool give the failure back to the exporters."""
+        self._inserter.failed(exc, len(records))
+        if self._spool is None:
+            raise exc
+        await self._to_spool(records)
+
+    async def _to_spool(self, records: Sequence[T], *, count: bool = True) -> tuple[Path, bytes]:
+        """Log one batch; returns its file and the bytes written."""
+        assert self._spool is not None and self._replay is not None
+        path, data = await asyncio.get_running_loop().run_in_executor(None, self._spool.append, records)
+        if count:
+            self._inserter.stats.spooled += len(records)
+        self._replay.wake()
+        return path, data
