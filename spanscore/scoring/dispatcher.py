@@ -62,7 +62,7 @@ class Dispatcher:
         self._scores = scores
         self._sessions = sessions
         self.workers: ScoringWorkers[RuleRun] = ScoringWorkers(
-            self.on_result,
+            _Finished(self),
             workers=config.workers,
             queue_size=config.queue_size,
             max_attempts=config.max_attempts,
@@ -160,3 +160,14 @@ class SessionDispatch:
                 ready = with_history(ready, await asyncio.to_thread(self._stored_turns, ready.run))
             subjects.append((Subject(ready.run, ready.reason), ready.reason == "session_continued"))
         await self._dispatcher.dispatch(subjects)
+
+
+class _Finished:
+    """``Consumer[ScoringJob[RuleRun]]``: the workers hand each ended job here, and the dispatcher books it."""
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self._dispatcher = dispatcher
+
+    async def consume(self, job: ScoringJob[RuleRun], /) -> None:
+        assert job.result is not None, "a job is handed on only once it ended"
+        await self._dispatcher.on_result(job, job.result)

@@ -17,11 +17,11 @@ import logging
 import random
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from spanscore.pipeline import Consumer
 from spanscore.run import Run
 from spanscore.scorers.base import Scorer, ScoreResult, Status
 
@@ -59,15 +59,12 @@ class ScoringJob(Generic[C]):
     created_at: float = field(default_factory=time.monotonic)
 
 
-ResultHandler = Callable[[ScoringJob[C], ScoreResult], Awaitable[None]]
-
-
 class ScoringWorkers(Generic[C]):
     """``submit`` waits while the queue is full: backpressure reaches the readiness loop, not memory."""
 
     def __init__(
         self,
-        on_result: ResultHandler[C],
+        finished: Consumer[ScoringJob[C]],
         *,
         workers: int = 8,
         queue_size: int = 1000,
@@ -78,7 +75,8 @@ class ScoringWorkers(Generic[C]):
         drain_timeout_s: float = 30.0,
     ) -> None:
         self._drain_timeout = drain_timeout_s
-        self._on_result = on_result
+        self._finished = finished
+        """The next stage: each job once it ended, with its ``result`` set."""
         self._queue: asyncio.Queue[ScoringJob[C]] = asyncio.Queue(maxsize=queue_size)
         self._workers = workers
         self._max_attempts = max_attempts
@@ -153,7 +151,7 @@ class ScoringWorkers(Generic[C]):
             job.result = result
             self._move(job, JobState.FAILED if result.status is Status.ERROR else JobState.SUCCEEDED)
             self.completed_per_rule[job.rule] += 1
-            await self._on_result(job, result)
+            await self._finished.consume(job)
             return
 
     async def _score(self, job: ScoringJob[C]) -> ScoreResult:
