@@ -17,46 +17,38 @@ from typing import Generic, TypeVar
 
 from spanscore.storage.insert_errors import InsertDataError
 from spanscore.storage.write.inserter import Inserter
-from spanscore.storage.write.logged_batches import LoggedBatches
 from spanscore.storage.write.replay import SpoolReplay
-from spanscore.storage.write.spool import Spool
 
 T = TypeVar("T")
 
 
 class Durable(Generic[T]):
+    """``Consumer[Sequence[T]]``: one writer's batches into storage, or into the spool its ``replay`` drains."""
+
     def __init__(
-        self,
-        inserter: Inserter[T],
-        spool: Spool[T] | None,
-        replay: SpoolReplay[T] | None,
-        logged: LoggedBatches[T],
-        *,
-        ack_spooled: bool,
-        bulk: bool = False,
+        self, inserter: Inserter[T], replay: SpoolReplay[T] | None, *, ack_spooled: bool, bulk: bool = False
     ) -> None:
+        if ack_spooled and replay is None:
+            raise ValueError("acknowledge='spooled' needs a spool")
         self._inserter = inserter
-        self._spool = spool
         self._replay = replay
-        self._logged = logged
-        """Batches logged for a spooled acknowledgement, kept in memory until the replay inserts them."""
+        """The spool's replay, which owns the spool and the batches logged for a spooled acknowledgement."""
         self._ack_spooled = ack_spooled
         self._bulk = bulk
 
     def bulk_lane(self) -> Durable[T]:
         """The same stage for the bulk lane: its inserts use the inserter's bulk connection."""
-        return Durable(
-            self._inserter, self._spool, self._replay, self._logged, ack_spooled=self._ack_spooled, bulk=True
-        )
+        return Durable(self._inserter, self._replay, ack_spooled=self._ack_spooled, bulk=True)
 
     async def consume(self, records: Sequence[T], /) -> None:
         """Make ``records`` durable: in storage, or (when storage fails and a spool exists) on disk."""
         inserter = self._inserter
         if self._ack_spooled:
+            assert self._replay is not None
             path, written = await self._to_spool(records, count=False)
-            self._logged.keep(path, records, written if inserter.insert_encoded is not None else None)
+            self._replay.logged.keep(path, records, written if inserter.insert_encoded is not None else None)
             return
-        if self._spool is not None and self._spool.batches:
+        if self._replay is not None and self._replay.spool.batches:
             await self._to_spool(records)  # storage is behind its spool: keep arrival order
             return
         try:
@@ -85,14 +77,14 @@ class Durable(Generic[T]):
     async def _failed(self, exc: Exception, records: Sequence[T]) -> None:
         """Storage failed: spool ``records``, or without a spool give the failure back to the exporters."""
         self._inserter.failed(exc, len(records))
-        if self._spool is None:
+        if self._replay is None:
             raise exc
         await self._to_spool(records)
 
     async def _to_spool(self, records: Sequence[T], *, count: bool = True) -> tuple[Path, bytes]:
         """Log one batch; returns its file and the bytes written."""
-        assert self._spool is not None and self._replay is not None
-        path, data = await asyncio.get_running_loop().run_in_executor(None, self._spool.append, records)
+        assert self._replay is not None
+        path, data = await asyncio.get_running_loop().run_in_executor(None, self._replay.spool.append, records)
         if count:
             self._inserter.stats.spooled += len(records)
         self._replay.wake()

@@ -40,9 +40,11 @@ class SpoolReplay(Generic[T]):
         *,
         join_encoded: Callable[[list[bytes]], bytes] | None,
     ) -> None:
-        self._spool = spool
+        self.spool = spool
+        """The write-ahead log this replay drains (the writer's ``Durable`` stage appends to it)."""
         self._inserter = inserter
-        self._logged = logged
+        self.logged = logged
+        """Batches logged for a spooled acknowledgement, kept in memory until inserted."""
         self._batch_max = config.batch_max
         self._linger_enabled = config.acknowledge == "spooled"
         self._insert_interval = config.insert_interval
@@ -78,7 +80,7 @@ class SpoolReplay(Generic[T]):
         At shutdown it keeps going while storage takes inserts, so a drained process leaves an empty
         spool; when storage is down it stops and the next process replays.
         """
-        spool = self._spool
+        spool = self.spool
         while True:
             if not spool.batches:
                 if self.closing:
@@ -109,27 +111,27 @@ class SpoolReplay(Generic[T]):
         await wait_while(
             self._spooled,
             self._last_insert + self._insert_interval,
-            lambda: not self.closing and self._logged.count < self._batch_max,
+            lambda: not self.closing and self.logged.count < self._batch_max,
         )
 
     async def _next(self) -> tuple[list[Path], list[T], int]:
         """The batch files for the next insert, their records, and how many of those came from disk."""
         loop = asyncio.get_running_loop()
-        spool = self._spool
+        spool = self.spool
         taken: list[Path] = []
         records: list[T] = []
         from_disk = 0
         if self._retry:
             taken = list(self._retry)
             for path in taken:
-                batch = self._logged.records(path)
+                batch = self.logged.records(path)
                 if batch is None:
                     batch = await loop.run_in_executor(None, spool.read, path)
                     from_disk += len(batch)
                 records.extend(batch)
             return taken, records, from_disk
         for path in await loop.run_in_executor(None, spool.waiting, 256):
-            batch = self._logged.records(path)
+            batch = self.logged.records(path)
             if batch is None:  # read back from disk: it goes alone
                 if not taken:
                     records = await loop.run_in_executor(None, spool.read, path)
@@ -156,9 +158,9 @@ class SpoolReplay(Generic[T]):
             return False
         self._inserter.recovered()
         self._retry = []
-        await loop.run_in_executor(None, _remove_all, self._spool, taken)
+        await loop.run_in_executor(None, _remove_all, self.spool, taken)
         for path in taken:
-            self._logged.forget(path)
+            self.logged.forget(path)
         self._inserter.stats.replayed += from_disk
         await self._inserter.stored(stored)
         if from_disk:
@@ -166,7 +168,7 @@ class SpoolReplay(Generic[T]):
                 "replayed spooled batches writer=%s records=%d left=%d",
                 self._inserter.name,
                 from_disk,
-                self._spool.batches,
+                self.spool.batches,
             )
         return True
 
@@ -177,7 +179,7 @@ class SpoolReplay(Generic[T]):
         of the same set instead of starting over.
         """
         if self._salvaging is None:
-            encoded = [self._logged.encoded(path) for path in taken]
+            encoded = [self.logged.encoded(path) for path in taken]
             joined = None
             if self._join_encoded is not None and None not in encoded:
                 joined = self._join_encoded([data for data in encoded if data is not None])

@@ -79,14 +79,9 @@ class BatchWriter(Generic[T]):
         insert_bulk: InsertFn[T] | None = None,
     ) -> None:
         ack_spooled = config.acknowledge == "spooled"
-        if ack_spooled and spool is None:
-            raise ValueError("acknowledge='spooled' needs a spool")
         self.name = name
         self.stats = WriterStats()
         self._config = config
-        # Only batches logged for a spooled acknowledgement are kept, so only that mode uses it.
-        self._logged: LoggedBatches[T] = LoggedBatches(config.max_pending, config.cache_max_bytes)
-        logged = self._logged
         join = spool.codec.join if spool is not None and ack_spooled else None
         self.inserter: Inserter[T] = Inserter(
             name,
@@ -97,12 +92,13 @@ class BatchWriter(Generic[T]):
             insert_encoded=insert_encoded if join is not None else None,
             insert_bulk=insert_bulk,
         )
-        self._spool = spool
         self._replay: SpoolReplay[T] | None = None
         if spool is not None:
             encoded = join if self.inserter.insert_encoded is not None else None
+            # Only batches logged for a spooled acknowledgement are kept, so only that mode fills it.
+            logged: LoggedBatches[T] = LoggedBatches(config.max_pending, config.cache_max_bytes)
             self._replay = SpoolReplay(spool, self.inserter, logged, config, join_encoded=encoded)
-        durable = Durable(self.inserter, spool, self._replay, logged, ack_spooled=ack_spooled)
+        durable = Durable(self.inserter, self._replay, ack_spooled=ack_spooled)
         self._lanes: list[GroupCommit[T]] = [GroupCommit(name, durable, config, self.stats)]
         if config.bulk_min > 0:
             self._lanes.append(GroupCommit(f"{name}-bulk", durable.bulk_lane(), config, self.stats))
@@ -129,7 +125,8 @@ class BatchWriter(Generic[T]):
     def problems(self) -> list[str]:
         """What keeps this writer from being healthy: retrying for too long, or rows dead-lettered."""
         found = []
-        held = self._spool is not None and self._spool.batches > 0  # without a spool, failures went back to clients
+        # Without a spool, failures went back to the clients: nothing is held.
+        held = self._replay is not None and self._replay.spool.batches > 0
         waited = self.inserter.failing_for
         if held and waited is not None and waited > self._config.stuck_after_s:
             found.append(f"{self.name} writer has been retrying for {waited:.0f}s: {self.stats.last_error}")

@@ -254,11 +254,12 @@ async def test_logged_batches_past_the_byte_bound_are_read_back_from_the_log(tmp
     await writer.start()
     for index in range(5):
         await writer.consume([_span(index)])
-    assert writer._logged.size <= 2 * one_batch + 1 and len(writer._logged) <= 2
+    assert writer._replay is not None
+    assert writer._replay.logged.size <= 2 * one_batch + 1 and len(writer._replay.logged) <= 2
     gate.set()
     await _until(lambda: writer.stats.stored == 5)
     await writer.shutdown()
     from_memory = [span for body in bodies for span in spans_from_json(body)]
     assert sorted(from_memory + read_back, key=lambda span: span.name) == [_span(index) for index in range(5)]
     assert read_back and writer.stats.replayed == len(read_back)  # the uncached ones came from the log
-    assert writer._logged.size == 0 and not _logged(tmp_path)
+    assert writer._replay.logged.size == 0 and not _logged(tmp_path)
