@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from spanscore.errors import ConfigError
 from spanscore.export.forward import ScoreExporter
 from spanscore.metric_keys import metric_key
-from spanscore.pipeline import Consumer, FanOut
+from spanscore.pipeline import Calling, Consumer, FanOut
 from spanscore.run import SPAN_TARGETS, Run, Turn
 from spanscore.runs.config import RunsConfig, SessionsConfig
 from spanscore.runs.intake import StoredLogs, StoredSpans
@@ -49,7 +49,7 @@ from spanscore.storage.connection import is_embedded
 from spanscore.storage.reads.recovery import session_turns, spend_since, unscored_sessions
 from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow
-from spanscore.storage.write.writer import BatchWriter, WriterConfig
+from spanscore.storage.write.writer import BatchWriter, Inserts, WriterConfig
 
 if TYPE_CHECKING:  # the judge client loads litellm; config loading imports this module and must not
     from spanscore.scorers.judge.current import Judge
@@ -298,7 +298,7 @@ def _memory_writers(
     """Writers without a spool (backfill, tests): a storage failure is retried by ``UntilDurable``."""
     config = WriterConfig(batch_max=batch_max, flush_interval=flush_interval, max_pending=100_000)
     return (
-        BatchWriter("scores", store.insert_scores, config),
-        BatchWriter("decisions", store.insert_decisions, config),
-        BatchWriter("scored_runs", store.insert_scored_runs, config),
+        BatchWriter("scores", Inserts(Calling(store.insert_scores)), config),
+        BatchWriter("decisions", Inserts(Calling(store.insert_decisions)), config),
+        BatchWriter("scored_runs", Inserts(Calling(store.insert_scored_runs)), config),
     )

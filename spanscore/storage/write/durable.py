@@ -46,7 +46,7 @@ class Durable(Generic[T]):
         if self._ack_spooled:
             assert self._replay is not None
             path, written = await self._to_spool(records, count=False)
-            self._replay.logged.keep(path, records, written if inserter.insert_encoded is not None else None)
+            self._replay.logged.keep(path, records, written if inserter.inserts.encoded is not None else None)
             return
         if self._replay is not None and self._replay.spool.batches:
             await self._to_spool(records)  # storage is behind its spool: keep arrival order

@@ -26,7 +26,7 @@ on. Only retryable failures are retried; a writer that has been failing for long
 than ``stuck_after_s`` says so in ``problems()``, which ``/healthz`` reports.
 
 A batch of at least ``bulk_min`` records (one large export) goes through a second group commit,
-the bulk lane, and is inserted on a connection of its own (``insert_bulk``) or spooled beside the
+the bulk lane, and is inserted on a connection of its own (``Inserts.bulk``) or spooled beside the
 small ones: a 70,000-span insert takes most of a second, and small exports, whose OK waits for
 their own insert or fsync, would otherwise queue behind it. The bulk lane is bounded by
 ``max_pending`` like the small one.
@@ -41,19 +41,21 @@ them together from one ``WriterConfig``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Generic, TypeVar
 
 from spanscore.pipeline import Consumer
 from spanscore.storage.write.durable import Durable
 from spanscore.storage.write.group_commit import GroupCommit, WriterStats
-from spanscore.storage.write.inserter import EncodedInsertFn, Inserter
+from spanscore.storage.write.inserter import Inserter
+from spanscore.storage.write.inserts import Inserts
 from spanscore.storage.write.logged_batches import LoggedBatches
 from spanscore.storage.write.replay import SpoolReplay
-from spanscore.storage.write.salvage import InsertFn, Salvager
+from spanscore.storage.write.salvage import Salvager
 from spanscore.storage.write.spool import Spool
 from spanscore.storage.write.writer_config import WriterConfig
 
-__all__ = ["BatchWriter", "EncodedInsertFn", "InsertFn", "WriterConfig"]
+__all__ = ["BatchWriter", "Inserts", "WriterConfig"]
 
 T = TypeVar("T")
 
@@ -61,40 +63,32 @@ T = TypeVar("T")
 class BatchWriter(Generic[T]):
     """Bounded, flushing on size or time, with ``shutdown`` that drains.
 
-    ``config`` holds the numbers; the arguments are the parts: where records are inserted (``insert``, and
-    optionally ``insert_encoded`` and ``insert_bulk``), the stage that gets them once stored, the spool and
-    the salvager.
+    ``config`` holds the numbers; the arguments are the parts: where records are inserted (``inserts``),
+    the stage that gets them once stored, the spool and the salvager.
     """
 
     def __init__(
         self,
         name: str,
-        insert: InsertFn[T],
+        inserts: Inserts[T],
         config: WriterConfig,
         *,
         stored: Consumer[Sequence[T]] | None = None,
         spool: Spool[T] | None = None,
         salvager: Salvager[T] | None = None,
-        insert_encoded: EncodedInsertFn | None = None,
-        insert_bulk: InsertFn[T] | None = None,
     ) -> None:
         ack_spooled = config.acknowledge == "spooled"
         self.name = name
         self.stats = WriterStats()
         self._config = config
         join = spool.codec.join if spool is not None and ack_spooled else None
-        self.inserter: Inserter[T] = Inserter(
-            name,
-            insert,
-            stats=self.stats,
-            salvager=salvager or Salvager(name),
-            stored=stored,
-            insert_encoded=insert_encoded if join is not None else None,
-            insert_bulk=insert_bulk,
-        )
+        if join is None:
+            inserts = replace(inserts, encoded=None)  # the log's bytes are kept only behind a spooled ack
+        salvager = salvager or Salvager(name)
+        self.inserter: Inserter[T] = Inserter(name, inserts, stats=self.stats, salvager=salvager, stored=stored)
         self._replay: SpoolReplay[T] | None = None
         if spool is not None:
-            encoded = join if self.inserter.insert_encoded is not None else None
+            encoded = join if inserts.encoded is not None else None
             # Only batches logged for a spooled acknowledgement are kept, so only that mode fills it.
             logged: LoggedBatches[T] = LoggedBatches(config.max_pending, config.cache_max_bytes)
             self._replay = SpoolReplay(spool, self.inserter, logged, config, join_encoded=encoded)

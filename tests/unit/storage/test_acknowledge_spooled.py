@@ -11,12 +11,12 @@ import pytest
 
 from spanscore.config import ConfigError, load_config
 from spanscore.errors import RetryableError
-from spanscore.pipeline import Consumer
+from spanscore.pipeline import Calling, Consumer
 from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
 from spanscore.storage.rows import join_json_arrays, records_to_json, spans_from_json
 from spanscore.storage.write.paths import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC
 from spanscore.storage.write.spool import Spool
-from spanscore.storage.write.writer import BatchWriter, WriterConfig
+from spanscore.storage.write.writer import BatchWriter, Inserts, WriterConfig
 from tests.fakes.collected import Collected
 
 
@@ -55,7 +55,7 @@ def _writer(
         batch_max=batch_max, flush_interval=0.0, max_pending=1000, acknowledge="spooled",
         replay_backoff_s=0.01, insert_interval=insert_interval,
     )  # fmt: skip
-    return BatchWriter("t", store.insert, config, spool=Spool(spool_dir, 1 << 20), stored=stored)
+    return BatchWriter("t", Inserts(Calling(store.insert)), config, spool=Spool(spool_dir, 1 << 20), stored=stored)
 
 
 async def _until(condition, wait_s: float = 10.0) -> None:  # type: ignore[no-untyped-def]
@@ -115,7 +115,9 @@ async def test_a_log_left_by_a_dead_process_is_inserted_by_the_next(tmp_path: Pa
 def test_spooled_acknowledgement_needs_a_writer_spool() -> None:
     with pytest.raises(ValueError, match="needs a spool"):
         BatchWriter(
-            "t", GatedStore().insert, WriterConfig(batch_max=1, flush_interval=0, max_pending=1, acknowledge="spooled")
+            "t",
+            Inserts(Calling(GatedStore().insert)),
+            WriterConfig(batch_max=1, flush_interval=0, max_pending=1, acknowledge="spooled"),
         )
 
 
@@ -191,11 +193,10 @@ async def test_inserts_reuse_the_logged_bytes_merged_without_encoding_again(tmp_
     seen: Collected[SpanRecord] = Collected()
     writer: BatchWriter[SpanRecord] = BatchWriter(
         "spans",
-        insert,
+        Inserts(Calling(insert), encoded=Calling(insert_encoded)),
         WriterConfig(batch_max=100, flush_interval=0.0, max_pending=1000, acknowledge="spooled", replay_backoff_s=0.01),
         stored=seen,
         spool=Spool(tmp_path, 1 << 20, SPAN_SPOOL_CODEC),
-        insert_encoded=insert_encoded,
     )
     await writer.start()
     batches = [[_span(0), _span(1)], [], [_span(2)], [_span(3), _span(4)]]
@@ -239,7 +240,7 @@ async def test_logged_batches_past_the_byte_bound_are_read_back_from_the_log(tmp
     one_batch = len(records_to_json([_span(0)]))
     writer: BatchWriter[SpanRecord] = BatchWriter(
         "spans",
-        insert,
+        Inserts(Calling(insert), encoded=Calling(insert_encoded)),
         WriterConfig(
             batch_max=100,
             flush_interval=0.0,
@@ -249,7 +250,6 @@ async def test_logged_batches_past_the_byte_bound_are_read_back_from_the_log(tmp
             cache_max_bytes=2 * one_batch + 1,
         ),
         spool=Spool(tmp_path, 1 << 20, SPAN_SPOOL_CODEC),
-        insert_encoded=insert_encoded,
     )
     await writer.start()
     for index in range(5):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from spanscore.storage.write.writer import BatchWriter, WriterConfig
+from spanscore.pipeline import Calling
+from spanscore.storage.write.writer import BatchWriter, Inserts, WriterConfig
 from tests.fakes.collected import Collected
 
 
@@ -28,9 +29,8 @@ class _Storage:
 def _writer(storage: _Storage, bulk_min: int, stored: Collected[int]) -> BatchWriter[int]:
     return BatchWriter(
         "spans",
-        storage.insert,
+        Inserts(Calling(storage.insert), bulk=Calling(storage.insert_bulk)),
         WriterConfig(batch_max=100_000, flush_interval=0.0, max_pending=100_000, bulk_min=bulk_min),
-        insert_bulk=storage.insert_bulk,
         stored=stored,
     )
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from spanscore.errors import RetryableError
+from spanscore.pipeline import Calling
 from spanscore.storage.write.spool import Spool
-from spanscore.storage.write.writer import BatchWriter, WriterConfig
+from spanscore.storage.write.writer import BatchWriter, Inserts, WriterConfig
 from tests.fakes.collected import Collected
 
 
@@ -56,7 +57,7 @@ async def test_writer_spools_while_storage_is_down_and_replays_in_order(tmp_path
     seen_stored: Collected[int] = Collected()
     writer: BatchWriter[int] = BatchWriter(
         "t",
-        store.insert,
+        Inserts(Calling(store.insert)),
         WriterConfig(batch_max=2, flush_interval=0.0, max_pending=100, replay_backoff_s=0.01),
         stored=seen_stored,
         spool=Spool(tmp_path, 1 << 20),
@@ -81,7 +82,7 @@ async def test_spooled_batches_are_replayed_by_the_next_process(tmp_path: Path) 
     store = FlakyStore()
     first: BatchWriter[int] = BatchWriter(
         "t",
-        store.insert,
+        Inserts(Calling(store.insert)),
         WriterConfig(batch_max=10, flush_interval=0.0, max_pending=100),
         spool=Spool(tmp_path, 1 << 20),
     )
@@ -92,7 +93,7 @@ async def test_spooled_batches_are_replayed_by_the_next_process(tmp_path: Path) 
     store.down = False
     second: BatchWriter[int] = BatchWriter(
         "t",
-        store.insert,
+        Inserts(Calling(store.insert)),
         WriterConfig(batch_max=10, flush_interval=0.0, max_pending=100),
         spool=Spool(tmp_path, 1 << 20),
     )

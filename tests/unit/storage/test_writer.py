@@ -5,7 +5,8 @@ import asyncio
 import pytest
 
 from spanscore.errors import RetryableError
-from spanscore.storage.write.writer import BatchWriter, WriterConfig
+from spanscore.pipeline import Calling
+from spanscore.storage.write.writer import BatchWriter, Inserts, WriterConfig
 
 
 class Recorder:
@@ -25,7 +26,7 @@ class Recorder:
 async def test_flush_on_size_groups_concurrent_exports() -> None:
     recorder = Recorder(delay=0.01)
     writer: BatchWriter[int] = BatchWriter(
-        "t", recorder.insert, WriterConfig(batch_max=10, flush_interval=5.0, max_pending=1000)
+        "t", Inserts(Calling(recorder.insert)), WriterConfig(batch_max=10, flush_interval=5.0, max_pending=1000)
     )
     await writer.start()
     await asyncio.wait_for(asyncio.gather(*(writer.consume([i, i + 100]) for i in range(5))), 2)
@@ -37,7 +38,7 @@ async def test_flush_on_size_groups_concurrent_exports() -> None:
 async def test_flush_on_time() -> None:
     recorder = Recorder()
     writer: BatchWriter[int] = BatchWriter(
-        "t", recorder.insert, WriterConfig(batch_max=1000, flush_interval=0.05, max_pending=1000)
+        "t", Inserts(Calling(recorder.insert)), WriterConfig(batch_max=1000, flush_interval=0.05, max_pending=1000)
     )
     await writer.start()
     await asyncio.wait_for(writer.consume([1]), 2)
@@ -48,7 +49,7 @@ async def test_flush_on_time() -> None:
 async def test_bounded_pending_refuses_with_retry_hint() -> None:
     recorder = Recorder(delay=0.2)
     writer: BatchWriter[int] = BatchWriter(
-        "t", recorder.insert, WriterConfig(batch_max=5, flush_interval=0.0, max_pending=5)
+        "t", Inserts(Calling(recorder.insert)), WriterConfig(batch_max=5, flush_interval=0.0, max_pending=5)
     )
     await writer.start()
     first = asyncio.create_task(writer.consume([1, 2, 3, 4, 5]))
@@ -65,7 +66,7 @@ async def test_failed_insert_fails_waiters_retryably_and_nothing_is_counted_stor
     recorder = Recorder()
     recorder.fail_next = 1
     writer: BatchWriter[int] = BatchWriter(
-        "t", recorder.insert, WriterConfig(batch_max=10, flush_interval=0.0, max_pending=100)
+        "t", Inserts(Calling(recorder.insert)), WriterConfig(batch_max=10, flush_interval=0.0, max_pending=100)
     )
     await writer.start()
     with pytest.raises(RetryableError, match="disk on fire"):
@@ -79,7 +80,7 @@ async def test_failed_insert_fails_waiters_retryably_and_nothing_is_counted_stor
 async def test_shutdown_drains_everything_accepted_and_is_idempotent() -> None:
     recorder = Recorder(delay=0.01)
     writer: BatchWriter[int] = BatchWriter(
-        "t", recorder.insert, WriterConfig(batch_max=3, flush_interval=10.0, max_pending=100)
+        "t", Inserts(Calling(recorder.insert)), WriterConfig(batch_max=3, flush_interval=10.0, max_pending=100)
     )
     await writer.shutdown()  # safe before start
     await writer.start()
@@ -121,3 +122,17 @@ async def test_a_group_commit_hands_each_batch_to_the_next_stage_as_a_consumer()
     await asyncio.wait_for(asyncio.gather(*(lane.consume([i]) for i in range(3))), 5)
     await lane.shutdown()
     assert sorted(stage) == [0, 1, 2]
+
+
+async def test_a_writer_inserts_through_a_consumer_so_any_stage_can_stand_in_for_storage() -> None:
+    """Storage is the writer's last seam and a ``Consumer`` like every other (#27), not an ``InsertFn`` alias."""
+    from tests.fakes.collected import Collected
+
+    storage: Collected[int] = Collected()
+    writer: BatchWriter[int] = BatchWriter(
+        "t", Inserts(storage), WriterConfig(batch_max=10, flush_interval=0.0, max_pending=100)
+    )
+    await writer.start()
+    await asyncio.wait_for(writer.consume([1, 2, 3]), 5)
+    await writer.shutdown()
+    assert storage == [1, 2, 3] and writer.stats.stored == 3
