@@ -176,7 +176,7 @@ async def test_a_spooled_wide_batch_does_not_wedge_storage_after_a_restart(servi
         assert first.metrics()["spans_spooled"] == 120
     finally:
         await first.shutdown()  # storage is down: the batch stays in the spool for the next process
-    assert first.span_writer._spool is not None and first.span_writer._spool.batches == 1
+    assert first.span_writer.spool is not None and first.span_writer.spool.batches == 1
     second = Service(service_config)
     await second.start()
     try:

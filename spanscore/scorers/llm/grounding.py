@@ -22,6 +22,7 @@ Both round to two decimals, like the reference.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from spanscore.scorers import MissingInput, Scorer, StepContext
@@ -118,16 +119,35 @@ def _no_claims(_: StepContext) -> dict[str, Any]:
     return {"claims": []}
 
 
-def _grounding_scorer(
-    build: LlmBuild,
-    *,
-    description: str,
-    instructions: str,
-    verb: str,
-    higher_is_better: bool,
-    context: Sequence[str] | None,
-    scale: float,
-) -> Scorer:
+@dataclass(frozen=True, slots=True)
+class _Grounding:
+    """What tells faithfulness from hallucination: the same claims, judged and counted the other way round."""
+
+    description: str
+    instructions: str
+    verb: str
+    higher_is_better: bool
+
+
+_KINDS = {
+    "faithfulness": _Grounding(
+        "Share of the answer's claims supported by the run's context.", FAITHFULNESS_INSTRUCTIONS, "Check", True
+    ),
+    "hallucination": _Grounding(
+        "Share of the answer's claims not grounded in the run's context (lower is better).",
+        HALLUCINATION_INSTRUCTIONS,
+        "Check for hallucination",
+        False,
+    ),
+}
+
+
+def _grounding_scorer(build: LlmBuild, *, context: Sequence[str] | None = None, scale: float = 1) -> Scorer:
+    """The share of the answer's claims the context supports (faithfulness) or does not (hallucination).
+
+    One factory for both, told apart by the registered name (``_KINDS``).
+    """
+    kind = _KINDS[build.scorer_id]
     configured = context_option(context)
     scale = scale_option(scale)
     is_faithfulness = build.scorer_id == "faithfulness"
@@ -151,9 +171,9 @@ def _grounding_scorer(
         return f"The score is {context.score} because {summary}." + (f" {worst}." if worst else "")
 
     scorer = build.scorer(
-        description=description,
+        description=kind.description,
         requires=("output",),
-        higher_is_better=higher_is_better,
+        higher_is_better=kind.higher_is_better,
         options={"context": list(configured) if configured else None, "scale": scale},
         targets=("run", "llm", "retrieval"),
     )
@@ -164,9 +184,9 @@ def _grounding_scorer(
         .analyze(
             build.step(
                 "analyze",
-                instructions,
+                kind.instructions,
                 ClaimVerdicts,
-                _check_prompt(configured, verb),
+                _check_prompt(configured, kind.verb),
                 when_empty=lambda _: {"verdicts": []},
                 expect=one_verdict_per_claim,
             )
@@ -176,39 +196,5 @@ def _grounding_scorer(
     )
 
 
-@judged_scorer("faithfulness")
-def faithfulness(
-    build: LlmBuild,
-    *,
-    context: Sequence[str] | None = None,
-    scale: float = 1,
-) -> Scorer:
-    """Share of the answer's claims that the context supports (higher is better)."""
-    return _grounding_scorer(
-        build,
-        description="Share of the answer's claims supported by the run's context.",
-        instructions=FAITHFULNESS_INSTRUCTIONS,
-        verb="Check",
-        higher_is_better=True,
-        context=context,
-        scale=scale,
-    )
-
-
-@judged_scorer("hallucination")
-def hallucination(
-    build: LlmBuild,
-    *,
-    context: Sequence[str] | None = None,
-    scale: float = 1,
-) -> Scorer:
-    """Share of the answer's claims that contradict or go beyond the context (lower is better)."""
-    return _grounding_scorer(
-        build,
-        description="Share of the answer's claims not grounded in the run's context (lower is better).",
-        instructions=HALLUCINATION_INSTRUCTIONS,
-        verb="Check for hallucination",
-        higher_is_better=False,
-        context=context,
-        scale=scale,
-    )
+faithfulness = judged_scorer("faithfulness")(_grounding_scorer)
+hallucination = judged_scorer("hallucination")(_grounding_scorer)

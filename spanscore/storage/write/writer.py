@@ -102,6 +102,11 @@ class BatchWriter(Generic[T]):
         return sum(lane.pending for lane in self._lanes)
 
     @property
+    def spool(self) -> Spool[T] | None:
+        """The write-ahead log, when the writer has one (what the replay drains)."""
+        return None if self._replay is None else self._replay.spool
+
+    @property
     def salvager(self) -> Salvager[T]:
         return self.inserter.salvager
 
@@ -120,7 +125,7 @@ class BatchWriter(Generic[T]):
         """What keeps this writer from being healthy: retrying for too long, or rows dead-lettered."""
         found = []
         # Without a spool, failures went back to the clients: nothing is held.
-        held = self._replay is not None and self._replay.spool.batches > 0
+        held = self.spool is not None and self.spool.batches > 0
         waited = self.inserter.failing_for
         if held and waited is not None and waited > self._config.stuck_after_s:
             found.append(f"{self.name} writer has been retrying for {waited:.0f}s: {self.stats.last_error}")
