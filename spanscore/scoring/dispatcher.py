@@ -61,14 +61,7 @@ class Dispatcher:
         self._scored_runs = scored_runs
         self._scores = scores
         self._sessions = sessions
-        self.workers: ScoringWorkers[RuleRun] = ScoringWorkers(
-            _Finished(self),
-            workers=config.workers,
-            queue_size=config.queue_size,
-            max_attempts=config.max_attempts,
-            code_threads=config.code_threads,
-            drain_timeout_s=config.drain_timeout_s,
-        )
+        self.workers: ScoringWorkers[RuleRun] = ScoringWorkers(_Finished(self), config)
         self.scores_written: Counter[tuple[str, str]] = Counter()  # (rule, status)
         self.decisions_written: Counter[str] = Counter()
         self.internal_runs_skipped = 0

@@ -75,33 +75,24 @@ def judge_settings(
     return JudgeSettings(config=config, step_overrides=overrides, client=client or built_with.client)
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
 class JudgeStep:
-    """A scorer step answered by the judge; ``await step(context)`` gives a ``StepOutput``."""
+    """A scorer step answered by the judge; ``await step(context)`` gives a ``StepOutput``.
+
+    A value: what to ask (instructions, prompt, schema) and how to read the answer; the judge is in ``settings``.
+    """
 
     is_async = True
 
-    def __init__(
-        self,
-        *,
-        scorer_id: str,
-        step: str,
-        settings: JudgeSettings,
-        instructions: str,
-        schema: type[BaseModel],
-        prompt: PromptBuilder,
-        when_empty: Callable[[StepContext], Any] | None = None,
-        transform: Callable[[Any], Any] | None = None,
-        expect: Expectation | None = None,
-    ) -> None:
-        self.scorer_id = scorer_id
-        self.step = step
-        self.settings = settings
-        self.instructions = instructions
-        self.schema = schema
-        self.prompt = prompt
-        self.when_empty = when_empty
-        self.transform = transform
-        self.expect = expect
+    scorer_id: str
+    step: str
+    settings: JudgeSettings
+    instructions: str
+    schema: type[BaseModel]
+    prompt: PromptBuilder
+    when_empty: Callable[[StepContext], Any] | None = None
+    transform: Callable[[Any], Any] | None = None
+    expect: Expectation | None = None
 
     async def __call__(self, context: StepContext) -> Any:
         prompt = self.prompt(context)

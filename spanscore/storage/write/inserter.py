@@ -27,21 +27,19 @@ T = TypeVar("T")
 
 class Inserter(Generic[T]):
     def __init__(
-        self,
-        name: str,
-        inserts: Inserts[T],
-        *,
-        stats: WriterStats,
-        salvager: Salvager[T],
-        stored: Consumer[Sequence[T]] | None = None,
+        self, inserts: Inserts[T], *, stats: WriterStats, salvager: Salvager[T], stored: Consumer[Sequence[T]] | None
     ) -> None:
-        self.name = name
         self.inserts = inserts
         """Where batches go into storage; replaced in tests to put storage down."""
         self.stats = stats
         self.salvager = salvager
         self._stored_to = stored
         self._failing_since: float | None = None  # monotonic time of the first failure since the last success
+
+    @property
+    def name(self) -> str:
+        """The writer's name, which its salvager carries into the dead letters."""
+        return self.salvager.writer
 
     async def store(self, records: Sequence[T], encoded: bytes | None = None, *, bulk: bool = False) -> None:
         """One insert of ``records`` (as ``encoded`` bytes when given); raises what storage raised."""

@@ -85,7 +85,7 @@ class BatchWriter(Generic[T]):
         if join is None:
             inserts = replace(inserts, encoded=None)  # the log's bytes are kept only behind a spooled ack
         salvager = salvager or Salvager(name)
-        self.inserter: Inserter[T] = Inserter(name, inserts, stats=self.stats, salvager=salvager, stored=stored)
+        self.inserter: Inserter[T] = Inserter(inserts, stats=self.stats, salvager=salvager, stored=stored)
         self._replay: SpoolReplay[T] | None = None
         if spool is not None:
             encoded = join if inserts.encoded is not None else None

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 from spanscore.run import Run
 from spanscore.scorers.base import ScoreResult, Status
+from spanscore.scoring.config import ScoringConfig
 from spanscore.scoring.workers import ScoringJob, ScoringWorkers
 
 
@@ -40,7 +41,9 @@ async def test_the_retry_waits_for_the_judges_hint_not_just_the_backoff() -> Non
             assert job.result is not None
             done.set_result(job.result)
 
-    workers: ScoringWorkers[None] = ScoringWorkers(Finished(), workers=1, backoff_base_s=0.001, backoff_max_s=5.0)
+    workers: ScoringWorkers[None] = ScoringWorkers(
+        Finished(), ScoringConfig(workers=1), backoff_base_s=0.001, backoff_max_s=5.0
+    )
     await workers.start()
     try:
         run = Run(trace_id="ab" * 16, span_id="cd" * 8)
