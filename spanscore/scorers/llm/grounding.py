@@ -39,7 +39,7 @@ from spanscore.scorers.llm.steps import (
     scale_option,
 )
 from spanscore.scorers.llm.verdicts import Claims, ClaimVerdicts
-from spanscore.scorers.wording import agrees, counted
+from spanscore.scorers.wording import because, share
 
 CLAIMS_INSTRUCTIONS = (
     "You split an assistant's answer into claims. A claim is one self-contained statement of fact or "
@@ -159,16 +159,16 @@ def _grounding_scorer(build: LlmBuild, *, context: Sequence[str] | None = None, 
     def generate_reason(context: StepContext) -> str:
         verdicts = (context.analyze_result or {}).get("verdicts") or []
         if not verdicts:
-            return f"The score is {context.score} because the answer makes no checkable claims."
+            return because(context.score, "the answer makes no checkable claims")
         flagging = ("yes",) if is_faithfulness else ("yes", "unsure")  # unsure = not backed = hallucinated
         flagged = sum(1 for v in verdicts if v.get("verdict") in flagging)
         if is_faithfulness:
             worst = listed_reasons(verdicts, "verdict", "no") or listed_reasons(verdicts, "verdict", "unsure")
-            summary = f"{flagged} of {counted(len(verdicts), 'claim')} {agrees(flagged)} supported by the context"
+            summary = share(flagged, len(verdicts), "claim", "supported by the context")
         else:
             worst = listed_reasons(verdicts, "verdict", "yes") or listed_reasons(verdicts, "verdict", "unsure")
-            summary = f"{flagged} of {counted(len(verdicts), 'claim')} {agrees(flagged)} not backed by the context"
-        return f"The score is {context.score} because {summary}." + (f" {worst}." if worst else "")
+            summary = share(flagged, len(verdicts), "claim", "not backed by the context")
+        return because(context.score, summary, worst)
 
     scorer = build.scorer(
         description=kind.description,
