@@ -55,6 +55,14 @@ class Decoded(Generic[T]):
         self.rejected += count
         self.error_message = self.error_message or message
 
+    def resource(self, attributes: Any, depth: int, scopes: Any, field: str) -> dict[str, str] | None:
+        """A resource's attributes, or None when they refuse it: then every record of its scopes is rejected."""
+        try:
+            return attributes_to_dict(attributes, depth)
+        except Refused as exc:
+            self.reject(sum(len(getattr(scope, field)) for scope in scopes), f"resource: {exc}")
+            return None
+
 
 DEFAULT_MAX_DEPTH = 32
 """Arrays and maps nested deeper than this refuse their span or log record (``collector.limits.max_value_depth``)."""
@@ -135,10 +143,8 @@ def spans_from_request(request: ExportTraceServiceRequest, bounds: DecodeBounds 
     depth = bounds.max_value_depth
     append = out.items.append
     for resource_spans in request.resource_spans:
-        try:
-            resource = attributes_to_dict(resource_spans.resource.attributes, depth)
-        except Refused as exc:
-            out.reject(sum(len(scope.spans) for scope in resource_spans.scope_spans), f"resource: {exc}")
+        resource = out.resource(resource_spans.resource.attributes, depth, resource_spans.scope_spans, "spans")
+        if resource is None:
             continue
         service = resource.get("service.name", "")
         for scope_spans in resource_spans.scope_spans:
@@ -234,10 +240,8 @@ def logs_from_request(request: ExportLogsServiceRequest, bounds: DecodeBounds | 
     out: Decoded[LogRecord] = Decoded([])
     depth = (bounds or DecodeBounds()).max_value_depth
     for resource_logs in request.resource_logs:
-        try:
-            resource = attributes_to_dict(resource_logs.resource.attributes, depth)
-        except Refused as exc:
-            out.reject(sum(len(scope.log_records) for scope in resource_logs.scope_logs), f"resource: {exc}")
+        resource = out.resource(resource_logs.resource.attributes, depth, resource_logs.scope_logs, "log_records")
+        if resource is None:
             continue
         service = resource.get("service.name", "")
         for scope_logs in resource_logs.scope_logs:
