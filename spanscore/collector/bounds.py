@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from spanscore.collector.limits_config import LimitsConfig
+
 MIN_TIME_NS = 86_400 * 10**9
 """1970-01-02T00:00:00Z: earlier times are unset or wrong clocks, and sit outside every retention window."""
 MAX_TIME_NS = (2**32 - 1) * 10**9
@@ -55,13 +57,9 @@ class Drops:
 
 @dataclass(slots=True)
 class DecodeBounds:
-    """The caps of one decode (from ``collector.limits``) and what they dropped."""
+    """The caps of one decode, read from the configured ``LimitsConfig``, and what they dropped."""
 
-    max_events: int = 128
-    max_links: int = 128
-    max_event_attributes: int = 128
-    max_link_attributes: int = 128
-    max_value_depth: int = 32
+    caps: LimitsConfig = field(default_factory=LimitsConfig)
     dropped: Drops = field(default_factory=Drops)
 
     def drops(self) -> Drops:

@@ -140,7 +140,7 @@ def spans_from_request(request: ExportTraceServiceRequest, bounds: DecodeBounds 
     """
     out: Decoded[SpanRecord] = Decoded([])
     bounds = bounds or DecodeBounds()
-    depth = bounds.max_value_depth
+    depth = bounds.caps.max_value_depth
     append = out.items.append
     for resource_spans in request.resource_spans:
         resource = out.resource(resource_spans.resource.attributes, depth, resource_spans.scope_spans, "spans")
@@ -203,42 +203,46 @@ def spans_from_request(request: ExportTraceServiceRequest, bounds: DecodeBounds 
 
 
 def _events(events: Any, bounds: DecodeBounds) -> tuple[SpanEvent, ...]:
-    """The first ``max_events`` events, each with at most ``max_event_attributes`` attributes."""
-    bounds.dropped.events += max(0, len(events) - bounds.max_events)
+    """The first ``max_events_per_span`` events, each with at most ``max_attributes_per_event`` attributes."""
+    bounds.dropped.events += max(0, len(events) - bounds.caps.max_events_per_span)
     out = []
-    for index, event in enumerate(bounds.head(events, bounds.max_events)):
+    for index, event in enumerate(bounds.head(events, bounds.caps.max_events_per_span)):
         at = event.time_unix_nano
         if not MIN_TIME_NS <= at <= MAX_TIME_NS:
             raise Refused(time_problem(f"events[{index}].time_unix_nano", at))
-        out.append(SpanEvent(at, event.name, _capped_attributes(event.attributes, bounds.max_event_attributes, bounds)))
+        out.append(
+            SpanEvent(
+                at, event.name, _capped_attributes(event.attributes, bounds.caps.max_attributes_per_event, bounds)
+            )
+        )
     return tuple(out)
 
 
 def _links(links: Any, bounds: DecodeBounds) -> tuple[SpanLink, ...]:
-    """The first ``max_links`` links, each with well-formed ids and at most ``max_link_attributes`` attributes."""
-    bounds.dropped.links += max(0, len(links) - bounds.max_links)
+    """The first ``max_links_per_span`` links, well-formed, with at most ``max_attributes_per_link`` attributes."""
+    bounds.dropped.links += max(0, len(links) - bounds.caps.max_links_per_span)
     out = []
-    for index, link in enumerate(bounds.head(links, bounds.max_links)):
+    for index, link in enumerate(bounds.head(links, bounds.caps.max_links_per_span)):
         trace_id, span_id = link.trace_id, link.span_id
         problem = id_problem(f"links[{index}].trace_id", trace_id, 16) or id_problem(
             f"links[{index}].span_id", span_id, 8
         )
         if problem:
             raise Refused(problem)
-        attributes = _capped_attributes(link.attributes, bounds.max_link_attributes, bounds)
+        attributes = _capped_attributes(link.attributes, bounds.caps.max_attributes_per_link, bounds)
         out.append(SpanLink(trace_id.hex(), span_id.hex(), link.trace_state, attributes))
     return tuple(out)
 
 
 def _capped_attributes(attributes: Any, limit: int, bounds: DecodeBounds) -> dict[str, str]:
     bounds.dropped.attributes += max(0, len(attributes) - limit)
-    return attributes_to_dict(bounds.head(attributes, limit), bounds.max_value_depth)
+    return attributes_to_dict(bounds.head(attributes, limit), bounds.caps.max_value_depth)
 
 
 def logs_from_request(request: ExportLogsServiceRequest, bounds: DecodeBounds | None = None) -> Decoded[LogRecord]:
     """Turn a parsed log export into rows; records with malformed ids or unstorable times are rejected."""
     out: Decoded[LogRecord] = Decoded([])
-    depth = (bounds or DecodeBounds()).max_value_depth
+    depth = (bounds or DecodeBounds()).caps.max_value_depth
     for resource_logs in request.resource_logs:
         resource = out.resource(resource_logs.resource.attributes, depth, resource_logs.scope_logs, "log_records")
         if resource is None:

@@ -165,6 +165,7 @@ def test_the_json_decoder_builds_what_json_format_builds(trace_id, span_id, name
 def test_a_refused_span_counts_no_dropped_events() -> None:
     """Drops are counted for kept spans only: a span refused for an event time is refused, not trimmed."""
     from spanscore.collector.bounds import DecodeBounds
+    from spanscore.collector.limits_config import LimitsConfig
 
     request = _request(b"\x01" * 16, b"\x02" * 8, "kept", {})
     spans = request.resource_spans[0].scope_spans[0].spans
@@ -174,7 +175,7 @@ def test_a_refused_span_counts_no_dropped_events() -> None:
     refused.end_time_unix_nano = T0
     for _ in range(3):
         refused.events.add(time_unix_nano=0)
-    bounds = DecodeBounds(max_events=1)
+    bounds = DecodeBounds(LimitsConfig(max_events_per_span=1))
     decoded = spans_from_request(request, bounds)
     assert [span.name for span in decoded.items] == ["kept"] and len(decoded.items[0].events) == 1
     assert decoded.rejected == 1 and "events[0].time_unix_nano" in decoded.error_message
@@ -215,6 +216,7 @@ def test_each_requests_drops_add_up_in_the_service_counters() -> None:
     """One ``Drops`` type counts a decode's drops and sums them per service (#27): every kind is carried over."""
     from spanscore.collector.bounds import DecodeBounds, Drops
     from spanscore.collector.limits import LimitCounters
+    from spanscore.collector.limits_config import LimitsConfig
 
     counters = LimitCounters()
     for _ in range(2):
@@ -226,7 +228,7 @@ def test_each_requests_drops_add_up_in_the_service_counters() -> None:
             event.attributes.add(key="b").value.string_value = "y"
         span.links.add(trace_id=b"\x05" * 16, span_id=b"\x06" * 8)
         span.links.add(trace_id=b"\x05" * 16, span_id=b"\x07" * 8)
-        bounds = DecodeBounds(max_events=2, max_links=1, max_event_attributes=1)
+        bounds = DecodeBounds(LimitsConfig(max_events_per_span=2, max_links_per_span=1, max_attributes_per_event=1))
         assert len(spans_from_request(request, bounds).items) == 1
         counters.add_decode_drops(bounds)
     assert counters.dropped == Drops(events=2, links=2, attributes=4)
