@@ -126,41 +126,8 @@ def create_llm_scorer(
     return scorer
 
 
-@register("llm_judge")
-def llm_judge(
-    *,
-    id: str,
-    instructions: str,
-    analyze: Mapping[str, Any],
-    score: str | Mapping[str, Any],
-    extract: Mapping[str, Any] | None = None,
-    reason: Mapping[str, Any] | None = None,
-    description: str = "",
-    model: str | None = None,
-    judge: JudgeOverride = None,
-    client: JudgeClient | None = None,
-    requires: Sequence[str] = ("output",),
-    higher_is_better: bool = True,
-    version: str = "1",
-    targets: Sequence[str] = DEFAULT_TARGETS,
-) -> Scorer:
-    """A custom judge scorer defined in the config file."""
-    return create_llm_scorer(
-        id,
-        instructions=instructions,
-        analyze=analyze,
-        score=score,
-        extract=extract,
-        reason=reason,
-        description=description,
-        model=model,
-        judge=judge,
-        client=client,
-        requires=requires,
-        higher_is_better=higher_is_better,
-        version=version,
-        targets=targets,
-    )
+llm_judge = register("llm_judge")(create_llm_scorer)
+"""A custom judge scorer defined in the config file: the same builder, its steps and score given as mappings."""
 
 
 def _as_step(scorer_id: str, step: str, spec: LLMStep | Mapping[str, Any]) -> LLMStep:
