@@ -49,6 +49,7 @@ from pydantic import BaseModel, create_model
 from spanscore.scorers import Scorer, StepContext, create_scorer
 from spanscore.scorers.base import DEFAULT_TARGETS
 from spanscore.scorers.judge.client import JudgeClient
+from spanscore.scorers.llm.builder import LlmBuild
 from spanscore.scorers.llm.conversation import transcript
 from spanscore.scorers.llm.custom_checks import configured_expectation
 from spanscore.scorers.llm.steps import (
@@ -161,15 +162,9 @@ def _judge_step(scorer_id: str, step: str, spec: LLMStep, settings: JudgeSetting
         raise ValueError(f"custom scorer {scorer_id!r}: the reason step's schema needs a 'reason' string field")
     step_settings = JudgeSettings(settings.config.with_overrides(spec.judge), client=settings.client)
     prompt = spec.prompt if callable(spec.prompt) else _template(spec.prompt)
-    return JudgeStep(
-        scorer_id=scorer_id,
-        step=step,
-        settings=step_settings,
-        instructions=instructions,
-        schema=schema,
-        prompt=prompt,
-        transform=(lambda value: value["reason"]) if step == "generate_reason" else None,
-        expect=spec.expect,
+    transform = (lambda value: value["reason"]) if step == "generate_reason" else None
+    return LlmBuild(scorer_id, step_settings).step(
+        step, instructions, schema, prompt, transform=transform, expect=spec.expect
     )
 
 
