@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -55,13 +55,19 @@ class Decoded(Generic[T]):
         self.rejected += count
         self.error_message = self.error_message or message
 
-    def resource(self, attributes: Any, depth: int, scopes: Any, field: str) -> dict[str, str] | None:
-        """A resource's attributes, or None when they refuse it: then every record of its scopes is rejected."""
-        try:
-            return attributes_to_dict(attributes, depth)
-        except Refused as exc:
-            self.reject(sum(len(getattr(scope, field)) for scope in scopes), f"resource: {exc}")
-            return None
+    def scopes(self, resources: Any, scopes: str, items: str, depth: int) -> Iterator[tuple[dict[str, str], Any, Any]]:
+        """Each scope of the request's resources, with its resource's attributes and its ``items`` (spans, log records).
+
+        A resource whose attributes refuse it yields nothing: every record of its ``scopes`` is rejected.
+        """
+        for group in resources:
+            try:
+                resource = attributes_to_dict(group.resource.attributes, depth)
+            except Refused as exc:
+                self.reject(sum(len(getattr(scope, items)) for scope in getattr(group, scopes)), f"resource: {exc}")
+                continue
+            for scope_group in getattr(group, scopes):
+                yield resource, scope_group.scope, getattr(scope_group, items)
 
 
 DEFAULT_MAX_DEPTH = 32
@@ -142,63 +148,58 @@ def spans_from_request(request: ExportTraceServiceRequest, bounds: DecodeBounds 
     bounds = bounds or DecodeBounds()
     depth = bounds.caps.max_value_depth
     append = out.items.append
-    for resource_spans in request.resource_spans:
-        resource = out.resource(resource_spans.resource.attributes, depth, resource_spans.scope_spans, "spans")
-        if resource is None:
-            continue
+    for resource, scope, spans in out.scopes(request.resource_spans, "scope_spans", "spans", depth):
         service = resource.get("service.name", "")
-        for scope_spans in resource_spans.scope_spans:
-            scope = scope_spans.scope
-            scope_name, scope_version = scope.name, scope.version
-            for span in scope_spans.spans:
-                trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
-                start, end = span.start_time_unix_nano, span.end_time_unix_nano
-                if (
-                    len(trace_id) != 16
-                    or len(span_id) != 8
-                    or (parent and len(parent) != 8)
-                    or trace_id == _NO_TRACE_ID
-                    or span_id == _NO_SPAN_ID
-                    or not MIN_TIME_NS <= start <= MAX_TIME_NS
-                    or not MIN_TIME_NS <= end <= MAX_TIME_NS
-                ):
-                    out.reject(1, f"span {span.name[:200]!r}: {span_problem(span)}")
-                    continue
-                events = span.events
-                links = span.links
-                drops = bounds.drops()
-                try:
-                    attributes = attributes_to_dict(span.attributes, depth)
-                    kept_events = _events(events, bounds) if events else ()
-                    kept_links = _links(links, bounds) if links else ()
-                except Refused as exc:
-                    bounds.undo_drops(drops)  # a refused span is counted as refused, not as trimmed
-                    out.reject(1, f"span {span.name[:200]!r}: {exc}")
-                    continue
-                kind = span.kind
-                status = span.status
-                code = status.code
-                append(
-                    SpanRecord(
-                        trace_id.hex(),
-                        span_id.hex(),
-                        parent.hex(),
-                        span.name,
-                        SPAN_KINDS[kind] if 0 <= kind < len(SPAN_KINDS) else "Unspecified",
-                        start,
-                        end,
-                        service,
-                        attributes,
-                        resource,
-                        STATUS_CODES[code] if 0 <= code < len(STATUS_CODES) else "Unset",
-                        status.message,
-                        span.trace_state,
-                        scope_name,
-                        scope_version,
-                        kept_events,
-                        kept_links,
-                    )
+        scope_name, scope_version = scope.name, scope.version
+        for span in spans:
+            trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
+            start, end = span.start_time_unix_nano, span.end_time_unix_nano
+            if (
+                len(trace_id) != 16
+                or len(span_id) != 8
+                or (parent and len(parent) != 8)
+                or trace_id == _NO_TRACE_ID
+                or span_id == _NO_SPAN_ID
+                or not MIN_TIME_NS <= start <= MAX_TIME_NS
+                or not MIN_TIME_NS <= end <= MAX_TIME_NS
+            ):
+                out.reject(1, f"span {span.name[:200]!r}: {span_problem(span)}")
+                continue
+            events = span.events
+            links = span.links
+            drops = bounds.drops()
+            try:
+                attributes = attributes_to_dict(span.attributes, depth)
+                kept_events = _events(events, bounds) if events else ()
+                kept_links = _links(links, bounds) if links else ()
+            except Refused as exc:
+                bounds.undo_drops(drops)  # a refused span is counted as refused, not as trimmed
+                out.reject(1, f"span {span.name[:200]!r}: {exc}")
+                continue
+            kind = span.kind
+            status = span.status
+            code = status.code
+            append(
+                SpanRecord(
+                    trace_id.hex(),
+                    span_id.hex(),
+                    parent.hex(),
+                    span.name,
+                    SPAN_KINDS[kind] if 0 <= kind < len(SPAN_KINDS) else "Unspecified",
+                    start,
+                    end,
+                    service,
+                    attributes,
+                    resource,
+                    STATUS_CODES[code] if 0 <= code < len(STATUS_CODES) else "Unset",
+                    status.message,
+                    span.trace_state,
+                    scope_name,
+                    scope_version,
+                    kept_events,
+                    kept_links,
                 )
+            )
     return out
 
 
@@ -243,40 +244,35 @@ def logs_from_request(request: ExportLogsServiceRequest, bounds: DecodeBounds | 
     """Turn a parsed log export into rows; records with malformed ids or unstorable times are rejected."""
     out: Decoded[LogRecord] = Decoded([])
     depth = (bounds or DecodeBounds()).caps.max_value_depth
-    for resource_logs in request.resource_logs:
-        resource = out.resource(resource_logs.resource.attributes, depth, resource_logs.scope_logs, "log_records")
-        if resource is None:
-            continue
+    for resource, scope, records in out.scopes(request.resource_logs, "scope_logs", "log_records", depth):
         service = resource.get("service.name", "")
-        for scope_logs in resource_logs.scope_logs:
-            scope = scope_logs.scope
-            for record in scope_logs.log_records:
-                problem = log_problem(record)
-                if problem:
-                    out.reject(1, f"log record: {problem}")
-                    continue
-                try:
-                    attributes = attributes_to_dict(record.attributes, depth)
-                    body = _log_body(record.body, depth)
-                except Refused as exc:
-                    out.reject(1, f"log record: {exc}")
-                    continue
-                out.items.append(
-                    LogRecord(
-                        time_ns=record.time_unix_nano or record.observed_time_unix_nano,
-                        trace_id=record.trace_id.hex(),
-                        span_id=record.span_id.hex(),
-                        event_name=getattr(record, "event_name", "") or attributes.get("event.name", ""),
-                        severity_text=record.severity_text,
-                        severity_number=int(record.severity_number),
-                        body=body,
-                        service_name=service,
-                        attributes=attributes,
-                        resource_attributes=resource,
-                        scope_name=scope.name,
-                        scope_version=scope.version,
-                    )
+        for record in records:
+            problem = log_problem(record)
+            if problem:
+                out.reject(1, f"log record: {problem}")
+                continue
+            try:
+                attributes = attributes_to_dict(record.attributes, depth)
+                body = _log_body(record.body, depth)
+            except Refused as exc:
+                out.reject(1, f"log record: {exc}")
+                continue
+            out.items.append(
+                LogRecord(
+                    time_ns=record.time_unix_nano or record.observed_time_unix_nano,
+                    trace_id=record.trace_id.hex(),
+                    span_id=record.span_id.hex(),
+                    event_name=getattr(record, "event_name", "") or attributes.get("event.name", ""),
+                    severity_text=record.severity_text,
+                    severity_number=int(record.severity_number),
+                    body=body,
+                    service_name=service,
+                    attributes=attributes,
+                    resource_attributes=resource,
+                    scope_name=scope.name,
+                    scope_version=scope.version,
                 )
+            )
     return out
 
 
