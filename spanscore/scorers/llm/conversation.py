@@ -37,7 +37,7 @@ from spanscore.scorers.base import session_turns
 from spanscore.scorers.judge.answer_checks import ItemsExpected
 from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
 from spanscore.scorers.llm.steps import as_json, delimit, round2, scale_option
-from spanscore.scorers.llm.verdicts import YesNo, YesNoUnsure
+from spanscore.scorers.llm.verdicts import YesNo, YesNoUnsure, judged_item, judged_list
 from spanscore.scorers.wording import counted
 
 SESSION = ("session",)
@@ -70,44 +70,14 @@ FRUSTRATION_INSTRUCTIONS = (
 )
 
 
-class TurnVerdict(BaseModel):
-    turn: int = Field(ge=1)
-    verdict: YesNoUnsure
-    reason: str = ""
-
-
-class TurnVerdicts(BaseModel):
-    verdicts: list[TurnVerdict]
-
-
-class RetentionVerdict(BaseModel):
-    turn: int = Field(ge=1)
-    verdict: Literal["kept", "forgot"]
-    reason: str = ""
-
-
-class RetentionVerdicts(BaseModel):
-    verdicts: list[RetentionVerdict]
-
-
-class Goal(BaseModel):
-    goal: str
-    outcome: Literal["achieved", "partial", "not_achieved"]
-    reason: str = ""
-
-
-class Goals(BaseModel):
-    goals: list[Goal]
-
-
-class FrustrationVerdict(BaseModel):
-    turn: int = Field(ge=1)
-    verdict: YesNo
-    reason: str = ""
-
-
-class FrustrationVerdicts(BaseModel):
-    verdicts: list[FrustrationVerdict]
+TurnVerdict = judged_item("TurnVerdict", "turn", (int, Field(ge=1)), "verdict", YesNoUnsure)
+TurnVerdicts = judged_list("TurnVerdicts", "verdicts", TurnVerdict)
+RetentionVerdict = judged_item("RetentionVerdict", "turn", (int, Field(ge=1)), "verdict", Literal["kept", "forgot"])
+RetentionVerdicts = judged_list("RetentionVerdicts", "verdicts", RetentionVerdict)
+Goal = judged_item("Goal", "goal", (str, ...), "outcome", Literal["achieved", "partial", "not_achieved"])
+Goals = judged_list("Goals", "goals", Goal)
+FrustrationVerdict = judged_item("FrustrationVerdict", "turn", (int, Field(ge=1)), "verdict", YesNo)
+FrustrationVerdicts = judged_list("FrustrationVerdicts", "verdicts", FrustrationVerdict)
 
 
 def transcript(turns: Sequence[Turn]) -> str:

@@ -19,8 +19,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from spanscore.scorers import Scorer, StepContext
 from spanscore.scorers.judge.answer_checks import ItemsExpected
 from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
@@ -32,7 +30,7 @@ from spanscore.scorers.llm.steps import (
     round2,
     scale_option,
 )
-from spanscore.scorers.llm.verdicts import BinaryResults, Opinions, YesNo
+from spanscore.scorers.llm.verdicts import BinaryResults, Opinions, YesNo, judged_item, judged_list
 from spanscore.scorers.wording import because, share
 
 OPINION_INSTRUCTIONS = (
@@ -58,14 +56,8 @@ TOXICITY_INSTRUCTIONS = (
 )
 
 
-class ToxicityVerdict(BaseModel):
-    statement: str = ""
-    verdict: YesNo
-    reason: str = ""
-
-
-class ToxicityVerdicts(BaseModel):
-    verdicts: list[ToxicityVerdict] = Field(min_length=1)
+ToxicityVerdict = judged_item("ToxicityVerdict", "statement", (str, ""), "verdict", YesNo)
+ToxicityVerdicts = judged_list("ToxicityVerdicts", "verdicts", ToxicityVerdict, at_least=1)
 
 
 def bias_score(results: Sequence[Mapping[str, Any]], scale: float = 1.0) -> float:
