@@ -25,11 +25,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from spanscore.scorers import Scorer, StepContext
-from spanscore.scorers.judge.answer_checks import ItemsExpected
 from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
 from spanscore.scorers.llm.steps import (
+    about_the_answer,
     delimit,
     numbered,
+    one_label_each,
     round2,
     scale_option,
 )
@@ -108,6 +109,9 @@ def answer_relevancy_score(
     return round2(credit / len(results) * scale)
 
 
+MATCH_TYPES = ("exact", "semantic", "partial", "missing")
+
+
 def _unit(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         raise ValueError(f"option {name} must be a non-negative number, got {value!r}")
@@ -154,9 +158,7 @@ def answer_similarity_score(
     return round2(min(1.0, max(0.0, total)) * scale)
 
 
-def _relevancy_statements_prompt(step: StepContext) -> str | None:
-    text = step.run.output_text or ""
-    return f"Split this answer into statements.\n\n{delimit('answer', text)}" if text.strip() else None
+_relevancy_statements_prompt = about_the_answer("Split this answer into statements.")
 
 
 def _relevancy_results_prompt(step: StepContext) -> str | None:
@@ -208,14 +210,7 @@ def answer_relevancy(
         schema=RelevancyResults,
         prompt=_relevancy_results_prompt,
         when_empty=lambda _: {"results": []},
-        expect=lambda step: [
-            ItemsExpected(
-                "results",
-                len((step.preprocess_result or {}).get("statements") or []),
-                label_field="result",
-                labels=("yes", "unsure", "no"),
-            )
-        ],
+        expect=one_label_each("statements", "results", "result", ("yes", "unsure", "no")),
     )
     return (
         scorer.preprocess(preprocess)
@@ -292,14 +287,9 @@ def answer_similarity(
         schema=SimilarityAnalysis,
         prompt=_similarity_match_prompt,
         when_empty=lambda _: {"matches": [], "extra_in_output": [], "contradictions": []},
-        expect=lambda step: [
-            ItemsExpected(
-                "matches",
-                len((step.preprocess_result or {}).get("ground_truth_units") or []),
-                label_field="match_type",
-                labels=("exact", "semantic", "partial", "missing"),
-            )
-        ],
+        expect=one_label_each(
+            "ground_truth_units", "matches", "match_type", ("exact", "semantic", "partial", "missing")
+        ),
     )
     return (
         scorer.preprocess(preprocess)

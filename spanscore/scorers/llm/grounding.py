@@ -26,14 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from spanscore.scorers import MissingInput, Scorer, StepContext
-from spanscore.scorers.judge.answer_checks import ItemsExpected
 from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
 from spanscore.scorers.llm.steps import (
+    about_the_answer,
     context_option,
-    delimit,
     fraction,
     listed_reasons,
     numbered,
+    one_label_each,
     round2,
     run_context,
     scale_option,
@@ -78,11 +78,7 @@ def hallucination_score(verdicts: Sequence[Mapping[str, Any]], scale: float = 1.
     return round2((1.0 - fraction(list(verdicts), "verdict", "no")) * scale) if verdicts else 0.0
 
 
-def _claims_prompt(context: StepContext) -> str | None:
-    text = context.run.output_text or ""
-    if not text.strip():
-        return None
-    return f"List the claims made in this answer.\n\n{delimit('answer', text)}"
+_claims_prompt = about_the_answer("List the claims made in this answer.")
 
 
 def _check_prompt(configured: tuple[str, ...] | None, verb: str) -> Any:
@@ -99,10 +95,8 @@ def _check_prompt(configured: tuple[str, ...] | None, verb: str) -> Any:
     return build
 
 
-def one_verdict_per_claim(context: StepContext) -> list[ItemsExpected]:
-    """The analyze step judged the preprocess step's claims, in order."""
-    claims = (context.preprocess_result or {}).get("claims") or []
-    return [ItemsExpected("verdicts", len(claims), label_field="verdict", labels=("yes", "no", "unsure"))]
+one_verdict_per_claim = one_label_each("claims", "verdicts", "verdict", ("yes", "no", "unsure"))
+"""The analyze step judged the preprocess step's claims, in order."""
 
 
 def _require_context(configured: tuple[str, ...] | None) -> Any:

@@ -193,6 +193,29 @@ def fraction(items: list[Mapping[str, Any]], key: str, value: str) -> float:
     return sum(1 for item in items if item.get(key) == value) / len(items)
 
 
+def about_the_answer(ask: str) -> PromptBuilder:
+    """A preprocess prompt over the run's answer: ``ask``, then the answer; None (no judge call) when it is empty."""
+
+    def prompt(step: StepContext) -> str | None:
+        text = step.run.output_text or ""
+        return f"{ask}\n\n{delimit('answer', text)}" if text.strip() else None
+
+    return prompt
+
+
+def one_label_each(listed: str, field: str, label_field: str, labels: tuple[str, ...]) -> Expectation:
+    """What the analyze step must answer: one labelled item per item the preprocess step listed, in order.
+
+    ``listed`` names the preprocess list, ``field`` the answer's list, ``label_field`` and ``labels`` the label.
+    """
+
+    def expectation(step: StepContext) -> list[ItemsExpected]:
+        count = len((step.preprocess_result or {}).get(listed) or [])
+        return [ItemsExpected(field, count, label_field=label_field, labels=labels)]
+
+    return expectation
+
+
 def listed_reasons(items: list[Mapping[str, Any]], key: str, value: str, limit: int = 3) -> str:
     """Up to ``limit`` reasons of the items whose ``key`` is ``value``, for a short human reason."""
     reasons = [str(item.get("reason", "")).strip() for item in items if item.get(key) == value]
