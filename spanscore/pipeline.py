@@ -27,6 +27,20 @@ class Consumer(Protocol[T_contra]):
     async def consume(self, item: T_contra, /) -> None: ...
 
 
+class Calling(Generic[T]):
+    """A ``Consumer`` that hands each item to an async function: how a store's insert method joins the pipeline.
+
+    An engine's insert is a method of the store, not a stage object; wrapping it here keeps every seam a
+    ``Consumer``, so any consumer (a test's, a stage's) can stand in for storage.
+    """
+
+    def __init__(self, call: Callable[[T], Awaitable[object]]) -> None:
+        self._call = call
+
+    async def consume(self, item: T, /) -> None:
+        await self._call(item)
+
+
 class Relay(Generic[T]):
     """A consumer for a stage that may start later: batches go to whatever is connected now, else nowhere.
 

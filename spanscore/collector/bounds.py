@@ -20,9 +20,11 @@ Three kinds of bound, each refusing or trimming before Python objects are built 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
+
+from spanscore.collector.limits_config import LimitsConfig
 
 MIN_TIME_NS = 86_400 * 10**9
 """1970-01-02T00:00:00Z: earlier times are unset or wrong clocks, and sit outside every retention window."""
@@ -37,24 +39,35 @@ class Refused(Exception):
 
 
 @dataclass(slots=True)
+class Drops:
+    """What the count caps dropped: counted per decode (``DecodeBounds``), summed per service (``LimitCounters``).
+
+    One type for both, so a new kind of drop is counted, saved, undone and summed in one place.
+    """
+
+    events: int = 0
+    links: int = 0
+    attributes: int = 0
+
+    def add(self, other: Drops) -> None:
+        self.events += other.events
+        self.links += other.links
+        self.attributes += other.attributes
+
+
+@dataclass(slots=True)
 class DecodeBounds:
-    """The caps of one decode (from ``collector.limits``) and what they dropped."""
+    """The caps of one decode, read from the configured ``LimitsConfig``, and what they dropped."""
 
-    max_events: int = 128
-    max_links: int = 128
-    max_event_attributes: int = 128
-    max_link_attributes: int = 128
-    max_value_depth: int = 32
-    dropped_events: int = 0
-    dropped_links: int = 0
-    dropped_attributes: int = 0
+    caps: LimitsConfig = field(default_factory=LimitsConfig)
+    dropped: Drops = field(default_factory=Drops)
 
-    def drops(self) -> tuple[int, int, int]:
+    def drops(self) -> Drops:
         """The drop counters now, to put back with ``undo_drops`` when the span they were counted for is refused."""
-        return self.dropped_events, self.dropped_links, self.dropped_attributes
+        return replace(self.dropped)
 
-    def undo_drops(self, saved: tuple[int, int, int]) -> None:
-        self.dropped_events, self.dropped_links, self.dropped_attributes = saved
+    def undo_drops(self, saved: Drops) -> None:
+        self.dropped = saved
 
     def head(self, items: Any, limit: int) -> Any:
         """The first ``limit`` items of a repeated protobuf field; building wrappers only for those."""

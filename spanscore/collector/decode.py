@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -54,6 +54,20 @@ class Decoded(Generic[T]):
         """Count ``count`` items refused; the first reason is the one reported."""
         self.rejected += count
         self.error_message = self.error_message or message
+
+    def scopes(self, resources: Any, scopes: str, items: str, depth: int) -> Iterator[tuple[dict[str, str], Any, Any]]:
+        """Each scope of the request's resources, with its resource's attributes and its ``items`` (spans, log records).
+
+        A resource whose attributes refuse it yields nothing: every record of its ``scopes`` is rejected.
+        """
+        for group in resources:
+            try:
+                resource = attributes_to_dict(group.resource.attributes, depth)
+            except Refused as exc:
+                self.reject(sum(len(getattr(scope, items)) for scope in getattr(group, scopes)), f"resource: {exc}")
+                continue
+            for scope_group in getattr(group, scopes):
+                yield resource, scope_group.scope, getattr(scope_group, items)
 
 
 DEFAULT_MAX_DEPTH = 32
@@ -132,143 +146,133 @@ def spans_from_request(request: ExportTraceServiceRequest, bounds: DecodeBounds 
     """
     out: Decoded[SpanRecord] = Decoded([])
     bounds = bounds or DecodeBounds()
-    depth = bounds.max_value_depth
+    depth = bounds.caps.max_value_depth
     append = out.items.append
-    for resource_spans in request.resource_spans:
-        try:
-            resource = attributes_to_dict(resource_spans.resource.attributes, depth)
-        except Refused as exc:
-            out.reject(sum(len(scope.spans) for scope in resource_spans.scope_spans), f"resource: {exc}")
-            continue
+    for resource, scope, spans in out.scopes(request.resource_spans, "scope_spans", "spans", depth):
         service = resource.get("service.name", "")
-        for scope_spans in resource_spans.scope_spans:
-            scope = scope_spans.scope
-            scope_name, scope_version = scope.name, scope.version
-            for span in scope_spans.spans:
-                trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
-                start, end = span.start_time_unix_nano, span.end_time_unix_nano
-                if (
-                    len(trace_id) != 16
-                    or len(span_id) != 8
-                    or (parent and len(parent) != 8)
-                    or trace_id == _NO_TRACE_ID
-                    or span_id == _NO_SPAN_ID
-                    or not MIN_TIME_NS <= start <= MAX_TIME_NS
-                    or not MIN_TIME_NS <= end <= MAX_TIME_NS
-                ):
-                    out.reject(1, f"span {span.name[:200]!r}: {span_problem(span)}")
-                    continue
-                events = span.events
-                links = span.links
-                drops = bounds.drops()
-                try:
-                    attributes = attributes_to_dict(span.attributes, depth)
-                    kept_events = _events(events, bounds) if events else ()
-                    kept_links = _links(links, bounds) if links else ()
-                except Refused as exc:
-                    bounds.undo_drops(drops)  # a refused span is counted as refused, not as trimmed
-                    out.reject(1, f"span {span.name[:200]!r}: {exc}")
-                    continue
-                kind = span.kind
-                status = span.status
-                code = status.code
-                append(
-                    SpanRecord(
-                        trace_id.hex(),
-                        span_id.hex(),
-                        parent.hex(),
-                        span.name,
-                        SPAN_KINDS[kind] if 0 <= kind < len(SPAN_KINDS) else "Unspecified",
-                        start,
-                        end,
-                        service,
-                        attributes,
-                        resource,
-                        STATUS_CODES[code] if 0 <= code < len(STATUS_CODES) else "Unset",
-                        status.message,
-                        span.trace_state,
-                        scope_name,
-                        scope_version,
-                        kept_events,
-                        kept_links,
-                    )
+        scope_name, scope_version = scope.name, scope.version
+        for span in spans:
+            trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
+            start, end = span.start_time_unix_nano, span.end_time_unix_nano
+            if (
+                len(trace_id) != 16
+                or len(span_id) != 8
+                or (parent and len(parent) != 8)
+                or trace_id == _NO_TRACE_ID
+                or span_id == _NO_SPAN_ID
+                or not MIN_TIME_NS <= start <= MAX_TIME_NS
+                or not MIN_TIME_NS <= end <= MAX_TIME_NS
+            ):
+                out.reject(1, f"span {span.name[:200]!r}: {span_problem(span)}")
+                continue
+            events = span.events
+            links = span.links
+            drops = bounds.drops()
+            try:
+                attributes = attributes_to_dict(span.attributes, depth)
+                kept_events = _events(events, bounds) if events else ()
+                kept_links = _links(links, bounds) if links else ()
+            except Refused as exc:
+                bounds.undo_drops(drops)  # a refused span is counted as refused, not as trimmed
+                out.reject(1, f"span {span.name[:200]!r}: {exc}")
+                continue
+            kind = span.kind
+            status = span.status
+            code = status.code
+            append(
+                SpanRecord(
+                    trace_id.hex(),
+                    span_id.hex(),
+                    parent.hex(),
+                    span.name,
+                    SPAN_KINDS[kind] if 0 <= kind < len(SPAN_KINDS) else "Unspecified",
+                    start,
+                    end,
+                    service,
+                    attributes,
+                    resource,
+                    STATUS_CODES[code] if 0 <= code < len(STATUS_CODES) else "Unset",
+                    status.message,
+                    span.trace_state,
+                    scope_name,
+                    scope_version,
+                    kept_events,
+                    kept_links,
                 )
+            )
     return out
 
 
 def _events(events: Any, bounds: DecodeBounds) -> tuple[SpanEvent, ...]:
-    """The first ``max_events`` events, each with at most ``max_event_attributes`` attributes."""
-    bounds.dropped_events += max(0, len(events) - bounds.max_events)
+    """The first ``max_events_per_span`` events, each with at most ``max_attributes_per_event`` attributes."""
+    bounds.dropped.events += max(0, len(events) - bounds.caps.max_events_per_span)
     out = []
-    for index, event in enumerate(bounds.head(events, bounds.max_events)):
+    for index, event in enumerate(bounds.head(events, bounds.caps.max_events_per_span)):
         at = event.time_unix_nano
         if not MIN_TIME_NS <= at <= MAX_TIME_NS:
             raise Refused(time_problem(f"events[{index}].time_unix_nano", at))
-        out.append(SpanEvent(at, event.name, _capped_attributes(event.attributes, bounds.max_event_attributes, bounds)))
+        out.append(
+            SpanEvent(
+                at, event.name, _capped_attributes(event.attributes, bounds.caps.max_attributes_per_event, bounds)
+            )
+        )
     return tuple(out)
 
 
 def _links(links: Any, bounds: DecodeBounds) -> tuple[SpanLink, ...]:
-    """The first ``max_links`` links, each with well-formed ids and at most ``max_link_attributes`` attributes."""
-    bounds.dropped_links += max(0, len(links) - bounds.max_links)
+    """The first ``max_links_per_span`` links, well-formed, with at most ``max_attributes_per_link`` attributes."""
+    bounds.dropped.links += max(0, len(links) - bounds.caps.max_links_per_span)
     out = []
-    for index, link in enumerate(bounds.head(links, bounds.max_links)):
+    for index, link in enumerate(bounds.head(links, bounds.caps.max_links_per_span)):
         trace_id, span_id = link.trace_id, link.span_id
         problem = id_problem(f"links[{index}].trace_id", trace_id, 16) or id_problem(
             f"links[{index}].span_id", span_id, 8
         )
         if problem:
             raise Refused(problem)
-        attributes = _capped_attributes(link.attributes, bounds.max_link_attributes, bounds)
+        attributes = _capped_attributes(link.attributes, bounds.caps.max_attributes_per_link, bounds)
         out.append(SpanLink(trace_id.hex(), span_id.hex(), link.trace_state, attributes))
     return tuple(out)
 
 
 def _capped_attributes(attributes: Any, limit: int, bounds: DecodeBounds) -> dict[str, str]:
-    bounds.dropped_attributes += max(0, len(attributes) - limit)
-    return attributes_to_dict(bounds.head(attributes, limit), bounds.max_value_depth)
+    bounds.dropped.attributes += max(0, len(attributes) - limit)
+    return attributes_to_dict(bounds.head(attributes, limit), bounds.caps.max_value_depth)
 
 
 def logs_from_request(request: ExportLogsServiceRequest, bounds: DecodeBounds | None = None) -> Decoded[LogRecord]:
     """Turn a parsed log export into rows; records with malformed ids or unstorable times are rejected."""
     out: Decoded[LogRecord] = Decoded([])
-    depth = (bounds or DecodeBounds()).max_value_depth
-    for resource_logs in request.resource_logs:
-        try:
-            resource = attributes_to_dict(resource_logs.resource.attributes, depth)
-        except Refused as exc:
-            out.reject(sum(len(scope.log_records) for scope in resource_logs.scope_logs), f"resource: {exc}")
-            continue
+    depth = (bounds or DecodeBounds()).caps.max_value_depth
+    for resource, scope, records in out.scopes(request.resource_logs, "scope_logs", "log_records", depth):
         service = resource.get("service.name", "")
-        for scope_logs in resource_logs.scope_logs:
-            scope = scope_logs.scope
-            for record in scope_logs.log_records:
-                problem = log_problem(record)
-                if problem:
-                    out.reject(1, f"log record: {problem}")
-                    continue
-                try:
-                    attributes = attributes_to_dict(record.attributes, depth)
-                    body = _log_body(record.body, depth)
-                except Refused as exc:
-                    out.reject(1, f"log record: {exc}")
-                    continue
-                out.items.append(
-                    LogRecord(
-                        time_ns=record.time_unix_nano or record.observed_time_unix_nano,
-                        trace_id=record.trace_id.hex(),
-                        span_id=record.span_id.hex(),
-                        event_name=getattr(record, "event_name", "") or attributes.get("event.name", ""),
-                        severity_text=record.severity_text,
-                        severity_number=int(record.severity_number),
-                        body=body,
-                        service_name=service,
-                        attributes=attributes,
-                        resource_attributes=resource,
-                        scope_name=scope.name,
-                        scope_version=scope.version,
-                    )
+        for record in records:
+            problem = log_problem(record)
+            if problem:
+                out.reject(1, f"log record: {problem}")
+                continue
+            try:
+                attributes = attributes_to_dict(record.attributes, depth)
+                body = _log_body(record.body, depth)
+            except Refused as exc:
+                out.reject(1, f"log record: {exc}")
+                continue
+            out.items.append(
+                LogRecord(
+                    time_ns=record.time_unix_nano or record.observed_time_unix_nano,
+                    trace_id=record.trace_id.hex(),
+                    span_id=record.span_id.hex(),
+                    event_name=getattr(record, "event_name", "") or attributes.get("event.name", ""),
+                    severity_text=record.severity_text,
+                    severity_number=int(record.severity_number),
+                    body=body,
+                    service_name=service,
+                    attributes=attributes,
+                    resource_attributes=resource,
+                    scope_name=scope.name,
+                    scope_version=scope.version,
                 )
+            )
     return out
 
 

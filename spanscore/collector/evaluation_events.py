@@ -11,7 +11,7 @@ marked ``spanscore.internal``, are skipped, so a loop through another collector 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from spanscore.records import LogRecord, SpanRecord
@@ -38,52 +38,58 @@ class OutsideEvaluation:
 
 def evaluations_in_spans(spans: Sequence[SpanRecord]) -> list[OutsideEvaluation]:
     """Every evaluation event on these spans, except spanscore's own."""
-    found = []
-    for span in spans:
-        if not span.events or _internal(span.resource_attributes) or _internal(span.attributes):
-            continue
-        for event in span.events:
-            if event.name != EVALUATION_EVENT or _internal(event.attributes):
-                continue
-            evaluation = _evaluation(
-                event.attributes, span.trace_id, span.span_id, event.time_ns, span.service_name, span.service_name
-            )
-            if evaluation is not None:
-                found.append(evaluation)
-    return found
+    events = (
+        (span, event.attributes, event.time_ns)
+        for span in spans
+        if span.events and not _internal(span)
+        for event in span.events
+        if event.name == EVALUATION_EVENT and not _marked(event.attributes)
+    )
+    return _evaluations(events)
 
 
 def evaluations_in_logs(logs: Sequence[LogRecord]) -> list[OutsideEvaluation]:
     """Every evaluation log record in a span's context, except spanscore's own."""
-    found = []
-    for record in logs:
-        if record.event_name != EVALUATION_EVENT or not record.trace_id or not record.span_id:
-            continue
-        if _internal(record.resource_attributes) or _internal(record.attributes):
-            continue
-        evaluation = _evaluation(
-            record.attributes, record.trace_id, record.span_id, record.time_ns, record.service_name, record.service_name
-        )
-        if evaluation is not None:
-            found.append(evaluation)
-    return found
+    records = (
+        (record, record.attributes, record.time_ns)
+        for record in logs
+        if record.event_name == EVALUATION_EVENT and record.trace_id and record.span_id and not _internal(record)
+    )
+    return _evaluations(records)
 
 
-def _internal(attributes: Mapping[str, str]) -> bool:
+def _internal(record: SpanRecord | LogRecord) -> bool:
+    """Spanscore's own result, exported back: marked on its resource or on itself."""
+    return _marked(record.resource_attributes) or _marked(record.attributes)
+
+
+def _marked(attributes: Mapping[str, str]) -> bool:
     return attributes.get(INTERNAL_MARK, "").lower() == "true"
 
 
-def _evaluation(
-    attributes: Mapping[str, str], trace_id: str, span_id: str, time_ns: int, service: str, author: str
-) -> OutsideEvaluation | None:
-    """None when the result names no evaluation or carries neither a value nor a label (nothing to store)."""
-    name = attributes.get("gen_ai.evaluation.name", "").strip()[:MAX_NAME_CHARS]
-    value = _number(attributes.get("gen_ai.evaluation.score.value"))
-    label = attributes.get("gen_ai.evaluation.score.label", "").strip()[:MAX_NAME_CHARS]
-    if not name or (value is None and not label):
-        return None
-    explanation = attributes.get("gen_ai.evaluation.explanation", "")
-    return OutsideEvaluation(trace_id, span_id, time_ns, name, value, label, explanation, service, author)
+def _evaluations(
+    results: Iterable[tuple[SpanRecord | LogRecord, Mapping[str, str], int]],
+) -> list[OutsideEvaluation]:
+    """The results that name an evaluation and carry a value or a label (the others hold nothing to store).
+
+    Each is tied to the span it judges (the event's span, or the log record's span context); its author is
+    the service that reported it.
+    """
+    found = []
+    for record, attributes, time_ns in results:
+        name = attributes.get("gen_ai.evaluation.name", "").strip()[:MAX_NAME_CHARS]
+        value = _number(attributes.get("gen_ai.evaluation.score.value"))
+        label = attributes.get("gen_ai.evaluation.score.label", "").strip()[:MAX_NAME_CHARS]
+        if not name or (value is None and not label):
+            continue
+        explanation = attributes.get("gen_ai.evaluation.explanation", "")
+        service = record.service_name
+        found.append(
+            OutsideEvaluation(
+                record.trace_id, record.span_id, time_ns, name, value, label, explanation, service, service
+            )
+        )
+    return found
 
 
 def _number(text: str | None) -> float | None:

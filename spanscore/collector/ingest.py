@@ -21,6 +21,7 @@ from typing import TypeVar
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from spanscore.collector.bounds import DecodeBounds
 from spanscore.collector.decode import logs_from_request, parse_logs, parse_traces, spans_from_request
 from spanscore.collector.limits import LimitCounters, LimitsConfig, apply_limits, apply_log_limits
 from spanscore.collector.otlp_json import otlp_json_to_protobuf
@@ -118,7 +119,7 @@ class Ingest:
         self.workers = DecodeWorkers()
 
     def _decode_traces(self, request: ExportTraceServiceRequest) -> _DecodedTraces:
-        bounds = self._limits.decode_bounds()
+        bounds = DecodeBounds(self._limits)
         decoded = spans_from_request(request, bounds)
         spans = apply_limits(decoded.items, self._limits, self.limit_counters)
         self.limit_counters.add_decode_drops(bounds)
@@ -141,7 +142,7 @@ class Ingest:
         return ExportOutcome(len(decoded.spans), decoded.rejected, decoded.error_message)
 
     def _decode_logs(self, request: ExportLogsServiceRequest) -> tuple[list[LogRecord], int, str]:
-        decoded = logs_from_request(request, self._limits.decode_bounds())
+        decoded = logs_from_request(request, DecodeBounds(self._limits))
         records = apply_log_limits(decoded.items, self._limits, self.limit_counters)
         return records, decoded.rejected, decoded.error_message
 

@@ -11,76 +11,29 @@ attributes beyond the per-set cap are dropped, and both are counted so the loss 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from spanscore.collector.bounds import DecodeBounds
+from spanscore.collector.bounds import DecodeBounds, Drops
+from spanscore.collector.limits_config import LimitsConfig
 from spanscore.errors import PayloadTooLargeError
 from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
 
+__all__ = ["LimitCounters", "LimitsConfig", "apply_limits", "apply_log_limits"]
+
 TRUNCATION_MARKER = "...[truncated by spanscore: {dropped} more characters]"
-
-
-class LimitsConfig(BaseModel):
-    """Input limits; defaults are generous enough for long LLM conversations."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_spans_per_request: int = Field(100_000, ge=1)
-    """More spans than this in one export request refuses the request (413 / RESOURCE_EXHAUSTED)."""
-    max_log_records_per_request: int = Field(100_000, ge=1)
-    """More log records than this in one export request refuses the request (413 / RESOURCE_EXHAUSTED)."""
-    max_attribute_value_chars: int = Field(1_000_000, ge=64)
-    """Longer span, event, link and log attribute values, log bodies and status messages are cut to this
-    length plus a marker saying how much was dropped."""
-    max_resource_attribute_value_chars: int = Field(4096, ge=64)
-    """The same for resource and scope attribute values, which storage repeats on every row of the request."""
-    max_name_chars: int = Field(4096, ge=64)
-    """The same for names (span, event, scope, log event), scope versions, attribute keys, severity texts and
-    trace states."""
-    max_attributes_per_span: int = Field(1024, ge=1)
-    """Attributes beyond this count in one set (a span's, an event's, a link's, a log record's, a resource's or
-    a scope's) are dropped (the first ones in request order are kept)."""
-    max_events_per_span: int = Field(128, ge=0)
-    """Events beyond this count on one span are dropped while decoding (the first ones kept) and counted in
-    ``span_events_dropped``; the OpenTelemetry SDK's span limit has the same default."""
-    max_links_per_span: int = Field(128, ge=0)
-    """Links beyond this count on one span are dropped while decoding and counted in ``span_links_dropped``."""
-    max_attributes_per_event: int = Field(128, ge=0)
-    """Attributes beyond this count on one span event are dropped while decoding (counted in
-    ``attributes_dropped``)."""
-    max_attributes_per_link: int = Field(128, ge=0)
-    """The same for the attributes of one span link."""
-    max_value_depth: int = Field(32, ge=1, le=64)
-    """An attribute value or log body whose arrays and maps nest deeper than this refuses its span or log record
-    (partial success naming the key); at most 64, below the 100 message levels protobuf itself parses."""
-
-    def decode_bounds(self) -> DecodeBounds:
-        """The caps decoding applies to one request, with fresh drop counters."""
-        return DecodeBounds(
-            self.max_events_per_span,
-            self.max_links_per_span,
-            self.max_attributes_per_event,
-            self.max_attributes_per_link,
-            self.max_value_depth,
-        )
 
 
 @dataclass(slots=True)
 class LimitCounters:
     truncated_values: int = 0
-    dropped_attributes: int = 0
     refused_requests: int = 0
     refused_log_requests: int = 0
-    dropped_events: int = 0
-    dropped_links: int = 0
+    dropped: Drops = field(default_factory=Drops)
+    """Events, links and attributes dropped by the count caps, summed over requests."""
 
     def add_decode_drops(self, bounds: DecodeBounds) -> None:
         """Add what one request's decoding dropped (events, links, event and link attributes)."""
-        self.dropped_events += bounds.dropped_events
-        self.dropped_links += bounds.dropped_links
-        self.dropped_attributes += bounds.dropped_attributes
+        self.dropped.add(bounds.dropped)
 
 
 class _Limiter:
@@ -103,7 +56,7 @@ class _Limiter:
     def attributes(self, attributes: dict[str, str], longest: int) -> dict[str, str]:
         config = self.config
         if len(attributes) > config.max_attributes_per_span:
-            self.counters.dropped_attributes += len(attributes) - config.max_attributes_per_span
+            self.counters.dropped.attributes += len(attributes) - config.max_attributes_per_span
             attributes = dict(list(attributes.items())[: config.max_attributes_per_span])
         names = config.max_name_chars
         if all(len(v) <= longest and len(k) <= names for k, v in attributes.items()):

@@ -124,7 +124,7 @@ class Tally:
         self.cost_known = True
 
     def charge(self, name: str, spent: StepOutput) -> None:
-        """Account for a step that failed after spending (a judge that answered, but never validly)."""
+        """Account for what a step spent: one that returned, or one that failed after spending."""
         if spent.prompt is not None:
             self.prompts[name] = spent.prompt
         self.judge_model = spent.judge_model or self.judge_model
@@ -137,14 +137,7 @@ class Tally:
     def record(self, name: str, raw: Any, started: float) -> Any:
         self.durations[name] = (time.perf_counter() - started) * 1000.0
         if isinstance(raw, StepOutput):
-            if raw.prompt is not None:
-                self.prompts[name] = raw.prompt
-            self.judge_model = raw.judge_model or self.judge_model
-            self.input_tokens += raw.input_tokens
-            self.output_tokens += raw.output_tokens
-            self.cost_usd += raw.cost_usd
-            self.judge_mode = raw.judge_mode or self.judge_mode
-            self.cost_known = self.cost_known and raw.cost_known
+            self.charge(name, raw)
             raw = raw.value
         self.values[name] = raw
         return raw

@@ -65,14 +65,7 @@ class Dispatcher:
         self._scored_runs = scored_runs
         self._scores = scores
         self.sessions = sessions
-        self.workers: ScoringWorkers[RuleRun] = ScoringWorkers(
-            self.on_result,
-            workers=config.workers,
-            queue_size=config.queue_size,
-            max_attempts=config.max_attempts,
-            code_threads=config.code_threads,
-            drain_timeout_s=config.drain_timeout_s,
-        )
+        self.workers: ScoringWorkers[RuleRun] = ScoringWorkers(_Finished(self), config)
         self.scores_written: Counter[tuple[str, str]] = Counter()  # (rule, status)
         self.decisions_written: Counter[str] = Counter()
         self.internal_runs_skipped = 0
@@ -178,3 +171,14 @@ class SessionDispatch:
 
 def _everything(_: str) -> bool:
     return True
+
+
+class _Finished:
+    """``Consumer[ScoringJob[RuleRun]]``: the workers hand each ended job here, and the dispatcher books it."""
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self._dispatcher = dispatcher
+
+    async def consume(self, job: ScoringJob[RuleRun], /) -> None:
+        assert job.result is not None, "a job is handed on only once it ended"
+        await self._dispatcher.on_result(job, job.result)

@@ -29,6 +29,18 @@ RESERVED_SOURCES = frozenset({"spanscore", "otlp"})
 MAX_SCORES_PER_REQUEST = 1000
 _HEX32 = re.compile(r"^[0-9a-f]{32}$")
 _HEX16 = re.compile(r"^[0-9a-f]{16}$")
+
+
+def _hex_id(value: str, pattern: re.Pattern[str], digits: int, what: str) -> str:
+    """A trace or span id in lower case, or ``ValueError`` saying what is wrong with it."""
+    value = value.lower()
+    if not pattern.match(value):
+        raise ValueError(f"must be {digits} hexadecimal characters")
+    if value == "0" * digits:
+        raise ValueError(f"must not be all zeros (the invalid {what} id: no span can carry it)")
+    return value
+
+
 _SOURCE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
 
@@ -61,24 +73,12 @@ class OutsideScore(BaseModel):
     @field_validator("trace_id")
     @classmethod
     def _trace_hex(cls, value: str) -> str:
-        value = value.lower()
-        if not _HEX32.match(value):
-            raise ValueError("must be 32 hexadecimal characters")
-        if value == "0" * 32:
-            raise ValueError("must not be all zeros (the invalid trace id: no span can carry it)")
-        return value
+        return _hex_id(value, _HEX32, 32, "trace")
 
     @field_validator("span_id")
     @classmethod
     def _span_hex(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        value = value.lower()
-        if not _HEX16.match(value):
-            raise ValueError("must be 16 hexadecimal characters")
-        if value == "0" * 16:
-            raise ValueError("must not be all zeros (the invalid span id: no span can carry it)")
-        return value
+        return None if value is None else _hex_id(value, _HEX16, 16, "span")
 
     @field_validator("value")
     @classmethod

@@ -21,12 +21,12 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from spanscore.errors import ConfigError
 from spanscore.export.forward import ScoreExporter
 from spanscore.metric_keys import metric_key
-from spanscore.pipeline import Consumer, FanOut
+from spanscore.pipeline import Calling, Consumer, FanOut
 from spanscore.run import SPAN_TARGETS, Run, Turn
 from spanscore.runs.config import RunsConfig, SessionsConfig
 from spanscore.runs.intake import StoredLogs, StoredSpans
@@ -49,14 +49,12 @@ from spanscore.storage.connection import is_embedded
 from spanscore.storage.reads.recovery import session_turns, spend_since, unscored_sessions
 from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow
-from spanscore.storage.write.writer import BatchWriter, InsertFn
+from spanscore.storage.write.writer import BatchWriter, Inserts, WriterConfig
 
 if TYPE_CHECKING:  # the judge client loads litellm; config loading imports this module and must not
     from spanscore.scorers.judge.current import Judge
 
 log = logging.getLogger(__name__)
-
-R = TypeVar("R")
 
 
 def build_rule_scorers(rules: Sequence[RuleConfig], judge: Judge | None = None) -> dict[str, list[Scorer]]:
@@ -303,12 +301,9 @@ def _memory_writers(
     store: ClickHouseStore, batch_max: int, flush_interval: float
 ) -> tuple[BatchWriter[ScoreRow], BatchWriter[DecisionRow], BatchWriter[ScoredRunRow]]:
     """Writers without a spool (backfill, tests): a storage failure is retried by ``UntilDurable``."""
+    config = WriterConfig(batch_max=batch_max, flush_interval=flush_interval, max_pending=100_000)
     return (
-        _memory_writer("scores", store.insert_scores, batch_max, flush_interval),
-        _memory_writer("decisions", store.insert_decisions, batch_max, flush_interval),
-        _memory_writer("scored_runs", store.insert_scored_runs, batch_max, flush_interval),
+        BatchWriter("scores", Inserts(Calling(store.insert_scores)), config),
+        BatchWriter("decisions", Inserts(Calling(store.insert_decisions)), config),
+        BatchWriter("scored_runs", Inserts(Calling(store.insert_scored_runs)), config),
     )
-
-
-def _memory_writer(name: str, insert: InsertFn[R], batch_max: int, flush_interval: float) -> BatchWriter[R]:
-    return BatchWriter(name, insert, batch_max=batch_max, flush_interval=flush_interval, max_pending=100_000)

@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+from typing import Any
+
 from spanscore.run import Run
 from spanscore.runs.assembly import run_fingerprint
 from spanscore.sampling.decisions import Decision, Outcome
 from spanscore.scorers.base import ScoreResult, ScorerInfo, Status
 from spanscore.scoring.subject import RuleRun, Subject
-from spanscore.storage.scores import DecisionRow, ScoreRow, score_id
+from spanscore.storage.scores import DecisionRow, RunColumns, ScoreRow, score_id
+
+
+def run_columns(run: Run) -> dict[str, Any]:
+    """The ``RunColumns`` of a row about ``run``, as keyword arguments for a score or decision row."""
+    return asdict(
+        RunColumns(
+            run_timestamp_ns=run.start_time_ns,
+            trace_id=run.trace_id,
+            span_id=run.span_id,
+            run_id=run.run_id,
+            service_name=run.service_name or "",
+            agent_name=run.agent_name or "",
+        )
+    )
 
 
 def score_row(info: ScorerInfo, run: Run, book: RuleRun, result: ScoreResult, *, pass_threshold: float) -> ScoreRow:
@@ -25,12 +42,7 @@ def score_row(info: ScorerInfo, run: Run, book: RuleRun, result: ScoreResult, *,
     trace_key, span_key = ("session", run.run_id) if run.target == "session" else (run.trace_id, run.span_id)
     return ScoreRow(
         score_id=score_id(book.decision.rule, info.id, info.version, trace_key, span_key),
-        run_timestamp_ns=run.start_time_ns,
-        trace_id=run.trace_id,
-        span_id=run.span_id,
-        run_id=run.run_id,
-        service_name=run.service_name or "",
-        agent_name=run.agent_name or "",
+        **run_columns(run),
         model=run.model or "",
         session_id=run.session_id or "",
         user_id=run.user_id or "",
@@ -72,12 +84,7 @@ def decision_row(
     """One rule's decision on one subject (the coverage denominator); ``outcome`` refines a sampled one."""
     run = subject.run
     return DecisionRow(
-        run_timestamp_ns=run.start_time_ns,
-        trace_id=run.trace_id,
-        span_id=run.span_id,
-        run_id=run.run_id,
-        service_name=run.service_name or "",
-        agent_name=run.agent_name or "",
+        **run_columns(run),
         rule=decision.rule,
         decision=(outcome or decision.outcome).value,
         probability=decision.probability,

@@ -17,13 +17,14 @@ import logging
 import random
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from spanscore.pipeline import Consumer
 from spanscore.run import Run
 from spanscore.scorers.base import Scorer, ScoreResult, Status
+from spanscore.scoring.config import ScoringConfig
 
 log = logging.getLogger(__name__)
 
@@ -59,32 +60,26 @@ class ScoringJob(Generic[C]):
     created_at: float = field(default_factory=time.monotonic)
 
 
-ResultHandler = Callable[[ScoringJob[C], ScoreResult], Awaitable[None]]
-
-
 class ScoringWorkers(Generic[C]):
     """``submit`` waits while the queue is full: backpressure reaches the readiness loop, not memory."""
 
     def __init__(
         self,
-        on_result: ResultHandler[C],
+        finished: Consumer[ScoringJob[C]],
+        config: ScoringConfig,
         *,
-        workers: int = 8,
-        queue_size: int = 1000,
-        max_attempts: int = 4,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 30.0,
-        code_threads: int = 2,
-        drain_timeout_s: float = 30.0,
     ) -> None:
-        self._drain_timeout = drain_timeout_s
-        self._on_result = on_result
-        self._queue: asyncio.Queue[ScoringJob[C]] = asyncio.Queue(maxsize=queue_size)
-        self._workers = workers
-        self._max_attempts = max_attempts
+        self._drain_timeout = config.drain_timeout_s
+        self._finished = finished
+        """The next stage: each job once it ended, with its ``result`` set."""
+        self._queue: asyncio.Queue[ScoringJob[C]] = asyncio.Queue(maxsize=config.queue_size)
+        self._workers = config.workers
+        self._max_attempts = config.max_attempts
         self._backoff_base = backoff_base_s
         self._backoff_max = backoff_max_s
-        self._threads = ThreadPoolExecutor(max_workers=code_threads, thread_name_prefix="spanscore-score")
+        self._threads = ThreadPoolExecutor(max_workers=config.code_threads, thread_name_prefix="spanscore-score")
         self._tasks: list[asyncio.Task[None]] = []
         self.states: Counter[str] = Counter()
         self.completed_per_rule: Counter[str] = Counter()
@@ -153,7 +148,7 @@ class ScoringWorkers(Generic[C]):
             job.result = result
             self._move(job, JobState.FAILED if result.status is Status.ERROR else JobState.SUCCEEDED)
             self.completed_per_rule[job.rule] += 1
-            await self._on_result(job, result)
+            await self._finished.consume(job)
             return
 
     async def _score(self, job: ScoringJob[C]) -> ScoreResult:

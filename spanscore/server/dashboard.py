@@ -26,6 +26,7 @@ from spanscore.errors import ConfigError, PermanentError
 from spanscore.run import TARGETS
 from spanscore.server.auth import TokenCheck
 from spanscore.server.dashboard_scales import add_scales, configured_scales
+from spanscore.server.static_pages import assemble
 from spanscore.server.wire import json_error
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.reads.dashboard import DashboardReader, scored_runs
@@ -128,7 +129,7 @@ def parse_query(model: type[Q], request: web.Request) -> Q:
 
 
 def load_assets() -> dict[str, tuple[bytes, str]]:
-    """Every file under ``static/`` by its relative path, with its content type."""
+    """Every file under ``static/`` by its relative path, with its content type; pages with their parts."""
     assets: dict[str, tuple[bytes, str]] = {}
 
     def walk(folder: Any, prefix: str) -> None:
@@ -141,7 +142,7 @@ def load_assets() -> dict[str, tuple[bytes, str]]:
                 assets[prefix + entry.name] = (entry.read_bytes(), CONTENT_TYPES[suffix])
 
     walk(resources.files("spanscore.server") / "static", "")
-    return assets
+    return assemble(assets)
 
 
 class Dashboard:

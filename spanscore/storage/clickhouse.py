@@ -14,7 +14,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from clickhouse_connect.driver.exceptions import ClickHouseError, DatabaseError, DataError, OperationalError
 
@@ -40,6 +40,9 @@ log = logging.getLogger(__name__)
 # A retried batch carries its batch's token (insert_token), and the deduplication windows (migrations 0006, 0013)
 # drop what an earlier try of it stored, in the tables down the view chain too.
 _SPAN_INSERT = {"insert_deduplicate": 1, "deduplicate_blocks_in_dependent_materialized_views": 1}
+
+
+C = TypeVar("C")
 
 
 class ClickHouseStore:
@@ -137,23 +140,13 @@ class ClickHouseStore:
     def close(self) -> None:
         self._writer.shutdown(wait=True)
         self._bulk_writer.shutdown(wait=True)
-        if self._bulk_client is not None:
-            self._bulk_client.close()
-            self._bulk_client = None
+        self._bulk_client = _closed(self._bulk_client)
         self._reader.shutdown(wait=True)
         self._api_readers.shutdown(wait=True)
-        if self._readers is not None:
-            self._readers.close()
-            self._readers = None
-        if self._control is not None:
-            self._control.close()
-            self._control = None
-        if self._query_client is not None:
-            self._query_client.close()
-            self._query_client = None
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        self._readers = _closed(self._readers)
+        self._control = _closed(self._control)
+        self._query_client = _closed(self._query_client)
+        self._client = _closed(self._client)
 
     def _connect_reader(self, settings: dict[str, Any]) -> Any:
         """A connection for reads whose limits and ``readonly`` come with it (see ``guard.engine_settings``)."""
@@ -346,3 +339,10 @@ class ClickHouseStore:
     def internal_query(self, sql: str, parameters: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
         """Trusted SQL written by spanscore itself; values always travel as bound parameters."""
         return list(self.client.query(sql, parameters=parameters).result_rows)
+
+
+def _closed(connection: C | None) -> C | None:
+    """Close ``connection`` if there is one; returns None, for the attribute that held it."""
+    if connection is not None:
+        connection.close()  # type: ignore[attr-defined]
+    return None

@@ -31,9 +31,18 @@ _TOKEN = re.compile(rf"^{TOKEN_PATTERN}$")
 _CURRENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("spanscore_insert_token", default=None)
 
 
+BY_CONTENT = "0" * 32
+"""The token of a batch deduplicated by its content: its inserts carry no token, so the engine compares the
+block's hash. A live insert uses it, so that an exporter's retry of the very same export (a lost
+acknowledgement) is dropped as before; a batch spooled after such an insert failed keeps it, and its replay
+goes alone, as the same block, so an insert that landed anyway is dropped too."""
+
+
 def new_token() -> str:
     """128 random bits: unique forever, unlike a spool file's number, which starts again at 1."""
-    return secrets.token_hex(16)
+    while (token := secrets.token_hex(16)) == BY_CONTENT:
+        pass
+    return token
 
 
 def check_token(token: str) -> str:
@@ -56,7 +65,7 @@ def insert_token(token: str | None) -> Iterator[None]:
 def token_settings() -> dict[str, Any]:
     """The insert settings the current token asks for (empty without one)."""
     token = _CURRENT.get()
-    return {} if token is None else {"insert_deduplication_token": token}
+    return {} if token is None or token == BY_CONTENT else {"insert_deduplication_token": token}
 
 
 async def run_with_token(executor: Executor, call: Callable[..., R], *args: Any) -> R:

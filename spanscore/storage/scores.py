@@ -40,14 +40,20 @@ def score_id(rule: str, scorer: str, scorer_version: str, trace_id: str, span_id
 
 
 @dataclass(frozen=True, slots=True)
-class ScoreRow:
-    score_id: str
+class RunColumns:
+    """The columns that say which run a row is about; score and decision rows both start with them."""
+
     run_timestamp_ns: int
     trace_id: str
     span_id: str
     run_id: str
     service_name: str
     agent_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreRow(RunColumns):
+    score_id: str
     model: str
     session_id: str
     user_id: str
@@ -92,13 +98,7 @@ class ScoreRow:
 
 
 @dataclass(frozen=True, slots=True)
-class DecisionRow:
-    run_timestamp_ns: int
-    trace_id: str
-    span_id: str
-    run_id: str
-    service_name: str
-    agent_name: str
+class DecisionRow(RunColumns):
     rule: str
     decision: str
     probability: float

@@ -15,10 +15,12 @@ import json
 import os
 import signal
 import sys
+from dataclasses import replace
 from typing import Any
 
 from spanscore.config import load_config
 from spanscore.errors import RetryableError
+from spanscore.pipeline import Calling
 from spanscore.records import SpanRecord
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.write import replay
@@ -68,15 +70,16 @@ async def first(kind: str, settings: dict[str, Any]) -> None:
     store.open()
     writer = _writer(kind, store, settings)
     down = {"on": True}
-    path = "insert_encoded" if writer.inserter.insert_encoded is not None else "insert"
-    real = getattr(writer.inserter, path)
+    inserts = writer.inserter.inserts
+    lane = "encoded" if inserts.encoded is not None else "rows"
+    real = getattr(inserts, lane)
 
     async def insert(batch: Any) -> None:
         if down["on"]:
             raise RetryableError("storage unavailable (injected)")
-        await real(batch)
+        await real.consume(batch)
 
-    setattr(writer.inserter, path, insert)
+    writer.inserter.inserts = replace(inserts, **{lane: Calling(insert)})
     _kill_before_delete(merged_only=kind == "spans")
     await writer.start()
     for index in range(settings["batches"]):  # one at a time: one spool file each
@@ -98,7 +101,7 @@ async def successor(kind: str, settings: dict[str, Any]) -> None:
     else:
         sql = "SELECT count(), uniqExact(ScoreId), (SELECT countMerge(ScoresState) FROM scores_1h) FROM scores"
     rows, distinct, downstream = store.internal_query(sql)[0]
-    left = writer.pending + (writer._spool.batches if writer._spool is not None else 0)
+    left = writer.pending + (writer.spool.batches if writer.spool is not None else 0)
     print(json.dumps({"rows": rows, "distinct": distinct, "downstream": downstream, "left": left}), flush=True)
     store.close()
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from spanscore.config import load_config
 from spanscore.errors import RetryableError
+from spanscore.pipeline import Calling
 from spanscore.sampling.rules import RuleConfig
 from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
@@ -36,8 +37,8 @@ async def main(settings: dict[str, Any]) -> None:
     config.rules = [RuleConfig.model_validate({"name": "r", "scorers": ["completeness"]})]
     service = Service(config)
     assert service.live is not None
-    service.live.score_writer.inserter.insert = _unavailable
-    service.live.decision_writer.inserter.insert = _unavailable
+    service.live.score_writer.inserter.inserts.rows = Calling(_unavailable)
+    service.live.decision_writer.inserter.inserts.rows = Calling(_unavailable)
     await service.start()
     assert service.grpc is not None
     traces = agent_traces(settings["runs"])

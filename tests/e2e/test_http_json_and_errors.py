@@ -13,6 +13,7 @@ from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
 from spanscore.errors import RetryableError
+from spanscore.pipeline import Calling
 from spanscore.server.service import Service
 
 TRACE_ID = "5b8efff798038103d269b633813fc60c"
@@ -233,12 +234,12 @@ async def test_grpc_oversize_and_backpressure(service_config) -> None:
         assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
 
         # Storage failing: the exporter must be told to retry, with a hint, and nothing is stored.
-        original = service.store.insert_spans
+        original = service.span_writer.inserter.inserts.rows
 
         async def failing(spans):
             raise RetryableError("storage down for the test", retry_after=3)
 
-        service.span_writer.inserter.insert = failing
+        service.span_writer.inserter.inserts.rows = Calling(failing)
         small = trace_service_pb2.ExportTraceServiceRequest()
         small.resource_spans.add().scope_spans.add().spans.add(
             name="s", trace_id=b"\x01" * 16, span_id=b"\x02" * 8, **TIMES
@@ -254,7 +255,7 @@ async def test_grpc_oversize_and_backpressure(service_config) -> None:
         assert status == 503 and headers["Retry-After"] == "3"
         assert await _count(service) == 0
 
-        service.span_writer.inserter.insert = original
+        service.span_writer.inserter.inserts.rows = original
         assert isinstance(await stub.Export(small), trace_service_pb2.ExportTraceServiceResponse)
         assert await _count(service) == 1
         await channel.close()

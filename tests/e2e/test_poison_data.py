@@ -19,6 +19,7 @@ import pytest
 
 from spanscore.config import ServiceConfig
 from spanscore.errors import RetryableError
+from spanscore.pipeline import Calling
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.server.service import Service
 
@@ -169,13 +170,13 @@ async def test_a_spooled_wide_batch_does_not_wedge_storage_after_a_restart(servi
         async def unavailable(batch: Any) -> None:
             raise RetryableError("storage unavailable (injected)")
 
-        first.span_writer.inserter.insert = unavailable  # down until this process has stopped
+        first.span_writer.inserter.inserts.rows = Calling(unavailable)  # down until this process has stopped
         days = [BASE_NS + index * DAY_NS for index in range(120)]
         assert await _post(first, "traces", _body("traces", "spooled-days", days)) == 200
         assert first.metrics()["spans_spooled"] == 120
     finally:
         await first.shutdown()  # storage is down: the batch stays in the spool for the next process
-    assert first.span_writer._spool is not None and first.span_writer._spool.batches == 1
+    assert first.span_writer.spool is not None and first.span_writer.spool.batches == 1
     second = Service(service_config)
     await second.start()
     try:

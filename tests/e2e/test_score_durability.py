@@ -13,6 +13,7 @@ import pytest
 
 from spanscore.config import ServiceConfig
 from spanscore.errors import RetryableError
+from spanscore.pipeline import Calling
 from spanscore.sampling.rules import RuleConfig
 from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
@@ -54,19 +55,19 @@ async def test_scores_and_decisions_wait_out_a_storage_outage(service_config: Se
     service = Service(_with_rules(service_config))
     assert service.live is not None
     writers = (service.live.score_writer, service.live.decision_writer)
-    real = [writer.inserter.insert for writer in writers]
+    real = [writer.inserter.inserts.rows for writer in writers]
     down = {"on": True}
 
     def failing(insert):  # type: ignore[no-untyped-def]
         async def insert_or_fail(rows):  # type: ignore[no-untyped-def]
             if down["on"]:
                 raise RetryableError("storage unavailable (injected)")
-            await insert(rows)
+            await insert.consume(rows)
 
-        return insert_or_fail
+        return Calling(insert_or_fail)
 
     for writer, insert in zip(writers, real, strict=True):
-        writer.inserter.insert = failing(insert)
+        writer.inserter.inserts.rows = failing(insert)
     await service.start()
     try:
         assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), agent_traces(RUNS)) == "SUCCESS"

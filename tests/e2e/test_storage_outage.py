@@ -9,28 +9,29 @@ import pytest
 
 from spanscore.config import ServiceConfig
 from spanscore.errors import RetryableError
+from spanscore.pipeline import Calling
 from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter, record_agent_trace
 
 
 def _insert_path(service: Service) -> str:
-    """The span inserter's attribute that performs inserts: behind an acknowledging spool the writer sends
-    the log's own bytes (``insert_encoded``); otherwise it inserts the records (``insert``)."""
-    return "insert_encoded" if service.span_writer.inserter.insert_encoded is not None else "insert"
+    """The span inserter's seam that performs inserts: behind an acknowledging spool the writer sends
+    the log's own bytes (``encoded``); otherwise it inserts the records (``rows``)."""
+    return "encoded" if service.span_writer.inserter.inserts.encoded is not None else "rows"
 
 
 def _break_storage(service: Service) -> dict[str, bool]:
     """Make span inserts fail while ``state['down']`` is true, as an unreachable server would."""
     state = {"down": True}
     path = _insert_path(service)
-    real_insert = getattr(service.span_writer.inserter, path)
+    real_insert = getattr(service.span_writer.inserter.inserts, path)
 
     async def insert(batch):  # type: ignore[no-untyped-def]
         if state["down"]:
             raise RetryableError("storage unavailable (injected)")
-        await real_insert(batch)
+        await real_insert.consume(batch)
 
-    setattr(service.span_writer.inserter, path, insert)
+    setattr(service.span_writer.inserter.inserts, path, Calling(insert))
     return state
 
 
@@ -164,17 +165,17 @@ async def test_an_insert_that_failed_after_writing_is_not_stored_twice(
     await service.start()
     try:
         path = _insert_path(service)
-        assert (path == "insert_encoded") == (acknowledge == "spooled")
-        real_insert = getattr(service.span_writer.inserter, path)
+        assert (path == "encoded") == (acknowledge == "spooled")
+        real_insert = getattr(service.span_writer.inserter.inserts, path)
         failures = {"left": 1}
 
         async def insert_then_fail(batch):  # type: ignore[no-untyped-def]
-            await real_insert(batch)
+            await real_insert.consume(batch)
             if failures["left"]:
                 failures["left"] -= 1
                 raise RetryableError("failed after the rows were written (injected)")
 
-        setattr(service.span_writer.inserter, path, insert_then_fail)
+        setattr(service.span_writer.inserter.inserts, path, Calling(insert_then_fail))
         spans = record_agent_trace("twice")
         assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
         for _ in range(100):

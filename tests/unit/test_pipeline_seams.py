@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import pytest
 
 from spanscore.errors import RetryableError
-from spanscore.pipeline import Consumer, FanOut, Relay
+from spanscore.pipeline import Calling, Consumer, FanOut, Relay
 from spanscore.scoring.outputs import InBackground, UntilDurable
-from spanscore.storage.write.writer import BatchWriter
+from spanscore.storage.write.writer import BatchWriter, Inserts, WriterConfig
 from tests.fakes.collected import Collected
 
 
@@ -59,7 +59,9 @@ async def test_fan_out_hands_every_batch_to_each_consumer_in_order_and_stops_at_
 
 async def test_until_durable_waits_through_refusals_and_keeps_every_row_once() -> None:
     store = _Refusing(failures=3)
-    writer: BatchWriter[int] = BatchWriter("t", store.insert, batch_max=10, flush_interval=0.0, max_pending=100)
+    writer: BatchWriter[int] = BatchWriter(
+        "t", Inserts(Calling(store.insert)), WriterConfig(batch_max=10, flush_interval=0.0, max_pending=100)
+    )
     await writer.start()
     durable = UntilDurable(writer, first_delay_s=0.001, max_delay_s=0.002)
     await asyncio.wait_for(durable.consume([1, 2]), 5)
@@ -92,7 +94,10 @@ async def test_a_failing_next_stage_does_not_fail_the_write() -> None:
     """Stored is stored: what the assembler missed it reads back from storage, the exporter still gets its OK."""
     store = _Refusing(failures=0)
     writer: BatchWriter[int] = BatchWriter(
-        "t", store.insert, batch_max=10, flush_interval=0.0, max_pending=100, stored=_Broken()
+        "t",
+        Inserts(Calling(store.insert)),
+        WriterConfig(batch_max=10, flush_interval=0.0, max_pending=100),
+        stored=_Broken(),
     )
     await writer.start()
     await asyncio.wait_for(writer.consume([7]), 5)

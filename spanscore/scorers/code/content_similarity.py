@@ -13,16 +13,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from spanscore.scorers.base import Scorer, StepContext, create_scorer
+from spanscore.scorers.base import Scorer, StepContext
+from spanscore.scorers.code.comparison import compared_texts, comparison_scorer
 from spanscore.scorers.code.options import require_bool
-from spanscore.scorers.code.text import (
-    WHITESPACE_RUN,
-    collapse_whitespace,
-    compare_side,
-    output_text,
-    reference_text,
-    utf16,
-)
+from spanscore.scorers.code.text import WHITESPACE_RUN, collapse_whitespace, compare_side, utf16
 from spanscore.scorers.registry import register
 
 VERSION = "1"
@@ -55,7 +49,7 @@ def content_similarity(
     require_bool("ignore_whitespace", ignore_whitespace)
 
     def preprocess(context: StepContext) -> dict[str, Any]:
-        processed_input, processed_output = reference_text(context.run, side), output_text(context.run)
+        processed_input, processed_output = compared_texts(context.run, side)
         if ignore_case:
             processed_input, processed_output = processed_input.lower(), processed_output.lower()
         if ignore_whitespace:
@@ -69,14 +63,9 @@ def content_similarity(
         step = context.preprocess_result
         return dice_similarity(step["processed_input"], step["processed_output"])
 
+    options = {"ignore_case": ignore_case, "ignore_whitespace": ignore_whitespace}
     return (
-        create_scorer(
-            "content_similarity",
-            version=VERSION,
-            description=f"Character-bigram (Dice) similarity between the {side.replace('_', ' ')} and the output text.",
-            requires=(side, "output"),
-            options={"ignore_case": ignore_case, "ignore_whitespace": ignore_whitespace, "compare_with": side},
-        )
+        comparison_scorer("content_similarity", VERSION, side, "Character-bigram (Dice) similarity", options)
         .preprocess(preprocess)
         .generate_score(generate_score)
         .generate_reason(

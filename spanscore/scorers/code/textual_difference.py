@@ -16,15 +16,9 @@ from typing import Any
 
 from rapidfuzz.distance import Indel
 
-from spanscore.scorers.base import Scorer, StepContext, create_scorer
-from spanscore.scorers.code.text import (
-    WHITESPACE_RUN,
-    collapse_whitespace,
-    compare_side,
-    output_text,
-    reference_text,
-    utf16,
-)
+from spanscore.scorers.base import Scorer, StepContext
+from spanscore.scorers.code.comparison import compared_texts, comparison_scorer
+from spanscore.scorers.code.text import WHITESPACE_RUN, collapse_whitespace, compare_side, utf16
 from spanscore.scorers.registry import register
 
 VERSION = "1"
@@ -76,20 +70,14 @@ def textual_difference(*, compare_with: str = "input") -> Scorer:
     side = compare_side(compare_with)
 
     def preprocess(context: StepContext) -> dict[str, Any]:
-        return analyze_difference(reference_text(context.run, side), output_text(context.run))
+        return analyze_difference(*compared_texts(context.run, side))
 
     def generate_reason(context: StepContext) -> str:
         step = context.preprocess_result
         return f"similarity ratio {step['ratio']:.2f} with {step['changes']} word change(s)"
 
     return (
-        create_scorer(
-            "textual_difference",
-            version=VERSION,
-            description=f"Sequence-matching similarity ratio between the {side.replace('_', ' ')} and the output text.",
-            requires=(side, "output"),
-            options={"compare_with": side},
-        )
+        comparison_scorer("textual_difference", VERSION, side, "Sequence-matching similarity ratio", {})
         .preprocess(preprocess)
         .generate_score(lambda c: c.preprocess_result["ratio"])
         .generate_reason(generate_reason)

@@ -19,16 +19,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from spanscore.scorers import Scorer, StepContext
-from spanscore.scorers.judge.answer_checks import ItemsExpected
 from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
 from spanscore.scorers.llm.steps import (
+    about_the_answer,
     delimit,
     numbered,
+    one_label_each,
     round2,
     scale_option,
 )
@@ -107,30 +109,7 @@ def answer_relevancy_score(
     return round2(credit / len(results) * scale)
 
 
-def answer_similarity_score(
-    analysis: Mapping[str, Any],
-    *,
-    semantic_threshold: float = 0.8,
-    exact_match_bonus: float = 0.2,
-    missing_penalty: float = 0.15,
-    contradiction_penalty: float = 1.0,
-    extra_info_penalty: float = 0.05,
-    scale: float = 1.0,
-) -> float:
-    """The unit-matching formula of @mastra/evals 1.10.2 (see the module docstring), rounded to 2 decimals."""
-    matches = analysis.get("matches") or []
-    if not matches:
-        return 0.0
-    credit = {
-        "exact": 1.0 + exact_match_bonus,
-        "semantic": semantic_threshold,
-        "partial": semantic_threshold * 0.5,
-        "missing": -missing_penalty,
-    }
-    total = sum(credit[m["match_type"]] for m in matches) / (len(matches) * (1.0 + exact_match_bonus))
-    total -= len(analysis.get("contradictions") or []) * contradiction_penalty
-    total -= min(len(analysis.get("extra_in_output") or []) * extra_info_penalty, 0.2)
-    return round2(min(1.0, max(0.0, total)) * scale)
+MATCH_TYPES = ("exact", "semantic", "partial", "missing")
 
 
 def _unit(name: str, value: Any) -> float:
@@ -139,9 +118,47 @@ def _unit(name: str, value: Any) -> float:
     return float(value)
 
 
-def _relevancy_statements_prompt(step: StepContext) -> str | None:
-    text = step.run.output_text or ""
-    return f"Split this answer into statements.\n\n{delimit('answer', text)}" if text.strip() else None
+@dataclass(frozen=True, slots=True)
+class SimilarityWeights:
+    """How ``answer_similarity`` credits and penalises unit matches: its options, with @mastra/evals' defaults.
+
+    Declared once, so the scorer's options and the formula cannot drift apart.
+    """
+
+    semantic_threshold: float = 0.8
+    exact_match_bonus: float = 0.2
+    missing_penalty: float = 0.15
+    contradiction_penalty: float = 1.0
+    extra_info_penalty: float = 0.05
+
+    def __post_init__(self) -> None:
+        for name in self.__dataclass_fields__:
+            object.__setattr__(self, name, _unit(name, getattr(self, name)))
+
+
+WEIGHTS = SimilarityWeights()
+
+
+def answer_similarity_score(
+    analysis: Mapping[str, Any], weights: SimilarityWeights = WEIGHTS, *, scale: float = 1.0
+) -> float:
+    """The unit-matching formula of @mastra/evals 1.10.2 (see the module docstring), rounded to 2 decimals."""
+    matches = analysis.get("matches") or []
+    if not matches:
+        return 0.0
+    credit = {
+        "exact": 1.0 + weights.exact_match_bonus,
+        "semantic": weights.semantic_threshold,
+        "partial": weights.semantic_threshold * 0.5,
+        "missing": -weights.missing_penalty,
+    }
+    total = sum(credit[m["match_type"]] for m in matches) / (len(matches) * (1.0 + weights.exact_match_bonus))
+    total -= len(analysis.get("contradictions") or []) * weights.contradiction_penalty
+    total -= min(len(analysis.get("extra_in_output") or []) * weights.extra_info_penalty, 0.2)
+    return round2(min(1.0, max(0.0, total)) * scale)
+
+
+_relevancy_statements_prompt = about_the_answer("Split this answer into statements.")
 
 
 def _relevancy_results_prompt(step: StepContext) -> str | None:
@@ -193,14 +210,7 @@ def answer_relevancy(
         schema=RelevancyResults,
         prompt=_relevancy_results_prompt,
         when_empty=lambda _: {"results": []},
-        expect=lambda step: [
-            ItemsExpected(
-                "results",
-                len((step.preprocess_result or {}).get("statements") or []),
-                label_field="result",
-                labels=("yes", "unsure", "no"),
-            )
-        ],
+        expect=one_label_each("statements", "results", "result", ("yes", "unsure", "no")),
     )
     return (
         scorer.preprocess(preprocess)
@@ -243,30 +253,26 @@ def answer_similarity(
     build: LlmBuild,
     *,
     require_ground_truth: bool = True,
-    semantic_threshold: float = 0.8,
-    exact_match_bonus: float = 0.2,
-    missing_penalty: float = 0.15,
-    contradiction_penalty: float = 1.0,
-    extra_info_penalty: float = 0.05,
+    semantic_threshold: float = WEIGHTS.semantic_threshold,
+    exact_match_bonus: float = WEIGHTS.exact_match_bonus,
+    missing_penalty: float = WEIGHTS.missing_penalty,
+    contradiction_penalty: float = WEIGHTS.contradiction_penalty,
+    extra_info_penalty: float = WEIGHTS.extra_info_penalty,
     scale: float = 1,
 ) -> Scorer:
     """How closely the answer matches the expected answer (``ground_truth``), unit by unit."""
-    weights = {
-        "semantic_threshold": _unit("semantic_threshold", semantic_threshold),
-        "exact_match_bonus": _unit("exact_match_bonus", exact_match_bonus),
-        "missing_penalty": _unit("missing_penalty", missing_penalty),
-        "contradiction_penalty": _unit("contradiction_penalty", contradiction_penalty),
-        "extra_info_penalty": _unit("extra_info_penalty", extra_info_penalty),
-    }
+    weights = SimilarityWeights(
+        semantic_threshold, exact_match_bonus, missing_penalty, contradiction_penalty, extra_info_penalty
+    )
     scale = scale_option(scale)
 
     def generate_score(step: StepContext) -> float:
-        return answer_similarity_score(step.analyze_result or {}, scale=scale, **weights)
+        return answer_similarity_score(step.analyze_result or {}, weights, scale=scale)
 
     scorer = build.scorer(
         description="How closely the answer matches the expected answer (ground_truth), unit by unit.",
         requires=("output", "ground_truth") if require_ground_truth else ("output",),
-        options={**weights, "scale": scale, "require_ground_truth": bool(require_ground_truth)},
+        options={**asdict(weights), "scale": scale, "require_ground_truth": bool(require_ground_truth)},
     )
     preprocess = build.step(
         step="preprocess",
@@ -281,14 +287,9 @@ def answer_similarity(
         schema=SimilarityAnalysis,
         prompt=_similarity_match_prompt,
         when_empty=lambda _: {"matches": [], "extra_in_output": [], "contradictions": []},
-        expect=lambda step: [
-            ItemsExpected(
-                "matches",
-                len((step.preprocess_result or {}).get("ground_truth_units") or []),
-                label_field="match_type",
-                labels=("exact", "semantic", "partial", "missing"),
-            )
-        ],
+        expect=one_label_each(
+            "ground_truth_units", "matches", "match_type", ("exact", "semantic", "partial", "missing")
+        ),
     )
     return (
         scorer.preprocess(preprocess)

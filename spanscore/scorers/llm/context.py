@@ -37,7 +37,7 @@ from spanscore.scorers.llm.steps import (
     run_context,
     scale_option,
 )
-from spanscore.scorers.llm.verdicts import YesNo
+from spanscore.scorers.llm.verdicts import YesNo, judged_item, judged_list
 
 CONTEXT_TARGETS = ("run", "llm", "retrieval")
 """Scorers that read retrieved context also score one retrieval (its query, its documents, the run's answer)."""
@@ -60,14 +60,8 @@ RELEVANCE_INSTRUCTIONS = (
 )
 
 
-class IndexedVerdict(BaseModel):
-    context_index: int = Field(ge=0)
-    verdict: YesNo
-    reason: str = ""
-
-
-class IndexedVerdicts(BaseModel):
-    verdicts: list[IndexedVerdict]
+IndexedVerdict = judged_item("IndexedVerdict", "context_index", (int, Field(ge=0)), "verdict", YesNo)
+IndexedVerdicts = judged_list("IndexedVerdicts", "verdicts", IndexedVerdict)
 
 
 class ContextEvaluation(BaseModel):

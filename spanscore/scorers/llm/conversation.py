@@ -25,7 +25,8 @@ Scores round to two decimals.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -36,7 +37,7 @@ from spanscore.scorers.base import session_turns
 from spanscore.scorers.judge.answer_checks import ItemsExpected
 from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
 from spanscore.scorers.llm.steps import as_json, delimit, round2, scale_option
-from spanscore.scorers.llm.verdicts import YesNo, YesNoUnsure
+from spanscore.scorers.llm.verdicts import YesNo, YesNoUnsure, judged_item, judged_list
 from spanscore.scorers.wording import counted
 
 SESSION = ("session",)
@@ -69,44 +70,14 @@ FRUSTRATION_INSTRUCTIONS = (
 )
 
 
-class TurnVerdict(BaseModel):
-    turn: int = Field(ge=1)
-    verdict: YesNoUnsure
-    reason: str = ""
-
-
-class TurnVerdicts(BaseModel):
-    verdicts: list[TurnVerdict]
-
-
-class RetentionVerdict(BaseModel):
-    turn: int = Field(ge=1)
-    verdict: Literal["kept", "forgot"]
-    reason: str = ""
-
-
-class RetentionVerdicts(BaseModel):
-    verdicts: list[RetentionVerdict]
-
-
-class Goal(BaseModel):
-    goal: str
-    outcome: Literal["achieved", "partial", "not_achieved"]
-    reason: str = ""
-
-
-class Goals(BaseModel):
-    goals: list[Goal]
-
-
-class FrustrationVerdict(BaseModel):
-    turn: int = Field(ge=1)
-    verdict: YesNo
-    reason: str = ""
-
-
-class FrustrationVerdicts(BaseModel):
-    verdicts: list[FrustrationVerdict]
+TurnVerdict = judged_item("TurnVerdict", "turn", (int, Field(ge=1)), "verdict", YesNoUnsure)
+TurnVerdicts = judged_list("TurnVerdicts", "verdicts", TurnVerdict)
+RetentionVerdict = judged_item("RetentionVerdict", "turn", (int, Field(ge=1)), "verdict", Literal["kept", "forgot"])
+RetentionVerdicts = judged_list("RetentionVerdicts", "verdicts", RetentionVerdict)
+Goal = judged_item("Goal", "goal", (str, ...), "outcome", Literal["achieved", "partial", "not_achieved"])
+Goals = judged_list("Goals", "goals", Goal)
+FrustrationVerdict = judged_item("FrustrationVerdict", "turn", (int, Field(ge=1)), "verdict", YesNo)
+FrustrationVerdicts = judged_list("FrustrationVerdicts", "verdicts", FrustrationVerdict)
 
 
 def transcript(turns: Sequence[Turn]) -> str:
@@ -236,38 +207,59 @@ def conversation_relevancy(
     )
 
 
-@judged_scorer("knowledge_retention", per_step=False)
-def knowledge_retention(build: LlmBuild, *, scale: float = 1.0) -> Scorer:
-    """Share of later answers that keep what the user already said."""
-    scale = scale_option(scale)
-    return _per_turn(
-        build,
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """A per-turn scorer with no option but ``scale``: what it judges and how its verdicts score."""
+
+    description: str
+    instructions: str
+    schema: type[BaseModel]
+    judged: Callable[[Sequence[Turn]], list[int]]
+    score: Callable[..., float]
+    higher_is_better: bool
+    what: str
+
+
+_SCALE_ONLY = {
+    "knowledge_retention": _Judged(
         "Share of the agent's later answers that keep what the user already told it.",
         RETENTION_INSTRUCTIONS,
         RetentionVerdicts,
         lambda turns: answered(turns, start=1),
-        lambda verdicts: knowledge_retention_score(verdicts, scale=scale),
-        higher_is_better=True,
-        options={"scale": scale},
-        what="the answer",
-    )
-
-
-@judged_scorer("user_frustration", per_step=False)
-def user_frustration(build: LlmBuild, *, scale: float = 1.0) -> Scorer:
-    """Share of the user's messages that show frustration; lower is better."""
-    scale = scale_option(scale)
-    return _per_turn(
-        build,
+        knowledge_retention_score,
+        True,
+        "the answer",
+    ),
+    "user_frustration": _Judged(
         "Share of the user's messages that show frustration with the agent (lower is better).",
         FRUSTRATION_INSTRUCTIONS,
         FrustrationVerdicts,
         asked,
-        lambda verdicts: frustration_score(verdicts, scale=scale),
-        higher_is_better=False,
+        frustration_score,
+        False,
+        "the user message",
+    ),
+}
+
+
+def _scale_only(build: LlmBuild, *, scale: float = 1.0) -> Scorer:
+    """Knowledge retention or user frustration, told apart by the registered name (``_SCALE_ONLY``)."""
+    kind, scale = _SCALE_ONLY[build.scorer_id], scale_option(scale)
+    return _per_turn(
+        build,
+        kind.description,
+        kind.instructions,
+        kind.schema,
+        kind.judged,
+        lambda verdicts: kind.score(verdicts, scale=scale),
+        higher_is_better=kind.higher_is_better,
         options={"scale": scale},
-        what="the user message",
+        what=kind.what,
     )
+
+
+knowledge_retention = judged_scorer("knowledge_retention", per_step=False)(_scale_only)
+user_frustration = judged_scorer("user_frustration", per_step=False)(_scale_only)
 
 
 @judged_scorer("conversation_goal_completion", per_step=False)

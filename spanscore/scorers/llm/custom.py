@@ -49,6 +49,7 @@ from pydantic import BaseModel, create_model
 from spanscore.scorers import Scorer, StepContext, create_scorer
 from spanscore.scorers.base import DEFAULT_TARGETS
 from spanscore.scorers.judge.client import JudgeClient
+from spanscore.scorers.llm.builder import LlmBuild
 from spanscore.scorers.llm.conversation import transcript
 from spanscore.scorers.llm.custom_checks import configured_expectation
 from spanscore.scorers.llm.steps import (
@@ -126,41 +127,8 @@ def create_llm_scorer(
     return scorer
 
 
-@register("llm_judge")
-def llm_judge(
-    *,
-    id: str,
-    instructions: str,
-    analyze: Mapping[str, Any],
-    score: str | Mapping[str, Any],
-    extract: Mapping[str, Any] | None = None,
-    reason: Mapping[str, Any] | None = None,
-    description: str = "",
-    model: str | None = None,
-    judge: JudgeOverride = None,
-    client: JudgeClient | None = None,
-    requires: Sequence[str] = ("output",),
-    higher_is_better: bool = True,
-    version: str = "1",
-    targets: Sequence[str] = DEFAULT_TARGETS,
-) -> Scorer:
-    """A custom judge scorer defined in the config file."""
-    return create_llm_scorer(
-        id,
-        instructions=instructions,
-        analyze=analyze,
-        score=score,
-        extract=extract,
-        reason=reason,
-        description=description,
-        model=model,
-        judge=judge,
-        client=client,
-        requires=requires,
-        higher_is_better=higher_is_better,
-        version=version,
-        targets=targets,
-    )
+llm_judge = register("llm_judge")(create_llm_scorer)
+"""A custom judge scorer defined in the config file: the same builder, its steps and score given as mappings."""
 
 
 def _as_step(scorer_id: str, step: str, spec: LLMStep | Mapping[str, Any]) -> LLMStep:
@@ -194,15 +162,9 @@ def _judge_step(scorer_id: str, step: str, spec: LLMStep, settings: JudgeSetting
         raise ValueError(f"custom scorer {scorer_id!r}: the reason step's schema needs a 'reason' string field")
     step_settings = JudgeSettings(settings.config.with_overrides(spec.judge), client=settings.client)
     prompt = spec.prompt if callable(spec.prompt) else _template(spec.prompt)
-    return JudgeStep(
-        scorer_id=scorer_id,
-        step=step,
-        settings=step_settings,
-        instructions=instructions,
-        schema=schema,
-        prompt=prompt,
-        transform=(lambda value: value["reason"]) if step == "generate_reason" else None,
-        expect=spec.expect,
+    transform = (lambda value: value["reason"]) if step == "generate_reason" else None
+    return LlmBuild(scorer_id, step_settings).step(
+        step, instructions, schema, prompt, transform=transform, expect=spec.expect
     )
 
 

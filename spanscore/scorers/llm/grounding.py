@@ -22,23 +22,24 @@ Both round to two decimals, like the reference.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from spanscore.scorers import MissingInput, Scorer, StepContext
-from spanscore.scorers.judge.answer_checks import ItemsExpected
 from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
 from spanscore.scorers.llm.steps import (
+    about_the_answer,
     context_option,
-    delimit,
     fraction,
     listed_reasons,
     numbered,
+    one_label_each,
     round2,
     run_context,
     scale_option,
 )
 from spanscore.scorers.llm.verdicts import Claims, ClaimVerdicts
-from spanscore.scorers.wording import agrees, counted
+from spanscore.scorers.wording import because, share
 
 CLAIMS_INSTRUCTIONS = (
     "You split an assistant's answer into claims. A claim is one self-contained statement of fact or "
@@ -77,11 +78,7 @@ def hallucination_score(verdicts: Sequence[Mapping[str, Any]], scale: float = 1.
     return round2((1.0 - fraction(list(verdicts), "verdict", "no")) * scale) if verdicts else 0.0
 
 
-def _claims_prompt(context: StepContext) -> str | None:
-    text = context.run.output_text or ""
-    if not text.strip():
-        return None
-    return f"List the claims made in this answer.\n\n{delimit('answer', text)}"
+_claims_prompt = about_the_answer("List the claims made in this answer.")
 
 
 def _check_prompt(configured: tuple[str, ...] | None, verb: str) -> Any:
@@ -98,10 +95,8 @@ def _check_prompt(configured: tuple[str, ...] | None, verb: str) -> Any:
     return build
 
 
-def one_verdict_per_claim(context: StepContext) -> list[ItemsExpected]:
-    """The analyze step judged the preprocess step's claims, in order."""
-    claims = (context.preprocess_result or {}).get("claims") or []
-    return [ItemsExpected("verdicts", len(claims), label_field="verdict", labels=("yes", "no", "unsure"))]
+one_verdict_per_claim = one_label_each("claims", "verdicts", "verdict", ("yes", "no", "unsure"))
+"""The analyze step judged the preprocess step's claims, in order."""
 
 
 def _require_context(configured: tuple[str, ...] | None) -> Any:
@@ -118,16 +113,35 @@ def _no_claims(_: StepContext) -> dict[str, Any]:
     return {"claims": []}
 
 
-def _grounding_scorer(
-    build: LlmBuild,
-    *,
-    description: str,
-    instructions: str,
-    verb: str,
-    higher_is_better: bool,
-    context: Sequence[str] | None,
-    scale: float,
-) -> Scorer:
+@dataclass(frozen=True, slots=True)
+class _Grounding:
+    """What tells faithfulness from hallucination: the same claims, judged and counted the other way round."""
+
+    description: str
+    instructions: str
+    verb: str
+    higher_is_better: bool
+
+
+_KINDS = {
+    "faithfulness": _Grounding(
+        "Share of the answer's claims supported by the run's context.", FAITHFULNESS_INSTRUCTIONS, "Check", True
+    ),
+    "hallucination": _Grounding(
+        "Share of the answer's claims not grounded in the run's context (lower is better).",
+        HALLUCINATION_INSTRUCTIONS,
+        "Check for hallucination",
+        False,
+    ),
+}
+
+
+def _grounding_scorer(build: LlmBuild, *, context: Sequence[str] | None = None, scale: float = 1) -> Scorer:
+    """The share of the answer's claims the context supports (faithfulness) or does not (hallucination).
+
+    One factory for both, told apart by the registered name (``_KINDS``).
+    """
+    kind = _KINDS[build.scorer_id]
     configured = context_option(context)
     scale = scale_option(scale)
     is_faithfulness = build.scorer_id == "faithfulness"
@@ -139,21 +153,21 @@ def _grounding_scorer(
     def generate_reason(context: StepContext) -> str:
         verdicts = (context.analyze_result or {}).get("verdicts") or []
         if not verdicts:
-            return f"The score is {context.score} because the answer makes no checkable claims."
+            return because(context.score, "the answer makes no checkable claims")
         flagging = ("yes",) if is_faithfulness else ("yes", "unsure")  # unsure = not backed = hallucinated
         flagged = sum(1 for v in verdicts if v.get("verdict") in flagging)
         if is_faithfulness:
             worst = listed_reasons(verdicts, "verdict", "no") or listed_reasons(verdicts, "verdict", "unsure")
-            summary = f"{flagged} of {counted(len(verdicts), 'claim')} {agrees(flagged)} supported by the context"
+            summary = share(flagged, len(verdicts), "claim", "supported by the context")
         else:
             worst = listed_reasons(verdicts, "verdict", "yes") or listed_reasons(verdicts, "verdict", "unsure")
-            summary = f"{flagged} of {counted(len(verdicts), 'claim')} {agrees(flagged)} not backed by the context"
-        return f"The score is {context.score} because {summary}." + (f" {worst}." if worst else "")
+            summary = share(flagged, len(verdicts), "claim", "not backed by the context")
+        return because(context.score, summary, worst)
 
     scorer = build.scorer(
-        description=description,
+        description=kind.description,
         requires=("output",),
-        higher_is_better=higher_is_better,
+        higher_is_better=kind.higher_is_better,
         options={"context": list(configured) if configured else None, "scale": scale},
         targets=("run", "llm", "retrieval"),
     )
@@ -164,9 +178,9 @@ def _grounding_scorer(
         .analyze(
             build.step(
                 "analyze",
-                instructions,
+                kind.instructions,
                 ClaimVerdicts,
-                _check_prompt(configured, verb),
+                _check_prompt(configured, kind.verb),
                 when_empty=lambda _: {"verdicts": []},
                 expect=one_verdict_per_claim,
             )
@@ -176,39 +190,5 @@ def _grounding_scorer(
     )
 
 
-@judged_scorer("faithfulness")
-def faithfulness(
-    build: LlmBuild,
-    *,
-    context: Sequence[str] | None = None,
-    scale: float = 1,
-) -> Scorer:
-    """Share of the answer's claims that the context supports (higher is better)."""
-    return _grounding_scorer(
-        build,
-        description="Share of the answer's claims supported by the run's context.",
-        instructions=FAITHFULNESS_INSTRUCTIONS,
-        verb="Check",
-        higher_is_better=True,
-        context=context,
-        scale=scale,
-    )
-
-
-@judged_scorer("hallucination")
-def hallucination(
-    build: LlmBuild,
-    *,
-    context: Sequence[str] | None = None,
-    scale: float = 1,
-) -> Scorer:
-    """Share of the answer's claims that contradict or go beyond the context (lower is better)."""
-    return _grounding_scorer(
-        build,
-        description="Share of the answer's claims not grounded in the run's context (lower is better).",
-        instructions=HALLUCINATION_INSTRUCTIONS,
-        verb="Check for hallucination",
-        higher_is_better=False,
-        context=context,
-        scale=scale,
-    )
+faithfulness = judged_scorer("faithfulness")(_grounding_scorer)
+hallucination = judged_scorer("hallucination")(_grounding_scorer)

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
 from spanscore.scorers import Scorer, StepContext
 from spanscore.scorers.judge.answer_checks import ItemsExpected
 from spanscore.scorers.llm.builder import LlmBuild, judged_scorer
@@ -32,7 +30,7 @@ from spanscore.scorers.llm.steps import (
     round2,
     scale_option,
 )
-from spanscore.scorers.llm.verdicts import Claims, YesNo
+from spanscore.scorers.llm.verdicts import Claims, YesNo, judged_item, judged_list
 
 RECALL_INSTRUCTIONS = (
     "You check recall: for every context piece, by its index, 'yes' = the answer conveys the piece's information, "
@@ -49,14 +47,8 @@ GROUND_TRUTH_CLAIMS = (
 )
 
 
-class AttributionVerdict(BaseModel):
-    claim: str = ""
-    verdict: YesNo
-    reason: str = ""
-
-
-class AttributionVerdicts(BaseModel):
-    verdicts: list[AttributionVerdict]
+AttributionVerdict = judged_item("AttributionVerdict", "claim", (str, ""), "verdict", YesNo)
+AttributionVerdicts = judged_list("AttributionVerdicts", "verdicts", AttributionVerdict)
 
 
 def recall_score(verdicts: Sequence[Mapping[str, Any]], scale: float = 1.0, *, items: int | None = None) -> float:

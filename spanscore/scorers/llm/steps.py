@@ -75,33 +75,24 @@ def judge_settings(
     return JudgeSettings(config=config, step_overrides=overrides, client=client or built_with.client)
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
 class JudgeStep:
-    """A scorer step answered by the judge; ``await step(context)`` gives a ``StepOutput``."""
+    """A scorer step answered by the judge; ``await step(context)`` gives a ``StepOutput``.
+
+    A value: what to ask (instructions, prompt, schema) and how to read the answer; the judge is in ``settings``.
+    """
 
     is_async = True
 
-    def __init__(
-        self,
-        *,
-        scorer_id: str,
-        step: str,
-        settings: JudgeSettings,
-        instructions: str,
-        schema: type[BaseModel],
-        prompt: PromptBuilder,
-        when_empty: Callable[[StepContext], Any] | None = None,
-        transform: Callable[[Any], Any] | None = None,
-        expect: Expectation | None = None,
-    ) -> None:
-        self.scorer_id = scorer_id
-        self.step = step
-        self.settings = settings
-        self.instructions = instructions
-        self.schema = schema
-        self.prompt = prompt
-        self.when_empty = when_empty
-        self.transform = transform
-        self.expect = expect
+    scorer_id: str
+    step: str
+    settings: JudgeSettings
+    instructions: str
+    schema: type[BaseModel]
+    prompt: PromptBuilder
+    when_empty: Callable[[StepContext], Any] | None = None
+    transform: Callable[[Any], Any] | None = None
+    expect: Expectation | None = None
 
     async def __call__(self, context: StepContext) -> Any:
         prompt = self.prompt(context)
@@ -200,6 +191,29 @@ def fraction(items: list[Mapping[str, Any]], key: str, value: str) -> float:
     if not items:
         return 0.0
     return sum(1 for item in items if item.get(key) == value) / len(items)
+
+
+def about_the_answer(ask: str) -> PromptBuilder:
+    """A preprocess prompt over the run's answer: ``ask``, then the answer; None (no judge call) when it is empty."""
+
+    def prompt(step: StepContext) -> str | None:
+        text = step.run.output_text or ""
+        return f"{ask}\n\n{delimit('answer', text)}" if text.strip() else None
+
+    return prompt
+
+
+def one_label_each(listed: str, field: str, label_field: str, labels: tuple[str, ...]) -> Expectation:
+    """What the analyze step must answer: one labelled item per item the preprocess step listed, in order.
+
+    ``listed`` names the preprocess list, ``field`` the answer's list, ``label_field`` and ``labels`` the label.
+    """
+
+    def expectation(step: StepContext) -> list[ItemsExpected]:
+        count = len((step.preprocess_result or {}).get(listed) or [])
+        return [ItemsExpected(field, count, label_field=label_field, labels=labels)]
+
+    return expectation
 
 
 def listed_reasons(items: list[Mapping[str, Any]], key: str, value: str, limit: int = 3) -> str:

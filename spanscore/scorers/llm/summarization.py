@@ -32,7 +32,7 @@ from spanscore.scorers.llm.steps import (
     round2,
     scale_option,
 )
-from spanscore.scorers.llm.verdicts import ClaimVerdict, YesNo
+from spanscore.scorers.llm.verdicts import ClaimVerdict, YesNo, judged_item, judged_list
 from spanscore.scorers.wording import agrees, counted
 
 CLAIMS_INSTRUCTIONS = (
@@ -66,18 +66,9 @@ class SourceQuestions(BaseModel):
     questions: list[str]
 
 
-class QuestionVerdict(BaseModel):
-    question: str = ""
-    answered: YesNo
-    reason: str = ""
-
-
-class ClaimCheck(BaseModel):
-    claim_verdicts: list[ClaimVerdict]
-
-
-class QuestionCheck(BaseModel):
-    question_verdicts: list[QuestionVerdict]
+QuestionVerdict = judged_item("QuestionVerdict", "question", (str, ""), "answered", YesNo)
+ClaimCheck = judged_list("ClaimCheck", "claim_verdicts", ClaimVerdict)
+QuestionCheck = judged_list("QuestionCheck", "question_verdicts", QuestionVerdict)
 
 
 def summarization_score(

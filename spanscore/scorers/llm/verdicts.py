@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, BeforeValidator, Field, create_model
 
 
 def _label(value: Any) -> Any:
@@ -39,24 +39,26 @@ class Opinions(BaseModel):
     opinions: list[str]
 
 
-class ClaimVerdict(BaseModel):
-    claim: str = ""
-    verdict: YesNoUnsure
-    reason: str = ""
+def judged_item(name: str, subject: str, subject_type: Any, label: str, labels: Any) -> type[BaseModel]:
+    """One item as a judge answers it: what it judged, its label, then its reason.
+
+    ``subject_type`` is a pydantic field definition; the label (one of ``labels``) is required. The schema
+    is the one a class written out would have (same name, fields, order and titles): the judge sees no change.
+    """
+    fields: dict[str, Any] = {subject: subject_type, label: (labels, ...), "reason": (str, "")}
+    return create_model(name, **fields)
 
 
-class ClaimVerdicts(BaseModel):
-    verdicts: list[ClaimVerdict]
+def judged_list(name: str, field: str, item: Any, *, at_least: int = 0) -> type[BaseModel]:
+    """A judge's whole answer: its items in order under ``field`` (``at_least`` of them when given)."""
+    fields: dict[str, Any] = {field: (list[item], Field(min_length=at_least) if at_least else ...)}
+    return create_model(name, **fields)
 
 
-class BinaryResult(BaseModel):
-    statement: str = ""
-    result: YesNo
-    reason: str = ""
-
-
-class BinaryResults(BaseModel):
-    results: list[BinaryResult]
+ClaimVerdict = judged_item("ClaimVerdict", "claim", (str, ""), "verdict", YesNoUnsure)
+ClaimVerdicts = judged_list("ClaimVerdicts", "verdicts", ClaimVerdict)
+BinaryResult = judged_item("BinaryResult", "statement", (str, ""), "result", YesNo)
+BinaryResults = judged_list("BinaryResults", "results", BinaryResult)
 
 
 def labelled(value: Any) -> Any:

@@ -16,6 +16,8 @@ only), judge cost from ``score_trend_hourly`` (``judge_cost_daily`` is per day o
 
 from __future__ import annotations
 
+from spanscore.storage.schema.dashboard_views import coverage_measures, snake
+
 _START = "toStartOfHour(now() - toIntervalSecond({since:UInt32}))"
 _RULE = "({rule:String} = '' OR Rule = {rule:String})"
 _TARGET = "({target:String} = '' OR Target = {target:String})"
@@ -72,15 +74,7 @@ TREND_SQL = _own_and_outside((_HOUR_BUCKET, _RUN_BUCKET), f" AND {_SCORER}")
 
 COVERAGE_SQL = f"""
 SELECT {_RUN_BUCKET} AS time, Rule AS rule, Target AS target,
-       countIf(Decision != 'filtered_out') AS candidates,
-       countIf(Decision IN ('sampled', 'duplicate')) AS scored,
-       scored / nullIf(candidates, 0) AS coverage,
-       countIf(Decision = 'sampled_out') AS sampled_out,
-       countIf(Decision = 'over_budget') AS over_budget,
-       countIf(Decision = 'missing_input') AS missing_input,
-       countIf(Decision = 'not_applicable') AS not_applicable,
-       countIf(Decision = 'failed') AS failed,
-       countIf(Decision = 'filtered_out') AS filtered_out
+       {coverage_measures(snake, indent="       ")}
 FROM score_decisions FINAL
 WHERE RunTimestamp >= {_START} AND {_RULE} AND {_TARGET}
 GROUP BY time, rule, target

@@ -3,13 +3,7 @@
 -- row with the highest Version. The ORDER BY holds only columns fixed by that identity.
 CREATE TABLE IF NOT EXISTS {database}.scores (
     ScoreId String CODEC(ZSTD(1)),
-    Timestamp DateTime64(9) CODEC(Delta, ZSTD(1)),
-    RunTimestamp DateTime64(9) CODEC(Delta, ZSTD(1)),
-    TraceId String CODEC(ZSTD(1)),
-    SpanId String CODEC(ZSTD(1)),
-    RunId String CODEC(ZSTD(1)),
-    ServiceName LowCardinality(String) CODEC(ZSTD(1)),
-    AgentName LowCardinality(String) CODEC(ZSTD(1)),
+    {run_columns},
     Model LowCardinality(String) CODEC(ZSTD(1)),
     SessionId String CODEC(ZSTD(1)),
     UserId String CODEC(ZSTD(1)),
@@ -40,13 +34,7 @@ ORDER BY (Scorer, Rule, toDate(RunTimestamp), ScoreId);
 
 -- Why each candidate run was or was not scored, per rule: the denominator of coverage.
 CREATE TABLE IF NOT EXISTS {database}.score_decisions (
-    Timestamp DateTime64(9) CODEC(Delta, ZSTD(1)),
-    RunTimestamp DateTime64(9) CODEC(Delta, ZSTD(1)),
-    TraceId String CODEC(ZSTD(1)),
-    SpanId String CODEC(ZSTD(1)),
-    RunId String CODEC(ZSTD(1)),
-    ServiceName LowCardinality(String) CODEC(ZSTD(1)),
-    AgentName LowCardinality(String) CODEC(ZSTD(1)),
+    {run_columns},
     Rule LowCardinality(String) CODEC(ZSTD(1)),
     Decision LowCardinality(String) CODEC(ZSTD(1)),
     Probability Float64,

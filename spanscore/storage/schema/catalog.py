@@ -1,7 +1,9 @@
 """The packaged migrations: numbered ``NNNN_name.sql`` files in this package, read in order.
 
-Each file may hold several statements separated by ``;`` at the end of a line. ``{rollup_...}`` placeholders
-take statements written out in Python (``rollups.py``), where the same DDL repeats for several grains.
+Each file may hold several statements separated by ``;`` at the end of a line. ``{rollup_...}`` and
+``{dashboard_...}`` placeholders take statements written out in Python (``rollups.py``, ``dashboard_views.py``),
+where the same DDL repeats for several grains or for two migrations; ``{run_columns}`` the columns two tables
+share (``run_columns.py``).
 Both the single-node path (``migrations.migrate``) and the cluster rewrite (``cluster``) start from here.
 """
 
@@ -11,11 +13,12 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-from spanscore.storage.schema.rollups import FRAGMENTS
+from spanscore.storage.schema import dashboard_views, rollups, run_columns
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_FRAGMENT = re.compile(r"\{(rollup_[a-z_]+)\}")
+_FRAGMENT = re.compile(r"\{((?:rollup|dashboard|run)_[a-z_]+)\}")
+FRAGMENTS = {**rollups.FRAGMENTS, **dashboard_views.FRAGMENTS, **run_columns.FRAGMENTS}
 
 
 @dataclass(frozen=True, slots=True)

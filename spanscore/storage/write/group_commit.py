@@ -1,8 +1,8 @@
 """Group commit: many concurrent callers, few large writes.
 
 Each ``consume`` call appends its records to a bounded pending list and waits until
-the batch holding them has been written by the sink, so the caller's acknowledgement
-means whatever the sink's return means (stored, or logged in the spool). One task
+the batch holding them has been written by the sink (the next stage, a ``Consumer``), so the
+caller's acknowledgement means whatever the sink's return means (stored, or logged in the spool). One task
 flushes when ``batch_max`` records are waiting or the oldest has waited
 ``flush_interval``; concurrent callers share each write, which is what makes small
 exports cheap. Past ``max_pending`` it refuses new work with ``RetryableError``
@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from spanscore.errors import RetryableError
+from spanscore.pipeline import Consumer
+from spanscore.storage.write.writer_config import WriterConfig
 
 T = TypeVar("T")
-
-SinkFn = Callable[[list[T]], Awaitable[None]]
 
 
 @dataclass(slots=True)
@@ -53,18 +53,16 @@ class GroupCommit(Generic[T]):
     def __init__(
         self,
         name: str,
-        sink: SinkFn[T],
-        *,
-        batch_max: int,
-        flush_interval: float,
-        max_pending: int,
+        sink: Consumer[Sequence[T]],
+        config: WriterConfig,
         stats: WriterStats | None = None,
     ) -> None:
         self.name = name
         self._sink = sink
-        self._batch_max = batch_max
-        self._flush_interval = flush_interval
-        self._max_pending = max_pending
+        """The next stage: a batch is written when its ``consume`` returns."""
+        self._batch_max = config.batch_max
+        self._flush_interval = config.flush_interval
+        self._max_pending = config.max_pending
         self.stats = stats or WriterStats()
         self._queue: list[_Pending[T]] = []
         self._pending_count = 0
@@ -134,7 +132,7 @@ class GroupCommit(Generic[T]):
         batch = self._take_batch()
         records: list[T] = [r for item in batch for r in item.records]
         try:
-            await self._sink(records)
+            await self._sink.consume(records)
         except Exception as exc:  # every failure becomes "retry later" for the waiters
             error = exc if isinstance(exc, RetryableError) else RetryableError(f"storage write failed: {exc}")
             for item in batch:

@@ -4,7 +4,7 @@ A success is counted and the rows are handed on to the next stage (``stored``). 
 rows hold (``InsertDataError``) is never retried as it is: a ``Salvage`` stores what it can and
 dead-letters the rest. Any other failure is counted and remembered (``failing_for``), and raised, so the
 caller keeps the rows (in the spool) or gives them back to the client. Both the direct write of a batch
-and the spool's replay insert through here; the tests put storage down by replacing ``insert``.
+and the spool's replay insert through here; the tests put storage down by replacing one of its ``inserts``.
 Each insert of a whole batch carries the batch's deduplication token (``insert_token``), so whichever
 of its attempts landed first, the others store nothing.
 """
@@ -13,62 +13,54 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Generic, TypeVar
 
 from spanscore.pipeline import Consumer
 from spanscore.storage.insert_errors import InsertDataError
 from spanscore.storage.insert_token import insert_token
 from spanscore.storage.write.group_commit import WriterStats
-from spanscore.storage.write.salvage import InsertFn, Salvage, Salvager
+from spanscore.storage.write.inserts import Inserts
+from spanscore.storage.write.salvage import Salvage, Salvager
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-EncodedInsertFn = Callable[[bytes], Awaitable[None]]
-
 
 class Inserter(Generic[T]):
     def __init__(
-        self,
-        name: str,
-        insert: InsertFn[T],
-        *,
-        stats: WriterStats,
-        salvager: Salvager[T],
-        stored: Consumer[Sequence[T]] | None = None,
-        insert_encoded: EncodedInsertFn | None = None,
-        insert_bulk: InsertFn[T] | None = None,
+        self, inserts: Inserts[T], *, stats: WriterStats, salvager: Salvager[T], stored: Consumer[Sequence[T]] | None
     ) -> None:
-        self.name = name
-        self.insert = insert
-        """Inserts records; replaced in tests to put storage down."""
-        self.insert_bulk = insert_bulk
-        """Inserts a large batch on a connection of its own, beside ``insert`` (see ``BatchWriter``)."""
-        self.insert_encoded = insert_encoded
-        """Inserts the spool codec's bytes as they are, when the writer can use that (``acknowledge: spooled``)."""
+        self.inserts = inserts
+        """Where batches go into storage; replaced in tests to put storage down."""
         self.stats = stats
         self.salvager = salvager
         self._stored_to = stored
         self._failing_since: float | None = None  # monotonic time of the first failure since the last success
+
+    @property
+    def name(self) -> str:
+        """The writer's name, which its salvager carries into the dead letters."""
+        return self.salvager.writer
 
     async def store(
         self, records: Sequence[T], encoded: bytes | None = None, *, bulk: bool = False, token: str | None = None
     ) -> None:
         """One insert of ``records`` (as ``encoded`` bytes when given) under ``token``; raises what storage raised."""
         started = time.perf_counter()
+        inserts = self.inserts
         with insert_token(token):
-            if encoded is not None and self.insert_encoded is not None:
-                await self.insert_encoded(encoded)
-            elif bulk and self.insert_bulk is not None:
-                await self.insert_bulk(records)
+            if encoded is not None and inserts.encoded is not None:
+                await inserts.encoded.consume(encoded)
+            elif bulk and inserts.bulk is not None:
+                await inserts.bulk.consume(records)
             else:
-                await self.insert(records)
+                await inserts.rows.consume(records)
         self.stats.insert_seconds += time.perf_counter() - started
 
     def begin_salvage(self, records: Sequence[T], error: InsertDataError) -> Salvage[T]:
-        return self.salvager.begin(records, self.insert, error)
+        return self.salvager.begin(records, self.inserts.rows, error)
 
     def failed(self, exc: BaseException, count: int) -> None:
         if self._failing_since is None:

@@ -9,27 +9,29 @@ the writer answers with backpressure and scoring waits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import orjson
 
-from spanscore.pipeline import Consumer
+from spanscore.pipeline import Calling, Consumer
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.rows import join_json_arrays, logs_from_json, records_to_json, spans_from_json
 from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow
 from spanscore.storage.write.deadletter import DeadLetters
-from spanscore.storage.write.salvage import DAY_NS, InsertFn, PartitionKey, Salvager
+from spanscore.storage.write.salvage import DAY_NS, PartitionKey, Salvager
 from spanscore.storage.write.spool import Spool, SpoolCodec
-from spanscore.storage.write.writer import BatchWriter, EncodedInsertFn
+from spanscore.storage.write.writer import BatchWriter, Inserts
+from spanscore.storage.write.writer_config import WriterConfig
 
 if TYPE_CHECKING:
     from spanscore.storage.config import StorageConfig
 
 T = TypeVar("T")
+R = TypeVar("R", ScoreRow, DecisionRow, ScoredRunRow)
 
 WRITERS = ("spans", "logs", "scores", "decisions", "scored_runs", "feedback")
 SCORE_ROWS_PENDING = 100_000
@@ -101,36 +103,29 @@ def open_dead_letters(spool_dir: str | Path) -> dict[str, DeadLetters[object]]:
 
 def _writer(
     name: str,
-    insert: InsertFn[T],
+    inserts: Inserts[T],
     storage: StorageConfig,
     codec: SpoolCodec[T],
     partition_key: PartitionKey[T],
     *,
     max_pending: int,
     acknowledge: str = "stored",
-    insert_encoded: EncodedInsertFn | None = None,
     stored: Consumer[Sequence[T]] | None = None,
-    insert_bulk: InsertFn[T] | None = None,
 ) -> BatchWriter[T]:
     spooling = storage.spool_max_bytes > 0 and bool(storage.spool_dir)
     if not spooling:
         acknowledge = "stored"  # no spool to acknowledge from (the config allows that only by default)
     dead = DeadLetters(dead_letter_dir(storage.spool_dir, name), name, codec) if storage.spool_dir else None
+    config = WriterConfig.from_storage(
+        storage, max_pending=max_pending, acknowledge=acknowledge, bulk=inserts.bulk is not None
+    )
     return BatchWriter(
         name,
-        insert,
-        batch_max=storage.batch_max_spans,
-        flush_interval=storage.flush_interval_s,
-        max_pending=max_pending,
+        inserts,
+        config,
         spool=spool_for(storage, name, codec) if spooling else None,
-        acknowledge=acknowledge,
-        insert_interval=storage.insert_interval_s,
         salvager=Salvager(name, dead, partition_key),
-        insert_encoded=insert_encoded,
-        stuck_after_s=storage.stuck_after_s,
         stored=stored,
-        bulk_min=storage.bulk_min_records if insert_bulk is not None else 0,
-        insert_bulk=insert_bulk,
     )
 
 
@@ -138,61 +133,61 @@ def span_writer(
     store: ClickHouseStore, storage: StorageConfig, stored: Consumer[Sequence[SpanRecord]] | None = None
 ) -> BatchWriter[SpanRecord]:
     """Spans, acknowledged as ``storage.acknowledge`` says; ``stored`` gets each batch once it is inserted."""
-    return _writer(
-        "spans",
-        store.insert_spans,
-        storage,
-        SPAN_SPOOL_CODEC,
-        _span_day,
-        max_pending=storage.max_pending_spans,
-        acknowledge=storage.acknowledge,
-        insert_encoded=store.insert_span_json,
-        stored=stored,
-        insert_bulk=store.insert_spans_bulk,
+    inserts = Inserts(
+        Calling(store.insert_spans), encoded=Calling(store.insert_span_json), bulk=Calling(store.insert_spans_bulk)
     )
+    return _telemetry_writer("spans", inserts, storage, SPAN_SPOOL_CODEC, _span_day, stored)
 
 
 def log_writer(
     store: ClickHouseStore, storage: StorageConfig, stored: Consumer[Sequence[LogRecord]] | None = None
 ) -> BatchWriter[LogRecord]:
+    inserts = Inserts(Calling(store.insert_logs), bulk=Calling(store.insert_logs_bulk))
+    return _telemetry_writer("logs", inserts, storage, LOG_SPOOL_CODEC, _log_day, stored)
+
+
+def _telemetry_writer(
+    name: str,
+    inserts: Inserts[T],
+    storage: StorageConfig,
+    codec: SpoolCodec[T],
+    partition_key: PartitionKey[T],
+    stored: Consumer[Sequence[T]] | None,
+) -> BatchWriter[T]:
+    """Spans and logs: acknowledged as ``storage.acknowledge`` says, bounded by ``max_pending_spans``."""
     return _writer(
-        "logs",
-        store.insert_logs,
+        name,
+        inserts,
         storage,
-        LOG_SPOOL_CODEC,
-        _log_day,
+        codec,
+        partition_key,
         max_pending=storage.max_pending_spans,
         acknowledge=storage.acknowledge,
         stored=stored,
-        insert_bulk=store.insert_logs_bulk,
     )
+
+
+def _row_writer(
+    name: str, insert: Callable[[Sequence[R]], Awaitable[None]], storage: StorageConfig, codec: SpoolCodec[R]
+) -> BatchWriter[R]:
+    """Rows the service writes about runs (scores, decisions, scored runs): acknowledged once stored or spooled."""
+    return _writer(name, Inserts(Calling(insert)), storage, codec, _run_day, max_pending=SCORE_ROWS_PENDING)
 
 
 def score_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[ScoreRow]:
     """Scores are acknowledged once stored or spooled: a worker's result is never held for an outage."""
-    return _writer("scores", store.insert_scores, storage, SCORE_SPOOL_CODEC, _run_day, max_pending=SCORE_ROWS_PENDING)
+    return _row_writer("scores", store.insert_scores, storage, SCORE_SPOOL_CODEC)
 
 
 def feedback_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[ScoreRow]:
     """Outside scores (POST /api/v1/scores, OTLP evaluation results) into ``scores``, with their own spool."""
-    return _writer(
-        "feedback", store.insert_scores, storage, SCORE_SPOOL_CODEC, _run_day, max_pending=SCORE_ROWS_PENDING
-    )
+    return _row_writer("feedback", store.insert_scores, storage, SCORE_SPOOL_CODEC)
 
 
 def decision_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[DecisionRow]:
-    return _writer(
-        "decisions", store.insert_decisions, storage, DECISION_SPOOL_CODEC, _run_day, max_pending=SCORE_ROWS_PENDING
-    )
+    return _row_writer("decisions", store.insert_decisions, storage, DECISION_SPOOL_CODEC)
 
 
 def scored_run_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[ScoredRunRow]:
     """What the scorers received, kept as durably as the scores it explains."""
-    return _writer(
-        "scored_runs",
-        store.insert_scored_runs,
-        storage,
-        SCORED_RUN_SPOOL_CODEC,
-        _run_day,
-        max_pending=SCORE_ROWS_PENDING,
-    )
+    return _row_writer("scored_runs", store.insert_scored_runs, storage, SCORED_RUN_SPOOL_CODEC)

@@ -30,6 +30,7 @@ from spanscore.storage.write.logged_batches import LoggedBatches
 from spanscore.storage.write.replay_intent import ReplayIntents
 from spanscore.storage.write.salvage import Salvage
 from spanscore.storage.write.spool import Spool
+from spanscore.storage.write.writer_config import WriterConfig
 
 log = logging.getLogger(__name__)
 
@@ -42,20 +43,19 @@ class SpoolReplay(Generic[T]):
         spool: Spool[T],
         inserter: Inserter[T],
         logged: LoggedBatches[T],
+        config: WriterConfig,
         *,
-        batch_max: int,
-        linger: bool,
-        insert_interval: float,
-        backoff_s: float,
         join_encoded: Callable[[list[bytes]], bytes] | None,
     ) -> None:
-        self._spool = spool
+        self.spool = spool
+        """The write-ahead log this replay drains (the writer's ``Durable`` stage appends to it)."""
         self._inserter = inserter
-        self._logged = logged
-        self._batch_max = batch_max
-        self._linger_enabled = linger
-        self._insert_interval = insert_interval
-        self._backoff = backoff_s
+        self.logged = logged
+        """Batches logged for a spooled acknowledgement, kept in memory until inserted."""
+        self._batch_max = config.batch_max
+        self._linger_enabled = config.acknowledge == "spooled"
+        self._insert_interval = config.insert_interval
+        self._backoff = config.replay_backoff_s
         self._join_encoded = join_encoded
         self._intents = ReplayIntents(spool.directory)
         # The batch files and token of a failed insert, retried exactly as they were; first, a merged insert a
@@ -93,7 +93,7 @@ class SpoolReplay(Generic[T]):
         At shutdown it keeps going while storage takes inserts, so a drained process leaves an empty
         spool; when storage is down it stops and the next process replays.
         """
-        spool = self._spool
+        spool = self.spool
         while True:
             if not spool.batches:
                 if self.closing:
@@ -124,27 +124,27 @@ class SpoolReplay(Generic[T]):
         await wait_while(
             self._spooled,
             self._last_insert + self._insert_interval,
-            lambda: not self.closing and self._logged.count < self._batch_max,
+            lambda: not self.closing and self.logged.count < self._batch_max,
         )
 
     async def _next(self) -> tuple[list[Path], str, list[T], int]:
         """The batch files for the next insert, its token, their records, and how many of those came from disk."""
         loop = asyncio.get_running_loop()
-        spool = self._spool
+        spool = self.spool
         taken: list[Path] = []
         records: list[T] = []
         from_disk = 0
         if self._retry:
             taken, token = list(self._retry[0]), self._retry[1]
             for path in taken:
-                batch = self._logged.records(path)
+                batch = self.logged.records(path)
                 if batch is None:
                     batch = await loop.run_in_executor(None, spool.read, path)
                     from_disk += len(batch)
                 records.extend(batch)
             return taken, token, records, from_disk
         for path in await loop.run_in_executor(None, spool.waiting, 256):
-            batch = self._logged.records(path)
+            batch = self.logged.records(path)
             if batch is None:  # read back from disk: it goes alone
                 if not taken:
                     records = await loop.run_in_executor(None, spool.read, path)
@@ -174,9 +174,9 @@ class SpoolReplay(Generic[T]):
             return False
         self._inserter.recovered()
         self._retry = None
-        await loop.run_in_executor(None, _remove_all, self._spool, taken, self._intents)
+        await loop.run_in_executor(None, _remove_all, self.spool, taken, self._intents)
         for path in taken:
-            self._logged.forget(path)
+            self.logged.forget(path)
         self._inserter.stats.replayed += from_disk
         await self._inserter.stored(stored)
         if from_disk:
@@ -184,7 +184,7 @@ class SpoolReplay(Generic[T]):
                 "replayed spooled batches writer=%s records=%d left=%d",
                 self._inserter.name,
                 from_disk,
-                self._spool.batches,
+                self.spool.batches,
             )
         return True
 
@@ -195,7 +195,7 @@ class SpoolReplay(Generic[T]):
         of the same set instead of starting over.
         """
         if self._salvaging is None:
-            encoded = [self._logged.encoded(path) for path in taken]
+            encoded = [self.logged.encoded(path) for path in taken]
             joined = None
             if self._join_encoded is not None and None not in encoded:
                 joined = self._join_encoded([data for data in encoded if data is not None])

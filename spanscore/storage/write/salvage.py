@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
+from spanscore.pipeline import Consumer
 from spanscore.storage.insert_errors import InsertDataError
 from spanscore.storage.write.deadletter import DeadLetters
 
@@ -35,8 +36,6 @@ MAX_REFUSALS = 64
 """Refused pieces one salvage halves before it dead-letters refused pieces whole: bisecting a batch whose rows
 are all bad would cost about two inserts per row and hold up the batches behind it for minutes."""
 
-InsertFn = Callable[[Sequence[T]], Awaitable[None]]
-"""One insert of a batch into storage (a store method): the write path's one insert signature."""
 PartitionKey = Callable[[T], int]
 """A record's partition, e.g. its day: ``timestamp_ns // DAY_NS``."""
 
@@ -61,7 +60,11 @@ class Salvage(Generic[T]):
     """One refused batch being stored piece by piece; ``run`` again after a retryable failure to resume."""
 
     def __init__(
-        self, pieces: list[list[T]], insert: InsertFn[T], salvager: Salvager[T], max_refusals: int = MAX_REFUSALS
+        self,
+        pieces: list[list[T]],
+        insert: Consumer[Sequence[T]],
+        salvager: Salvager[T],
+        max_refusals: int = MAX_REFUSALS,
     ) -> None:
         self._stack = list(reversed(pieces))  # the next piece is last
         self._refusals_left = max_refusals
@@ -79,7 +82,7 @@ class Salvage(Generic[T]):
         while self._stack:
             piece = self._stack[-1]
             try:
-                await self._insert(piece)
+                await self._insert.consume(piece)
             except InsertDataError as exc:
                 self._refusals_left -= 1
                 if len(piece) == 1 or self._refusals_left < 0:
@@ -113,7 +116,7 @@ class Salvager(Generic[T]):
         """Rows moved to the dead letters (or, without a dead-letter directory, logged and dropped)."""
         self.salvaged_batches = 0
 
-    def begin(self, records: Sequence[T], insert: InsertFn[T], error: InsertDataError) -> Salvage[T]:
+    def begin(self, records: Sequence[T], insert: Consumer[Sequence[T]], error: InsertDataError) -> Salvage[T]:
         """A salvage of ``records``, which ``insert`` refused with ``error``."""
         self.salvaged_batches += 1
         log.warning(

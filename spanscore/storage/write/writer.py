@@ -31,122 +31,85 @@ on. Only retryable failures are retried; a writer that has been failing for long
 than ``stuck_after_s`` says so in ``problems()``, which ``/healthz`` reports.
 
 A batch of at least ``bulk_min`` records (one large export) goes through a second group commit,
-the bulk lane, and is inserted on a connection of its own (``insert_bulk``) or spooled beside the
+the bulk lane, and is inserted on a connection of its own (``Inserts.bulk``) or spooled beside the
 small ones: a 70,000-span insert takes most of a second, and small exports, whose OK waits for
 their own insert or fsync, would otherwise queue behind it. The bulk lane is bounded by
 ``max_pending`` like the small one.
 
-The pieces, each in its own module: ``GroupCommit`` (batching and backpressure), ``Spool``
-(the write-ahead log), ``SpoolReplay`` (the spool into storage), ``Inserter`` (one insert,
-its salvage, its health, and the hand-on of stored records to the next stage). This class
-decides which of them a batch goes through.
+The pieces, each in its own module: ``GroupCommit`` (batching and backpressure), ``Durable``
+(the stage behind it, deciding whether a batch is inserted or spooled), ``Spool`` (the
+write-ahead log), ``SpoolReplay`` (the spool into storage), ``Inserter`` (one insert, its
+salvage, its health, and the hand-on of stored records to the next stage). This class puts
+them together from one ``WriterConfig``.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import replace
 from typing import Generic, TypeVar
 
 from spanscore.pipeline import Consumer
-from spanscore.storage.insert_errors import InsertDataError
-from spanscore.storage.insert_token import new_token
+from spanscore.storage.write.durable import Durable
 from spanscore.storage.write.group_commit import GroupCommit, WriterStats
-from spanscore.storage.write.inserter import EncodedInsertFn, Inserter
+from spanscore.storage.write.inserter import Inserter
+from spanscore.storage.write.inserts import Inserts
 from spanscore.storage.write.logged_batches import LoggedBatches
 from spanscore.storage.write.replay import SpoolReplay
-from spanscore.storage.write.salvage import InsertFn, Salvager
+from spanscore.storage.write.salvage import Salvager
 from spanscore.storage.write.spool import Spool
+from spanscore.storage.write.writer_config import WriterConfig
 
-__all__ = ["BatchWriter", "EncodedInsertFn", "InsertFn"]
+__all__ = ["BatchWriter", "Inserts", "WriterConfig"]
 
 T = TypeVar("T")
 
 
 class BatchWriter(Generic[T]):
-    """Bounded, flushing on size or time, with ``shutdown`` that drains."""
+    """Bounded, flushing on size or time, with ``shutdown`` that drains.
+
+    ``config`` holds the numbers; the arguments are the parts: where records are inserted (``inserts``),
+    the stage that gets them once stored, the spool and the salvager.
+    """
 
     def __init__(
         self,
         name: str,
-        insert: InsertFn[T],
+        inserts: Inserts[T],
+        config: WriterConfig,
         *,
-        batch_max: int,
-        flush_interval: float,
-        max_pending: int,
         stored: Consumer[Sequence[T]] | None = None,
         spool: Spool[T] | None = None,
-        replay_backoff_s: float = 1.0,
-        acknowledge: str = "stored",
-        insert_interval: float = 0.0,
-        insert_encoded: EncodedInsertFn | None = None,
-        cache_max_bytes: int = 256 << 20,
         salvager: Salvager[T] | None = None,
-        stuck_after_s: float = 30.0,
-        bulk_min: int = 0,
-        insert_bulk: InsertFn[T] | None = None,
     ) -> None:
-        if acknowledge not in ("stored", "spooled"):
-            raise ValueError(f"acknowledge must be 'stored' or 'spooled', got {acknowledge!r}")
-        if acknowledge == "spooled" and spool is None:
-            raise ValueError("acknowledge='spooled' needs a spool")
+        ack_spooled = config.acknowledge == "spooled"
         self.name = name
         self.stats = WriterStats()
-        self._ack_spooled = acknowledge == "spooled"
-        # Only batches logged for a spooled acknowledgement are kept, so only that mode uses it.
-        self._logged: LoggedBatches[T] = LoggedBatches(max_pending, cache_max_bytes)
-        join = spool.codec.join if spool is not None and self._ack_spooled else None
-        self.inserter: Inserter[T] = Inserter(
-            name,
-            insert,
-            stats=self.stats,
-            salvager=salvager or Salvager(name),
-            stored=stored,
-            insert_encoded=insert_encoded if join is not None else None,
-            insert_bulk=insert_bulk,
-        )
-        self._spool = spool
+        self._config = config
+        join = spool.codec.join if spool is not None and ack_spooled else None
+        if join is None:
+            inserts = replace(inserts, encoded=None)  # the log's bytes are kept only behind a spooled ack
+        salvager = salvager or Salvager(name)
+        self.inserter: Inserter[T] = Inserter(inserts, stats=self.stats, salvager=salvager, stored=stored)
         self._replay: SpoolReplay[T] | None = None
         if spool is not None:
-            self._replay = SpoolReplay(
-                spool,
-                self.inserter,
-                self._logged,
-                batch_max=batch_max,
-                linger=self._ack_spooled,
-                insert_interval=insert_interval,
-                backoff_s=replay_backoff_s,
-                join_encoded=join if self.inserter.insert_encoded is not None else None,
-            )
-        self._batcher: GroupCommit[T] = GroupCommit(
-            name,
-            self._write,
-            batch_max=batch_max,
-            flush_interval=flush_interval,
-            max_pending=max_pending,
-            stats=self.stats,
-        )
-        self._bulk_min = bulk_min
-        self._bulk: GroupCommit[T] | None = None
-        if bulk_min > 0:
-            self._bulk = GroupCommit(
-                f"{name}-bulk",
-                self._write_bulk,
-                batch_max=batch_max,
-                flush_interval=flush_interval,
-                max_pending=max_pending,
-                stats=self.stats,
-            )
-        self._stuck_after = stuck_after_s
-
-    @property
-    def _lanes(self) -> list[GroupCommit[T]]:
-        return [self._batcher] if self._bulk is None else [self._batcher, self._bulk]
+            encoded = join if inserts.encoded is not None else None
+            # Only batches logged for a spooled acknowledgement are kept, so only that mode fills it.
+            logged: LoggedBatches[T] = LoggedBatches(config.max_pending, config.cache_max_bytes)
+            self._replay = SpoolReplay(spool, self.inserter, logged, config, join_encoded=encoded)
+        durable = Durable(self.inserter, self._replay, ack_spooled=ack_spooled)
+        self._lanes: list[GroupCommit[T]] = [GroupCommit(name, durable, config, self.stats)]
+        if config.bulk_min > 0:
+            self._lanes.append(GroupCommit(f"{name}-bulk", durable.bulk_lane(), config, self.stats))
 
     @property
     def pending(self) -> int:
         return sum(lane.pending for lane in self._lanes)
+
+    @property
+    def spool(self) -> Spool[T] | None:
+        """The write-ahead log, when the writer has one (what the replay drains)."""
+        return None if self._replay is None else self._replay.spool
 
     @property
     def salvager(self) -> Salvager[T]:
@@ -160,59 +123,16 @@ class BatchWriter(Generic[T]):
 
     async def consume(self, records: Sequence[T], /) -> None:
         """Return once ``records`` are durable; raise RetryableError when full or storage fails without a spool."""
-        if self._bulk is not None and len(records) >= self._bulk_min:
-            await self._bulk.consume(records)
-        else:
-            await self._batcher.consume(records)
-
-    async def _write_bulk(self, records: list[T]) -> None:
-        await self._write(records, bulk=True)
-
-    async def _write(self, records: list[T], *, bulk: bool = False) -> None:
-        """Make ``records`` durable: in storage, or (when storage fails and a spool exists) on disk."""
-        if self._ack_spooled:
-            path, written = await self._to_spool(records, count=False)
-            self._logged.keep(path, records, written if self.inserter.insert_encoded is not None else None)
-            return
-        if self._spool is not None and self._spool.batches:
-            await self._to_spool(records)  # storage is behind its spool: keep arrival order
-            return
-        token = new_token()  # kept with the batch if it is spooled: an insert that failed may still have landed
-        try:
-            await self.inserter.store(records, bulk=bulk, token=token)
-        except InsertDataError as exc:
-            await self._salvage_now(records, exc)
-            return
-        except Exception as exc:
-            self.inserter.failed(exc, len(records))
-            if self._spool is None:
-                raise
-            await self._to_spool(records, token=token)
-            return
-        self.inserter.recovered()
-        await self.inserter.stored(records)
-
-    async def _salvage_now(self, records: list[T], error: InsertDataError) -> None:
-        """Store a refused batch piece by piece; if storage goes away meanwhile, spool what is left."""
-        salvage = self.inserter.begin_salvage(records, error)
-        try:
-            await salvage.run()
-        except Exception as exc:
-            self.inserter.failed(exc, len(salvage.remaining))
-            if self._spool is None:
-                raise
-            await self._to_spool(salvage.remaining)
-        else:
-            self.inserter.recovered()
-        finally:
-            await self.inserter.stored(salvage.stored, salvage.inserts)
+        bulk = len(self._lanes) > 1 and len(records) >= self._config.bulk_min
+        await self._lanes[-1 if bulk else 0].consume(records)
 
     def problems(self) -> list[str]:
         """What keeps this writer from being healthy: retrying for too long, or rows dead-lettered."""
         found = []
-        held = self._spool is not None and self._spool.batches > 0  # without a spool, failures went back to clients
+        # Without a spool, failures went back to the clients: nothing is held.
+        held = self.spool is not None and self.spool.batches > 0
         waited = self.inserter.failing_for
-        if held and waited is not None and waited > self._stuck_after:
+        if held and waited is not None and waited > self._config.stuck_after_s:
             found.append(f"{self.name} writer has been retrying for {waited:.0f}s: {self.stats.last_error}")
         dead = self.salvager.dead_letters
         if dead is not None and dead.batches:
@@ -221,15 +141,6 @@ class BatchWriter(Generic[T]):
                 f"(see `spanscore deadletter list`)"
             )
         return found
-
-    async def _to_spool(self, records: list[T], *, count: bool = True, token: str | None = None) -> tuple[Path, bytes]:
-        """Log one batch (under ``token`` when an insert of it was tried); returns its file and the bytes written."""
-        assert self._spool is not None and self._replay is not None
-        path, data = await asyncio.get_running_loop().run_in_executor(None, self._spool.append, records, token)
-        if count:
-            self.stats.spooled += len(records)
-        self._replay.wake()
-        return path, data
 
     async def shutdown(self) -> None:
         """Flush everything already accepted, then stop; safe to call twice or before start."""

@@ -21,9 +21,13 @@ import pytest
 from spanscore.cli.commands import main
 from spanscore.storage.connection import connect
 from spanscore.storage.query.guard import QueryLimits, engine_settings
+from spanscore.storage.schema.catalog import load_migrations
 from spanscore.storage.schema.migrations import migrate
 from spanscore.storage.schema.state import expected_tables
 from spanscore.storage.server_check import check_server
+
+LATEST = load_migrations("x")[-1].version
+"""The schema version this spanscore expects: the newest migration's."""
 
 
 @pytest.fixture
@@ -54,7 +58,8 @@ def test_a_fresh_database_is_named_missing_and_left_as_it_was(
     assert _check(tmp_path, database_name, chdb_dsn) == 1
     out, err = capsys.readouterr()
     assert (
-        f"missing: schema: database {database_name} has no spanscore schema, this spanscore expects version 12" in out
+        f"missing: schema: database {database_name} has no spanscore schema, this spanscore expects version {LATEST}"
+        in out
     )
     assert "migrations not applied: 1 otel_traces, 2 otel_logs" in out and "12 scored_run_service" in out
     assert "run `spanscore migrate` with the owner user's DSN" in out
@@ -71,7 +76,7 @@ def test_after_migrate_the_check_passes_and_says_what_it_checked(
     assert _check(tmp_path, database_name, chdb_dsn) == 0
     out = capsys.readouterr().out
     assert "server: embedded ClickHouse (chDB) 26." in out and "user default, checked as the owner user" in out
-    assert f"schema: database {database_name} at version 12, as this spanscore expects" in out
+    assert f"schema: database {database_name} at version {LATEST}, as this spanscore expects" in out
     assert f"tables: all {len(expected_tables(database_name))} tables and views of the schema are in" in out
     assert f"grants: the owner user holds CREATE DATABASE ON {database_name}.*" in out and "KILL QUERY ON *.*" in out
     assert f"store {chdb_dsn}: OK as the owner user" in out and "missing:" not in out
@@ -84,7 +89,10 @@ def test_a_schema_behind_and_a_lost_table_are_named(
     admin.command(f"DROP TABLE {database_name}.scored_runs")
     assert _check(tmp_path, database_name, chdb_dsn) == 1
     out = capsys.readouterr().out
-    assert f"database {database_name} at version 10, this spanscore expects version 12; migrations not applied: " in out
+    assert (
+        f"database {database_name} at version 10, this spanscore expects version {LATEST}; migrations not applied: "
+        in out
+    )
     assert "11 rollup_targets, 12 scored_run_service" in out
     assert f"missing: tables: 1 of {len(expected_tables(database_name))} missing in {database_name}: scored_runs" in out
 

@@ -165,6 +165,7 @@ def test_the_json_decoder_builds_what_json_format_builds(trace_id, span_id, name
 def test_a_refused_span_counts_no_dropped_events() -> None:
     """Drops are counted for kept spans only: a span refused for an event time is refused, not trimmed."""
     from spanscore.collector.bounds import DecodeBounds
+    from spanscore.collector.limits_config import LimitsConfig
 
     request = _request(b"\x01" * 16, b"\x02" * 8, "kept", {})
     spans = request.resource_spans[0].scope_spans[0].spans
@@ -174,11 +175,11 @@ def test_a_refused_span_counts_no_dropped_events() -> None:
     refused.end_time_unix_nano = T0
     for _ in range(3):
         refused.events.add(time_unix_nano=0)
-    bounds = DecodeBounds(max_events=1)
+    bounds = DecodeBounds(LimitsConfig(max_events_per_span=1))
     decoded = spans_from_request(request, bounds)
     assert [span.name for span in decoded.items] == ["kept"] and len(decoded.items[0].events) == 1
     assert decoded.rejected == 1 and "events[0].time_unix_nano" in decoded.error_message
-    assert bounds.dropped_events == 2
+    assert bounds.dropped.events == 2
 
 
 def _deep(levels: int) -> AnyValue:
@@ -209,3 +210,25 @@ def test_values_nested_too_deep_refuse_their_log_record_or_every_span_of_their_r
     request.resource_spans[0].resource.attributes.add(key="deep").value.CopyFrom(_deep(33))
     spans = spans_from_request(request)
     assert spans.items == [] and spans.rejected == 2 and "resource: attribute 'deep'" in spans.error_message
+
+
+def test_each_requests_drops_add_up_in_the_service_counters() -> None:
+    """One ``Drops`` type counts a decode's drops and sums them per service (#27): every kind is carried over."""
+    from spanscore.collector.bounds import DecodeBounds, Drops
+    from spanscore.collector.limits import LimitCounters
+    from spanscore.collector.limits_config import LimitsConfig
+
+    counters = LimitCounters()
+    for _ in range(2):
+        request = _request(b"\x01" * 16, b"\x02" * 8, "kept", {})
+        span = request.resource_spans[0].scope_spans[0].spans[0]
+        for _ in range(3):
+            event = span.events.add(time_unix_nano=T0)
+            event.attributes.add(key="a").value.string_value = "x"
+            event.attributes.add(key="b").value.string_value = "y"
+        span.links.add(trace_id=b"\x05" * 16, span_id=b"\x06" * 8)
+        span.links.add(trace_id=b"\x05" * 16, span_id=b"\x07" * 8)
+        bounds = DecodeBounds(LimitsConfig(max_events_per_span=2, max_links_per_span=1, max_attributes_per_event=1))
+        assert len(spans_from_request(request, bounds).items) == 1
+        counters.add_decode_drops(bounds)
+    assert counters.dropped == Drops(events=2, links=2, attributes=4)

@@ -37,7 +37,7 @@ def test_every_string_of_a_span_is_bounded() -> None:
     assert (limited.trace_state, limited.scope_name, limited.scope_version) == (_cut(64),) * 3
     assert limited.events == (SpanEvent(1, _cut(64), {_cut(64): "v", "e": _cut(100)}),)
     assert limited.links == (SpanLink("03" * 16, "04" * 8, _cut(64), {"l": _cut(100)}),)
-    assert counters.dropped_attributes == 1
+    assert counters.dropped.attributes == 1
     assert counters.truncated_values == 12
 
 
@@ -65,7 +65,7 @@ def test_every_string_of_a_log_record_is_bounded() -> None:
     assert limited.attributes == {"a": _cut(100), "b": "x"}
     assert limited.resource_attributes == {"service.name": "svc", "big": _cut(80)}
     assert (limited.scope_name, limited.scope_version) == (_cut(64), _cut(64))
-    assert counters.truncated_values == 7 and counters.dropped_attributes == 1
+    assert counters.truncated_values == 7 and counters.dropped.attributes == 1
 
 
 def test_too_many_log_records_refuse_the_request() -> None:

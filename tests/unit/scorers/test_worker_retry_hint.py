@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 from spanscore.run import Run
 from spanscore.scorers.base import ScoreResult, Status
+from spanscore.scoring.config import ScoringConfig
 from spanscore.scoring.workers import ScoringJob, ScoringWorkers
 
 
@@ -33,10 +34,16 @@ async def test_the_retry_waits_for_the_judges_hint_not_just_the_backoff() -> Non
     scorer = _HintedJudgeScorer(hint_s=0.4)
     done: asyncio.Future[ScoreResult] = asyncio.get_running_loop().create_future()
 
-    async def on_result(job: ScoringJob[None], result: ScoreResult) -> None:
-        done.set_result(result)
+    class Finished:
+        """The next stage, as every stage is handed work: a ``Consumer`` of ended jobs (#27)."""
 
-    workers: ScoringWorkers[None] = ScoringWorkers(on_result, workers=1, backoff_base_s=0.001, backoff_max_s=5.0)
+        async def consume(self, job: ScoringJob[None], /) -> None:
+            assert job.result is not None
+            done.set_result(job.result)
+
+    workers: ScoringWorkers[None] = ScoringWorkers(
+        Finished(), ScoringConfig(workers=1), backoff_base_s=0.001, backoff_max_s=5.0
+    )
     await workers.start()
     try:
         run = Run(trace_id="ab" * 16, span_id="cd" * 8)

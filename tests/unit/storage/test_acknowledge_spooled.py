@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import pickle
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from spanscore.config import ConfigError, load_config
 from spanscore.errors import RetryableError
+from spanscore.pipeline import Calling, Consumer
 from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
 from spanscore.storage.rows import join_json_arrays, records_to_json, spans_from_json
 from spanscore.storage.write.paths import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC
 from spanscore.storage.write.spool import Spool
-from spanscore.storage.write.writer import BatchWriter
+from spanscore.storage.write.writer import BatchWriter, Inserts, WriterConfig
 from tests.fakes.collected import Collected
 
 
@@ -41,11 +43,19 @@ def _logged(directory: Path) -> list[Path]:
     return sorted(directory.glob("*.batch"))
 
 
-def _writer(store: GatedStore, spool_dir: Path, **options: object) -> BatchWriter[int]:
-    return BatchWriter(
-        "t", store.insert, batch_max=int(options.pop("batch_max", 100)), flush_interval=0.0, max_pending=1000,
-        spool=Spool(spool_dir, 1 << 20), acknowledge="spooled", replay_backoff_s=0.01, **options,  # type: ignore[arg-type]
+def _writer(
+    store: GatedStore,
+    spool_dir: Path,
+    *,
+    batch_max: int = 100,
+    insert_interval: float = 0.0,
+    stored: Consumer[Sequence[int]] | None = None,
+) -> BatchWriter[int]:
+    config = WriterConfig(
+        batch_max=batch_max, flush_interval=0.0, max_pending=1000, acknowledge="spooled",
+        replay_backoff_s=0.01, insert_interval=insert_interval,
     )  # fmt: skip
+    return BatchWriter("t", Inserts(Calling(store.insert)), config, spool=Spool(spool_dir, 1 << 20), stored=stored)
 
 
 async def _until(condition, wait_s: float = 10.0) -> None:  # type: ignore[no-untyped-def]
@@ -104,7 +114,11 @@ async def test_a_log_left_by_a_dead_process_is_inserted_by_the_next(tmp_path: Pa
 
 def test_spooled_acknowledgement_needs_a_writer_spool() -> None:
     with pytest.raises(ValueError, match="needs a spool"):
-        BatchWriter("t", GatedStore().insert, batch_max=1, flush_interval=0, max_pending=1, acknowledge="spooled")
+        BatchWriter(
+            "t",
+            Inserts(Calling(GatedStore().insert)),
+            WriterConfig(batch_max=1, flush_interval=0, max_pending=1, acknowledge="spooled"),
+        )
 
 
 def test_config_refuses_spooled_acknowledgement_without_a_spool(tmp_path: Path) -> None:
@@ -178,10 +192,12 @@ async def test_inserts_reuse_the_logged_bytes_merged_without_encoding_again(tmp_
 
     seen: Collected[SpanRecord] = Collected()
     writer: BatchWriter[SpanRecord] = BatchWriter(
-        "spans", insert, batch_max=100, flush_interval=0.0, max_pending=1000, stored=seen,
-        spool=Spool(tmp_path, 1 << 20, SPAN_SPOOL_CODEC), acknowledge="spooled", replay_backoff_s=0.01,
-        insert_encoded=insert_encoded,
-    )  # fmt: skip
+        "spans",
+        Inserts(Calling(insert), encoded=Calling(insert_encoded)),
+        WriterConfig(batch_max=100, flush_interval=0.0, max_pending=1000, acknowledge="spooled", replay_backoff_s=0.01),
+        stored=seen,
+        spool=Spool(tmp_path, 1 << 20, SPAN_SPOOL_CODEC),
+    )
     await writer.start()
     batches = [[_span(0), _span(1)], [], [_span(2)], [_span(3), _span(4)]]
     for batch in batches:
@@ -223,18 +239,27 @@ async def test_logged_batches_past_the_byte_bound_are_read_back_from_the_log(tmp
 
     one_batch = len(records_to_json([_span(0)]))
     writer: BatchWriter[SpanRecord] = BatchWriter(
-        "spans", insert, batch_max=100, flush_interval=0.0, max_pending=1000, replay_backoff_s=0.01,
-        spool=Spool(tmp_path, 1 << 20, SPAN_SPOOL_CODEC), acknowledge="spooled", insert_encoded=insert_encoded,
-        cache_max_bytes=2 * one_batch + 1,
-    )  # fmt: skip
+        "spans",
+        Inserts(Calling(insert), encoded=Calling(insert_encoded)),
+        WriterConfig(
+            batch_max=100,
+            flush_interval=0.0,
+            max_pending=1000,
+            replay_backoff_s=0.01,
+            acknowledge="spooled",
+            cache_max_bytes=2 * one_batch + 1,
+        ),
+        spool=Spool(tmp_path, 1 << 20, SPAN_SPOOL_CODEC),
+    )
     await writer.start()
     for index in range(5):
         await writer.consume([_span(index)])
-    assert writer._logged.size <= 2 * one_batch + 1 and len(writer._logged) <= 2
+    assert writer._replay is not None
+    assert writer._replay.logged.size <= 2 * one_batch + 1 and len(writer._replay.logged) <= 2
     gate.set()
     await _until(lambda: writer.stats.stored == 5)
     await writer.shutdown()
     from_memory = [span for body in bodies for span in spans_from_json(body)]
     assert sorted(from_memory + read_back, key=lambda span: span.name) == [_span(index) for index in range(5)]
     assert read_back and writer.stats.replayed == len(read_back)  # the uncached ones came from the log
-    assert writer._logged.size == 0 and not _logged(tmp_path)
+    assert writer._replay.logged.size == 0 and not _logged(tmp_path)

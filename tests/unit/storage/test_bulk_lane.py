@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from spanscore.storage.write.writer import BatchWriter
+from spanscore.pipeline import Calling
+from spanscore.storage.write.writer import BatchWriter, Inserts, WriterConfig
 from tests.fakes.collected import Collected
 
 
@@ -27,9 +28,11 @@ class _Storage:
 
 def _writer(storage: _Storage, bulk_min: int, stored: Collected[int]) -> BatchWriter[int]:
     return BatchWriter(
-        "spans", storage.insert, batch_max=100_000, flush_interval=0.0, max_pending=100_000,
-        bulk_min=bulk_min, insert_bulk=storage.insert_bulk, stored=stored,
-    )  # fmt: skip
+        "spans",
+        Inserts(Calling(storage.insert), bulk=Calling(storage.insert_bulk)),
+        WriterConfig(batch_max=100_000, flush_interval=0.0, max_pending=100_000, bulk_min=bulk_min),
+        stored=stored,
+    )
 
 
 async def test_a_small_export_is_stored_while_a_large_insert_is_still_running() -> None:

@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 from spanscore.errors import RetryableError
+from spanscore.pipeline import Calling
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.insert_token import insert_token, new_token
 from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow
 from spanscore.storage.write.spool import Spool
-from spanscore.storage.write.writer import BatchWriter
+from spanscore.storage.write.writer import BatchWriter, Inserts, WriterConfig
 from tests.unit.storage.test_rollups import BASE_NS, make_scores
 
 ROWS = 5
@@ -108,9 +109,8 @@ async def test_a_live_insert_that_failed_after_landing_is_stored_once_by_its_rep
             raise RetryableError("the answer was lost (injected)")
 
     spool: Spool[object] = Spool(tmp_path, 1 << 20)
-    writer = BatchWriter(
-        "scores", land_then_fail, batch_max=100, flush_interval=0.0, max_pending=100, spool=spool, replay_backoff_s=0.01
-    )
+    config = WriterConfig(batch_max=100, flush_interval=0.0, max_pending=100, replay_backoff_s=0.01)
+    writer = BatchWriter("scores", Inserts(Calling(land_then_fail)), config, spool=spool)
     await writer.start()
     try:
         await writer.consume(make_scores(ROWS))

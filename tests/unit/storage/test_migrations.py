@@ -78,3 +78,27 @@ def test_migration_11_splits_the_rollups_by_target() -> None:
     assert "{" not in text
     for _, _, expression in MEASURES:
         assert text.count(expression) == 2  # one view per grain
+
+
+def test_the_dashboard_views_are_declared_once_for_0004_and_again_by_target_for_0011() -> None:
+    """One declaration of each dashboard view (#27 duplicates): 0011 is 0004's view set grouped by target too."""
+    from spanscore.storage.reads.dashboard_series import COVERAGE_SQL
+    from spanscore.storage.schema.dashboard_views import COVERAGE_COUNTS, snake
+    from spanscore.storage.schema.dashboard_views import FRAGMENTS as VIEWS
+
+    names = ("score_trend_hourly", "worst_runs", "coverage_daily", "judge_cost_daily", "scores_with_spans")
+    first, by_target = (
+        [
+            "\n".join(line for line in view.splitlines() if not line.startswith("--"))
+            for view in VIEWS[key].split(";\n\n")
+        ]
+        for key in ("dashboard_views", "dashboard_target_views")
+    )
+    for name, created, replaced in zip(names, first, by_target, strict=True):
+        assert created.startswith(f"CREATE VIEW IF NOT EXISTS {{database}}.{name} AS") and "Target" not in created
+        assert replaced.startswith(f"CREATE OR REPLACE VIEW {{database}}.{name} AS") and "Target" in replaced
+    texts = {m.version: "\n".join(m.statements) for m in load_migrations("db")}
+    assert "CREATE VIEW IF NOT EXISTS db.coverage_daily" in texts[4]
+    assert "CREATE OR REPLACE VIEW db.coverage_daily" in texts[11]
+    for column, condition in COVERAGE_COUNTS:  # the dashboard's read counts what the view counts
+        assert f"countIf({condition}) AS {column}" in texts[4] and f"AS {snake(column)}" in COVERAGE_SQL

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from spanscore.errors import RetryableError
+from spanscore.pipeline import Calling
 from spanscore.storage.insert_errors import InsertDataError, classify_engine_error
 from spanscore.storage.write.deadletter import DeadLetters
 from spanscore.storage.write.salvage import Salvager, split_by_partition
@@ -62,7 +63,7 @@ async def test_salvage_stores_every_row_it_can_and_dead_letters_the_rest(tmp_pat
     dead: DeadLetters[int] = DeadLetters(tmp_path / "dead", "numbers")
     salvager: Salvager[int] = Salvager("numbers", dead, lambda row: row // 10)
     rows = [*range(0, 1500, 3), -7, *range(1, 1500, 3), -8]
-    salvage = salvager.begin(rows, engine.insert, InsertDataError(PARTITIONS, partitions=True))
+    salvage = salvager.begin(rows, Calling(engine.insert), InsertDataError(PARTITIONS, partitions=True))
     await salvage.run()
     assert sorted(engine.stored) == sorted(row for row in rows if row >= 0)
     assert sorted(salvage.stored) == sorted(engine.stored)
@@ -84,7 +85,7 @@ async def test_salvage_resumes_after_storage_goes_away_without_storing_a_piece_t
         await engine.insert(rows)
 
     salvager: Salvager[int] = Salvager("numbers", None, lambda row: row // 10)
-    salvage = salvager.begin(list(range(2000)), flaky, InsertDataError(PARTITIONS, partitions=True))
+    salvage = salvager.begin(list(range(2000)), Calling(flaky), InsertDataError(PARTITIONS, partitions=True))
     with pytest.raises(RetryableError):
         await salvage.run()
     await salvage.run()
@@ -106,7 +107,7 @@ def test_dead_letters_survive_a_reopen_and_remove_by_id(tmp_path: Path) -> None:
 
 async def test_a_writer_retrying_past_its_limit_reports_stuck_until_storage_takes_rows(tmp_path: Path) -> None:
     from spanscore.storage.write.spool import Spool
-    from spanscore.storage.write.writer import BatchWriter
+    from spanscore.storage.write.writer import BatchWriter, Inserts, WriterConfig
 
     stored: list[int] = []
     down = {"on": True}
@@ -118,13 +119,9 @@ async def test_a_writer_retrying_past_its_limit_reports_stuck_until_storage_take
 
     writer: BatchWriter[int] = BatchWriter(
         "numbers",
-        insert,
-        batch_max=10,
-        flush_interval=0.0,
-        max_pending=100,
+        Inserts(Calling(insert)),
+        WriterConfig(batch_max=10, flush_interval=0.0, max_pending=100, replay_backoff_s=0.01, stuck_after_s=0.0),
         spool=Spool(tmp_path / "spool", 1 << 20),
-        replay_backoff_s=0.01,
-        stuck_after_s=0.0,
     )
     await writer.start()
     try:
@@ -153,7 +150,7 @@ async def test_a_batch_of_only_bad_rows_costs_a_bounded_number_of_inserts(tmp_pa
     dead: DeadLetters[int] = DeadLetters(tmp_path / "dead", "numbers")
     salvager: Salvager[int] = Salvager("numbers", dead)
     rows = [-row - 1 for row in range(5000)]
-    await salvager.begin(rows, counted, InsertDataError("Code: 72.", code=72)).run()
+    await salvager.begin(rows, Calling(counted), InsertDataError("Code: 72.", code=72)).run()
     assert attempts["n"] <= 2 * 64 + 2  # not about 10,000 (two per row)
     assert engine.stored == []
     assert salvager.dead_lettered == 5000

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from spanscore.errors import RetryableError
+from spanscore.pipeline import Calling
 from spanscore.storage.write.spool import Spool
-from spanscore.storage.write.writer import BatchWriter
+from spanscore.storage.write.writer import BatchWriter, Inserts, WriterConfig
 from tests.fakes.collected import Collected
 
 
@@ -55,9 +56,12 @@ async def test_writer_spools_while_storage_is_down_and_replays_in_order(tmp_path
     store = FlakyStore()
     seen_stored: Collected[int] = Collected()
     writer: BatchWriter[int] = BatchWriter(
-        "t", store.insert, batch_max=2, flush_interval=0.0, max_pending=100,
-        stored=seen_stored, spool=Spool(tmp_path, 1 << 20), replay_backoff_s=0.01,
-    )  # fmt: skip
+        "t",
+        Inserts(Calling(store.insert)),
+        WriterConfig(batch_max=2, flush_interval=0.0, max_pending=100, replay_backoff_s=0.01),
+        stored=seen_stored,
+        spool=Spool(tmp_path, 1 << 20),
+    )
     await writer.start()
     for value in range(6):
         await writer.consume([value])  # acknowledged although storage is down: it is on disk
@@ -77,7 +81,10 @@ async def test_writer_spools_while_storage_is_down_and_replays_in_order(tmp_path
 async def test_spooled_batches_are_replayed_by_the_next_process(tmp_path: Path) -> None:
     store = FlakyStore()
     first: BatchWriter[int] = BatchWriter(
-        "t", store.insert, batch_max=10, flush_interval=0.0, max_pending=100, spool=Spool(tmp_path, 1 << 20)
+        "t",
+        Inserts(Calling(store.insert)),
+        WriterConfig(batch_max=10, flush_interval=0.0, max_pending=100),
+        spool=Spool(tmp_path, 1 << 20),
     )
     await first.start()
     await first.consume([1, 2, 3])
@@ -85,7 +92,10 @@ async def test_spooled_batches_are_replayed_by_the_next_process(tmp_path: Path) 
     assert store.stored == []
     store.down = False
     second: BatchWriter[int] = BatchWriter(
-        "t", store.insert, batch_max=10, flush_interval=0.0, max_pending=100, spool=Spool(tmp_path, 1 << 20)
+        "t",
+        Inserts(Calling(store.insert)),
+        WriterConfig(batch_max=10, flush_interval=0.0, max_pending=100),
+        spool=Spool(tmp_path, 1 << 20),
     )
     await second.start()
     for _ in range(200):

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from spanscore.pipeline import Calling
 from spanscore.storage.insert_token import new_token, token_settings
 from spanscore.storage.write.replay_intent import ReplayIntents
 from spanscore.storage.write.spool import Spool
-from spanscore.storage.write.writer import BatchWriter
+from spanscore.storage.write.writer import BatchWriter, Inserts, WriterConfig
 
 
 class TokenRecorder:
@@ -58,9 +59,8 @@ async def test_a_recorded_merged_insert_is_replayed_first_with_its_token_and_onl
     ReplayIntents(tmp_path).write([a, b], token)
     spool.remove(a)
     store = TokenRecorder()
-    writer: BatchWriter[int] = BatchWriter(
-        "t", store.insert, batch_max=10, flush_interval=0.0, max_pending=10, spool=Spool(tmp_path, 1 << 20)
-    )
+    config = WriterConfig(batch_max=10, flush_interval=0.0, max_pending=10)
+    writer: BatchWriter[int] = BatchWriter("t", Inserts(Calling(store.insert)), config, spool=Spool(tmp_path, 1 << 20))
     await writer.start()
     await writer.shutdown()
     assert store.inserts == [(token, [2]), (Spool.token(c), [3])]
@@ -70,4 +70,5 @@ async def test_a_recorded_merged_insert_is_replayed_first_with_its_token_and_onl
 def test_an_unreadable_intent_stops_the_writer_naming_the_file(tmp_path: Path) -> None:
     (tmp_path / "replay.intent").write_text('{"token": "nope", "files": []}')
     with pytest.raises(RuntimeError, match=r"replay\.intent cannot be read"):
-        BatchWriter("t", TokenRecorder().insert, batch_max=1, flush_interval=0, max_pending=1, spool=Spool(tmp_path, 1))
+        config = WriterConfig(batch_max=1, flush_interval=0, max_pending=1)
+        BatchWriter("t", Inserts(Calling(TokenRecorder().insert)), config, spool=Spool(tmp_path, 1))

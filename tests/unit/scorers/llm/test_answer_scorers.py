@@ -137,3 +137,17 @@ def test_unknown_options_are_named():
 
     with pytest.raises(ConfigError, match="uncertainty"):
         build("answer_relevancy", uncertainty=0.3)
+
+
+def test_the_similarity_weights_are_declared_once_and_refuse_a_bad_one_by_name() -> None:
+    """The scorer's options and the formula share one ``SimilarityWeights`` (#27 duplicates)."""
+    import pytest
+
+    from spanscore.scorers.llm.answers import WEIGHTS, SimilarityWeights
+
+    assert answer_similarity_score({"matches": [match("semantic")]}, WEIGHTS) == answer_similarity_score(
+        {"matches": [match("semantic")]}
+    )
+    assert answer_similarity_score({"matches": [match("semantic")]}, SimilarityWeights(semantic_threshold=1.2)) == 1.0
+    with pytest.raises(ValueError, match="option missing_penalty must be a non-negative number"):
+        SimilarityWeights(missing_penalty=-0.1)
