@@ -45,8 +45,11 @@ GUARANTEES = (
         "replayed in order when storage returns (also after a restart); SIGTERM drains, kill -9 loses nothing "
         "acknowledged.",
         (
-            "Exactly once, also across a crash: every batch (spans, logs, scores, decisions, scored runs) gets a "
-            "random insert deduplication token when it is first written, kept in its spool file's name, and a "
+            "Exactly once, also across a crash: every batch (spans, logs, scores, decisions, scored runs) is "
+            "deduplicated by the engine: a live insert by its block's content hash (so an exporter's retry of the "
+            "same export is dropped too, and a batch spooled after a failed insert replays alone as that block), "
+            "a batch written to the spool first by a random insert deduplication token kept in its spool file's "
+            "name; a "
             "replay that merges files records the files and the insert's token (`replay.intent`, fsynced) before "
             "the insert. Every retry carries the same token: after an insert that failed but landed, after an "
             "insert that failed part-way down a view chain (ClickHouse does not make the chain atomic), and after "

@@ -19,10 +19,11 @@ or an overflow. Inserts are spaced ``insert_interval`` apart so their fixed
 engine cost is paid for many batches at once, and when the spool codec can join
 encoded batches, an insert sends the bytes already written to the log.
 
-Every batch gets a random deduplication token when it is first written (``insert_token``); its inserts
-carry it and its spool file keeps it, so an insert retried after a failure that landed anyway, or
-replayed after a crash between the insert and the delete, is dropped by storage: exactly once within
-each table's deduplication window (migration 0013).
+Every insert is deduplicated by the engine (``insert_token``): a live insert by its block's content (no
+token, so an exporter's retry of the same export is dropped), a batch written to the spool first by a random
+token its file keeps. An insert retried after a failure that landed anyway, or replayed after a crash
+between the insert and the delete, is dropped by storage: exactly once within each table's deduplication
+window (migration 0013).
 
 A batch the engine refuses for what it holds (``InsertDataError``) is never retried
 as it is: the ``Salvager`` splits it by partition and then bisects, stores every row it
