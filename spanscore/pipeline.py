@@ -16,8 +16,8 @@ matter of time (a quiet period passing), not of a batch arriving.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Generic, Protocol, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 T_contra = TypeVar("T_contra", contravariant=True)
@@ -95,3 +95,28 @@ async def every(
             await asyncio.wait_for(stopping.wait(), interval_s)
         except TimeoutError:
             pass
+
+
+class Background:
+    """A component's one background task: started with the component, stopped by ``stopping`` and awaited.
+
+    The stages that pull on a clock (the ready poller, the feedback resolver, alerts, a fleet member) each own
+    one; ``stop`` sets ``stopping`` and waits for the task to see it, so nothing runs after a stop returns.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self, body: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``body()`` as the task (once: a second start while it runs does nothing)."""
+        self.stopping.clear()
+        if self._task is None:
+            self._task = asyncio.create_task(body(), name=self.name)
+
+    async def stop(self) -> None:
+        self.stopping.set()
+        if self._task is not None:
+            await self._task
+            self._task = None

@@ -32,6 +32,7 @@ from spanscore.alerting.notify import Notifier
 from spanscore.alerting.state import AlertState, AlertStateStore, FileAlertState, Versioned, transition_id
 from spanscore.alerting.statistics import Estimate, Sample, estimate
 from spanscore.metric_keys import metric_key
+from spanscore.pipeline import Background
 
 log = logging.getLogger(__name__)
 
@@ -78,28 +79,23 @@ class AlertEvaluator:
             self._adopt(self._store.load())
         except Exception as exc:  # an unreachable Keeper stops alerting, not the service: refresh() retries
             log.warning("alert states not read at start: %s: %s", type(exc).__name__, exc)
-        self._task: asyncio.Task[None] | None = None
-        self._stopping = asyncio.Event()
+        self._background = Background("alert-evaluation")
         self.evaluations = 0
         self.evaluation_failures = 0
 
     async def start(self) -> None:
         if self.alerts:
-            self._stopping.clear()
-            self._task = asyncio.create_task(self._loop(), name="alert-evaluation")
+            self._background.start(self._loop)
 
     async def shutdown(self) -> None:
-        self._stopping.set()
-        if self._task is not None:
-            await self._task
-            self._task = None
+        await self._background.stop()
         await self.notifier.drain()
 
     async def _loop(self) -> None:
-        while not self._stopping.is_set():
+        while not self._background.stopping.is_set():
             await self.evaluate_all()
             try:
-                await asyncio.wait_for(self._stopping.wait(), self._settings.interval_s)
+                await asyncio.wait_for(self._background.stopping.wait(), self._settings.interval_s)
             except TimeoutError:
                 pass
 

@@ -93,17 +93,23 @@ class DailyBudget:
         self._min_window_seconds = min_window_seconds
         self._day = -1
         self._window_start = 0.0
+        self.leased: float | None = None
+        """In a fleet: what Keeper granted this replica of today's limit, its hard limit (None: one process)."""
+        self._start_day()
+        self._roll_over(clock())
+
+    def _start_day(self) -> None:
+        """Today's counters from zero: at construction and at each UTC midnight."""
         self.spent = 0.0
         self.scored_runs = 0
         self.in_flight = 0
         """Runs sampled whose judge calls have not all ended: their cost is reserved before it is spent."""
         self._settled_runs = 0
         self._settled_spend = 0.0
-        self.leased: float | None = None
-        """In a fleet: what Keeper granted this replica of today's limit, its hard limit (None: one process)."""
         self._sampled_candidates = 0
         self._forced_candidates = 0
-        self._roll_over(clock())
+        if self.leased is not None:
+            self.leased = 0.0  # yesterday's leases end with it
 
     @property
     def remaining(self) -> float:
@@ -247,12 +253,4 @@ class DailyBudget:
         # A process started mid-day measures its rates from its own start, later days from midnight.
         self._window_start = now if self._day < 0 else float(day * SECONDS_PER_DAY)
         self._day = day
-        if self.leased is not None:
-            self.leased = 0.0  # yesterday's leases end with it
-        self.spent = 0.0
-        self.scored_runs = 0
-        self.in_flight = 0
-        self._settled_runs = 0
-        self._settled_spend = 0.0
-        self._sampled_candidates = 0
-        self._forced_candidates = 0
+        self._start_day()

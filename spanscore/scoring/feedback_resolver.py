@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 
 from spanscore.collector.outside_rows import ScoredSpan
-from spanscore.pipeline import Consumer, every
+from spanscore.pipeline import Background, Consumer, every
 from spanscore.scoring.feedback import OutsideScore, row_for_posted
 from spanscore.storage.reads.outside_scores import Queries, pending_feedback, scored_spans
 from spanscore.storage.scores import ScoreRow
@@ -43,23 +43,18 @@ class FeedbackResolver:
         self._writer = writer
         self._interval_s = interval_s
         self._max_age_s = max_age_s
-        self._stopping = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._background = Background("feedback-resolver")
         self.resolved = 0
         self.failures = 0
 
     async def start(self) -> None:
-        self._stopping.clear()
-        self._task = asyncio.create_task(self._loop(), name="feedback-resolver")
+        self._background.start(self._loop)
 
     async def shutdown(self) -> None:
-        self._stopping.set()
-        if self._task is not None:
-            await self._task
-            self._task = None
+        await self._background.stop()
 
     async def _loop(self) -> None:
-        await every(self._interval_s, self._stopping, self.resolve_once, self._failed)
+        await every(self._interval_s, self._background.stopping, self.resolve_once, self._failed)
 
     def _failed(self, exc: Exception) -> None:
         """Storage down, say: the rows stay pending and the next pass tries again."""

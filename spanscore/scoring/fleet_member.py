@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
 from spanscore.fleet.leases import take_lease
+from spanscore.pipeline import Background
 from spanscore.runs.recovery import StoredSpanSource
 from spanscore.storage.reads.recovery import session_turn_keys, spend_since, stored_turn_runs, unscored_sessions
 
@@ -54,8 +55,7 @@ class FleetMember:
         self._members: list[str] = []
         self._seen: dict[tuple[str, str], float] = {}
         """(session id, run id) turns already taken up, with when: a forgotten scored session stays scored."""
-        self._task: asyncio.Task[None] | None = None
-        self._stopping = asyncio.Event()
+        self._background = Background("fleet-member")
         self._wake = asyncio.Event()
         self._loop_ref: asyncio.AbstractEventLoop | None = None
         self.turns_taken = 0
@@ -93,18 +93,14 @@ class FleetMember:
 
     async def start(self) -> None:
         self._loop_ref = asyncio.get_running_loop()
-        self._stopping.clear()
-        self._task = asyncio.create_task(self._loop(), name="fleet-member")
+        self._background.start(self._loop)
 
     async def shutdown(self) -> None:
-        self._stopping.set()
-        if self._task is not None:
-            await self._task
-            self._task = None
+        await self._background.stop()
 
     async def _loop(self) -> None:
         next_turns = next_share = 0.0
-        while not self._stopping.is_set():
+        while not self._background.stopping.is_set():
             now = time.monotonic()
             try:
                 await self._follow_members()
@@ -125,7 +121,7 @@ class FleetMember:
 
     async def _pause(self, seconds: float) -> None:
         """Until the next round: ``seconds``, or sooner when stopping or the members changed."""
-        waits = [asyncio.ensure_future(self._stopping.wait()), asyncio.ensure_future(self._wake.wait())]
+        waits = [asyncio.ensure_future(self._background.stopping.wait()), asyncio.ensure_future(self._wake.wait())]
         try:
             await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
         finally:

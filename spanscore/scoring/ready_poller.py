@@ -7,12 +7,11 @@ on; a run whose decisions were not written is found again by recovery after a re
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
 
-from spanscore.pipeline import Consumer, every
+from spanscore.pipeline import Background, Consumer, every
 from spanscore.runs.readiness import ReadyRun, RunAssembler
 from spanscore.runs.sessions import ReadySession, SessionTracker
 
@@ -36,8 +35,7 @@ class ReadyPoller:
         self._sessions_to = sessions_to
         self._interval = interval_s
         self._scores_sessions = scores_sessions
-        self._task: asyncio.Task[None] | None = None
-        self._stopping = asyncio.Event()
+        self._background = Background("ready-poller")
 
     async def poll_once(self) -> int:
         """Hand on everything ready now; returns how many runs were ready."""
@@ -50,18 +48,13 @@ class ReadyPoller:
         return len(ready)
 
     def start(self) -> None:
-        self._stopping.clear()
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="ready-poller")
+        self._background.start(self._loop)
 
     async def stop(self) -> None:
-        self._stopping.set()
-        if self._task is not None:
-            await self._task
-            self._task = None
+        await self._background.stop()
 
     async def _loop(self) -> None:
-        await every(self._interval, self._stopping, self.poll_once, _log_failure)
+        await every(self._interval, self._background.stopping, self.poll_once, _log_failure)
 
 
 def _log_failure(exc: Exception) -> None:
