@@ -134,7 +134,7 @@ async def scenario(args: argparse.Namespace, base: Path, keeper: str) -> dict[st
                 sent_turns[f"conv-{session}"] = turn + 1
             acknowledged += await send(replicas, live, spans)
             if turn == args.turns // 2 and args.replicas > 1:
-                await asyncio.sleep(1.0)
+                await asyncio.sleep(min(1.0, args.quiet / 2))  # its runs of this round are ready and stored
                 live.remove(victim)
                 killing = asyncio.create_task(kill(replicas[victim]))  # the pod dies while traffic goes on
             await asyncio.sleep(0.3)
@@ -151,7 +151,7 @@ async def scenario(args: argparse.Namespace, base: Path, keeper: str) -> dict[st
             longer += rag_traces(args.turns + 3, session=f"conv-{session}", first=session * 1000)
         acknowledged += await send(replicas, live, longer)
         await wait_for(lambda: _resolved(receiver), timeout_s=args.quiet * 4 + WAIT_S)
-        await asyncio.sleep(2.0)
+        await asyncio.sleep(1.0)  # a repeated notification, were one sent, arrives by now
         stored = int((await query(survivor, "SELECT uniqExact(SpanId) FROM otel_traces"))[0][0])
         transitions = len({(e.get("transition_id"), e.get("status")) for e in receiver.bodies})
         return {

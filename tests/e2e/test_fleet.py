@@ -267,14 +267,15 @@ async def test_without_keeper_ingest_goes_on_and_rule_changes_are_refused(chdb_d
 
 async def test_runs_a_lost_replica_was_assembling_are_scored_once_by_a_survivor(make_fleet: MakeFleet) -> None:
     rule = {"name": "answers", "target": "run", "scorers": ["completeness"]}
-    replicas = await make_fleet(2, [rule], runs={"quiet_period_s": 2.0, "max_wait_s": 3.0})
+    replicas = await make_fleet(2, [rule], runs={"quiet_period_s": 0.5, "max_wait_s": 1.0})
     lost, kept = replicas
     spans = rag_traces(12)
     routed = route(spans, 2)
     assert routed.get(0) and routed.get(1)
-    await send(replicas, spans)  # acknowledged = stored; the runs wait out their quiet period in memory
     assert lost.fleet is not None and lost.live is not None
-    assert lost.live.assembler.stats.runs_ready == 0  # the lost replica dies with unready runs
+    await lost.live.poller.stop()  # it will die before any of its runs is ready, however slow the machine
+    await send(replicas, spans)  # acknowledged = stored; the runs wait in memory
+    assert lost.live.assembler.stats.runs_ready == 0
     lost.fleet.fleet.expire()
     await lost.fleet.shutdown()
     await lost.shutdown()  # its pipelines stop: what it held in memory is not scored there
@@ -283,7 +284,7 @@ async def test_runs_a_lost_replica_was_assembling_are_scored_once_by_a_survivor(
         return await _count(kept, "SELECT uniqExact(RunId) FROM score_decisions WHERE Rule = 'answers'", 12)
 
     await until(all_decided, timeout_s=60)
-    await asyncio.sleep(3.0)  # a second decision, were one to be made, lands by now
+    await asyncio.sleep(2.0)  # a second decision, were one to be made, lands by now
     rows = await query(kept, "SELECT RunId, count() FROM score_decisions WHERE Rule = 'answers' GROUP BY RunId")
     assert len(rows) == 12 and {count for _, count in rows} == {1}
     assert kept.fleet is not None and kept.fleet.member is not None
