@@ -41,9 +41,10 @@ def more_samples(begun: float, window_s: float, timed: int) -> bool:
 
 
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port below the ephemeral range (``tests.ports``): no outgoing connection takes it before the bind."""
+    from tests.ports import free_port as pick
+
+    return pick()
 
 
 def spanscore_executable() -> str:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.ports import free_port
 
 ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
 CONF_DIR = Path("/etc/zookeeper/conf")
@@ -68,9 +69,7 @@ class ZooKeeperServer:
 
 
 def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    return free_port()
 
 
 def start_zookeeper(directory: Path, *, timeout_s: float = 30.0) -> ZooKeeperServer:

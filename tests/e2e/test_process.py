@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -16,12 +15,11 @@ import yaml
 from opentelemetry.sdk.trace.export import SpanExportResult
 
 from tests.e2e.otlp_clients import grpc_exporter, record_agent_trace
+from tests.ports import free_port
 
 
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_port()  # below the ephemeral range: no outgoing connection takes it before the bind
 
 
 def _start(config: Path) -> subprocess.Popen[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -15,12 +14,11 @@ from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.write.deadletter import DeadLetters
 from spanscore.storage.write.paths import SPAN_SPOOL_CODEC, dead_letter_dir
 from tests.conftest import write_config
+from tests.ports import free_port
 
 
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_port()  # below the ephemeral range: no outgoing connection takes it before the bind
 
 
 def test_list_then_replay_stores_the_rows_and_empties_the_dead_letters(
