@@ -2,11 +2,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from spanscore.config import ServiceConfig
 from spanscore.server.service import Service
+from spanscore.storage.connection import connect
+from tests.e2e.alert_parts import Receiver
 from tests.service_setup import make_service_config, new_database_name
 from tests.zookeeper import ZooKeeperServer, missing_reason, start_zookeeper
 
@@ -52,3 +55,22 @@ def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperSer
     server = start_zookeeper(tmp_path_factory.mktemp("zookeeper"))
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def engine(chdb_dsn: str) -> Iterator[Any]:
+    """A plain connection to the test process's embedded engine (its parser, its grants), shared by a module."""
+    client = connect(chdb_dsn, "default")
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.fixture
+async def receiver() -> AsyncIterator[Receiver]:
+    """A webhook receiver on loopback that records every alert notification it gets."""
+    made = Receiver()
+    await made.start()
+    yield made
+    await made.stop()

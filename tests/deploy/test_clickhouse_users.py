@@ -9,7 +9,6 @@ to a server's ``SHOW GRANTS``, against the list of what spanscore runs (``spansc
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,6 @@ from spanscore.storage.access import (
     parse_grants,
 )
 from spanscore.storage.config import StorageConfig
-from spanscore.storage.connection import connect
 from spanscore.storage.query.guard import QueryLimits, engine_settings
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "clickhouse"
@@ -40,15 +38,6 @@ def statements(name: str) -> list[str]:
 
 def _all_files() -> list[tuple[str, int]]:
     return [(path.name, i) for path in sorted(DEPLOY.glob("*.sql")) for i in range(len(statements(path.name)))]
-
-
-@pytest.fixture(scope="module")
-def engine(chdb_dsn: str) -> Iterator[Any]:
-    client = connect(chdb_dsn, "default")
-    try:
-        yield client
-    finally:
-        client.close()
 
 
 def parsed(engine: Any, statement: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -47,14 +47,6 @@ def keeper(zookeeper: ZooKeeperServer) -> Iterator[Callable[[], Any]]:
     for client in clients:
         client.stop()
         client.close()
-
-
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
-    made = Receiver()
-    await made.start()
-    yield made
-    await made.stop()
 
 
 class Replica:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -19,14 +18,6 @@ from spanscore.storage.reads.alerts import window_scores
 from tests.e2e.alert_parts import Receiver, score_rows
 
 SETTINGS = AlertingConfig(backoff_s=0.01)
-
-
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
-    made = Receiver()
-    await made.start()
-    yield made
-    await made.stop()
 
 
 def evaluator(service: Service, url: str, state_file: Path, notifier: Notifier | None = None) -> AlertEvaluator:

@@ -8,10 +8,7 @@ privilege hierarchy (``system.privileges``), which ``ANCESTORS`` must agree with
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from spanscore.storage.access import (
     ANCESTORS,
@@ -23,16 +20,6 @@ from spanscore.storage.access import (
     needless_for_reading,
     parse_grants,
 )
-from spanscore.storage.connection import connect
-
-
-@pytest.fixture(scope="module")
-def engine(chdb_dsn: str) -> Iterator[Any]:
-    client = connect(chdb_dsn, "default")
-    try:
-        yield client
-    finally:
-        client.close()
 
 
 def test_the_documented_forms_are_read_with_their_targets() -> None:
