@@ -27,3 +27,8 @@ def printable(text: str, keep: str = "") -> str:
         return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
 
     return _CONTROL.sub(escape, text)
+
+
+def say(text: str) -> None:
+    """Print a line built from text others chose (Keeper data, API answers), escaped; newlines stay lines."""
+    print(printable(text, keep="\n"))

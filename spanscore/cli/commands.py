@@ -34,6 +34,7 @@ from spanscore.cli.tables import format_table
 from spanscore.config import ServiceConfig, load_config
 from spanscore.errors import ConfigError, SpanscoreError
 from spanscore.printable import printable
+from spanscore.storage.dsn import redact
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -85,7 +86,7 @@ def _query(config: ServiceConfig, sql: str, output: str) -> int:
         source = f"the service at {api_url(config)}"
         if body is None:
             body = query_store(config, sql, fmt)
-            source = f"the store {config.storage.dsn.split('@')[-1]} (no service answered on {api_url(config)})"
+            source = f"the store {redact(config.storage.dsn)} (no service answered on {api_url(config)})"
     except SpanscoreError as exc:
         print(f"spanscore: query failed: {exc}", file=sys.stderr)
         return 1

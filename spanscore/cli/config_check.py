@@ -18,6 +18,7 @@ from spanscore.alerting.checks import describe_alerts, never_firing
 from spanscore.config import ServiceConfig
 from spanscore.errors import ConfigError
 from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
+from spanscore.storage.dsn import redact
 
 
 def check_config(config: ServiceConfig, environ: Mapping[str, str]) -> list[str]:
@@ -31,7 +32,7 @@ def check_config(config: ServiceConfig, environ: Mapping[str, str]) -> list[str]
     problems = [problem for directory in _local_directories(config) if (problem := _unwritable(directory))]
     if problems:
         raise ConfigError("config: " + "; ".join(problems))
-    lines = [f"storage: {_redacted(config.storage.dsn)} database={config.storage.database}"]
+    lines = [f"storage: {redact(config.storage.dsn)} database={config.storage.database}"]
     lines.append(f"spool: {config.storage.spool_dir}")
     lines.append(f"judge: {config.judge.get('model', 'none (no LLM scorer may be used)')}")
     for rule in config.rules:
@@ -118,10 +119,3 @@ def _unwritable(directory: Path) -> str | None:
     if not os.access(existing, os.W_OK | os.X_OK):
         return f"{directory} is not writable by this user (set storage.data_dir to a writable directory)"
     return None
-
-
-def _redacted(dsn: str) -> str:
-    scheme, sep, rest = dsn.partition("://")
-    if "@" in rest:
-        rest = "***@" + rest.split("@", 1)[1]
-    return scheme + sep + rest

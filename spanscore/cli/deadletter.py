@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spanscore.cli.reach import api_url, refuse_store_held_elsewhere
+from spanscore.cli.reach import api_url, refuse_store_held_elsewhere, unopenable
 from spanscore.config import ServiceConfig
 from spanscore.errors import SpanscoreError
 from spanscore.storage.write import paths as write_paths
@@ -56,7 +56,7 @@ async def replay_locally(config: ServiceConfig, payload: dict[str, str | None]) 
     try:
         store.open()
     except Exception as exc:
-        raise SpanscoreError(f"cannot open storage {config.storage.dsn}: {exc}") from None
+        raise SpanscoreError(unopenable(config, exc)) from None
     writers: list[BatchWriter[Any]] = [
         write_paths.span_writer(store, config.storage),
         write_paths.log_writer(store, config.storage),

@@ -8,6 +8,7 @@ be reached or the config has no ``fleet:`` section.
 from __future__ import annotations
 
 from spanscore.config import ServiceConfig
+from spanscore.printable import say
 from spanscore.sampling.rule_sets import canonical_rules, parse_rules_document, rule_set_version
 
 
@@ -15,31 +16,31 @@ def check_keeper(config: ServiceConfig, *, timeout_s: float = 5.0) -> int:
     from spanscore.fleet.inspect import inspect_fleet
 
     if config.fleet is None:
-        print("missing: this config has no fleet: section, so its replicas would not coordinate (--keeper checks one)")
+        say("missing: this config has no fleet: section, so its replicas would not coordinate (--keeper checks one)")
         return 1
     fleet = config.fleet
     try:
         view = inspect_fleet(fleet, timeout_s=timeout_s)
     except Exception as exc:
-        print(f"missing: Keeper at {fleet.keeper} did not answer within {timeout_s:g} s ({type(exc).__name__})")
+        say(f"missing: Keeper at {fleet.keeper} did not answer within {timeout_s:g} s ({type(exc).__name__})")
         return 1
-    print(f"fleet: Keeper at {fleet.keeper} answers; path {fleet.path}; this replica would be {fleet.replica_name()}")
+    say(f"fleet: Keeper at {fleet.keeper} answers; path {fleet.path}; this replica would be {fleet.replica_name()}")
     if not view.members:
-        print("fleet: no replica is live yet")
+        say("fleet: no replica is live yet")
     for index, name in enumerate(view.members):
         status = view.statuses.get(name, {})
         role = "leader" if index == 0 else "member"
-        print(f"fleet: replica {name} ({role}) applied rules {status.get('rules_version', '?')}")
+        say(f"fleet: replica {name} ({role}) applied rules {status.get('rules_version', '?')}")
     mine = rule_set_version(config.rules)
     if view.rules is None:
-        print(f"fleet: no rule set published yet; the first replica publishes this file's ({mine})")
+        say(f"fleet: no rule set published yet; the first replica publishes this file's ({mine})")
         return 0
     published = parse_rules_document({"rules": view.rules}, source="fleet")
     theirs = rule_set_version(published)
     if canonical_rules(published) == canonical_rules(config.rules):
-        print(f"fleet: rules v{view.rules_version} ({theirs}) are this file's")
+        say(f"fleet: rules v{view.rules_version} ({theirs}) are this file's")
     else:
-        print(
+        say(
             f"warning: the fleet's rules v{view.rules_version} ({theirs}) differ from this file's ({mine}); "
             "a replica started with it applies the fleet's (spanscore rules diff shows how)"
         )

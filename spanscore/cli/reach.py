@@ -14,6 +14,7 @@ from pathlib import Path
 
 from spanscore.config import ServiceConfig
 from spanscore.errors import SpanscoreError
+from spanscore.storage.dsn import redact, scrub
 
 
 def query_service(config: ServiceConfig, sql: str, fmt: str) -> bytes | None:
@@ -87,14 +88,14 @@ def no_service(config: ServiceConfig) -> str:
 def unopenable(config: ServiceConfig, exc: Exception) -> str:
     """Why the store could not be opened, in one line."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return f"cannot open storage {config.storage.dsn}: {text}"
+    return scrub(f"cannot open storage {redact(config.storage.dsn)}: {text}", config.storage.dsn)
 
 
 def refuse_store_held_elsewhere(config: ServiceConfig) -> None:
     """An embedded store another process holds is most often a service whose API is not where the CLI looked."""
     if held_by_another_process(config.storage.dsn):
         raise SpanscoreError(
-            f"the store {config.storage.dsn} is open in another process, most likely a `spanscore serve` whose "
+            f"the store {redact(config.storage.dsn)} is open in another process, most likely a `spanscore serve` whose "
             f"API is not on {api_url(config)}: point at that service with -c <its config> or "
             "SPANSCORE_API__PORT=<its API port>"
         )

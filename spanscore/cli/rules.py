@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from spanscore.errors import ConfigError, SpanscoreError
+from spanscore.printable import say
 from spanscore.sampling.rule_sets import canonical_rules, diff_rules, parse_rules_document, rule_set_version
 
 CallApi = Callable[..., bytes | None]
@@ -124,16 +125,16 @@ def _fleet_note(running: dict[str, Any], *, prefix: str = "") -> None:
     if not isinstance(fleet, dict):
         return
     if fleet.get("error"):
-        print(f"{prefix}fleet: {fleet['error']}; compared with this replica's rules only")
+        say(f"{prefix}fleet: {fleet['error']}; compared with this replica's rules only")
         return
     wanted = fleet.get("rules_version")
     replicas = fleet.get("replicas") or {}
-    print(f"{prefix}fleet rules v{fleet.get('version')} ({wanted}) on {len(replicas)} replicas")
+    say(f"{prefix}fleet rules v{fleet.get('version')} ({wanted}) on {len(replicas)} replicas")
     for name, applied in sorted(replicas.items()):
         if applied.get("rules_version") != wanted:
-            print(f"{prefix}  replica {name} runs {applied.get('rules_version')}, not the fleet's (see its log)")
+            say(f"{prefix}  replica {name} runs {applied.get('rules_version')}, not the fleet's (see its log)")
     if running.get("version") != wanted:
-        print(f"{prefix}  the replica answering runs {running.get('version')}, not the fleet's")
+        say(f"{prefix}  the replica answering runs {running.get('version')}, not the fleet's")
 
 
 def _version_of(rules: list[dict[str, Any]]) -> str:

@@ -10,6 +10,10 @@ from urllib.parse import urlparse
 import clickhouse_connect
 from clickhouse_connect.driver.exceptions import ClickHouseError
 
+from spanscore.storage.dsn import redact, scrub
+
+__all__ = ["clean_engine_error", "connect", "discard_partial_output", "is_embedded", "redact", "scrub"]
+
 log = logging.getLogger(__name__)
 
 
@@ -61,10 +65,3 @@ def clean_engine_error(message: str) -> str:
         if "DB::Exception" in line or line.startswith("Code:"):
             return line.strip()
     return message.strip().splitlines()[0] if message.strip() else "query failed"
-
-
-def redact(dsn: str) -> str:
-    parsed = urlparse(dsn)
-    if parsed.password:
-        return dsn.replace(f":{parsed.password}@", ":***@")
-    return dsn

@@ -55,3 +55,33 @@ def test_no_keeper_or_no_fleet_section_exits_non_zero(tmp_path: Path, capsys: py
     assert "did not answer within 5 s" in capsys.readouterr().out
     assert main(["config", "check", "-c", _config(tmp_path, None), "--keeper"]) == 1
     assert "has no fleet: section" in capsys.readouterr().out
+
+
+HOSTILE = "\x1b]0;owned\x07\x1b[2J\x1b]52;c;ZXZpbA==\x07"
+"""A window title change, a screen clear and a clipboard write: what a Keeper writer could put in a status."""
+
+
+def test_keeper_text_reaches_the_terminal_escaped(
+    zookeeper: ZooKeeperServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    keeper = zookeeper.chroot()
+    replica = Fleet(FleetConfig(keeper=keeper, replica="r0"))
+    replica.start()
+    try:
+        assert replica.wait_joined(15)
+        replica.publish_status(rules_version=HOSTILE)
+        assert main(["config", "check", "-c", _config(tmp_path, keeper), "--keeper"]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out
+        assert "\\x1b]0;owned\\x07" in out
+    finally:
+        replica.stop()
+
+
+def test_rules_show_escapes_the_fleet_block(capsys: pytest.CaptureFixture[str]) -> None:
+    from spanscore.cli.rules import _fleet_note
+
+    _fleet_note({"version": 1, "fleet": {"version": 2, "rules_version": HOSTILE, "replicas": {HOSTILE: {}}}})
+    _fleet_note({"version": 1, "fleet": {"error": HOSTILE}})
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\\x1b[2J" in out
