@@ -6,6 +6,12 @@ and under ``spooled`` acknowledgement even an acknowledged span reaches storage 
 loop looks for such rows every ``interval_s``, finds their spans (the same lookup the POST made), and
 writes each resolved row over its pending one (same id, same timestamp). A score whose trace never
 arrives stays stored, still marked, for ``max_age_s``; after that it is no longer looked for.
+
+Each pass looks at two pages: the newest pending scores (their traces are the likeliest to be arriving)
+and the next page of all the others, walked oldest first from where the last pass stopped. So scores that
+never resolve (an exporter that drops traces posts them by the thousand) cost one look per full walk and
+never keep newer feedback from resolving: the oldest-first page alone once let 1,000 of them starve every
+later score for the seven days they were kept.
 """
 
 from __future__ import annotations
@@ -20,13 +26,13 @@ from pydantic import ValidationError
 from spanscore.collector.outside_rows import ScoredSpan
 from spanscore.pipeline import Background, Consumer, every
 from spanscore.scoring.feedback import OutsideScore, row_for_posted
-from spanscore.storage.reads.outside_scores import Queries, pending_feedback, scored_spans
+from spanscore.storage.reads.outside_scores import PendingScore, Queries, pending_feedback, scored_spans
 from spanscore.storage.scores import ScoreRow
 
 log = logging.getLogger(__name__)
 
-BATCH = 1000
-"""Pending scores looked at per pass; the rest wait for the next pass."""
+PAGE = 1000
+"""Pending scores per page; a pass reads two pages (the newest, and the next of the walk)."""
 
 
 class FeedbackResolver:
@@ -38,11 +44,14 @@ class FeedbackResolver:
         writer: Consumer[Sequence[ScoreRow]],
         interval_s: float = 5.0,
         max_age_s: float = 7 * 86400.0,
+        page: int = PAGE,
     ) -> None:
         self._store = store
         self._writer = writer
         self._interval_s = interval_s
         self._max_age_s = max_age_s
+        self._page = page
+        self._walked_to: tuple[int, str] = (0, "")
         self._background = Background("feedback-resolver")
         self.resolved = 0
         self.failures = 0
@@ -63,8 +72,7 @@ class FeedbackResolver:
 
     async def resolve_once(self) -> int:
         """Attach every pending score whose span storage now holds; return how many were resolved."""
-        since = time.time_ns() - int(self._max_age_s * 1e9)
-        pending = await asyncio.to_thread(pending_feedback, self._store, since, BATCH)
+        pending = await asyncio.to_thread(self._pages)
         scores: list[tuple[OutsideScore, int]] = []
         for score_id, posted, at in pending:
             try:
@@ -84,3 +92,12 @@ class FeedbackResolver:
             await self._writer.consume(rows)
             self.resolved += len(rows)
         return len(rows)
+
+    def _pages(self) -> list[PendingScore]:
+        """The newest page and the walk's next page, each score once; the walk restarts after its last page."""
+        since = time.time_ns() - int(self._max_age_s * 1e9)
+        newest = pending_feedback(self._store, since, self._page, newest_first=True)
+        walked = pending_feedback(self._store, since, self._page, after=self._walked_to)
+        self._walked_to = (walked[-1][2], walked[-1][0]) if len(walked) == self._page else (0, "")
+        chosen = {score_id: (score_id, posted, at) for score_id, posted, at in newest + walked}
+        return list(chosen.values())

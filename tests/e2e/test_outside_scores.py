@@ -247,3 +247,39 @@ def _row(trace_id: str, source: str, score: float, label: str, now: int) -> Any:
         judge_model="", input_tokens=0, output_tokens=0, cost_usd=0.0, duration_ms=0.0, ready_reason="",
         run_duration_ms=0.0, run_error="", source=source,
     )  # fmt: skip
+
+
+async def test_feedback_that_never_resolves_does_not_starve_newer_feedback(service_config: ServiceConfig) -> None:
+    """Issue #37 item 8: the resolver read only the oldest page of pending scores, so a page of orphans (an
+    exporter that drops traces) kept every later score from resolving for the seven days they were kept."""
+    from spanscore.scoring.feedback_resolver import FeedbackResolver
+
+    service = Service(service_config)
+    await service.start()
+    try:
+        assert service.api is not None and service.grpc is not None
+        port = service.api.port
+        early_spans, late_spans = agent_traces(1), agent_traces(1)
+        early_trace, late_trace = (
+            f"{next(s for s in spans if s.parent is None).context.trace_id:032x}" for spans in (early_spans, late_spans)
+        )
+        assert (await asyncio.to_thread(_post, port, {"trace_id": early_trace, "name": "h", "label": "up"}))[0] == 200
+        for index in range(12):  # never resolve: their traces never come
+            orphan = {"trace_id": f"{index + 1:032x}", "name": "h", "label": "down"}
+            assert (await asyncio.to_thread(_post, port, orphan))[0] == 200
+        assert (await asyncio.to_thread(_post, port, {"trace_id": late_trace, "name": "h", "label": "up"}))[0] == 200
+        await _rows(service, "SELECT 1 FROM scores FINAL WHERE Scorer = 'h'", 14)
+        for spans, trace_id in ((early_spans, early_trace), (late_spans, late_trace)):
+            assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+            await _rows(service, f"SELECT 1 FROM otel_traces WHERE TraceId = '{trace_id}'", 1)
+
+        resolver = FeedbackResolver(service.store, service.feedback_writer, page=5)
+        assert await resolver.resolve_once() >= 1  # the newest page holds the late one, behind 12 orphans
+        pending = "SELECT TraceId FROM scores FINAL WHERE Scorer = 'h' AND Attributes['pending_span'] = ''"
+        assert late_trace in {row[0] for row in await _rows(service, pending, 1)}
+        for _ in range(3):  # the walk reaches the oldest one too, a page per pass
+            await resolver.resolve_once()
+        resolved = {row[0] for row in await _rows(service, pending, 2)}
+        assert resolved == {early_trace, late_trace}, resolved
+    finally:
+        await service.shutdown()

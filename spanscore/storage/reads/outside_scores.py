@@ -54,16 +54,32 @@ def _trace_root(members: dict[str, tuple[str, SpanFacts]]) -> str | None:
 
 
 _PENDING = """
-SELECT ScoreId, Attributes['pending_span'], toUnixTimestamp64Nano(RunTimestamp)
+SELECT ScoreId, Attributes['pending_span'], toUnixTimestamp64Nano(RunTimestamp) AS at
 FROM scores FINAL
 WHERE startsWith(Rule, 'source:') AND Attributes['pending_span'] != ''
-  AND RunTimestamp >= fromUnixTimestamp64Nano({since:Int64})
-ORDER BY RunTimestamp
-LIMIT {limit:UInt32}
+  AND RunTimestamp >= fromUnixTimestamp64Nano({{since:Int64}})
+  AND (at, ScoreId) > ({{after_ns:Int64}}, {{after_id:String}})
+ORDER BY at {order}, ScoreId {order}
+LIMIT {{limit:UInt32}}
 """
 
+PendingScore = tuple[str, str, int]
+"""A posted score still waiting for its span: (score id, the score as posted, posted at ns)."""
 
-def pending_feedback(store: Queries, since_ns: int, limit: int) -> list[tuple[str, str, int]]:
-    """Posted scores still waiting for their span, oldest first: (score id, the score as posted, posted at ns)."""
-    rows = store.internal_query(_PENDING, {"since": since_ns, "limit": limit})
+
+def pending_feedback(
+    store: Queries, since_ns: int, limit: int, *, after: tuple[int, str] = (0, ""), newest_first: bool = False
+) -> list[PendingScore]:
+    """A page of posted scores still waiting for their span.
+
+    Oldest first from the key ``after`` (posted at ns, score id): the resolver walks every pending score in
+    pages from there; or the newest ``limit`` of them, whose traces are the likeliest to be arriving now.
+    """
+    parameters = {
+        "since": since_ns,
+        "limit": limit,
+        "after_ns": after[0],
+        "after_id": after[1],
+    }
+    rows = store.internal_query(_PENDING.format(order="DESC" if newest_first else "ASC"), parameters)
     return [(str(score_id), str(posted), int(at)) for score_id, posted, at in rows]  # type: ignore[call-overload]
