@@ -50,3 +50,7 @@ class RequestShapeError(PermanentError):
 
 class ForbiddenError(PermanentError):
     """The request is understood but this service will not do it for this caller (HTTP 403)."""
+
+
+class ConflictError(PermanentError):
+    """The request clashes with work already under way, such as a second backfill of the same rule (HTTP 409)."""

@@ -19,8 +19,10 @@ from spanscore.errors import SpanscoreError
 CallApi = Callable[[Any, str, "dict[str, object] | None", float], "bytes | None"]
 
 
-def cancel(config: Any, call_api: CallApi) -> dict[str, Any]:
-    body = call_api(config, "backfill", {"cancel": True}, 10)
+def cancel(config: Any, call_api: CallApi, rule: str | None = None) -> dict[str, Any]:
+    """Cancel the service's backfill of ``rule`` (every running one without it); the answer names them."""
+    request: dict[str, object] = {"cancel": True} if rule is None else {"cancel": True, "rule": rule}
+    body = call_api(config, "backfill", request, 10)
     if body is None:
         from spanscore.cli.reach import no_service
 
@@ -46,7 +48,7 @@ def run_remote(config: Any, rule: str, since: str, call_api: CallApi) -> dict[st
             worker.join(1.0)
             _print_progress(config, call_api)
     except KeyboardInterrupt:
-        answer = cancel(config, call_api)
+        answer = cancel(config, call_api, rule)
         print("\nbackfill cancelled on the service" if answer.get("cancelled") else "", file=sys.stderr)
         raise
     if "error" in outcome:

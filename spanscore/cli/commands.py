@@ -148,8 +148,9 @@ def _backfill(config: ServiceConfig, rule: str | None, since: str, cancel: bool)
     from spanscore.cli import backfill_client
 
     if cancel:
-        print(json.dumps(backfill_client.cancel(config, call_api), indent=2, sort_keys=True))
-        return 0
+        answer = backfill_client.cancel(config, call_api, rule)
+        print(json.dumps(answer, indent=2, sort_keys=True))
+        return 0 if answer.get("cancelled") else 1
     if not rule:
         raise SpanscoreError("backfill needs a rule name (or --cancel)")
     try:

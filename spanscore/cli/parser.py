@@ -88,8 +88,10 @@ def _add_rules_parser(commands: Subcommands) -> None:
 
 def _add_backfill_and_report_parsers(commands: Subcommands) -> None:
     backfill = commands.add_parser("backfill", help="score stored runs with a rule (idempotent, resumable)")
-    backfill.add_argument("rule", nargs="?", help="rule name (not needed with --cancel)")
-    backfill.add_argument("--cancel", action="store_true", help="cancel the backfill running on the service")
+    backfill.add_argument("rule", nargs="?", help="rule name (with --cancel: only that rule's backfill)")
+    backfill.add_argument(
+        "--cancel", action="store_true", help="cancel the backfill running on the service (every one without a rule)"
+    )
     backfill.add_argument("--since", default="24h", help="look-back window: 30m, 24h, 7d")
     backfill.add_argument("-c", "--config", help="YAML configuration file")
 

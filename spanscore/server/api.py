@@ -50,7 +50,7 @@ class Operations(ScoreTaker, Protocol):
 
     async def backfill(self, rule_name: str, since: str) -> dict[str, Any]: ...
 
-    async def cancel_backfill(self) -> dict[str, Any]: ...
+    async def cancel_backfill(self, rule_name: str | None = None) -> dict[str, Any]: ...
 
     def alerting_state(self) -> list[dict[str, Any]]: ...
 
@@ -117,7 +117,10 @@ class ApiServer:
             body = json_body(await request.read(), "request body")
             body = {} if body is None else body
             if name == "backfill" and isinstance(body, dict) and body.get("cancel") is True:
-                return web.json_response(await self._operations.cancel_backfill())
+                rule = body.get("rule")
+                return web.json_response(
+                    await self._operations.cancel_backfill(rule if isinstance(rule, str) else None)
+                )
             if not isinstance(body, dict) or not isinstance(body.get("rule"), str):
                 raise PermanentError('request body must be {"rule": "NAME", "since": "24h"}')
             since = str(body.get("since", "24h"))

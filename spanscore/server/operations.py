@@ -15,6 +15,7 @@ from spanscore.alerting.evaluator import AlertEvaluator
 from spanscore.collector.outside_rows import ScoredSpan
 from spanscore.config import ServiceConfig
 from spanscore.durations import parse_since
+from spanscore.errors import ConflictError
 from spanscore.offline.backfill import BackfillProgress, backfill, find_rule, preview
 from spanscore.scoring.feedback import PENDING_SPAN, parse_scores, row_for_posted, row_for_unresolved
 from spanscore.storage.clickhouse import ClickHouseStore
@@ -44,6 +45,7 @@ class ServiceOperations:
         self._judge = judge
         """The service's judge, which exists only once there are rules: read at each call, not at start."""
         self.backfill_progress: BackfillProgress | None = None
+        self._backfills: dict[str, BackfillProgress] = {}
 
     def alerting_state(self) -> list[dict[str, Any]]:
         """GET /api/v1/alerts: every alert with its latest value, interval and status."""
@@ -75,18 +77,37 @@ class ServiceOperations:
         return result.as_dict()
 
     async def backfill(self, rule_name: str, since: str) -> dict[str, Any]:
+        """Score a rule's stored runs; one backfill per rule at a time, so two never judge the same runs."""
         rule = find_rule(self._config.rules, rule_name)
-        self.backfill_progress = progress = BackfillProgress(rule.name)
+        running = self._backfills.get(rule.name)
+        if running is not None and not running.finished:
+            figures = running.as_dict()
+            raise ConflictError(
+                f"a backfill of rule {rule.name!r} is already running ({figures['done']}/{figures['total']} runs); "
+                f"wait for it, or cancel it: spanscore backfill --cancel {rule.name}"
+            )
+        self.backfill_progress = self._backfills[rule.name] = progress = BackfillProgress(rule.name)
         runs, scoring = self._config.collector.runs, self._config.scoring
-        return await backfill(self._store, rule, parse_since(since), runs, scoring, progress, self._judge())
+        try:
+            return await backfill(self._store, rule, parse_since(since), runs, scoring, progress, self._judge())
+        finally:
+            progress.finished = True
 
-    async def cancel_backfill(self) -> dict[str, Any]:
-        """Ask the running backfill to stop after its current chunk; scored runs stay written."""
-        progress = self.backfill_progress
-        if progress is None or progress.finished:
-            return {"cancelled": False, "reason": "no backfill is running"}
-        progress.cancel()
-        return {"cancelled": True, "progress": progress.as_dict()}
+    async def cancel_backfill(self, rule_name: str | None = None) -> dict[str, Any]:
+        """Ask running backfills (this rule's, or every one) to stop after their chunk; scored runs stay written.
+
+        The answer names each backfill it cancelled, so a cancel never stops a job its caller did not mean.
+        """
+        running = {name: p for name, p in self._backfills.items() if not p.finished}
+        chosen = running if rule_name is None else {k: v for k, v in running.items() if k == rule_name}
+        if not chosen:
+            where = "" if rule_name is None else f" of rule {rule_name!r}"
+            others = f" (running: {', '.join(sorted(running))})" if running else ""
+            return {"cancelled": False, "reason": f"no backfill{where} is running{others}", "rules": []}
+        for progress in chosen.values():
+            progress.cancel()
+        first = next(iter(chosen.values()))
+        return {"cancelled": True, "rules": sorted(chosen), "progress": first.as_dict()}
 
     def backfill_metrics(self) -> dict[str, float]:
         progress = self.backfill_progress

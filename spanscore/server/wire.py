@@ -37,6 +37,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 
 from spanscore.errors import (
     ConfigError,
+    ConflictError,
     ForbiddenError,
     PayloadTooLargeError,
     PermanentError,
@@ -66,6 +67,8 @@ def classify(exc: BaseException) -> WireError:
         return WireError(grpc.StatusCode.RESOURCE_EXHAUSTED, 413, str(exc), None)
     if isinstance(exc, RequestShapeError):
         return WireError(grpc.StatusCode.INVALID_ARGUMENT, exc.status, str(exc))
+    if isinstance(exc, ConflictError):
+        return WireError(grpc.StatusCode.ALREADY_EXISTS, 409, str(exc))
     if isinstance(exc, ForbiddenError):
         return WireError(grpc.StatusCode.PERMISSION_DENIED, 403, str(exc))
     if isinstance(exc, PermanentError | ConfigError):

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench.backfill_speed import _span
+from spanscore.config import ServiceConfig
 from spanscore.offline import backfill as backfill_module
 from spanscore.offline.backfill import BackfillProgress, backfill
 from spanscore.sampling.rules import RuleConfig
@@ -110,3 +111,36 @@ def _wait_status(port: int, ready: Callable[[dict[str, float]], bool]) -> dict[s
             return status
         time.sleep(0.02)
     raise AssertionError(f"status never reached the expected state: {status}")
+
+
+async def test_one_backfill_per_rule_and_every_cancel_names_what_it_stopped(
+    service_config: ServiceConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #37 item 10: a second backfill made the first unstoppable (the cancel reached only the latest one),
+    and both scored the same runs: with a judge, every call twice."""
+
+    monkeypatch.setattr(backfill_module, "_CHUNK", 5)
+    service = Service(service_config.model_copy(update={"rules": [RULE]}))
+    await service.start()
+    try:
+        await _conflict_then_cancel(service)
+    finally:
+        await service.shutdown()
+
+
+async def _conflict_then_cancel(service: Service) -> None:
+    from spanscore.errors import ConflictError
+
+    await asyncio.to_thread(service.store.insert_spans_sync, [_span(i) for i in range(30)])
+    rule = RULE.name
+    operations = service.operations
+    first = asyncio.create_task(operations.backfill(rule, "1h"))
+    await asyncio.sleep(0)  # the first one has registered itself before its first wait
+    with pytest.raises(ConflictError, match=f"a backfill of rule '{rule}' is already running"):
+        await operations.backfill(rule, "1h")
+    assert (await operations.cancel_backfill("no-such-rule"))["cancelled"] is False
+    answer = await operations.cancel_backfill()
+    assert answer["cancelled"] is True and answer["rules"] == [rule]
+    result = await first
+    assert result["cancelled"] is True
+    assert (await operations.cancel_backfill())["cancelled"] is False  # nothing left running
