@@ -10,9 +10,17 @@ _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
+LONGEST_S = 10 * 366 * 86400
+"""The longest look-back taken: ten years. A longer one reaches before 1970 or past the engine's dates, and
+used to come back as an empty answer ("0 candidates") rather than an error."""
+
+
 def parse_since(text: str) -> float:
-    """'24h', '7d', '30m' -> seconds; a clear error for anything else."""
+    """'24h', '7d', '30m' -> seconds; a clear error for anything else, a zero window or one over ten years."""
     match = _DURATION.match(text.strip())
     if not match:
         raise ConfigError(f"--since must look like 30m, 24h or 7d, got {text!r}")
-    return float(match.group(1)) * _SECONDS[match.group(2)]
+    seconds = float(match.group(1)) * _SECONDS[match.group(2)]
+    if not 0 < seconds <= LONGEST_S:
+        raise ConfigError(f"--since must be more than 0 and at most 3660d (ten years), got {text!r}")
+    return seconds

@@ -165,9 +165,13 @@ class LiveScoring:
 
         The swap happens between two dispatches on the event loop: a run is decided and its jobs are made
         under one set, and jobs already queued finish with the scorers and the version they started with.
-        Caps and budgets of unchanged rules carry on (``RuleEngine.with_rules``).
+        Caps and budgets of unchanged rules carry on (``RuleEngine.with_rules``). A removed rule's
+        ``scores_written`` series go: kept, every name a token holder ever PUT would stay in /metrics.
         """
         self.dispatcher.rules = self._active(rules, self.dispatcher.rules.engine)
+        names = {rule.name for rule in rules}
+        for rule, status in [key for key in self.scores_written if key[0] not in names]:
+            del self.scores_written[rule, status]
 
     # -- what the dispatcher holds, by name ----------------------------------------------------------
 

@@ -66,8 +66,8 @@ class Window(BaseModel):
     def _known_window(cls, value: str) -> str:
         try:
             seconds = parse_since(value)
-        except ConfigError:
-            raise ValueError("must look like 30m, 24h, 7d or 2w") from None
+        except ConfigError as exc:
+            raise ValueError(str(exc).removeprefix("--since ")) from None
         if not 1 <= seconds <= MAX_WINDOW_S:
             raise ValueError(f"must be between 1s and {MAX_WINDOW_S // 86400}d")
         return value.strip()
