@@ -15,12 +15,17 @@ LONGEST_S = 10 * 366 * 86400
 used to come back as an empty answer ("0 candidates") rather than an error."""
 
 
-def parse_since(text: str) -> float:
-    """'24h', '7d', '30m' -> seconds; a clear error for anything else, a zero window or one over ten years."""
+def duration_seconds(text: str) -> float:
+    """'24h', '7d', '30m' -> seconds, for any size; a clear error for another shape."""
     match = _DURATION.match(text.strip())
     if not match:
         raise ConfigError(f"--since must look like 30m, 24h or 7d, got {text!r}")
-    seconds = float(match.group(1)) * _SECONDS[match.group(2)]
+    return float(match.group(1)) * _SECONDS[match.group(2)]
+
+
+def parse_since(text: str) -> float:
+    """'24h', '7d', '30m' -> seconds; a clear error for anything else, a zero window or one over ten years."""
+    seconds = duration_seconds(text)
     if not 0 < seconds <= LONGEST_S:
         raise ConfigError(f"--since must be more than 0 and at most 3660d (ten years), got {text!r}")
     return seconds

@@ -12,6 +12,7 @@ once at start; nothing is fetched from elsewhere, and the pages' CSP says so.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable
@@ -21,7 +22,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from spanscore.durations import parse_since
+from spanscore.durations import duration_seconds, parse_since
 from spanscore.errors import ConfigError, PermanentError
 from spanscore.run import TARGETS
 from spanscore.server.auth import TokenCheck
@@ -65,9 +66,9 @@ class Window(BaseModel):
     @classmethod
     def _known_window(cls, value: str) -> str:
         try:
-            seconds = parse_since(value)
-        except ConfigError as exc:
-            raise ValueError(str(exc).removeprefix("--since ")) from None
+            seconds = duration_seconds(value)
+        except ConfigError:
+            raise ValueError("must look like 30m, 24h, 7d or 2w") from None
         if not 1 <= seconds <= MAX_WINDOW_S:
             raise ValueError(f"must be between 1s and {MAX_WINDOW_S // 86400}d")
         return value.strip()
@@ -203,9 +204,10 @@ class Dashboard:
         async def fetch(query: Window) -> dict[str, Any]:
             # The loaded rules travel with the scorers, so an empty page can say whether anything is scored at all.
             rules = self._rules() if self._rules is not None else None
-            rows = await self._reader.scorers(query.since_s, **query.where)
-            ranges = await self._reader.value_ranges(query.since_s, **query.where)
-            return {"scorers": add_scales(rows, ranges, configured_scales(rules)), "rules": rules}
+            rows, others = await self._reader.scorers(query.since_s, rule=query.rule or "", target=query.target or "")
+            names = [row["scorer"] for row in rows]
+            ranges = await self._reader.value_ranges(query.since_s, **query.where, names=names)
+            return {"scorers": add_scales(rows, ranges, configured_scales(rules)), "others": others, "rules": rules}
 
         return await self._answer(request, Window, fetch)
 
@@ -247,8 +249,8 @@ class Dashboard:
         except Exception as exc:
             return _error(exc)
         if not (run["spans"] or run["scores"] or run["decisions"]):
-            return _json({"error": f"no spans, scores or decisions stored for trace {trace_id}"}, status=404)
-        return _json(run)
+            return await _json({"error": f"no spans, scores or decisions stored for trace {trace_id}"}, status=404)
+        return await _json(run)
 
     async def _session(self, request: web.Request) -> web.Response:
         """One conversation's turns with their scores, and the session's own scores."""
@@ -263,11 +265,11 @@ class Dashboard:
         except Exception as exc:
             return _error(exc)
         if not (session["turns"] or session["scores"]):
-            return _json({"error": f"no turns or scores stored for session {session_id!r}"}, status=404)
+            return await _json({"error": f"no turns or scores stored for session {session_id!r}"}, status=404)
         # Which loaded rules score whole sessions: none means no session score will ever come, and the page says so.
         rules = self._rules() if self._rules is not None else None
         session["session_rules"] = None if rules is None else [r["name"] for r in rules if r["target"] == "session"]
-        return _json(session)
+        return await _json(session)
 
     async def _scored_runs(self, request: web.Request) -> web.Response:
         """What the scorers received for each scored run of one trace: ``{"trace_id", "runs": [...]}``."""
@@ -282,8 +284,10 @@ class Dashboard:
         except Exception as exc:
             return _error(exc)
         if not runs:
-            return _json({"error": f"no scored run stored for trace {trace_id} (not scored, or expired)"}, status=404)
-        return _json({"trace_id": trace_id, "runs": runs})
+            return await _json(
+                {"error": f"no scored run stored for trace {trace_id} (not scored, or expired)"}, status=404
+            )
+        return await _json({"trace_id": trace_id, "runs": runs})
 
     async def _answer(
         self, request: web.Request, model: type[Q], fetch: Callable[[Q], Awaitable[dict[str, Any]]]
@@ -294,13 +298,13 @@ class Dashboard:
             body = await fetch(query)
         except Exception as exc:
             return _error(exc)
-        return _json(query.model_dump() | body)
+        return await _json(query.model_dump() | body)
 
 
-def _json(body: dict[str, Any], status: int = 200) -> web.Response:
-    return web.json_response(
-        body, status=status, headers=DATA_HEADERS, dumps=lambda value: json.dumps(value, allow_nan=False)
-    )
+async def _json(body: dict[str, Any], status: int = 200) -> web.Response:
+    """``body`` encoded on a worker thread: a run page or a long window can be megabytes of JSON."""
+    text = await asyncio.to_thread(json.dumps, body, allow_nan=False)
+    return web.Response(text=text, status=status, content_type="application/json", headers=DATA_HEADERS)
 
 
 def _error(exc: BaseException) -> web.Response:

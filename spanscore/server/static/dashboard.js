@@ -78,11 +78,18 @@
     rule.value = chosenRule;
   }
 
-  function renderScorers(scorers) {
-    fillTable(field("scorer-table"), scorers, (s) => [
+  function renderScorers(scorers, others) {
+    const table = field("scorer-table");
+    fillTable(table, scorers, (s) => [
       nameOf(s), s.higher_is_better ? "higher" : "lower", scaleText(s.scale), num(s.scored), num(null, decimal(s.mean)),
       num(null, decimal(s.weighted_mean)), num(null, percent(s.pass_rate)), num(s.errors),
     ], "No scores in this window.");
+    /* The most scored names are listed and charted; the rest are summed here (pick one with the scorer filter). */
+    if (others) {
+      const note = `${others.names} other names (choose one with ?scorer=NAME)`;
+      table.tBodies[0].append(el("tr", { className: "others" }, el("td", { colSpan: 3 }, note), num(others.scored),
+        el("td", { colSpan: 4 }, "")));
+    }
   }
 
   /* The shared time axis: the whole window (from the hour it starts in, as the API reads it) to now, one bucket
@@ -196,7 +203,7 @@
       getJson("cost", { ...shared, scorer, by }),
     ]);
     renderFilters(scorers.scorers, scorers.rules);
-    renderScorers(scorers.scorers);
+    renderScorers(scorers.scorers, scorers.others);
     const times = [trend, coverage, cost].flatMap((answer) => answer.points.map((p) => p.time));
     const axis = { by, range: timeAxis(since, by, times) };
     renderTrend(trend.points, scorers.scorers, axis);

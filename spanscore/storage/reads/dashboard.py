@@ -15,12 +15,21 @@ server time zones.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Sequence
 from typing import Any
 
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.reads.dashboard_series import COST_SQL, COVERAGE_SQL, SCORERS_SQL, TREND_SQL, VALUE_RANGES_SQL
+from spanscore.storage.reads.dashboard_series import (
+    COST_SQL,
+    COVERAGE_SQL,
+    NAME_TOTALS_SQL,
+    SCORERS_SQL,
+    TOP_NAMES,
+    TREND_SQL,
+    VALUE_RANGES_SQL,
+)
 from spanscore.storage.scored_runs import parse_stored_run
 
 REASON_CHARS = 400
@@ -113,17 +122,39 @@ class DashboardReader:
 
     # An empty rule, target or scorer means all of them.
 
-    async def scorers(self, since_s: int, *, rule: str = "", target: str = "") -> list[dict[str, Any]]:
-        return await self._rows(SCORERS_SQL, since=since_s, rule=rule, target=target)
+    async def scorers(
+        self, since_s: int, *, rule: str = "", target: str = "", limit: int = TOP_NAMES
+    ) -> tuple[list[dict[str, Any]], dict[str, int] | None]:
+        """The ``limit`` most scored names of the window in name order, and what the rest add up to (None: none)."""
+        rows = await self._rows(SCORERS_SQL, since=since_s, rule=rule, target=target, limit=limit)
+        rows.sort(key=lambda row: (row["scorer"], row["source"]))
+        if len(rows) < limit:
+            return rows, None
+        [totals] = await self._rows(NAME_TOTALS_SQL, since=since_s, rule=rule, target=target)
+        others = {
+            "names": int(totals["names"]) - len(rows),
+            "scored": int(totals["scored"]) - sum(r["scored"] for r in rows),
+        }
+        return rows, (others if others["names"] > 0 else None)
 
-    async def value_ranges(self, since_s: int, *, rule: str = "", target: str = "") -> list[dict[str, Any]]:
+    async def value_ranges(
+        self, since_s: int, *, rule: str = "", target: str = "", names: Sequence[str] = ()
+    ) -> list[dict[str, Any]]:
         """The lowest and highest value of each name (``scorer``, ``source``), to tell its scale."""
-        return await self._rows(VALUE_RANGES_SQL, since=since_s, rule=rule, target=target)
+        return await self._rows(VALUE_RANGES_SQL, since=since_s, rule=rule, target=target, names=list(names))
 
     async def trend(
         self, since_s: int, *, scorer: str = "", rule: str = "", target: str = "", daily: bool = False
     ) -> list[dict[str, Any]]:
-        return await self._rows(TREND_SQL, since=since_s, scorer=scorer, rule=rule, target=target, daily=daily)
+        """One point per bucket and name: the chosen scorer's, or the window's most scored names' (``TOP_NAMES``)."""
+        names: list[str] = []
+        if not scorer:
+            names = sorted({row["scorer"] for row in (await self.scorers(since_s, rule=rule, target=target))[0]})
+            if not names:
+                return []
+        return await self._rows(
+            TREND_SQL, since=since_s, scorer=scorer, rule=rule, target=target, daily=daily, names=names
+        )
 
     async def worst_runs(
         self, since_s: int, *, scorer: str = "", rule: str = "", target: str = "", limit: int = 20
@@ -183,8 +214,9 @@ class DashboardReader:
         }
 
     async def _rows(self, sql: str, **parameters: Any) -> list[dict[str, Any]]:
+        """The statement's rows as JSON-safe dicts, converted on a worker thread (not the event loop)."""
         columns, rows = await self._store.read(sql, parameters)
-        return json_rows(columns, rows)
+        return await asyncio.to_thread(json_rows, columns, rows)
 
 
 def json_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:

@@ -22,6 +22,8 @@ _START = "toStartOfHour(now() - toIntervalSecond({since:UInt32}))"
 _RULE = "({rule:String} = '' OR Rule = {rule:String})"
 _TARGET = "({target:String} = '' OR Target = {target:String})"
 _SCORER = "({scorer:String} = '' OR Scorer = {scorer:String})"
+_NAMES = "(empty({names:Array(String)}) OR has({names:Array(String)}, Scorer))"
+"""The names a chart is drawn for: the window's most scored ones when no scorer is chosen (``TOP_NAMES``)."""
 _OUTSIDE = "startsWith(Rule, 'source:')"
 _HOUR_BUCKET = "toUnixTimestamp(if({daily:Bool}, toStartOfDay(Hour), Hour))"
 _RUN_BUCKET = (
@@ -69,8 +71,18 @@ ORDER BY {group}scorer, source
 """
 
 
-SCORERS_SQL = _own_and_outside(None, "")
-TREND_SQL = _own_and_outside((_HOUR_BUCKET, _RUN_BUCKET), f" AND {_SCORER}")
+TOP_NAMES = 50
+"""Names listed and charted at most; the rest are counted as "others". 200,000 outside-score names once made
+every page load read and encode 40 MB, holding the event loop for seconds."""
+
+_ALL_NAMES = _own_and_outside(None, "")
+SCORERS_SQL = f"""
+SELECT * FROM ({_ALL_NAMES})
+ORDER BY scored DESC, scorer, source
+LIMIT {{limit:UInt32}}
+"""
+NAME_TOTALS_SQL = f"SELECT count() AS names, sum(scored) AS scored FROM ({_ALL_NAMES})"
+TREND_SQL = _own_and_outside((_HOUR_BUCKET, _RUN_BUCKET), f" AND {_SCORER} AND {_NAMES}")
 
 COVERAGE_SQL = f"""
 SELECT {_RUN_BUCKET} AS time, Rule AS rule, Target AS target,
@@ -100,6 +112,6 @@ SELECT Scorer AS scorer, toString(if({_OUTSIDE}, substring(Rule, 8), '')) AS sou
        min(Score) AS low, max(Score) AS high
 FROM scores
 WHERE RunTimestamp >= now() - toIntervalSecond(greatest({{since:UInt32}}, {VALUE_RANGE_DAYS * 86400}))
-  AND Status = 'ok' AND Score IS NOT NULL AND {_RULE} AND {_TARGET}
+  AND Status = 'ok' AND Score IS NOT NULL AND {_RULE} AND {_TARGET} AND {_NAMES}
 GROUP BY scorer, source
 """
