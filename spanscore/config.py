@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -34,6 +34,7 @@ from spanscore.server.listeners_config import (
     HttpReceiverConfig,
     tokens_field,
 )
+from spanscore.spelling import did_you_mean
 from spanscore.storage.config import StorageConfig
 
 ENV_PREFIX = "SPANSCORE_"
@@ -140,11 +141,11 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str] 
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"config {source}: the top level must be a mapping, got {type(loaded).__name__}")
         document = loaded or {}
-    _overlay_environment(document, environ, source)
+    from_environment = _overlay_environment(document, environ, source)
     try:
         config = ServiceConfig.model_validate(document)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, source)) from None
+        raise ConfigError(_describe(exc, source, from_environment=from_environment)) from None
     _check_judge(config, source)
     _fill_data_paths(config.storage)
     return config
@@ -169,7 +170,11 @@ def _check_judge(config: ServiceConfig, source: str) -> None:
         raise ConfigError(f"config {source}: {exc}") from None
 
 
-def _overlay_environment(document: dict[str, Any], environ: Mapping[str, str], source: str) -> None:
+def _overlay_environment(
+    document: dict[str, Any], environ: Mapping[str, str], source: str
+) -> dict[tuple[str, ...], str]:
+    """Set each ``SPANSCORE_A__B`` variable's value at ``a.b``; return which variable set which key."""
+    origins: dict[tuple[str, ...], str] = {}
     for name, raw in sorted(environ.items()):
         if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
             continue
@@ -186,6 +191,8 @@ def _overlay_environment(document: dict[str, Any], environ: Mapping[str, str], s
             node[keys[-1]] = yaml.safe_load(raw) if raw else ""
         except yaml.YAMLError:
             node[keys[-1]] = raw
+        origins[tuple(keys)] = name
+    return origins
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:
@@ -212,16 +219,26 @@ def _plain_key(key: str) -> bool:
     return bool(key) and key.isprintable() and not any(character.isspace() for character in key)
 
 
-def _describe(exc: ValidationError, source: str, prefix: tuple[str, ...] = ()) -> str:
+def _describe(
+    exc: ValidationError,
+    source: str,
+    prefix: tuple[str, ...] = (),
+    from_environment: Mapping[tuple[str, ...], str] | None = None,
+) -> str:
     lines = [f"config {source}: {exc.error_count()} problem(s)"]
     for error in exc.errors():
         where = _location(prefix + tuple(error["loc"]))
+        variable = _set_by(prefix + tuple(error["loc"]), from_environment or {})
+        if variable:
+            where = f"{where} (from the environment, {variable})"
         if error["type"] == "filter":
             lines.extend(f"  {where}{sub_path}: {problem}" for sub_path, problem in error["ctx"]["problems"])
             continue
         message = error["msg"].removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
-            message = "unknown key (check the spelling against the configuration reference in README)"
+            loc = prefix + tuple(error["loc"])
+            hint = did_you_mean(str(loc[-1]), _keys_beside(loc))
+            message = f"unknown key{hint or ' (check the spelling against the configuration reference in README)'}"
         got = error.get("input")
         secret = is_secret_location(prefix + tuple(error["loc"])) or is_secret_value(got)
         if secret:
@@ -230,3 +247,38 @@ def _describe(exc: ValidationError, source: str, prefix: tuple[str, ...] = ()) -
         suffix = "" if quiet else f", got {got!r}"
         lines.append(f"  {where}: {message}{suffix}")
     return "\n".join(lines)
+
+
+def _set_by(loc: tuple[int | str, ...], origins: Mapping[tuple[str, ...], str]) -> str | None:
+    """The environment variable that set ``loc`` or a section above it, if one did."""
+    path = tuple(str(part) for part in loc)
+    for length in range(len(path), 0, -1):
+        if path[:length] in origins:
+            return origins[path[:length]]
+    return None
+
+
+def _keys_beside(loc: tuple[int | str, ...]) -> list[str]:
+    """The keys the section holding ``loc`` takes (its model's fields), to suggest one for a misspelt key."""
+    model: Any = ServiceConfig
+    for part in loc[:-1]:
+        if isinstance(part, int) or not (isinstance(model, type) and issubclass(model, BaseModel)):
+            model = _inner_model(model)
+            if isinstance(part, int):
+                continue
+        field = model.model_fields.get(part) if isinstance(model, type) and issubclass(model, BaseModel) else None
+        if field is None:
+            return []
+        model = _inner_model(field.annotation)
+    return list(model.model_fields) if isinstance(model, type) and issubclass(model, BaseModel) else []
+
+
+def _inner_model(annotation: Any) -> Any:
+    """The model inside ``X | None``, ``list[X]`` or ``tuple[X, ...]``, else the annotation itself."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in get_args(annotation):
+        found = _inner_model(argument)
+        if isinstance(found, type) and issubclass(found, BaseModel):
+            return found
+    return annotation

@@ -10,13 +10,13 @@ through ``PUT /api/v1/rules``.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 
 from spanscore.alerting.config import AlertConfig
 from spanscore.alerting.notify import channel_of
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.preflight import CODE_SCORERS, LLM_SCORERS
+from spanscore.spelling import did_you_mean
 
 
 def describe_alerts(alerts: Sequence[AlertConfig]) -> list[str]:
@@ -56,5 +56,4 @@ def never_firing(alerts: Sequence[AlertConfig], rules: Sequence[RuleConfig]) -> 
 
 
 def _did_you_mean(name: str, known: Sequence[str]) -> str:
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return did_you_mean(name, known)

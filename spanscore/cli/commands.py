@@ -22,6 +22,8 @@ from spanscore.cli.parser import build_parser
 from spanscore.cli.reach import (
     api_url,
     call_api,
+    held_by_another_process,
+    listener_problem,
     no_service,
     query_service,
     query_store,
@@ -69,13 +71,26 @@ async def _serve(config: ServiceConfig, config_path: str | None = None) -> int:
     from spanscore.server.default_rules import apply_default_rules
     from spanscore.server.running import run_until_signal
 
+    busy = (
+        f"spanscore: cannot start: the store {redact(config.storage.dsn)} is open in another process, most likely "
+        "another `spanscore serve`; stop that one, or give this one its own storage.data_dir "
+        "(SPANSCORE_STORAGE__DATA_DIR)"
+    )
+    if held_by_another_process(config.storage.dsn):
+        print(busy, file=sys.stderr)
+        return 1
     try:
         return await run_until_signal(config, default_rule=apply_default_rules(config), config_path=config_path)
     except ConfigError as exc:
         print(f"spanscore: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"spanscore: cannot start: {exc}", file=sys.stderr)
+        print(f"spanscore: cannot start: {listener_problem(config, exc)}", file=sys.stderr)
+        return 1
+    except Exception:
+        if not held_by_another_process(config.storage.dsn):
+            raise
+        print(busy, file=sys.stderr)  # both started at once: the other one took the engine's lock first
         return 1
 
 

@@ -6,8 +6,10 @@ migrates a store.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
+import re
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -133,3 +135,31 @@ def require_existing_store(config: ServiceConfig) -> None:
             "or run this from the service's working directory, or with -c <its config> (storage.data_dir) or "
             "SPANSCORE_API__PORT=<its API port>"
         )
+
+
+_BOUND_PORT = re.compile(r"address \('?([^',]*)'?, (\d+)\)|:(\d+)\b")
+
+
+def listener_problem(config: ServiceConfig, exc: OSError) -> str:
+    """A listener that could not bind, named by its config key and variable, with the fix.
+
+    4317 and 4318 are the OTLP ports every local OpenTelemetry Collector takes too, so this is the error a
+    newcomer meets first; the socket's own message names only the address.
+    """
+    text = str(exc)
+    listeners = {
+        "collector.grpc.port": config.collector.grpc.port,
+        "collector.http.port": config.collector.http.port,
+        "api.port": config.api.port,
+    }
+    in_use = exc.errno == errno.EADDRINUSE or "address already in use" in text
+    for match in _BOUND_PORT.finditer(text):
+        port = int(match.group(2) or match.group(3))
+        for key, configured in listeners.items():
+            if configured == port and in_use:
+                variable = "SPANSCORE_" + key.upper().replace(".", "__")
+                return (
+                    f"port {port} ({key}) is already in use by another process; stop it, or set {key} in the "
+                    f"config (or {variable}) to a free port"
+                )
+    return text

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spanscore.errors import ConfigError
+from spanscore.spelling import did_you_mean
 
 CODE_SCORERS = frozenset(
     {
@@ -128,8 +129,13 @@ def _wrong_target(use: ScorerUse) -> str | None:
 def _unknown_name(name: str) -> str | None:
     if ":" in name or name in CODE_SCORERS or name in LLM_SCORERS:
         return None
-    known = ", ".join(sorted(CODE_SCORERS | LLM_SCORERS))
-    return f"unknown scorer {name!r}; available: {known} (or use 'module:attribute')"
+    return unknown_scorer(name, CODE_SCORERS | LLM_SCORERS)
+
+
+def unknown_scorer(name: str, known: Iterable[str]) -> str:
+    """An unknown scorer id with the nearest known one, not the list of all of them."""
+    hint = did_you_mean(name, known, cutoff=0.6)
+    return f"unknown scorer {name!r}{hint}; docs/scorers.md lists every scorer (or use 'module:attribute' for your own)"
 
 
 def _judge_problems(use: ScorerUse, judge: Mapping[str, Any], environ: Mapping[str, str]) -> list[str]:

@@ -79,7 +79,9 @@ def build(name: str, **options: Any) -> Scorer:
     _discover()
     factory = _FACTORIES.get(name)
     if factory is None:
-        raise ConfigError(f"unknown scorer {name!r}; available: {', '.join(available())} (or use 'module:attribute')")
+        from spanscore.scorers.preflight import unknown_scorer
+
+        raise ConfigError(unknown_scorer(name, available()))
     return _call_factory(name, factory, options)
 
 
