@@ -11,7 +11,7 @@ objects; nothing else reads the environment.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
@@ -27,6 +27,7 @@ from spanscore.fleet.config import FleetConfig
 from spanscore.runs.config import RunsConfig, SessionsConfig
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.judge.config import JudgeConfig
+from spanscore.scorers.preflight import document_scorer_uses, unknown_scorer_problems
 from spanscore.scoring.config import ScoringConfig
 from spanscore.server.listeners_config import (
     ApiConfig,
@@ -145,7 +146,8 @@ def load_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str] 
     try:
         config = ServiceConfig.model_validate(document)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, source, from_environment=from_environment)) from None
+        scorers = unknown_scorer_problems(document_scorer_uses(document))  # listed now, not after the keys are fixed
+        raise ConfigError(_describe(exc, source, from_environment=from_environment, more=scorers)) from None
     _check_judge(config, source)
     _fill_data_paths(config.storage)
     return config
@@ -224,8 +226,9 @@ def _describe(
     source: str,
     prefix: tuple[str, ...] = (),
     from_environment: Mapping[tuple[str, ...], str] | None = None,
+    more: Sequence[str] = (),
 ) -> str:
-    lines = [f"config {source}: {exc.error_count()} problem(s)"]
+    lines = [f"config {source}: {exc.error_count() + len(more)} problem(s)"]
     for error in exc.errors():
         where = _location(prefix + tuple(error["loc"]))
         variable = _set_by(prefix + tuple(error["loc"]), from_environment or {})
@@ -246,6 +249,7 @@ def _describe(
         quiet = secret or error["type"] == "extra_forbidden" or isinstance(got, dict | list) or "got" in message
         suffix = "" if quiet else f", got {got!r}"
         lines.append(f"  {where}: {message}{suffix}")
+    lines.extend(f"  {problem}" for problem in more)
     return "\n".join(lines)
 
 

@@ -99,12 +99,32 @@ class ScorerUse:
     rule: str = ""
 
 
+def document_scorer_uses(document: Any) -> list[ScorerUse]:
+    """The scorer names of a rules document (``{"rules": [...]}``) that has not been validated yet.
+
+    Reports then list unknown scorers together with the document's other problems, not after them.
+    """
+    rules = document.get("rules") if isinstance(document, Mapping) else None
+    uses = []
+    for i, rule in enumerate(rules if isinstance(rules, list) else []):
+        scorers = rule.get("scorers") if isinstance(rule, Mapping) else None
+        for j, spec in enumerate(scorers if isinstance(scorers, list) else []):
+            name = spec.get("name") if isinstance(spec, Mapping) else spec
+            if isinstance(name, str) and name:
+                uses.append(ScorerUse(f"rules[{i}].scorers[{j}]", name, {}))
+    return uses
+
+
+def unknown_scorer_problems(uses: Iterable[ScorerUse]) -> list[str]:
+    return [f"{use.where}: {problem}" for use in uses if (problem := _unknown_name(use.name))]
+
+
 def check_scorers(
     uses: Iterable[ScorerUse], judge: Mapping[str, Any], environ: Mapping[str, str], *, source: str = "config"
 ) -> None:
     """Raise ``ConfigError`` listing every unknown scorer id and every LLM scorer without a usable judge."""
     uses = list(uses)
-    problems = [f"{use.where}: {problem}" for use in uses if (problem := _unknown_name(use.name))]
+    problems = unknown_scorer_problems(uses)
     problems.extend(f"{use.where}: {problem}" for use in uses if (problem := _wrong_target(use)))
     if not problems:
         for use in uses:

@@ -22,7 +22,7 @@ from aiohttp import web
 from spanscore.errors import ConfigError, ForbiddenError, PermanentError, RequestShapeError
 from spanscore.sampling.rule_sets import RuleSet, parse_rules_document
 from spanscore.sampling.rules import RuleConfig
-from spanscore.scorers.preflight import ScorerUse, check_scorers
+from spanscore.scorers.preflight import check_scorers, document_scorer_uses
 from spanscore.scorers.trust import api_rule_problems
 from spanscore.server.auth import TokenCheck
 from spanscore.server.bodies import json_body, yaml_body
@@ -100,29 +100,11 @@ def _parse_with_every_problem(document: Any, judge: Mapping[str, Any]) -> list[R
     try:
         return parse_rules_document(document, source=source)
     except ConfigError as shape:
-        uses = [
-            ScorerUse(f"rules[{i}].scorers[{j}]", name, {})
-            for i, rule in enumerate(_list(document, "rules"))
-            for j, name in enumerate(_scorer_names(rule))
-        ]
         try:
-            check_scorers(uses, judge, os.environ, source=source)
+            check_scorers(document_scorer_uses(document), judge, os.environ, source=source)
         except ConfigError as scorers:
             raise ConfigError(f"{shape}\n{scorers}") from None
         raise
-
-
-def _list(document: Any, key: str) -> list[Any]:
-    value = document.get(key) if isinstance(document, Mapping) else None
-    return value if isinstance(value, list) else []
-
-
-def _scorer_names(rule: Any) -> list[str]:
-    names = []
-    for spec in _list(rule, "scorers"):
-        name = spec.get("name") if isinstance(spec, Mapping) else spec
-        names.append(name if isinstance(name, str) else "")
-    return [name for name in names if name]
 
 
 async def _read_document(request: web.Request) -> Any:

@@ -72,3 +72,14 @@ def test_an_unknown_key_in_the_file_gets_the_near_key(tmp_path: Path) -> None:
     text = str(raised.value)
     assert "collector.runs.quiet_period: unknown key (did you mean 'quiet_period_s'?)" in text
     assert "(from the environment" not in text
+
+
+def test_keys_and_scorers_are_reported_together(tmp_path: Path) -> None:
+    """The README says every problem is listed; keys came first and scorers only once the keys were fixed."""
+    path = tmp_path / "c.yaml"
+    path.write_text("api: {prot: 1}\nrules: [{name: a, scorers: [faithfullness]}]\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_config(path, {})
+    text = str(raised.value)
+    assert "2 problem(s)" in text and "api.prot: unknown key (did you mean 'port'?)" in text
+    assert "rules[0].scorers[0]: unknown scorer 'faithfullness' (did you mean 'faithfulness'?)" in text
