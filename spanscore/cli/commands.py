@@ -36,6 +36,7 @@ from spanscore.cli.tables import format_table
 from spanscore.config import ServiceConfig, load_config
 from spanscore.errors import ConfigError, SpanscoreError
 from spanscore.printable import printable
+from spanscore.sampling.rule_sets import parse_rules_document
 from spanscore.storage.dsn import redact
 
 
@@ -178,18 +179,26 @@ def _backfill(config: ServiceConfig, rule: str | None, since: str, cancel: bool)
     return 0
 
 
-def _operation(config: ServiceConfig, path: str, rule: str, since: str) -> int:
-    """Preview or backfill through the running service, or on the store directly when none runs."""
-    body = call_api(config, path, {"rule": rule, "since": since}, 3600)
+def _operation(config: ServiceConfig, path: str, rule: str, since: str, file: str | None = None) -> int:
+    """Preview or backfill through the running service, or on the store directly when none runs.
+
+    A preview with ``file`` previews that file's rules, applied nowhere yet: the service checks them as it would
+    a PUT and estimates their judge calls and cost over the window.
+    """
+    rules = rules_cli.read_rules(file) if file else None
+    request: dict[str, object] = {"rule": rule, "since": since} | ({"rules": rules} if rules is not None else {})
+    body = call_api(config, path, request, 3600)
     if body is not None:
         result = json.loads(body)
     else:
-        result = asyncio.run(_operation_locally(config, path, rule, since))
+        result = asyncio.run(_operation_locally(config, path, rule, since, rules))
     print(json.dumps(result, indent=2, sort_keys=True))
     return 0
 
 
-async def _operation_locally(config: ServiceConfig, path: str, rule: str, since: str) -> dict[str, object]:
+async def _operation_locally(
+    config: ServiceConfig, path: str, rule: str, since: str, rules: list[dict[str, object]] | None = None
+) -> dict[str, object]:
     """Preview or backfill on the store itself when no service runs; never creates or migrates a store."""
     from spanscore.server.default_rules import apply_default_rules
     from spanscore.server.service import Service
@@ -206,7 +215,8 @@ async def _operation_locally(config: ServiceConfig, path: str, rule: str, since:
     try:
         if path == "backfill":
             return await service.operations.backfill(rule, since)
-        return await service.operations.preview(rule, since)
+        given = None if rules is None else parse_rules_document({"rules": rules}, source="--file")
+        return await service.operations.preview(rule, since, given)
     finally:
         await asyncio.to_thread(service.store.close)
 
@@ -305,7 +315,7 @@ _COMMANDS: dict[str, Callable[[ServiceConfig, argparse.Namespace], int]] = {
     "query": lambda config, args: _query(config, args.sql, args.format),
     "status": lambda config, args: _status(config, args.format),
     "rules": lambda config, args: (
-        _operation(config, "rules/preview", args.rule, args.since)
+        _operation(config, "rules/preview", args.rule, args.since, args.file)
         if args.rules_command == "preview"
         else rules_cli.run(
             args.rules_command,

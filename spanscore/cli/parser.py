@@ -74,7 +74,10 @@ def _add_rules_parser(commands: Subcommands) -> None:
     rules_show = rules_commands.add_parser("show", help="the running service's rules, as YAML you can edit and apply")
     rules_show.add_argument("-c", "--config", help="YAML configuration file (how to reach the service's API)")
     rules_preview = rules_commands.add_parser("preview", help="how many stored runs a rule matches and samples")
-    rules_preview.add_argument("rule", help="the name of a rule the service runs (spanscore rules show)")
+    rules_preview.add_argument("rule", help="the name of a rule the service runs, or of a rule in --file")
+    rules_preview.add_argument(
+        "--file", help="preview a rule of this rules or config file, not applied yet (matched, sampled, judge cost)"
+    )
     rules_preview.add_argument("--since", default="24h", help="look-back window: 30m, 24h, 7d")
     rules_preview.add_argument("-c", "--config", help="YAML configuration file")
     for name, text in (

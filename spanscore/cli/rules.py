@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from spanscore.errors import ConfigError, SpanscoreError
-from spanscore.printable import say
+from spanscore.printable import printable, say
 from spanscore.sampling.rule_sets import canonical_rules, diff_rules, parse_rules_document, rule_set_version
 
 CallApi = Callable[..., bytes | None]
@@ -31,7 +31,7 @@ def run(command: str, file: str, call_api: CallApi, no_service: str) -> int:
     if command == "show":
         return _show(call_api, no_service)
     try:
-        rules = _read_rules(file)
+        rules = read_rules(file)
     except ConfigError as exc:
         print(f"spanscore: {exc}", file=sys.stderr)
         return 2
@@ -40,7 +40,7 @@ def run(command: str, file: str, call_api: CallApi, no_service: str) -> int:
     return _diff(rules, call_api, no_service)
 
 
-def _read_rules(file: str) -> list[dict[str, Any]]:
+def read_rules(file: str) -> list[dict[str, Any]]:
     """The file's rules in canonical form, validated; only ``rules:`` is read from a whole config file."""
     path = Path(file)
     try:
@@ -51,6 +51,12 @@ def _read_rules(file: str) -> list[dict[str, Any]]:
         raise ConfigError(f"{file}: not valid YAML: {exc}") from None
     if not isinstance(document, dict) or "rules" not in document:
         raise ConfigError(f"{file}: no rules: list found (a config file or a file with only rules:)")
+    if document.get("judge"):
+        print(
+            f"spanscore: note: {printable(file)}'s judge: section is not sent: a running service judges with the "
+            "judge of the config file it was started with (add it there and restart; docs/judge.md)",
+            file=sys.stderr,
+        )
     return canonical_rules(parse_rules_document({"rules": document["rules"]}, source=file))
 
 

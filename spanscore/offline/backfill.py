@@ -31,12 +31,14 @@ if TYPE_CHECKING:  # the judge client loads litellm; config loading imports this
     from spanscore.scorers.judge.current import Judge
 
 
-def find_rule(rules: list[RuleConfig], name: str) -> RuleConfig:
+def find_rule(rules: list[RuleConfig], name: str, where: str = "running rules") -> RuleConfig:
+    """The rule called ``name``; the error says where it looked (the running rules, or a file's)."""
     for rule in rules:
         if rule.name == name:
             return rule
-    known = ", ".join(r.name for r in rules) or "none configured"
-    raise ConfigError(f"unknown rule {name!r}; rules in the config: {known}")
+    known = ", ".join(r.name for r in rules) or "none"
+    hint = " (preview a rule that is not applied yet with --file FILE)" if where == "running rules" else ""
+    raise ConfigError(f"unknown rule {name!r}; {where}: {known}{hint}")
 
 
 def stored_runs(

@@ -86,6 +86,13 @@ _HOW_TO_CONFIGURE = (
     "api_key_env: OPENAI_API_KEY}` (or `--judge-model` with `spanscore score`), or remove the scorer; "
     "spanscore sends no text to a model you did not name"
 )
+_HOW_TO_CONFIGURE_RUNNING = (
+    "add a judge section naming the model you choose to the config file the service was started with "
+    "(spanscore serve -c FILE), then restart it; a judge is operator config, so the rules API and a rules file's "
+    "judge: never set one (docs/judge.md)"
+)
+RUNNING_SOURCES = ("PUT /api/v1/rules", "fleet")
+"""Sources of rules applied to a running service (and a SIGHUP reload), whose judge is the one it started with."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +137,8 @@ def check_scorers(
         for use in uses:
             if use.name in LLM_SCORERS:
                 problems.extend(f"{use.where} ({use.name}): {p}" for p in _judge_problems(use, judge, environ))
+    if source.startswith(RUNNING_SOURCES) or source.endswith("(SIGHUP)"):
+        problems = [problem.replace(_HOW_TO_CONFIGURE, _HOW_TO_CONFIGURE_RUNNING) for problem in problems]
     if problems:
         raise ConfigError(f"{source}: " + "\n  ".join([f"{len(problems)} problem(s)", *problems]))
 

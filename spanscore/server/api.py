@@ -9,6 +9,7 @@ no cross-origin browser requests), and bodies are JSON only.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -16,6 +17,7 @@ from typing import Any, Protocol
 from aiohttp import web
 
 from spanscore.errors import PayloadTooLargeError, PermanentError, RequestShapeError
+from spanscore.sampling.rules import RuleConfig
 from spanscore.server.auth import TokenCheck
 from spanscore.server.bodies import json_body
 from spanscore.server.client_gone import while_connected
@@ -24,7 +26,7 @@ from spanscore.server.listeners_config import ApiConfig
 from spanscore.server.origin import BrowserGuard, is_loopback
 from spanscore.server.otlp_http import serve_app
 from spanscore.server.prometheus import exposition
-from spanscore.server.rules_api import RuleHolder, RulesApi
+from spanscore.server.rules_api import RuleHolder, RulesApi, checked_rules
 from spanscore.server.scores_api import ScoresApi, ScoreTaker
 from spanscore.server.wire import json_error
 from spanscore.storage.clickhouse import ClickHouseStore
@@ -46,7 +48,7 @@ MetricsFn = Callable[[], dict[str, float]]
 class Operations(ScoreTaker, Protocol):
     """What the API asks of the service beyond SQL (``spanscore.server.operations.ServiceOperations``)."""
 
-    async def preview(self, rule_name: str, since: str) -> dict[str, Any]: ...
+    async def preview(self, rule_name: str, since: str, rules: list[RuleConfig] | None = None) -> dict[str, Any]: ...
 
     async def backfill(self, rule_name: str, since: str) -> dict[str, Any]: ...
 
@@ -122,13 +124,24 @@ class ApiServer:
                     await self._operations.cancel_backfill(rule if isinstance(rule, str) else None)
                 )
             if not isinstance(body, dict) or not isinstance(body.get("rule"), str):
-                raise PermanentError('request body must be {"rule": "NAME", "since": "24h"}')
+                raise PermanentError(
+                    'request body must be {"rule": "NAME", "since": "24h"} (a preview may add "rules")'
+                )
             since = str(body.get("since", "24h"))
-            method = self._operations.preview if name == "preview" else self._operations.backfill
-            result = await method(body["rule"], since)
+            if name == "preview":
+                result = await self._operations.preview(body["rule"], since, await self._given_rules(body))
+            else:
+                result = await self._operations.backfill(body["rule"], since)
         except Exception as exc:
             return json_error(exc)
         return web.json_response(result)
+
+    async def _given_rules(self, body: dict[str, Any]) -> list[RuleConfig] | None:
+        """A preview's own rules (not applied yet), held to the same trust check as a PUT of them."""
+        if "rules" not in body:
+            return None
+        paths = self._rule_holder.operator_scorer_paths
+        return await asyncio.to_thread(checked_rules, {"rules": body["rules"]}, paths, self._judge or {})
 
     async def _health(self, request: web.Request) -> web.Response:
         """200 either way: "degraded" with reasons while a writer is stuck or rows are dead-lettered.

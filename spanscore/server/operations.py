@@ -17,6 +17,7 @@ from spanscore.config import ServiceConfig
 from spanscore.durations import parse_since
 from spanscore.errors import ConflictError
 from spanscore.offline.backfill import BackfillProgress, backfill, find_rule, preview
+from spanscore.sampling.rules import RuleConfig
 from spanscore.scoring.feedback import PENDING_SPAN, parse_scores, row_for_posted, row_for_unresolved
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.reads.outside_scores import scored_spans
@@ -70,8 +71,15 @@ class ServiceOperations:
         unresolved = [row.score_id for row in rows if PENDING_SPAN in row.attributes]
         return {"stored": len(rows), "score_ids": [row.score_id for row in rows], "unresolved": unresolved}
 
-    async def preview(self, rule_name: str, since: str) -> dict[str, Any]:
-        rule = find_rule(self._config.rules, rule_name)
+    async def preview(self, rule_name: str, since: str, rules: list[RuleConfig] | None = None) -> dict[str, Any]:
+        """Matched, sampled and estimated judge calls over a past window, of a running rule or one in ``rules``.
+
+        ``rules`` are not applied anywhere: a rule's cost is seen before it is live and paying the judge.
+        """
+        if rules is None:
+            rule = find_rule(self._config.rules, rule_name)
+        else:
+            rule = find_rule(rules, rule_name, where="rules given")
         runs = self._config.collector.runs
         result = await asyncio.to_thread(preview, self._store, rule, parse_since(since), runs, self._judge())
         return result.as_dict()

@@ -83,11 +83,18 @@ class RulesApi:
         return web.json_response({**applied.describe(), "changed": applied.version != before})
 
     def _checked_rules(self, document: Any) -> list[RuleConfig]:
-        """The trust check, then the rules with every problem (on a worker thread: a megabyte takes seconds)."""
-        refused = api_rule_problems(document, self._holder.operator_scorer_paths)
-        if refused:
-            raise ConfigError("\n".join(refused))
-        return _parse_with_every_problem(document, self._judge)
+        return checked_rules(document, self._holder.operator_scorer_paths, self._judge)
+
+
+def checked_rules(document: Any, operator_paths: frozenset[str], judge: Mapping[str, Any]) -> list[RuleConfig]:
+    """The trust check, then the rules with every problem: for a PUT, and for a preview of rules not applied yet.
+
+    Run it on a worker thread: a megabyte of rules takes seconds to check.
+    """
+    refused = api_rule_problems(document, operator_paths)
+    if refused:
+        raise ConfigError("\n".join(refused))
+    return _parse_with_every_problem(document, judge)
 
 
 def _parse_with_every_problem(document: Any, judge: Mapping[str, Any]) -> list[RuleConfig]:
