@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     query = commands.add_parser("query", help="run a read-only SQL query")
     query.add_argument("-c", "--config", help="YAML configuration file")
     query.add_argument("--format", choices=["table", "json", "csv", "tsv"], default="table", help="output format")
-    query.add_argument("sql", help="one SELECT/SHOW/DESCRIBE/EXPLAIN statement")
+    query.add_argument("sql", help="one read statement: SELECT, WITH, SHOW, DESCRIBE, EXPLAIN or EXISTS")
 
     commands.add_parser("score", help="score runs offline from JSONL or an OTLP JSON export", add_help=False)
     judge = commands.add_parser("judge", help="judge tools: 'judge check' measures a judge model's agreement")
@@ -153,8 +153,8 @@ def _add_setup_parsers(commands: Subcommands) -> None:
 
     demo = commands.add_parser("demo", help="send synthetic agent traces to a running service")
     demo.add_argument("-c", "--config", help="YAML configuration file (for the gRPC address and token)")
-    demo.add_argument("--traces", type=int, default=30, help="how many agent traces to send")
-    demo.add_argument("--hours", type=float, default=6.0, help="spread the runs over this many past hours")
+    demo.add_argument("--traces", type=int, default=30, help="how many agent traces to send (default: 30)")
+    demo.add_argument("--hours", type=float, default=6.0, help="spread the runs over this many past hours (default: 6)")
 
 
 def _add_deadletter_parser(commands: Subcommands) -> None:

@@ -24,13 +24,15 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from spanscore.errors import ConfigError, SpanscoreError
 from spanscore.run import Run
 from spanscore.scorers.base import Scorer, ScoreResult, Status
-from spanscore.scorers.judge.current import Judge, current_judge, using_judge
 from spanscore.scorers.registry import build
+
+if TYPE_CHECKING:  # the judge client loads litellm (seconds): only once a judge is wanted, never for --help
+    from spanscore.scorers.judge.current import Judge
 
 RUN_FIELDS = {
     "id": (str, int),
@@ -76,6 +78,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _configure_judge(args: argparse.Namespace) -> Judge:
     """The judge LLM scorers are built with: the default one, with the --judge-* flags applied."""
+    from spanscore.scorers.judge.current import current_judge
+
     flags = {"model": args.judge_model, "api_base": args.judge_api_base, "api_key_env": args.judge_api_key_env}
     overrides = {key: value for key, value in flags.items() if value is not None}
     judge = current_judge()
@@ -276,6 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         judge = _configure_judge(args)
         options = _options_for(names, args.option)
         _check_judges(args, names, options)
+        from spanscore.scorers.judge.current import using_judge
+
         with using_judge(judge):
             scorers = {name: build(name, **options[name]) for name in names}
         minimums = _thresholds(args.min, "--min", names)

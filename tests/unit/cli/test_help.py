@@ -29,3 +29,24 @@ def test_every_command_describes_itself_and_every_argument_has_help() -> None:
             if not action.help:
                 problems.append(f"{path}: {'/'.join(action.option_strings) or action.dest} has no help")
     assert not problems, "\n".join(problems)
+
+
+def test_help_loads_no_judge_client_and_shows_defaults() -> None:
+    """Issue #40 item 10: `score --help` took 4 s because it loaded litellm; `demo --help` hid its defaults."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, contextlib, io\n"
+        "from spanscore.cli.commands import main\n"
+        "for argv in (['score', '--help'], ['demo', '--help'], ['query', '--help']):\n"
+        "    out = io.StringIO()\n"
+        "    with contextlib.suppress(SystemExit), contextlib.redirect_stdout(out):\n"
+        "        main(argv)\n"
+        "    print(out.getvalue())\n"
+        "print('litellm loaded' if 'litellm' in sys.modules else 'no litellm')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.rstrip().endswith("no litellm"), done.stdout[-300:]
+    assert "(default: 30)" in done.stdout and "(default: 6" in done.stdout, done.stdout
+    assert "WITH" in done.stdout and "SELECT" in done.stdout
