@@ -6,22 +6,28 @@ pattern, whole seconds, and a bucket chosen from ``BUCKETS``.
 
 from __future__ import annotations
 
-BUCKETS = {"hour": "Hour", "day": "toStartOfDay(Hour)", "week": "toStartOfWeek(Hour)"}
+BUCKETS = {"hour": "Bucket", "day": "toStartOfDay(Bucket)", "week": "toStartOfWeek(Bucket)"}
+"""Report buckets over the hourly roll-up table's ``Bucket`` (the hour)."""
 SCORERS_WITH_DATA_SQL = "SELECT DISTINCT Scorer FROM score_trend_hourly ORDER BY Scorer"
 
 
 def trend_sql(scorer: str, bucket: str, seconds: int, rule: str | None = None) -> str:
-    """Per bucket of the hourly roll-up: count, mean, weighted mean, p50, pass rate and judge cost."""
+    """Per bucket of the hourly roll-up: count, mean, weighted mean, median, pass rate and judge cost.
+
+    The roll-up's states are merged over each bucket, so a day's median is the median of its scores: the mean
+    of its hours' medians (the old ``p50_of_buckets``) gave 0.6667 for a scorer that only says 0 or 1.
+    """
     rule_filter = f" AND Rule = '{rule}'" if rule else ""
     return (
-        f"SELECT {bucket} AS bucket, sum(Scored) AS scores,"
-        " round(sum(ScoreSum) / nullIf(sum(Scored), 0), 4) AS mean,"
-        " round(sum(WeightedScoreSum) / nullIf(sum(WeightSum), 0), 4) AS weighted_mean,"
-        " round(avg(P50), 4) AS p50_of_buckets,"
-        " round(sum(Passed) / nullIf(sum(Passed) + sum(Failed), 0), 4) AS pass_rate,"
-        " round(sum(CostUsd), 6) AS judge_cost_usd"
-        f" FROM score_trend_hourly WHERE Scorer = '{scorer}'{rule_filter}"
-        f" AND Hour >= now() - INTERVAL {seconds} SECOND"
+        f"SELECT {bucket} AS bucket, countMerge(ScoredState) AS scores,"
+        " round(sumMerge(ScoreSumState) / nullIf(countMerge(ScoredState), 0), 4) AS mean,"
+        " round(sumMerge(WeightedScoreSumState) / nullIf(sumIfMerge(WeightSumState), 0), 4) AS weighted_mean,"
+        " round(quantilesMerge(0.5, 0.9, 0.99)(QuantilesState)[1], 4) AS p50,"
+        " round(countIfMerge(PassState) / nullIf(countIfMerge(PassState) + countIfMerge(FailState), 0), 4)"
+        " AS pass_rate,"
+        " round(sumMerge(CostUsdState), 6) AS judge_cost_usd"
+        f" FROM scores_1h WHERE Scorer = '{scorer}' AND NOT startsWith(Rule, 'source:'){rule_filter}"
+        f" AND Bucket >= now() - INTERVAL {seconds} SECOND"
         " GROUP BY bucket ORDER BY bucket"
     )
 

@@ -64,3 +64,12 @@ def test_unknown_scorer_lists_the_scorers_with_data(store: ClickHouseStore) -> N
     store.insert_scores_sync([_row(1, hours_ago=1, score=0.5, sample_rate=1.0)])
     with pytest.raises(ConfigError, match=r"no scores for scorer 'faithfullness'.*scorers with data: faithfulness"):
         trend(store.query_sync, "faithfullness", "1d", "hour", "table")
+
+
+def test_a_pass_fail_scorer_has_a_median_of_zero_or_one(store: ClickHouseStore) -> None:
+    """Issue #40 item 10: the column was the mean of the hours' medians (0.6667 for a 0/1 scorer over a day)."""
+    rows = [_row(i, hours_ago=i % 3 + 1, score=float(i % 3 != 0), sample_rate=1.0) for i in range(30)]
+    store.insert_scores_sync(rows)
+    data = json.loads(trend(store.query_sync, "faithfulness", "1d", "day", "json"))
+    assert {float(bucket["p50"]) for bucket in data} <= {0.0, 1.0}
+    assert "p50_of_buckets" not in data[0]
