@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from spanscore.cli import rules as rules_cli
 from spanscore.cli.logs import EscapingFormatter
+from spanscore.cli.operation_text import backfill_text, cancel_text, preview_text
 from spanscore.cli.parser import build_parser
 from spanscore.cli.reach import (
     api_url,
@@ -159,13 +160,13 @@ def _deadletter(config: ServiceConfig, args: argparse.Namespace) -> int:
     return 0
 
 
-def _backfill(config: ServiceConfig, rule: str | None, since: str, cancel: bool) -> int:
+def _backfill(config: ServiceConfig, rule: str | None, since: str, cancel: bool, output: str = "table") -> int:
     """Backfill with progress on stderr; Ctrl-C or ``--cancel`` stops it on the service (cli/backfill_client.py)."""
     from spanscore.cli import backfill_client
 
     if cancel:
         answer = backfill_client.cancel(config, call_api, rule)
-        print(json.dumps(answer, indent=2, sort_keys=True))
+        print(json.dumps(answer, indent=2, sort_keys=True) if output == "json" else cancel_text(answer))
         return 0 if answer.get("cancelled") else 1
     if not rule:
         raise SpanscoreError("backfill needs a rule name (or --cancel)")
@@ -175,11 +176,13 @@ def _backfill(config: ServiceConfig, rule: str | None, since: str, cancel: bool)
         return 130
     if result is None:
         result = asyncio.run(_operation_locally(config, "backfill", rule, since))
-    print(json.dumps(result, indent=2, sort_keys=True))
+    print(json.dumps(result, indent=2, sort_keys=True) if output == "json" else backfill_text(result))
     return 0
 
 
-def _operation(config: ServiceConfig, path: str, rule: str, since: str, file: str | None = None) -> int:
+def _operation(
+    config: ServiceConfig, path: str, rule: str, since: str, file: str | None = None, output: str = "table"
+) -> int:
     """Preview or backfill through the running service, or on the store directly when none runs.
 
     A preview with ``file`` previews that file's rules, applied nowhere yet: the service checks them as it would
@@ -192,7 +195,7 @@ def _operation(config: ServiceConfig, path: str, rule: str, since: str, file: st
         result = json.loads(body)
     else:
         result = asyncio.run(_operation_locally(config, path, rule, since, rules))
-    print(json.dumps(result, indent=2, sort_keys=True))
+    print(json.dumps(result, indent=2, sort_keys=True) if output == "json" else preview_text(result, since))
     return 0
 
 
@@ -315,7 +318,7 @@ _COMMANDS: dict[str, Callable[[ServiceConfig, argparse.Namespace], int]] = {
     "query": lambda config, args: _query(config, args.sql, args.format),
     "status": lambda config, args: _status(config, args.format),
     "rules": lambda config, args: (
-        _operation(config, "rules/preview", args.rule, args.since, args.file)
+        _operation(config, "rules/preview", args.rule, args.since, args.file, args.format)
         if args.rules_command == "preview"
         else rules_cli.run(
             args.rules_command,
@@ -324,7 +327,7 @@ _COMMANDS: dict[str, Callable[[ServiceConfig, argparse.Namespace], int]] = {
             no_service(config),
         )
     ),
-    "backfill": lambda config, args: _backfill(config, args.rule, args.since, args.cancel),
+    "backfill": lambda config, args: _backfill(config, args.rule, args.since, args.cancel, args.format),
     "report": _report,
     "demo": lambda config, args: _demo(config, args.traces, args.hours),
     "migrate": lambda config, args: _migrate(config),

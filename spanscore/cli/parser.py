@@ -79,6 +79,7 @@ def _add_rules_parser(commands: Subcommands) -> None:
         "--file", help="preview a rule of this rules or config file, not applied yet (matched, sampled, judge cost)"
     )
     rules_preview.add_argument("--since", default="24h", help="look-back window: 30m, 24h, 7d")
+    rules_preview.add_argument("--format", choices=["table", "json"], default="table", help="output format")
     rules_preview.add_argument("-c", "--config", help="YAML configuration file")
     for name, text in (
         ("apply", "replace the running service's rules with the rules: of FILE (validated whole first)"),
@@ -96,6 +97,7 @@ def _add_backfill_and_report_parsers(commands: Subcommands) -> None:
         "--cancel", action="store_true", help="cancel the backfill running on the service (every one without a rule)"
     )
     backfill.add_argument("--since", default="24h", help="look-back window: 30m, 24h, 7d")
+    backfill.add_argument("--format", choices=["table", "json"], default="table", help="output format")
     backfill.add_argument("-c", "--config", help="YAML configuration file")
 
     report = commands.add_parser("report", help="named reports over the roll-ups")

@@ -193,7 +193,7 @@ def test_demo_status_and_preview_from_the_cli(tmp_path: Path) -> None:
         status = cli("status", "--format", "json")
         assert status.returncode == 0, status.stderr
         assert json.loads(status.stdout)["spans_stored"] > 0
-        preview = cli("rules", "preview", "cheap-checks", "--since", "24h")
+        preview = cli("rules", "preview", "cheap-checks", "--since", "24h", "--format", "json")
         assert preview.returncode == 0, preview.stderr
         assert json.loads(preview.stdout)["sampled"] == 9
         unknown = cli("backfill", "nope")

@@ -70,7 +70,7 @@ async def test_a_rule_from_a_file_is_previewed_and_the_running_ones_are_named(
         == 0
     )
     out = capsys.readouterr()
-    assert '"candidates": 20' in out.out and "judge: section is not sent" in out.err
+    assert "candidates 20, matched 20" in out.out and "judge: section is not sent" in out.err
 
     assert await asyncio.to_thread(main, ["rules", "apply", str(file)]) == 1
     err = capsys.readouterr().err
