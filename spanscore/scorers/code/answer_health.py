@@ -138,6 +138,12 @@ def defects(run: Run) -> list[str]:
     return found
 
 
+def health_findings(run: Run) -> str:
+    """``answer_health``'s findings as one text, for a judge that reads them as context (``{health}``)."""
+    found = defects(run)
+    return "; ".join(found) if found else f"no defect found by the {len(CHECKS)} local checks"
+
+
 def _root_finish_reason(run: Run) -> str | None:
     """A finish reason set on the run itself (a hand-built run's attributes), for runs with no model calls."""
     raw = run.attributes.get("gen_ai.response.finish_reasons") or run.attributes.get("llm.finish_reason")
