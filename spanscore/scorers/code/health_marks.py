@@ -19,6 +19,8 @@ _STATUS = (
     r"payload too large|too many requests|internal server error|not implemented|bad gateway|"
     r"service unavailable|gateway time-?out"
 )
+_PAGE_TITLE = r"internal server error|bad gateway|service unavailable|gateway time-?out|too many requests"
+"""Error-page titles that are errors without a status code beside them (single words such as "Conflict" are not)."""
 _ERROR_HEAD = re2.compile(
     r"(?i)^\W{0,3}(?:"
     r"(?P<exc>(?:[a-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Timeout|Failure|Fault|Refused))(?::|\s*\(|\s*$)"
@@ -26,11 +28,12 @@ _ERROR_HEAD = re2.compile(
     r"|http(?:/[\d.]+)?\s+(?P<status>[45]\d\d)\b"
     r"|(?P<code_status>[45]\d\d)\s*[-:]?\s*(?:" + _STATUS + r"|error)\b"
     r"|(?P<enum_status>[45]\d\d)\s+(?-i:[A-Z][A-Z_]{3,})\b"
-    r"|(?P<phrase>" + _STATUS + r")\b"
+    r"|(?P<phrase>" + _PAGE_TITLE + r")\s*(?:$|[.(:\-–]|\d)"
     r"|(?P<html><!doctype html|<html)"
     r"|\{\s*[\"'](?P<json>error|errors|error_message)[\"']\s*:"
     r")"
 )
+_PAGE_ERROR = re2.compile(r"(?i)<title>[^<]{0,40}(?:[45]\d\d|error)|<h1>[^<]{0,40}(?:[45]\d\d|error)")
 _KEY_GROUPS = ("exc", "status", "code_status", "enum_status", "phrase")
 """The groups of ``_ERROR_HEAD`` that name the error: when the question names it too, it is the topic."""
 _EXPLAINING = re2.compile(
@@ -89,6 +92,8 @@ def error_as_answer(texts: Texts) -> str | None:
         return None  # "Error: EADDRINUSE ..." when the user pasted that error
     if _EXPLAINING.search(prose[match.end() :]):
         return None  # "503 Service Unavailable means ..."
+    if match.group("html") is not None and not _PAGE_ERROR.search(prose[:2000]):
+        return None  # an HTML page, but not an error page
     return f"the answer is an error message ({match.group().strip()[:60]!r}...)"
 
 
@@ -96,12 +101,13 @@ def template_left(texts: Texts) -> str | None:
     """A template placeholder of any common shape was left in the prose (code is not searched)."""
     if _LANGUAGE_OF_TEMPLATES.search(texts.question):
         return None  # the user asked for a template with fields to fill
+    drafted = _DRAFT_FOR_USER.search(texts.question) is not None
     for seen, match in enumerate(_TEMPLATE.finditer(texts.prose)):
         if seen >= _MAX_CANDIDATES:
             break
         text = (match.group("brace") or match.group()).strip()
-        if match.group("bracket") is not None and not _is_bracket_placeholder(texts.prose, match):
-            continue
+        if match.group("bracket") is not None and (drafted or not _is_bracket_placeholder(texts.prose, match)):
+            continue  # a draft the user sends fills in "[Your Name]" themselves
         if texts.quoted(text):
             continue
         return f"a template placeholder was left in the answer ({text[:60]!r})"
@@ -110,6 +116,11 @@ def template_left(texts: Texts) -> str | None:
 
 _MAX_CANDIDATES = 200
 """Placeholder-like spans examined per answer; links and citations past that are not looked at."""
+_DRAFT_FOR_USER = re2.compile(
+    r"(?i)\b(?:write|draft|compose|prepare)\b[^.?!\n]{0,40}\b(?:e-?mail|letter|message|note|reply|post|"
+    r"cover letter|announcement|invitation|memo)\b"
+)
+"""A request for a text the user will send: its ``[Your Name]`` fields are the user's to fill, not leftovers."""
 _LANGUAGE_OF_TEMPLATES = re2.compile(r"(?i)\btemplates?\b|placeholders?|fill(?:-| )in|\bblanks?\b|mail merge")
 
 
@@ -152,6 +163,8 @@ def script_mismatch(texts: Texts) -> str | None:
         return None
     if answered.get(mine, 0) * 5 >= sum(answered.values()):
         return None  # the question's script is still a good part of the answer
+    if asked.get(theirs, 0) >= 12:
+        return None  # the question holds text in the answer's script too (a pasted passage, a name)
     return f"the answer is in another script ({theirs}) than the question ({mine})"
 
 

@@ -36,14 +36,20 @@ _OTHER_DECLINE = (
     r"je ne peux pas|je ne suis pas en mesure|je n'ai pas accès|il m'est impossible|"
     r"ich kann (?:[^.!?\n]{0,60}\s)?nicht|(?:dabei|damit|hierbei|das|hier) kann ich (?:[^.!?\n]{0,60}\s)?nicht|"
     r"ich habe keinen zugriff|kann ich (?:[^.!?\n]{0,60}\s)?nicht|"
-    r"não posso|não consigo|não sou capaz|não tenho acesso|não é possível|"
+    r"não posso|não consigo|não sou capaz|não tenho acesso|"
     r"non posso|non sono in grado|non ho accesso|non mi è possibile|"
     r"я не могу|не могу|я не в состоянии|у меня нет доступа|"
-    r"我?(?:无法|不能|没办法|不可以|做不到)|"
-    r"[^。！？\n]{0,60}(?:できません|いたしかねます|致しかねます)|"
-    r"[^.!?\n]{0,60}(?:수 없습니다|수 없어요|수 없네요)|"
-    r"[^।.!?\n]{0,80}(?:नहीं कर सकता|नहीं कर सकती|नहीं कर सकते|असमर्थ)|لا أستطيع|لا يمكنني|لا أقدر)"
+    r"我(?:无法|不能|没办法|不可以|做不到)|(?:无法|不能)(?:帮助|帮您|协助|回答|提供|处理)|"
+    r"[^。！？\n]{0,40}(?:お手伝い|お答え|お応え|ご対応|ご協力|ご案内|ご回答)(?:すること)?(?:は)?(?:できません|いたしかねます)|"
+    r"[^.!?\n]{0,40}(?:도와|도움을 |답변해 |답변을 |처리해 |안내해 )(?:드릴|줄) 수 없|"
+    r"[^।.!?\n]{0,60}(?:सहायता|मदद)[^।.!?\n]{0,40}नहीं कर सक|لا أستطيع|لا يمكنني|لا أقدر)"
 )
+"""Declining in the first person ("no puedo", "ich kann ... nicht", "我无法"): a refusal with or without an apology."""
+_DECLINE_AFTER_APOLOGY = (
+    r"(?:[^。！？\n]{0,60}(?:できません|いたしかねます|致しかねます)|[^.!?\n]{0,60}(?:수 없습니다|수 없어요|수 없네요)|"
+    r"[^।.!?\n]{0,80}(?:नहीं कर सकता|नहीं कर सकती|नहीं कर सकते|असमर्थ)|(?:我们)?(?:无法|不能|没办法))"
+)
+"""Impersonal "cannot" ("ご利用できません", "사용할 수 없습니다"): a fact, a refusal only after an apology."""
 AS_AN_AI = (
     r"(?:as an? (?:large |general-purpose )?(?:ai|language model|llm|virtual assistant|chatbot)"
     r"(?: language model| assistant| model| system)?|"
@@ -55,17 +61,20 @@ AS_AN_AI = (
     r"как (?:языковая модель|ии|искусственный интеллект)|"
     r"作为一?个?(?:ai|人工智能|语言模型))"
 )
+_BUT = r"(?:(?:but|pero|mais|aber|mas|ma|но|但是?)\s*)?"
 REFUSAL_OPENING = (
-    rf"(?i)^\W{{0,3}}(?:{APOLOGY}[\s,.!:;、，。-]*)?(?:(?:but|pero|mais|aber|mas|ma|но|但是?)\s*)?"
-    rf"(?:{_EN_DECLINE}|{_OTHER_DECLINE}|{AS_AN_AI})"
+    rf"(?i)^\W{{0,3}}(?:(?:{APOLOGY}[\s,.!:;、，。-]*)?{_BUT}(?:{_EN_DECLINE}|{_OTHER_DECLINE}|{AS_AN_AI})"
+    rf"|{APOLOGY}[\s,.!:;、，。-]*{_BUT}{_DECLINE_AFTER_APOLOGY})"
 )
 """A sentence that opens by declining, in any of the languages above."""
 
 IDIOM_AFTER_DECLINE = (
     r"(?i)^\W{0,3}(?:i|we)\s+(?:can't|cannot|can not)\s+(?:stress|emphasi[sz]e|overstate|overemphasi[sz]e|"
-    r"understate|wait|thank|imagine|believe|agree|recommend [^.!?\n]{1,40} enough|help but)"
+    r"understate|wait|thank|imagine|believe|agree|recommend [^.!?\n]{1,40} enough|help but|"
+    r"find|locate|see any|spot)"
 )
-"""Emphasis that only looks like a refusal ("I cannot stress this enough", "I can't wait")."""
+"""Emphasis that only looks like a refusal ("I cannot stress this enough", "I can't wait"), and a search that
+found nothing ("I can't find any meeting on Friday"), which is an answer."""
 
 COURTESY = (
     r"(?i)(?:feel free|let me know|anything else|other questions?|happy to help|glad to help|be happy to|"

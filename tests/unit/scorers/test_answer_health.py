@@ -153,6 +153,24 @@ HEALTHY: list[tuple[str, str, str, dict[str, Any]]] = [
         {},
     ),
     ("one word", "What is 2+2?", "4", {}),
+    # --- answers that only look like a defect
+    ("a search that found nothing", "Meeting on Friday?", "I can't find any meetings on your calendar for Friday.", {}),
+    ("a word that is also a status", "What is a merge conflict?", "Conflict: two branches changed the same lines.", {}),
+    ("an HTML page asked for", "An HTML page titled Hello?", "<html><head><title>Hello</title></head></html>", {}),
+    ("status code in a report", "How did the deploy go?", "500 errors dropped to zero after the rollback.", {}),
+    ("impersonal 'cannot' in Japanese", "この機能は使えますか？", "この機能は無料プランではご利用できません。", {}),
+    (
+        "summary of a pasted passage in another script",
+        "Summarise this: 北京是中国的首都，也是政治和文化中心。这座城市有三千多年的历史。",
+        "Beijing is the capital of China and its political and cultural centre, with over 3,000 years of history.",
+        {},
+    ),
+    (
+        "a draft the user will sign",
+        "Draft an email to my landlord about the broken heater.",
+        "Hi Sam,\n\nThe heater stopped working on Monday. Could you arrange a repair?\n\nThanks,\n[Your Name]",
+        {},
+    ),
 ]
 
 
