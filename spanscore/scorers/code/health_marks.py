@@ -6,6 +6,8 @@ only outside code, and leaves alone what the question itself quotes. All pattern
 
 from __future__ import annotations
 
+import json
+
 import re2
 
 from spanscore.scorers.code.health_text import Texts, words
@@ -81,6 +83,8 @@ def error_as_answer(texts: Texts) -> str | None:
     trace = _STACK_TRACE.search(prose)
     if trace is not None and not texts.quoted(trace.group().strip()):
         return "the answer carries a stack trace"
+    if _is_error_object(prose):
+        return "the answer is an error object"
     match = _ERROR_HEAD.search(prose)
     if match is None:
         return None
@@ -95,6 +99,17 @@ def error_as_answer(texts: Texts) -> str | None:
     if match.group("html") is not None and not _PAGE_ERROR.search(prose[:2000]):
         return None  # an HTML page, but not an error page
     return f"the answer is an error message ({match.group().strip()[:60]!r}...)"
+
+
+def _is_error_object(prose: str) -> bool:
+    """A JSON error body as the whole answer (Anthropic's ``{"type": "error", "error": {...}}``, ``{"error": ...}``)."""
+    if prose[:1] != "{" or len(prose) > 20_000:
+        return False
+    try:
+        value = json.loads(prose)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(value, dict) and (value.get("type") == "error" or bool(value.get("error")))
 
 
 def template_left(texts: Texts) -> str | None:

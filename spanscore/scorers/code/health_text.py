@@ -175,16 +175,23 @@ _ARGUMENT_KEYS = ("arguments", "args", "parameters", "input", "tool_input", "act
 
 
 def _is_tool_call(value: Any) -> bool:
+    """A call (a tool's name with concrete arguments), not a tool's definition (a description, a JSON Schema)."""
     if isinstance(value, list):
         return bool(value) and all(_is_tool_call(item) for item in value[:20])
-    if not isinstance(value, dict):
+    if not isinstance(value, dict) or _is_tool_schema(value):
         return False
     if isinstance(value.get("function"), dict) and "name" in value["function"]:
-        return True
+        return not _is_tool_schema(value["function"])
     if "tool_calls" in value or "function_call" in value:
         return True
     named = "name" in value or any(key in value for key in _TOOL_KEYS)
     return named and any(key in value for key in _ARGUMENT_KEYS) and len(value) <= 4
+
+
+def _is_tool_schema(value: dict[str, Any]) -> bool:
+    parameters = value.get("parameters", value.get("input_schema"))
+    schema_like = isinstance(parameters, dict) and ("properties" in parameters or parameters.get("type") == "object")
+    return "description" in value or schema_like
 
 
 _REACT_LINE = re2.compile(r"(?i)^\W{0,4}(thought|action|action input|observation|final answer)\W{0,4}:")

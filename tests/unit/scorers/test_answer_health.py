@@ -87,6 +87,27 @@ BROKEN: list[tuple[str, str, str, dict[str, Any]]] = [
         "I'm unable to assist with this request. Feel free to ask anything else!",
         {},
     ),
+    ("refusal, Korean", "카드 사용 내역?", "죄송하지만 해당 요청은 도와드릴 수 없습니다.", {}),
+    ("refusal, Hindi", "डिलीवरी कब होगी?", "क्षमा करें, मैं इस अनुरोध में आपकी सहायता नहीं कर सकता।", {}),
+    (
+        "as-an-AI dodge with a hedge",
+        "Which headline is better?",
+        "As an AI language model, I don't have personal opinions. Both have their merits; it depends on your goals.",
+        {},
+    ),
+    ("stringified object", "List my bookings.", "[object Object]", {}),
+    (
+        "provider error JSON",
+        "Summarise the thread.",
+        '{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}',
+        {},
+    ),
+    (
+        "Java stack trace",
+        "Regions?",
+        'Exception in thread "main" java.lang.NullPointerException\n\tat a.B.c(B.java:12)',
+        {},
+    ),
 ]
 
 HEALTHY: list[tuple[str, str, str, dict[str, Any]]] = [
@@ -140,6 +161,13 @@ HEALTHY: list[tuple[str, str, str, dict[str, Any]]] = [
     ("requested repetition", "Write 'I will test' three times.", "I will test.\nI will test.\nI will test.", {}),
     ("asked for translation", "Translate 'thank you' into Japanese.", "ありがとうございます。", {}),
     ("requested JSON", "Order 4511 as JSON?", '```json\n{"order_id": "4511", "status": "shipped"}\n```', {}),
+    (
+        "a tool definition, not a call",
+        "How do I declare a weather tool for the OpenAI API?",
+        '{"type": "function", "function": {"name": "get_weather", "description": "Current weather",'
+        ' "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}',
+        {},
+    ),
     (
         "promise then answer",
         "Is LH 1172 on time?",
