@@ -91,9 +91,11 @@ def error_as_answer(texts: Texts) -> str | None:
     key = next((match.group(name) for name in _KEY_GROUPS if match.group(name)), None)
     if key is not None and texts.quoted(key):
         return None  # the error is what the user asked about
-    following = prose[match.end() :].split(None, 1)
-    if match.group("code") is not None and following and texts.quoted(following[0].strip(".,;:'\"`*")):
+    following = prose[match.end() :].split(None, 3)
+    if following and texts.quoted(following[0].strip(".,;:'\"`*")) and match.group("code") is not None:
         return None  # "Error: EADDRINUSE ..." when the user pasted that error
+    if len(following) >= 3 and texts.quoted(" ".join(following[:3])):
+        return None  # "ValueError: invalid literal for ..." when the user asked about that message
     if _EXPLAINING.search(prose[match.end() :]):
         return None  # "503 Service Unavailable means ..."
     if match.group("html") is not None and not _PAGE_ERROR.search(prose[:2000]):
@@ -117,12 +119,15 @@ def template_left(texts: Texts) -> str | None:
     if _LANGUAGE_OF_TEMPLATES.search(texts.question):
         return None  # the user asked for a template with fields to fill
     drafted = _DRAFT_FOR_USER.search(texts.question) is not None
+    coding = _CODING.search(texts.question) is not None
     for seen, match in enumerate(_TEMPLATE.finditer(texts.prose)):
         if seen >= _MAX_CANDIDATES:
             break
         text = (match.group("brace") or match.group()).strip()
         if match.group("bracket") is not None and (drafted or not _is_bracket_placeholder(texts.prose, match)):
             continue  # a draft the user sends fills in "[Your Name]" themselves
+        if coding and text[:1] in "{$%":
+            continue  # "{name}" and "${x}" are the syntax a programming answer talks about
         if texts.quoted(text):
             continue
         return f"a template placeholder was left in the answer ({text[:60]!r})"
@@ -131,6 +136,11 @@ def template_left(texts: Texts) -> str | None:
 
 _MAX_CANDIDATES = 200
 """Placeholder-like spans examined per answer; links and citations past that are not looked at."""
+_CODING = re2.compile(
+    r"(?i)\b(?:python|javascript|typescript|bash|shell|jinja2?|f-?strings?|format(?:ting)?|variables?|interpolat\w*|"
+    r"regex|yaml|templating|str\.format|printf)\b"
+)
+"""A programming question: brace and dollar syntax in its answer is the subject, even outside backquotes."""
 _DRAFT_FOR_USER = re2.compile(
     r"(?i)\b(?:write|draft|compose|prepare)\b[^.?!\n]{0,40}\b(?:e-?mail|letter|message|note|reply|post|"
     r"cover letter|announcement|invitation|memo)\b"

@@ -90,28 +90,34 @@ COURTESY = (
 """A sentence of courtesy around a refusal or fallback: it is not an answer."""
 
 _FALLBACK_BODY = (
-    r"(?:something went wrong|went wrong while|try again later|please try again|"
+    r"(?:something went wrong|went wrong while|"
     r"(?:i|we) (?:encountered|ran into|hit|experienced) an? (?:error|issue|problem|unexpected)|"
     r"i'm having trouble|i am having trouble|unable to (?:process|complete|handle|fulfil+) (?:your|the|this) request|"
     r"an? (?:unexpected |internal |unknown )?error (?:occurred|has occurred|was encountered|happened)|"
     r"agent stopped due to|stopped due to (?:max|iteration|time)|max(?:imum)? (?:iterations|turns|steps)|"
     r"iteration limit|recursion limit|unable to produce a final answer|could not parse (?:llm|model) output|"
     r"no final answer|"
-    r"algo salió mal|se produjo un error|ocurrió un error|inténtalo de nuevo|inténtelo (?:de nuevo|más tarde)|"
-    r"une erreur (?:s'est produite|est survenue)|quelque chose s'est mal passé|réessayer plus tard|"
-    r"ein fehler ist aufgetreten|etwas ist schiefgelaufen|versuchen sie es später|"
-    r"ocorreu um erro|algo deu errado|tente novamente|"
-    r"si è verificato un errore|qualcosa è andato storto|riprova più tardi|"
-    r"произошла ошибка|что-то пошло не так|попробуйте позже|"
-    r"出错了|发生错误|发生了错误|出现错误|请稍后再试|稍后重试|"
-    r"エラーが発生しました|問題が発生しました|しばらくしてから|"
-    r"오류가 발생했습니다|문제가 발생했습니다|잠시 후 다시)"
+    r"algo salió mal|se produjo un error|ocurrió un error|"
+    r"une erreur (?:s'est produite|est survenue)|quelque chose s'est mal passé|"
+    r"ein fehler ist aufgetreten|etwas ist schiefgelaufen|"
+    r"ocorreu um erro|algo deu errado|"
+    r"si è verificato un errore|qualcosa è andato storto|"
+    r"произошла ошибка|что-то пошло не так|"
+    r"出错了|发生错误|发生了错误|出现错误|"
+    r"エラーが発生しました|問題が発生しました|"
+    r"오류가 발생했습니다|문제가 발생했습니다)"
 )
 FALLBACK = (
     rf"(?i)^\W{{0,3}}(?:{APOLOGY}[\s,.!:;-]*)?(?:(?:but|oops|uh-oh|hmm)[\s,!.]*)?"
     rf"(?:it (?:seems|looks like|appears)(?: that)?\s+)?(?:the agent\s+)?{_FALLBACK_BODY}"
 )
 """A sentence opening with a stock message a framework or an error handler sends instead of an answer."""
+TRY_AGAIN = (
+    r"(?i)^\W{0,3}(?:please\s+)?(?:try again|retry|inténtalo de nuevo|inténtelo (?:de nuevo|más tarde)|"
+    r"réessayez|veuillez réessayer|versuchen sie es (?:später )?(?:erneut|noch einmal)|tente novamente|"
+    r"riprova|попробуйте (?:позже|ещё раз|еще раз)|请稍后再试|稍后重试|しばらくしてから|잠시 후 다시)"
+)
+"""\"Please try again later.\": a stock failure message only when the answer says nothing else."""
 
 PROMISE = (
     r"(?i)^\W{0,3}(?:(?:ok(?:ay)?|sure|certainly|of course|absolutely|alright|great question|great|got it|"

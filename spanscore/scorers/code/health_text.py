@@ -29,6 +29,7 @@ _REFUSAL = re2.compile(phrases.REFUSAL_OPENING)
 _IDIOM = re2.compile(phrases.IDIOM_AFTER_DECLINE)
 _COURTESY = re2.compile(phrases.COURTESY)
 _FALLBACK = re2.compile(phrases.FALLBACK)
+_TRY_AGAIN = re2.compile(phrases.TRY_AGAIN)
 _PROMISE = re2.compile(phrases.PROMISE)
 _ACK = re2.compile(phrases.ACKNOWLEDGEMENT)
 _CONTINUATION = re2.compile(
@@ -137,6 +138,8 @@ def filler_only(texts: Texts) -> str | None:
 def fallback(texts: Texts) -> str | None:
     """A stock failure message ("Sorry, something went wrong", "Agent stopped due to iteration limit") is the answer."""
     match = next((m for s in texts.sentences[:2] if (m := _FALLBACK.search(s))), None)
+    if match is None and texts.sentences and all(_TRY_AGAIN.search(s) or _COURTESY.search(s) for s in texts.sentences):
+        match = _TRY_AGAIN.search(texts.sentences[0])  # nothing but "please try again later"
     if match is None or texts.quoted(match.group()):
         return None
     if substance([s for s in texts.sentences if not _FALLBACK.search(s)]) >= ANSWER_WORDS:

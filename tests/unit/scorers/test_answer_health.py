@@ -193,6 +193,14 @@ HEALTHY: list[tuple[str, str, str, dict[str, Any]]] = [
         "Beijing is the capital of China and its political and cultural centre, with over 3,000 years of history.",
         {},
     ),
+    ("'try again' as advice", "Reset my password.", "Your password was reset. Please try again with the new one.", {}),
+    (
+        "the exception the user asked about",
+        "What does 'invalid literal for int() with base 10' mean?",
+        "ValueError: invalid literal for int() with base 10 is raised when the text isn't a number.",
+        {},
+    ),
+    ("format syntax outside backquotes", "How do I use str.format?", 'Write "Hi {name}".format(name=x).', {}),
     (
         "a draft the user will sign",
         "Draft an email to my landlord about the broken heater.",
