@@ -70,7 +70,7 @@ REFUSAL_OPENING = (
 
 IDIOM_AFTER_DECLINE = (
     r"(?i)^\W{0,3}(?:i|we)\s+(?:can't|cannot|can not)\s+(?:stress|emphasi[sz]e|overstate|overemphasi[sz]e|"
-    r"understate|wait|thank|imagine|believe|agree|recommend [^.!?\n]{1,40} enough|help but|"
+    r"understate|wait|thank|imagine|believe|agree|say|recommend [^.!?\n]{1,40} enough|help but|"
     r"find|locate|see any|spot)"
 )
 """Emphasis that only looks like a refusal ("I cannot stress this enough", "I can't wait"), and a search that

@@ -15,6 +15,7 @@ from recorded_traces import FIXTURES, load
 from spanscore.collector.conventions.finish import canonical, from_response
 from spanscore.records import SpanRecord
 from spanscore.runs.assembly import runs_from_spans
+from spanscore.scorers import build
 
 FRAMEWORKS = FIXTURES / "frameworks"
 NAMES = sorted(path.name.removesuffix(".meta.json") for path in FRAMEWORKS.glob("*.meta.json"))
@@ -38,6 +39,17 @@ def test_each_recorded_framework_gives_the_last_model_calls_finish_reason(name: 
         else:
             assert run.finish_reason in ("stop", "end_turn"), (run.finish_reasons, run.sources)
             assert "finish_reasons" in run.sources
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_answer_health_passes_every_recorded_frameworks_healthy_runs(name: str) -> None:
+    """The recorded agents answered, called their tool once and finished: no check may call that broken."""
+    spans, logs = load(name, FRAMEWORKS)
+    scorer = build("answer_health")
+    for run in runs_from_spans(spans, logs):
+        if run.output is not None:
+            result = scorer.run(run)
+            assert result.score == 1.0, result.reason
 
 
 @pytest.mark.parametrize(

@@ -193,6 +193,7 @@ HEALTHY: list[tuple[str, str, str, dict[str, Any]]] = [
         "Beijing is the capital of China and its political and cultural centre, with over 3,000 years of history.",
         {},
     ),
+    ("a hedged opinion", "Do you like the redesign?", "I can't say I love it, but it isn't terrible.", {}),
     ("'try again' as advice", "Reset my password.", "Your password was reset. Please try again with the new one.", {}),
     (
         "the exception the user asked about",
