@@ -33,6 +33,8 @@ class ToolCall:
     result: str | None = None
     id: str | None = None
     order: int = 0
+    error: str | None = None
+    """Set when the tool's span ended with an error status (its status message, else ``"error"``)."""
 
     @classmethod
     def coerce(cls, value: ToolCall | Mapping[str, Any] | str, order: int) -> ToolCall:
@@ -48,7 +50,15 @@ class ToolCall:
         if result is not None and not isinstance(result, str):
             result = json.dumps(result, ensure_ascii=False, sort_keys=True)
         args = value.get("arguments", value.get("args"))
-        return cls(name=name, arguments=args, result=result, id=value.get("id"), order=int(value.get("order", order)))
+        error = value.get("error")
+        return cls(
+            name=name,
+            arguments=args,
+            result=result,
+            id=value.get("id"),
+            order=int(value.get("order", order)),
+            error=None if error is None else str(error),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +154,8 @@ class Turn:
     start_time_ns: int = 0
     end_time_ns: int = 0
     error: str | None = None
+    finish_reason: str | None = None
+    """Why the turn's last model call stopped (``Run.finish_reason``)."""
 
     @classmethod
     def of(cls, run: Run) -> Turn:
@@ -157,6 +169,7 @@ class Turn:
             start_time_ns=run.start_time_ns,
             end_time_ns=run.end_time_ns,
             error=run.error,
+            finish_reason=run.finish_reason,
         )
 
 
@@ -186,6 +199,9 @@ class Run:
     span's id and ``parent_run_id`` the run's), or a session, whose ``turns``
     are its runs in order (``run_id`` is then the session id). ``tools`` are the
     tools the model was offered, on an LLM-call view when its span lists them.
+    ``finish_reasons`` says why each of the run's model calls stopped, in the order the calls
+    ended (None for a call that did not say), so the last that says is why the answer ended; a run whose
+    model calls never said takes its agent span's, and a run with neither has None.
     """
 
     input: tuple[Message, ...] | None
@@ -215,6 +231,7 @@ class Run:
     turns: tuple[Turn, ...] | None
     parent_run_id: str | None
     tools: tuple[ToolSpec, ...] | None
+    finish_reasons: tuple[str | None, ...] | None
 
     def __init__(
         self,
@@ -246,6 +263,7 @@ class Run:
         turns: Iterable[Turn] | None = None,
         parent_run_id: str | None = None,
         tools: Iterable[ToolSpec | Mapping[str, Any] | str] | None = None,
+        finish_reasons: Iterable[str | None] | None = None,
     ) -> None:
         if target not in TARGETS:
             raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
@@ -281,6 +299,7 @@ class Run:
             ("turns", None if turns is None else tuple(turns)),
             ("parent_run_id", parent_run_id),
             ("tools", None if tools is None else tuple(ToolSpec.coerce(t) for t in tools)),
+            ("finish_reasons", None if finish_reasons is None else tuple(finish_reasons)),
         ):
             setter(self, name, value)
 
@@ -307,6 +326,15 @@ class Run:
         None when missing.
         """
         return answer_text(self.output)
+
+    @property
+    def finish_reason(self) -> str | None:
+        """Why the run's last model call that said stopped (``stop``, ``length``, ``content_filter``...), else None.
+
+        A call that reports nothing (a framework's span wrapping the provider call it made) does not hide the
+        reason of the call inside it.
+        """
+        return next((reason for reason in reversed(self.finish_reasons or ()) if reason is not None), None)
 
     @property
     def all_tool_calls(self) -> tuple[ToolCall, ...]:

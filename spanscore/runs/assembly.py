@@ -219,5 +219,7 @@ def _start_key(span: SpanRecord) -> tuple[int, str]:
 
 def run_fingerprint(run: Run) -> str:
     """A digest of what scorers read (not ids or timing): equal fingerprints mean a rescore would change nothing."""
-    content = (run.input, run.output, run.system, run.context, run.ground_truth, run.tool_calls, run.model)
+    content = (
+        run.input, run.output, run.system, run.context, run.ground_truth, run.tool_calls, run.model, run.finish_reasons,
+    )  # fmt: skip
     return hashlib.sha256(repr(content).encode()).hexdigest()[:32]

@@ -102,7 +102,25 @@ class RunFields:
             resource_attributes=root.resource_attributes,
             sources=self._sources,
             trace_state=root.trace_state,
+            finish_reasons=self._finish_reasons([self._root, *by_end]),
         )
+
+    def _finish_reasons(self, speakers: list[str]) -> tuple[str | None, ...] | None:
+        """Each model call's finish reason, in the order the calls ended; else the agent's own (root first).
+
+        Most instrumentations put it on the model-call span (or inside its output messages), not on
+        the agent span, so a run read only at its root would never see a cut answer.
+        """
+        calls = sorted(self._calls, key=lambda m: (self._by_id[m].end_time_ns, m))
+        reasons = tuple(self._facts[m].finish_reason for m in calls)
+        if any(reason is not None for reason in reasons):
+            last = next(m for m in reversed(calls) if self._facts[m].finish_reason is not None)
+            self._sources["finish_reasons"] = self._source(last, self._facts[last].sources.get("finish_reason", ""))
+            return reasons
+        own = self._pick("finish_reason", speakers)
+        if own is not None:
+            self._sources["finish_reasons"] = self._sources.pop("finish_reason")
+        return None if own is None else (own,)
 
     def _source(self, span_id: str, source: str) -> str:
         return source if span_id == self._root else f"{source} (span {self._by_id[span_id].name!r})"
@@ -226,12 +244,21 @@ class RunFields:
             call = self._facts[m].tool
             if call is None:
                 continue
+            call = self._with_status(m, call)
             outer = self._enclosing_call(m, call, calls)
             if outer is None:
                 calls[m] = call
             else:
                 calls[outer] = fill_tool(calls[outer], call)
         return [(self._by_id[m].start_time_ns, call) for m, call in calls.items()]
+
+    def _with_status(self, span_id: str, call: ToolCall) -> ToolCall:
+        """The call marked failed when its span ended in an error status or reports an error type."""
+        span, facts = self._by_id[span_id], self._facts[span_id]
+        if call.error is not None or (span.status_code != "Error" and facts.error is None):
+            return call
+        error = (span.status_message or facts.error or "error") if span.status_code == "Error" else facts.error
+        return replace(call, error=error)
 
     def _enclosing_call(self, span_id: str, call: ToolCall, calls: dict[str, ToolCall]) -> str | None:
         """The nearest enclosing tool span that reports the same call (same tool, no other call id), if any.

@@ -85,6 +85,7 @@ def _view(run: Run, span: SpanRecord, fact: SpanFacts, target: str) -> Run:
             system=fact.system,
             tool_calls=requested if fact.output is not None else None,
             tools=fact.tools,
+            finish_reasons=None if fact.finish_reason is None else (fact.finish_reason,),
             usage=Usage(fact.input_tokens or 0, fact.output_tokens or 0),
             sources=sources,
             **common,

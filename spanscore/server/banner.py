@@ -11,6 +11,7 @@ from __future__ import annotations
 from spanscore.alerting.checks import describe_alerts, never_firing
 from spanscore.config import ServiceConfig
 from spanscore.server.default_rules import describe_rules
+from spanscore.server.judge_hint import judge_hint
 
 
 def reachable(host: str) -> str:
@@ -55,6 +56,7 @@ def serve_banner(config: ServiceConfig, addresses: dict[str, str], ports: dict[s
     origin = " (the default rule: this config has no rules: key)" if default_rule else ""
     lines.append(f"  scoring{origin}:")
     lines.extend(f"    {line}" for line in describe_rules(config))
+    lines.extend(judge_hint(config))
     if config.alerts:
         lines.append("  alerts:")
         lines.extend(f"    {line}" for line in describe_alerts(config.alerts))

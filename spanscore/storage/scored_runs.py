@@ -28,7 +28,10 @@ SCORED_RUN_COLUMNS = (
 
 def _tool_call(call: ToolCall) -> dict[str, Any]:
     arguments = call.arguments if call.arguments is None or isinstance(call.arguments, str) else dict(call.arguments)
-    return {"name": call.name, "arguments": arguments, "result": call.result, "id": call.id, "order": call.order}
+    view = {"name": call.name, "arguments": arguments, "result": call.result, "id": call.id, "order": call.order}
+    if call.error is not None:  # the tool's span ended in an error status
+        view["error"] = call.error
+    return view
 
 
 def _tool_spec(spec: ToolSpec) -> dict[str, Any]:
@@ -54,7 +57,7 @@ def _output(messages: tuple[Message, ...] | None) -> list[dict[str, Any]] | None
 
 def run_view(run: Run) -> dict[str, Any]:
     """The fields scorers read, as JSON-safe values; ``None`` keeps meaning "the spans never carried it"."""
-    view = {
+    view: dict[str, Any] = {
         "trace_id": run.trace_id,
         "span_id": run.span_id,
         "run_id": run.run_id,
@@ -81,6 +84,8 @@ def run_view(run: Run) -> dict[str, Any]:
         view.update(target=run.target, parent_run_id=run.parent_run_id)
     if run.tools is not None:  # the tools an LLM call was offered
         view["tools"] = [_tool_spec(spec) for spec in run.tools]
+    if run.finish_reasons is not None:  # why each model call stopped
+        view["finish_reasons"] = list(run.finish_reasons)
     return view
 
 
@@ -149,6 +154,7 @@ def run_from_view(view: dict[str, Any]) -> Run:
         target=view.get("target") or "run",
         parent_run_id=view.get("parent_run_id"),
         tools=view.get("tools"),
+        finish_reasons=view.get("finish_reasons"),
     )
 
 

@@ -41,6 +41,8 @@ class SpanFacts:
     input_tokens: int | None = None
     output_tokens: int | None = None
     error: str | None = None
+    finish_reason: str | None = None
+    """Why a model call stopped, in ``finish.canonical`` spelling (``stop``, ``length``, ``content_filter``)."""
     tool_results: dict[str, str] = field(default_factory=dict)
     """Tool results the model was shown (tool-role messages), by tool call id."""
     sources: dict[str, str] = field(default_factory=dict)
@@ -83,4 +85,5 @@ def fill_tool(mine: ToolCall, theirs: ToolCall) -> ToolCall:
         arguments=mine.arguments if mine.arguments is not None else theirs.arguments,
         result=mine.result if mine.result is not None else theirs.result,
         id=mine.id if mine.id is not None else theirs.id,
+        error=mine.error if mine.error is not None else theirs.error,
     )

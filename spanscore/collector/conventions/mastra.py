@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from spanscore.collector.conventions import finish
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.parsing import (
     arguments_of,
@@ -72,6 +73,7 @@ def extract(span: SpanRecord) -> SpanFacts:
             _put_messages(facts, "input", get(key), "user", f"{DIALECT}:{key}")
         for key in out_keys:
             _put_messages(facts, "output", get(key), "assistant", f"{DIALECT}:{key}")
+            facts.put("finish_reason", finish.from_response(get(key)), f"{DIALECT}:{key} finishReason")
     facts.put("provider", non_empty(get("gen_ai.system")), f"{DIALECT}:gen_ai.system")
     for key in ("mastra.metadata.threadId", "mastra.metadata.sessionId", "threadId"):
         facts.put("session_id", non_empty(get(key)), f"{DIALECT}:{key}")

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from spanscore.collector.conventions import ag2, crewai, llama_index
+from spanscore.collector.conventions import ag2, crewai, finish, llama_index
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.langchain import message_fields, unwrap
 from spanscore.collector.conventions.parsing import (
@@ -70,6 +70,7 @@ def extract(span: SpanRecord) -> SpanFacts:
     documents = [group.get("document.content") for group in indexed(attributes, "retrieval.documents.")]
     if documents:
         facts.put("documents", tuple(d for d in documents if d is not None), f"{DIALECT}:retrieval.documents")
+    _finish_reason(facts, attributes, kind)
     facts.put("model", non_empty(get("llm.model_name")), f"{DIALECT}:llm.model_name")
     for key in ("llm.provider", "llm.system"):
         facts.put("provider", non_empty(get(key)), f"{DIALECT}:{key}")
@@ -95,6 +96,16 @@ def agent_label(span_name: str) -> str | None:
     """
     match = _METHOD_SPAN.fullmatch(span_name)
     return match.group("owner") if match else non_empty(span_name)
+
+
+def _finish_reason(facts: SpanFacts, attributes: Mapping[str, str], kind: str | None) -> None:
+    """``llm.finish_reason``, else the last output message's, else (a model call) the response in ``output.value``."""
+    found = finish.from_attributes(attributes, ("llm.finish_reason",))
+    found = found or finish.from_indexed(attributes, "llm.output_messages.", ".message.finish_reason")
+    if found is not None:
+        facts.put("finish_reason", found[0], f"{DIALECT}:{found[1]}")
+    if kind == "llm":
+        facts.put("finish_reason", finish.from_response(attributes.get("output.value")), f"{DIALECT}:output.value")
 
 
 def _messages(facts: SpanFacts, attributes: Mapping[str, str]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from spanscore.collector.conventions import finish
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.langchain import message_fields, unwrap
 from spanscore.collector.conventions.parsing import (
@@ -63,6 +64,9 @@ def extract(span: SpanRecord) -> SpanFacts:
     for key in ("llm.usage.completion_tokens", "gen_ai.usage.completion_tokens"):
         facts.put("output_tokens", as_int(get(key)), f"{DIALECT}:{key}")
     facts.put("model", non_empty(get("llm.request.model")), f"{DIALECT}:llm.request.model")
+    for prefix in ("gen_ai.completion.", "llm.completions."):
+        if (reason := finish.from_indexed(attributes, prefix, ".finish_reason")) is not None:
+            facts.put("finish_reason", reason[0], f"{DIALECT}:{reason[1]}")
     return facts
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from spanscore.collector.conventions import converse
+from spanscore.collector.conventions import converse, finish
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.parsing import (
     arguments_of,
@@ -37,7 +37,7 @@ from spanscore.records import LogRecord, SpanRecord
 from spanscore.run import Message, ToolCall
 
 DIALECT = "otel_genai"
-ATTRIBUTE_PREFIXES = ("gen_ai.", "user.id", "enduser.id", "session.id", "error.type")
+ATTRIBUTE_PREFIXES = ("gen_ai.", "user.id", "enduser.id", "session.id", "error.type", "anthropic.message.stop_reason")
 """Every span attribute ``attribute_facts`` reads starts with one of these; a span with none yields no facts."""
 EVENT_PREFIXES = ("gen_ai.",)
 """Every span event and log record name this module reads starts with one of these; others yield no facts."""
@@ -54,6 +54,9 @@ _KINDS = {
     "invoke_workflow": "chain",
 }
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_FINISH_KEYS = ("gen_ai.response.finish_reasons", "gen_ai.response.finish_reason", "anthropic.message.stop_reason")
+"""The array the conventions define, the single value Semantic Kernel sends (``FinishReason.STOP``), and the
+Anthropic SDK's own span attribute beside its ``gen_ai.*`` ones."""
 _MESSAGE_EVENTS = {
     "gen_ai.system.message": "system",
     "gen_ai.user.message": "user",
@@ -88,11 +91,15 @@ def _from_attributes(attributes: Mapping[str, str], where: str) -> SpanFacts:
         messages, system = split_system(messages)
         facts.put("input", messages, source + "gen_ai.input.messages")
         facts.put("system", system, source + "gen_ai.input.messages")
-    output = parts_messages(load_json(get("gen_ai.output.messages")), "assistant")
+    output_json = load_json(get("gen_ai.output.messages"))
+    output = parts_messages(output_json, "assistant")
     if output is not None:
         facts.put("output", output[0], source + "gen_ai.output.messages")
         for call_id, result in output[1].items():
             facts.tool_results.setdefault(call_id, result)
+    if (reason := finish.from_attributes(attributes, _FINISH_KEYS)) is not None:
+        facts.put("finish_reason", reason[0], source + reason[1])
+    facts.put("finish_reason", finish.from_messages(output_json), source + "gen_ai.output.messages finish_reason")
     facts.put("system", _instructions(get("gen_ai.system_instructions")), source + "gen_ai.system_instructions")
     _tool(facts, attributes, source)
     facts.put(
@@ -256,6 +263,7 @@ def _from_events(span: SpanRecord, logs: Sequence[LogRecord]) -> SpanFacts:
             nested = body.get("message")
             choice: Mapping[str, Any] = nested if isinstance(nested, Mapping) else body
             outputs.append(_event_message(choice, "assistant"))
+            facts.put("finish_reason", finish.from_messages(body), source + " gen_ai.choice finish_reason")
         elif name in _MESSAGE_EVENTS:
             message = _event_message(body, _MESSAGE_EVENTS[name])
             if message.role == "tool" and body.get("id") is not None and message.content:

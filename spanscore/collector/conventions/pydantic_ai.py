@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from spanscore.collector.conventions import finish
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.parsing import as_text, json_or_text, load_json
 from spanscore.records import SpanRecord
@@ -37,6 +38,7 @@ def extract(span: SpanRecord) -> SpanFacts:
             facts.put("input", (Message("user", prompt),), f"{DIALECT}:{MESSAGES}")
         system = "\n".join(_texts(item) for item in messages if _role(item) == "system")
         facts.put("system", system or None, f"{DIALECT}:{MESSAGES}")
+        facts.put("finish_reason", finish.from_messages(messages[-1:]), f"{DIALECT}:{MESSAGES} finish_reason")
     result = attributes.get(RESULT)
     if result is not None:
         value = json_or_text(result)

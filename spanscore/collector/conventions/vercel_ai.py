@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from spanscore.collector.conventions import finish
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.parsing import (
     arguments_of,
@@ -68,6 +69,7 @@ def extract(span: SpanRecord) -> SpanFacts:
         facts.put("kind", "chain", f"{DIALECT}:ai.operationId")
     _prompt(facts, attributes)
     _response(facts, attributes)
+    facts.put("finish_reason", finish.canonical(get("ai.response.finishReason")), f"{DIALECT}:ai.response.finishReason")
     facts.put("model", non_empty(get("ai.model.id")), f"{DIALECT}:ai.model.id")
     facts.put("provider", provider_name(get("ai.model.provider")), f"{DIALECT}:ai.model.provider")
     for key in ("ai.usage.inputTokens", "ai.usage.promptTokens"):

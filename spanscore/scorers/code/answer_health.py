@@ -6,145 +6,169 @@ the question echoed back scores well. What code *can* tell without a judge is wh
 in a way anyone would call broken. Each check below looks for one such defect; the score is 1 when
 none is found and 0 otherwise, and the reason names every defect found (or says that none was).
 
-- **run error**: the agent span ended with an error status.
-- **no answer**: the answer is empty, whitespace, or a null word (``null``, ``None``, ``undefined``).
-- **cut off**: the model stopped at its length limit (``finish_reasons`` says ``length``/``max_tokens``).
-- **error as the answer**: the answer *is* an error: it opens with an exception or HTTP error, or
-  carries a stack trace (a Python traceback header, JavaScript ``at f (file:1:2)`` frames).
-- **template left in**: ``{{ variable }}``, ``${variable}``, ``[INSERT ...]``, ``<PLACEHOLDER>``.
-- **echo**: the answer is the question again, give or take case and punctuation.
-- **refusal**: the answer opens by declining ("I'm sorry, but I can't ...", "As an AI language model").
-- **failed tool call**: a tool's result is an error.
+From the telemetry, read the same way whatever convention the spans spoke (``Run.finish_reasons``
+and ``ToolCall.error`` are filled by every convention reader):
 
-Text inside code (fenced blocks and inline backquotes) is not searched for errors or templates: an
-answer *about* a ``ValueError``, or code with ``${name}`` in it, is a healthy answer. The checks are
-English-worded where words matter (refusals, errors); an answer in another language passes them.
+- **run error**: the agent span ended with an error status.
+- **cut off**: the run's *last* model call stopped at its length limit (``length``, ``max_tokens``)
+  or was stopped by a content filter (``content_filter``, ``safety``...). An earlier call that was
+  cut and retried does not count.
+- **failed tool call**: a tool span ended with an error status, or its result is an error, unless a
+  later call of the same tool succeeded. A tool that answered "not found" worked.
+
+From the text (``health_text``, ``health_marks``): no answer, error output as the answer, a stock
+failure message, a template placeholder, chat-template tokens, a tool call or scratchpad instead of
+an answer, a refusal or a promise with nothing after it, a loop, an echo of the question, an answer
+in another script than the question. Text checks read at most ``MAX_ANSWER_CHARS`` of the answer
+(the reason says when it was cut) and run in time linear in what they read.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
+import re2
 from rapidfuzz import fuzz
 
-from spanscore.run import Run
+from spanscore.collector.conventions.finish import canonical
+from spanscore.run import Run, ToolCall
 from spanscore.scorers.base import Scorer, StepContext, create_scorer
+from spanscore.scorers.code import health_marks as marks
+from spanscore.scorers.code import health_text as text
 from spanscore.scorers.code.text import input_text, output_text
 from spanscore.scorers.registry import register
 
-VERSION = "1"
-_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)
-_NULL_WORDS = frozenset({"null", "none", "undefined", "nil", "nan", "n/a"})
-_ERROR_OPENING = re.compile(
-    r"^\W{0,3}(?:(?:[A-Z]\w*)?(?:Error|Exception)\b(?::|\s*\()"
-    r"|(?:an? )?(?:unexpected |internal )?error (?:occurred|has occurred|while)"
-    r"|HTTP (?:error )?[45]\d\d\b|[45]\d\d (?:Internal Server Error|Bad Gateway|Service Unavailable|Not Found)"
-    r"|internal server error|rate limit (?:reached|exceeded)|request timed out)",
-    re.IGNORECASE,
+VERSION = "2"
+MAX_ANSWER_CHARS = 20_000
+"""The text checks read this much of the answer; an answer is rarely longer, and a loop or a cut shows early."""
+MAX_QUESTION_CHARS = 4_000
+MAX_TOOL_RESULT_CHARS = 2_000
+_CUT = frozenset({"length", "max_tokens", "max_output_tokens", "model_length", "model_context_window_exceeded"})
+_FILTERED = frozenset(
+    {"content_filter", "content_filtered", "safety", "recitation", "prohibited_content", "blocklist", "spii",
+     "image_safety", "guardrail_intervened", "refusal"}
+)  # fmt: skip
+_NOT_FOUND = re2.compile(
+    r"(?i)not found|no such|does not exist|doesn't exist|no (?:results?|records?|matches|matching|data)\b"
+    r"|\bno \w+ (?:with|for|found|matching)\b|\bunknown \w+|\bfound\W{0,3}:\s*false|\[\]|0 results"
 )
-_STACK_TRACE = re.compile(
-    r"Traceback \(most recent call last\):|^\s+at [\w.$<>\[\] ]+ \(?[^()\s]+:\d+:\d+\)?$|^\s+File \"[^\"]+\", line \d+",
-    re.MULTILINE,
-)
-_TEMPLATE = re.compile(
-    r"\{\{\s*[\w.\-]+\s*\}\}|\$\{[\w.]+\}|\[(?:INSERT|YOUR|ENTER|PLACEHOLDER)[^\]]{0,40}\]|<(?:PLACEHOLDER|INSERT[^>]{0,40})>"
-    r"|\bTODO: (?:fill|replace|insert)",
-    re.IGNORECASE,
-)
-_REFUSAL = re.compile(
-    r"^\W{0,3}(?:(?:I'm|I am|we're|we are) (?:so |very |really )?sorry|sorry|unfortunately|I apologi[sz]e)?[,.!]?\s*"
-    r"(?:but\s+)?(?:I|we) (?:can(?:'|no)t|cannot|am unable to|are unable to|won't|will not|am not able to|"
-    r"do not have (?:access|the ability)|don't have (?:access|the ability))\b"
-    r"|^\W{0,3}as an ai(?: language model| assistant)?\b",
-    re.IGNORECASE,
-)
-_WORDS = re.compile(r"[^\w]+")
-_CUT_REASONS = frozenset({"length", "max_tokens", "max_output_tokens", "model_length"})
+_WORDS = re2.compile(r"[^\w]+")
+
+Check = Callable[[Run, text.Texts], str | None]
 
 
-def _prose(text: str) -> str:
-    """``text`` without code: errors and templates quoted in code are the answer's subject, not a defect."""
-    return _CODE.sub(" ", text)
-
-
-def run_error(run: Run, answer: str) -> str | None:
+def run_error(run: Run, texts: text.Texts) -> str | None:
     return f"the agent span ended in an error ({run.error})" if run.error else None
 
 
-def no_answer(run: Run, answer: str) -> str | None:
-    stripped = answer.strip().strip("\"'").strip()
-    if not stripped:
-        return "no answer: the output is empty"
-    return f"no answer: the output is {stripped!r}" if stripped.lower() in _NULL_WORDS else None
+def cut_off(run: Run, texts: text.Texts) -> str | None:
+    reason = run.finish_reason or _root_finish_reason(run)
+    if reason in _CUT:
+        return f"the answer was cut at the length limit (the last model call's finish reason is {reason})"
+    if reason in _FILTERED:
+        return f"the answer was stopped by a content filter (the last model call's finish reason is {reason})"
+    return None
 
 
-def cut_off(run: Run, answer: str) -> str | None:
-    reasons = {str(reason).lower() for reason in _finish_reasons(run)}
-    found = reasons & _CUT_REASONS
-    return f"the answer was cut at the length limit (finish reason {sorted(found)[0]})" if found else None
-
-
-def error_as_answer(run: Run, answer: str) -> str | None:
-    prose = _prose(answer).strip()
-    if _STACK_TRACE.search(prose):
-        return "the answer carries a stack trace"
-    match = _ERROR_OPENING.match(prose)
-    return f"the answer is an error message ({match.group().strip()!r}...)" if match else None
-
-
-def template_left(run: Run, answer: str) -> str | None:
-    match = _TEMPLATE.search(_prose(answer))
-    return f"a template placeholder was left in the answer ({match.group()!r})" if match else None
-
-
-def echo(run: Run, answer: str) -> str | None:
-    question, said = _normal(_last_question(run)), _normal(answer)
-    if not question or not said or len(said) > 1.2 * len(question) + 10:
+def echo(run: Run, texts: text.Texts) -> str | None:
+    question, said = _normal(texts.question), _normal(marks.echo_text(texts))
+    if not question or not said or len(said) > 1.2 * len(question) + 10 or len(question) < 12:
         return None
     return "the answer repeats the question" if fuzz.ratio(question, said) >= 90 else None
 
 
-def refusal(run: Run, answer: str) -> str | None:
-    match = _REFUSAL.match(answer.strip())
-    return f"the answer declines ({match.group().strip()!r}...)" if match else None
-
-
-def failed_tool_calls(run: Run, answer: str) -> str | None:
-    failed = [call.name for call in run.all_tool_calls if _is_error_result(call.result)]
+def failed_tool_calls(run: Run, texts: text.Texts) -> str | None:
+    """Tool calls that failed and were not retried with success; each named once."""
+    calls = run.all_tool_calls
+    failed: list[str] = []
+    for index, call in enumerate(calls):
+        problem = _tool_failure(call)
+        if problem is None or call.name in failed:
+            continue
+        if any(later.name == call.name and _tool_failure(later) is None for later in calls[index + 1 :]):
+            continue  # retried, and the retry worked
+        failed.append(call.name)
     return f"tool call(s) failed: {', '.join(failed)}" if failed else None
 
 
-CHECKS: tuple[Callable[[Run, str], str | None], ...] = (
-    run_error, no_answer, cut_off, error_as_answer, template_left, echo, refusal, failed_tool_calls,
-)  # fmt: skip
+def _text_check(check: Callable[[text.Texts], str | None]) -> Check:
+    def run_check(run: Run, texts: text.Texts) -> str | None:
+        return check(texts)
+
+    run_check.__name__ = check.__name__
+    return run_check
+
+
+CHECKS: tuple[Check, ...] = (
+    run_error,
+    _text_check(marks.no_answer),
+    cut_off,
+    _text_check(marks.error_as_answer),
+    _text_check(text.fallback),
+    _text_check(marks.template_left),
+    _text_check(marks.chat_tokens),
+    _text_check(text.tool_call_answer),
+    echo,
+    _text_check(text.refusal),
+    _text_check(text.filler_only),
+    _text_check(text.repetition),
+    _text_check(marks.script_mismatch),
+    failed_tool_calls,
+)
 """Every defect check, in the order the reason lists what they found."""
+
+
+def texts_of(run: Run) -> tuple[text.Texts, int]:
+    """The texts the checks read (the answer capped at ``MAX_ANSWER_CHARS``) and the answer's full length."""
+    answer = output_text(run) if run.output else ""
+    question = _last_question(run)[-MAX_QUESTION_CHARS:]
+    system = (run.system or "")[:MAX_QUESTION_CHARS]
+    return text.Texts.of(answer[:MAX_ANSWER_CHARS], question, system), len(answer)
 
 
 def defects(run: Run) -> list[str]:
     """What is wrong with ``run``'s answer, one sentence per defect found; empty for a healthy run."""
-    answer = output_text(run) if run.output else ""
-    found = [check(run, answer) for check in CHECKS]
-    defects = [problem for problem in found if problem]
-    if any(problem.startswith("no answer") for problem in defects):
-        # An empty answer is neither an echo nor a refusal; say the one thing that is wrong.
-        defects = [p for p in defects if not p.startswith(("the answer repeats", "the answer declines"))]
-    return defects
+    texts, _ = texts_of(run)
+    found = [problem for check in CHECKS if (problem := check(run, texts))]
+    if any(problem.startswith("no answer") for problem in found):
+        # An empty answer is only empty: say the one thing that is wrong with it.
+        found = [p for p in found if p.startswith(("no answer", "the agent span", "the answer was", "tool call"))]
+    return found
 
 
-def _finish_reasons(run: Run) -> list[Any]:
+def health_findings(run: Run) -> str:
+    """``answer_health``'s findings as one text, for a judge that reads them as context (``{health}``)."""
+    found = defects(run)
+    return "; ".join(found) if found else f"no defect found by the {len(CHECKS)} local checks"
+
+
+def _root_finish_reason(run: Run) -> str | None:
+    """A finish reason set on the run itself (a hand-built run's attributes), for runs with no model calls."""
     raw = run.attributes.get("gen_ai.response.finish_reasons") or run.attributes.get("llm.finish_reason")
-    if raw is None:
-        return []
-    if isinstance(raw, list | tuple):
-        return list(raw)
+    return canonical(raw) if raw is not None else None
+
+
+def _tool_failure(call: ToolCall) -> str | None:
+    if call.error is not None:
+        return call.error
+    return "error result" if _is_error_result((call.result or "")[:MAX_TOOL_RESULT_CHARS]) else None
+
+
+def _is_error_result(result: str) -> bool:
+    """An error the tool returned as its result; "not found" / "no such record" is an answer, not an error."""
+    stripped = result.strip()
+    if not stripped or _NOT_FOUND.search(stripped):
+        return False
     try:
-        parsed = json.loads(raw)
-    except (TypeError, ValueError):
-        return [raw]
-    return parsed if isinstance(parsed, list) else [parsed]
+        parsed: Any = json.loads(stripped) if stripped[:1] == "{" else None
+    except (ValueError, RecursionError):
+        parsed = None
+    if isinstance(parsed, dict):
+        error = parsed.get("error") or parsed.get("isError") or parsed.get("is_error")
+        return bool(error) and parsed.get("error") not in ({}, [], "")
+    return marks.error_as_answer(text.Texts.of(stripped, "", "")) is not None
 
 
 def _last_question(run: Run) -> str:
@@ -152,22 +176,9 @@ def _last_question(run: Run) -> str:
     return users[-1] if users else input_text(run)
 
 
-def _normal(text: str) -> str:
-    return _WORDS.sub(" ", text.lower()).strip()
-
-
-def _is_error_result(result: str | None) -> bool:
-    if not result:
-        return False
-    text = result.strip()
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict):
-        error = parsed.get("error") or parsed.get("isError") or parsed.get("is_error")
-        return bool(error) and parsed.get("error") not in ({}, [], "")
-    return bool(_ERROR_OPENING.match(text) or _STACK_TRACE.search(text))
+def _normal(value: str) -> str:
+    spaced: str = _WORDS.sub(" ", value.lower())
+    return spaced.strip()
 
 
 @register("answer_health")
@@ -175,23 +186,28 @@ def answer_health() -> Scorer:
     """Build the scorer (it takes no options)."""
 
     def preprocess(context: StepContext) -> dict[str, Any]:
-        return {"defects": defects(context.run)}
+        _, length = texts_of(context.run)
+        return {"defects": defects(context.run), "answer_chars": length, "checked_chars": min(length, MAX_ANSWER_CHARS)}
 
     def generate_score(context: StepContext) -> float:
         return 0.0 if context.preprocess_result["defects"] else 1.0
 
     def generate_reason(context: StepContext) -> str:
-        found = context.preprocess_result["defects"]
-        if not found:
-            return f"no defect found by {len(CHECKS)} checks ({', '.join(check.__name__ for check in CHECKS)})"
-        return "; ".join(found)
+        result = context.preprocess_result
+        cut = result["answer_chars"] - result["checked_chars"]
+        note = f" (text checks read the first {result['checked_chars']} of {result['answer_chars']} characters)"
+        note = note if cut > 0 else ""
+        if not result["defects"]:
+            return f"no defect found by {len(CHECKS)} checks ({', '.join(c.__name__ for c in CHECKS)}){note}"
+        return "; ".join(result["defects"]) + note
 
     return (
         create_scorer(
             "answer_health",
             version=VERSION,
-            description="1 when the run ended in an answer with none of the visible defects (empty, error, "
-            "stack trace, template left in, echo, refusal, cut off, failed tool call), else 0.",
+            description="1 when the run ended in an answer with none of the visible defects (empty, cut off, "
+            "error or failure message, placeholder or template tokens, tool call or scratchpad, refusal or "
+            "promise with no answer, loop, echo, other script, failed tool call), else 0.",
             requires=(),
         )
         .preprocess(preprocess)

@@ -20,7 +20,9 @@ field}}`` or ``{field: name}``, each with an optional ``scale``.
 
 Template placeholders: ``{input}``, ``{output}``, ``{system}``,
 ``{context}``, ``{ground_truth}``, ``{turns}`` (a session's numbered turns,
-for ``targets: [session]``), ``{extract}`` / ``{analysis}`` (earlier
+for ``targets: [session]``), ``{health}`` (what ``answer_health`` found wrong with
+the run, or that it found nothing: a judge sampled next to it starts from
+what the local checks already know), ``{extract}`` / ``{analysis}`` (earlier
 steps' answers as JSON) and ``{score}``. Every value is inserted delimited, as
 data, with marker look-alikes defused, so an extracted string cannot close its
 block and speak to the judge. ``{context}`` is the context the built-in
@@ -48,6 +50,7 @@ from pydantic import BaseModel, create_model
 
 from spanscore.scorers import Scorer, StepContext, create_scorer
 from spanscore.scorers.base import DEFAULT_TARGETS
+from spanscore.scorers.code.answer_health import health_findings
 from spanscore.scorers.judge.client import JudgeClient
 from spanscore.scorers.llm.builder import LlmBuild
 from spanscore.scorers.llm.conversation import transcript
@@ -181,6 +184,7 @@ def _template(text: str) -> Callable[[StepContext], str]:
             "{context}": lambda: numbered("context", run_context(run, None) or ()),
             "{ground_truth}": lambda: delimit("ground_truth", run.ground_truth or ""),
             "{turns}": lambda: transcript(run.turns or ()),
+            "{health}": lambda: delimit("answer_health", health_findings(run)),
             "{extract}": lambda: delimit("extract", json.dumps(step.preprocess_result, ensure_ascii=False)),
             "{analysis}": lambda: delimit("analysis", json.dumps(step.analyze_result, ensure_ascii=False)),
             "{score}": lambda: delimit("score", str(step.score)),
