@@ -40,7 +40,8 @@ def format_status(metrics: Mapping[str, float], url: str) -> str:
         _scores_line(value),
         f"  rules     {n('rules_loaded')} loaded, version {version} (generation {n('rules_generation')})"
         + (f": {rule_text}" if rule_text else ": none, so nothing is scored (add rules: to the config)"),
-        f"  feedback  posted scores {n('outside_scores_stored')} (attached late {n('outside_scores_resolved_late')}), "
+        f"  feedback  posted scores {n('outside_scores_stored')} (attached late {n('outside_scores_resolved_late')}, "
+        f"waiting for their trace {n('outside_scores_pending')}, never resolved {n('outside_scores_never_resolved')}), "
         f"OTLP evaluations {n('otlp_evaluations_received')}",
     ]
     if "fleet_keeper_connected" in value:

@@ -130,6 +130,8 @@ def parse_scores(document: Any) -> list[OutsideScore]:
 
 
 PENDING_SPAN = "pending_span"
+NEVER_RESOLVED = "never_resolved"
+"""Set (to the score as posted) on a pending score whose trace did not arrive while it was looked for."""
 """Attribute of a posted score whose span storage did not hold yet: the score as posted, to resolve it later."""
 
 
@@ -166,3 +168,12 @@ def row_for_unresolved(score: OutsideScore, now_ns: int) -> ScoreRow:
     """
     row = row_for_posted(score, ScoredSpan(score.span_id or "", now_ns), posted_at_ns=now_ns)
     return dataclasses.replace(row, attributes={**row.attributes, PENDING_SPAN: score.model_dump_json()})
+
+
+def row_never_resolved(score: OutsideScore, posted_at_ns: int) -> ScoreRow:
+    """A pending score whose trace never came, marked so (same id, same time): no longer looked for or pending.
+
+    Kept, not deleted: it was acknowledged. Dashboards and ``status`` count it apart from attached scores.
+    """
+    row = row_for_posted(score, ScoredSpan(score.span_id or "", posted_at_ns), posted_at_ns=posted_at_ns)
+    return dataclasses.replace(row, attributes={**row.attributes, NEVER_RESOLVED: score.model_dump_json()})

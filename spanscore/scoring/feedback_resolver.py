@@ -25,8 +25,15 @@ from pydantic import ValidationError
 
 from spanscore.collector.outside_rows import ScoredSpan
 from spanscore.pipeline import Background, Consumer, every
-from spanscore.scoring.feedback import OutsideScore, row_for_posted
-from spanscore.storage.reads.outside_scores import PendingScore, Queries, pending_feedback, scored_spans
+from spanscore.scoring.feedback import OutsideScore, row_for_posted, row_never_resolved
+from spanscore.storage.reads.outside_scores import (
+    PendingScore,
+    Queries,
+    expired_feedback,
+    pending_feedback,
+    scored_spans,
+    unresolved_counts,
+)
 from spanscore.storage.scores import ScoreRow
 
 log = logging.getLogger(__name__)
@@ -54,7 +61,12 @@ class FeedbackResolver:
         self._walked_to: tuple[int, str] = (0, "")
         self._background = Background("feedback-resolver")
         self.resolved = 0
+        self.expired = 0
         self.failures = 0
+        self.pending = 0
+        """Scores waiting for their trace at the last pass (``scores FINAL``)."""
+        self.never_resolved = 0
+        """Scores whose trace never came, marked so after ``max_age_s``."""
 
     async def start(self) -> None:
         self._background.start(self._loop)
@@ -71,7 +83,28 @@ class FeedbackResolver:
         log.warning("pending feedback not resolved this pass: %s", exc)
 
     async def resolve_once(self) -> int:
-        """Attach every pending score whose span storage now holds; return how many were resolved."""
+        """Attach every pending score whose span storage now holds; return how many were resolved.
+
+        Then mark the ones past ``max_age_s`` as never resolved, and count what is still waiting.
+        """
+        resolved = await self._attach()
+        await self._expire()
+        self.pending, self.never_resolved = await asyncio.to_thread(unresolved_counts, self._store)
+        return resolved
+
+    async def _expire(self) -> None:
+        before = time.time_ns() - int(self._max_age_s * 1e9)
+        rows = []
+        for score_id, posted, at in await asyncio.to_thread(expired_feedback, self._store, before, self._page):
+            try:
+                rows.append(row_never_resolved(OutsideScore.model_validate_json(posted), at))
+            except ValidationError as exc:
+                log.warning("pending score %s cannot be read back, left as it is: %s", score_id, exc)
+        if rows:
+            await self._writer.consume(rows)
+            self.expired += len(rows)
+
+    async def _attach(self) -> int:
         pending = await asyncio.to_thread(self._pages)
         scores: list[tuple[OutsideScore, int]] = []
         for score_id, posted, at in pending:

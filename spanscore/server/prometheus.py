@@ -103,6 +103,11 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "alert_notifications_sent": ("counter", "Alert notifications delivered, per receiver channel."),
     "alert_notifications_failed": ("counter", "Alert notifications given up after every attempt, per channel."),
     "outside_scores_stored": ("counter", "Outside scores stored (POST /api/v1/scores and OTLP evaluation results)."),
+    "outside_scores_pending": (
+        "gauge",
+        "Posted scores waiting for their trace (scores FINAL, at the resolver's last pass).",
+    ),
+    "outside_scores_never_resolved": ("gauge", "Posted scores whose trace never came while they were looked for."),
     "outside_scores_resolved_late": (
         "counter",
         "Posted scores whose span arrived after them, attached to it since start (docs/feedback.md).",

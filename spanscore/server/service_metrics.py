@@ -36,8 +36,16 @@ def service_metrics(service: Service) -> dict[str, float]:
             "storage_inserts": spans.inserts,
             "storage_insert_failures": spans.failed_inserts,
             "logs_stored": service.log_writer.stats.stored,
-            "outside_scores_stored": service.feedback_writer.stats.stored,
+            # Rows written, less the resolver's rewrites of rows already counted: scores received, once each.
+            "outside_scores_stored": max(
+                0,
+                service.feedback_writer.stats.stored
+                - service.feedback_resolver.resolved
+                - service.feedback_resolver.expired,
+            ),
             "outside_scores_resolved_late": service.feedback_resolver.resolved,
+            "outside_scores_pending": service.feedback_resolver.pending,
+            "outside_scores_never_resolved": service.feedback_resolver.never_resolved,
             "otlp_evaluations_received": service.span_tap.stored + service.log_tap.stored,
             "attribute_values_truncated": limits.truncated_values,
             "attributes_dropped": limits.dropped.attributes,

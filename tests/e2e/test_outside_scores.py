@@ -283,3 +283,54 @@ async def test_feedback_that_never_resolves_does_not_starve_newer_feedback(servi
         assert resolved == {early_trace, late_trace}, resolved
     finally:
         await service.shutdown()
+
+
+async def test_feedback_waiting_for_its_trace_is_shown_apart_and_marked_when_it_never_comes(
+    service_config: ServiceConfig,
+) -> None:
+    """Issue #40 item 4: an orphan looked like normal feedback: counted as scored on the dashboard, "Status ok" on
+    its run page, and `status` said 3 posted scores after 2 posts."""
+    from spanscore.scoring.feedback_resolver import FeedbackResolver
+
+    service = Service(service_config)
+    await service.start()
+    try:
+        assert service.api is not None and service.grpc is not None
+        port = service.api.port
+        spans = agent_traces(1)
+        trace_id = f"{next(s for s in spans if s.parent is None).context.trace_id:032x}"
+        orphan = "cd" * 16
+        for trace in (trace_id, orphan):
+            assert (await asyncio.to_thread(_post, port, {"trace_id": trace, "name": "h", "label": "up"}))[0] == 200
+        await _rows(service, "SELECT 1 FROM scores FINAL WHERE Scorer = 'h'", 2)
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+        await _rows(service, f"SELECT 1 FROM otel_traces WHERE TraceId = '{trace_id}'", 1)
+        resolver = FeedbackResolver(service.store, service.feedback_writer)
+        assert await resolver.resolve_once() == 1
+        await _rows(service, "SELECT 1 FROM scores FINAL WHERE Scorer = 'h' AND Attributes['pending_span'] = ''", 1)
+        await resolver.resolve_once()
+        assert (resolver.pending, resolver.never_resolved) == (1, 0)
+
+        scorers = await asyncio.to_thread(_get, port, "/api/v1/dashboard/scorers?since=24h")
+        [row] = [r for r in scorers["scorers"] if r["scorer"] == "h"]
+        assert (row["scored"], row["pending"], row["never_resolved"]) == (1, 1, 0)
+        run = await asyncio.to_thread(_get, port, f"/api/v1/dashboard/runs/{orphan}")
+        assert [s["waiting_for_trace"] for s in run["scores"]] == [1]
+
+        later = FeedbackResolver(service.store, service.feedback_writer, max_age_s=0.0)  # its week is over
+        await later.resolve_once()
+        await _rows(service, "SELECT 1 FROM scores FINAL WHERE Attributes['never_resolved'] != ''", 1)
+        await later.resolve_once()
+        assert (later.pending, later.never_resolved) == (0, 1)
+        scorers = await asyncio.to_thread(_get, port, "/api/v1/dashboard/scorers?since=24h")
+        [row] = [r for r in scorers["scorers"] if r["scorer"] == "h"]
+        assert (row["scored"], row["pending"], row["never_resolved"]) == (1, 0, 1)
+        service.feedback_resolver.resolved, service.feedback_resolver.expired = resolver.resolved, later.expired
+        assert service.metrics()["outside_scores_stored"] == 2  # two posts, whatever was rewritten since
+    finally:
+        await service.shutdown()
+
+
+def _get(port: int, path: str) -> Any:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as response:
+        return json.loads(response.read())

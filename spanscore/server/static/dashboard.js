@@ -78,10 +78,17 @@
     rule.value = chosenRule;
   }
 
+  /* Feedback waiting for its trace (or whose trace never came) is counted apart from attached scores. */
+  function scoredCell(s) {
+    const apart = [s.pending ? `${s.pending} waiting for their trace` : "", s.never_resolved ? `${s.never_resolved} never resolved` : ""]
+      .filter(Boolean).join(", ");
+    return num(s.scored, apart ? `${s.scored} (+${apart})` : undefined);
+  }
+
   function renderScorers(scorers, others) {
     const table = field("scorer-table");
     fillTable(table, scorers, (s) => [
-      nameOf(s), s.higher_is_better ? "higher" : "lower", scaleText(s.scale), num(s.scored), num(null, decimal(s.mean)),
+      nameOf(s), s.higher_is_better ? "higher" : "lower", scaleText(s.scale), scoredCell(s), num(null, decimal(s.mean)),
       num(null, decimal(s.weighted_mean)), num(null, percent(s.pass_rate)), num(s.errors),
     ], "No scores in this window.");
     /* The most scored names are listed and charted; the rest are summed here (pick one with the scorer filter). */

@@ -89,6 +89,11 @@
     document.getElementById("scored-runs").replaceChildren(...(views.length ? views.map(conversation)
       : [el("p", { className: "empty" }, "No scored run stored for this trace (not scored, or expired).")]));
     const scored = new Set(run.scores.map((s) => s.span_id));
+    /* Feedback posted before its trace is stored and attached when the trace comes; say so, not just "ok". */
+    const scoreState = (s) => (s.waiting_for_trace ? "waiting for its trace" : s.never_resolved ? "never resolved" : s.status);
+    const waitingNote = (scores) => (scores.some((s) => s.waiting_for_trace)
+      ? "No spans stored for this trace yet: its feedback is waiting for them, and is attached when they arrive (looked for 7 days)."
+      : scores.some((s) => s.never_resolved) ? "This trace's spans never arrived: its feedback was not attached to a run." : "");
     /* The conversation this trace belongs to, when its runs carry a session id. */
     const sessions = [...new Set(run.scores.map((s) => s.session_id).filter(Boolean))];
     document.getElementById("session-links").replaceChildren(...sessions.map((id) =>
@@ -96,7 +101,7 @@
     /* A rule that scores single calls or whole conversations says so next to its name. */
     const ruleOf = (x) => (x.target && x.target !== "run" ? `${x.rule} (${x.target}${x.target === "session" ? ` ${x.run_id}` : ""})` : x.rule);
     fillTable(document.getElementById("scores-table"), run.scores, (s) => [
-      s.scorer, ruleOf(s), num(null, decimal(s.score)), s.label || "–", s.status,
+      s.scorer, ruleOf(s), num(null, decimal(s.score)), s.label || "–", scoreState(s),
       el("td", { className: "reason" }, s.reason || s.error || "–"), s.judge_model || "–",
       num(null, s.judge_model ? usd(s.cost_usd) : "–"), el("td", {}, spanLink(s.span_id)),
     ], "No scores for this trace.");
@@ -112,7 +117,7 @@
       return [name, span.kind, span.service_name, num(null, String(span.start_ms - start)),
         num(null, decimal(span.duration_ms, 1)), span.status_message ? `${span.status_code}: ${span.status_message}` : span.status_code,
         el("td", {}, attributes(span))];
-    }, "No spans stored for this trace (they may have expired).");
+    }, waitingNote(run.scores) || "No spans stored for this trace (they may have expired).");
     const body = document.getElementById("spans-table").tBodies[0];
     rows.forEach(({ span }, i) => {
       const tr = body.rows[i];

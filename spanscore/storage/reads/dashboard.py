@@ -70,7 +70,8 @@ SELECT toUnixTimestamp64Milli(RunTimestamp) AS run_time_ms, Rule AS rule, Scorer
        ScorerVersion AS scorer_version, Score AS score, HigherIsBetter AS higher_is_better, Label AS label,
        Status AS status, Reason AS reason, Error AS error, SpanId AS span_id, RunId AS run_id,
        SampleRate AS sample_rate, JudgeModel AS judge_model, CostUsd AS cost_usd,
-       InputTokens AS input_tokens, OutputTokens AS output_tokens, Target AS target, SessionId AS session_id
+       InputTokens AS input_tokens, OutputTokens AS output_tokens, Target AS target, SessionId AS session_id,
+       Attributes['pending_span'] != '' AS waiting_for_trace, Attributes['never_resolved'] != '' AS never_resolved
 FROM scores FINAL
 WHERE TraceId = {trace_id:String}
 ORDER BY Scorer, Rule, SpanId

@@ -36,16 +36,27 @@ _OWN_MEASURES = """toBool(max(HigherIsBetter)) AS higher_is_better,
        sum(ScoreSum) / nullIf(sum(Scored), 0) AS mean,
        sum(WeightedScoreSum) / nullIf(sum(WeightSum), 0) AS weighted_mean,
        sum(Passed) / nullIf(sum(Passed) + sum(Failed), 0) AS pass_rate,
-       sum(Errors) AS errors"""
-_OUTSIDE_MEASURES = """toBool(max(HigherIsBetter)) AS higher_is_better,
-       countIf(Status = 'ok') AS scored,
-       count(Score) AS valued,
-       sum(Score) / nullIf(count(Score), 0) AS mean,
-       sum(Score / if(SampleRate > 0, SampleRate, 1.)) / nullIf(sumIf(1. / if(SampleRate > 0, SampleRate, 1.),
-           Score IS NOT NULL), 0) AS weighted_mean,
-       countIf(Label = 'pass') / nullIf(countIf(Label IN ('pass', 'fail')), 0) AS pass_rate,
-       countIf(Status = 'error') AS errors"""
-_COLUMNS = "scorer, source, higher_is_better, scored, valued, mean, weighted_mean, pass_rate, errors"
+       sum(Errors) AS errors,
+       toUInt64(0) AS pending,
+       toUInt64(0) AS never_resolved"""
+_ATTACHED = "Attributes['pending_span'] = '' AND Attributes['never_resolved'] = ''"
+"""An outside score attached to its span: feedback still waiting for its trace, or whose trace never came, is
+counted apart (``pending``, ``never_resolved``), not as scored."""
+_OUTSIDE_MEASURES = f"""toBool(max(HigherIsBetter)) AS higher_is_better,
+       countIf(Status = 'ok' AND {_ATTACHED}) AS scored,
+       countIf(Score IS NOT NULL AND {_ATTACHED}) AS valued,
+       sumIf(Score, {_ATTACHED}) / nullIf(countIf(Score IS NOT NULL AND {_ATTACHED}), 0) AS mean,
+       sumIf(Score / if(SampleRate > 0, SampleRate, 1.), {_ATTACHED})
+           / nullIf(sumIf(1. / if(SampleRate > 0, SampleRate, 1.), Score IS NOT NULL AND {_ATTACHED}), 0)
+           AS weighted_mean,
+       countIf(Label = 'pass' AND {_ATTACHED}) / nullIf(countIf(Label IN ('pass', 'fail') AND {_ATTACHED}), 0)
+           AS pass_rate,
+       countIf(Status = 'error' AND {_ATTACHED}) AS errors,
+       countIf(Attributes['pending_span'] != '') AS pending,
+       countIf(Attributes['never_resolved'] != '') AS never_resolved"""
+_COLUMNS = (
+    "scorer, source, higher_is_better, scored, valued, mean, weighted_mean, pass_rate, errors, pending, never_resolved"
+)
 
 
 def _own_and_outside(bucket: tuple[str, str] | None, scorer_filter: str) -> str:

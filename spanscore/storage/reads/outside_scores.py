@@ -63,6 +63,21 @@ ORDER BY at {order}, ScoreId {order}
 LIMIT {{limit:UInt32}}
 """
 
+_EXPIRED = """
+SELECT ScoreId, Attributes['pending_span'], toUnixTimestamp64Nano(RunTimestamp)
+FROM scores FINAL
+WHERE startsWith(Rule, 'source:') AND Attributes['pending_span'] != ''
+  AND RunTimestamp < fromUnixTimestamp64Nano({before:Int64})
+ORDER BY RunTimestamp
+LIMIT {limit:UInt32}
+"""
+
+_PENDING_COUNT = """
+SELECT countIf(Attributes['pending_span'] != ''), countIf(Attributes['never_resolved'] != '')
+FROM scores FINAL
+WHERE startsWith(Rule, 'source:')
+"""
+
 PendingScore = tuple[str, str, int]
 """A posted score still waiting for its span: (score id, the score as posted, posted at ns)."""
 
@@ -83,3 +98,15 @@ def pending_feedback(
     }
     rows = store.internal_query(_PENDING.format(order="DESC" if newest_first else "ASC"), parameters)
     return [(str(score_id), str(posted), int(at)) for score_id, posted, at in rows]  # type: ignore[call-overload]
+
+
+def expired_feedback(store: Queries, before_ns: int, limit: int) -> list[PendingScore]:
+    """Pending scores posted before ``before_ns``: their trace did not come while they were looked for."""
+    rows = store.internal_query(_EXPIRED, {"before": before_ns, "limit": limit})
+    return [(str(score_id), str(posted), int(at)) for score_id, posted, at in rows]  # type: ignore[call-overload]
+
+
+def unresolved_counts(store: Queries) -> tuple[int, int]:
+    """(still waiting for their trace, never resolved): the truth from ``scores FINAL``, for status and metrics."""
+    [(pending, never)] = store.internal_query(_PENDING_COUNT, {})
+    return int(pending), int(never)  # type: ignore[call-overload]
