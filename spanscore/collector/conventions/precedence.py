@@ -24,7 +24,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from spanscore.collector.conventions import mastra, openinference, openllmetry, otel_genai, pydantic_ai, vercel_ai
+from spanscore.collector.conventions import (
+    langfuse,
+    mastra,
+    openinference,
+    openllmetry,
+    otel_genai,
+    pydantic_ai,
+    vercel_ai,
+)
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.parsing import model_name
 from spanscore.collector.conventions.tool_definitions import offered_tools
@@ -48,6 +56,7 @@ PRECEDENCE: tuple[Dialect, ...] = (
     Dialect(mastra.DIALECT, mastra.extract, mastra.ATTRIBUTE_PREFIXES),
     Dialect(vercel_ai.DIALECT, vercel_ai.extract, vercel_ai.ATTRIBUTE_PREFIXES),
     Dialect(pydantic_ai.DIALECT, pydantic_ai.extract, pydantic_ai.ATTRIBUTE_PREFIXES),
+    Dialect(langfuse.DIALECT, langfuse.extract, langfuse.ATTRIBUTE_PREFIXES),
 )
 """Framework dialects, after the GenAI attributes and before the GenAI events (see ``span_facts``)."""
 
@@ -88,7 +97,7 @@ def extract_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts
     """Run every extractor on ``span``, with no pre-check; ``span_facts`` is the one to call.
 
     Order: GenAI attributes (on the span, then on joined detail logs); OpenInference;
-    OpenLLMetry; Mastra; Vercel AI SDK; GenAI per-message events (span events, then logs).
+    OpenLLMetry; Mastra; Vercel AI SDK; pydantic-ai; Langfuse; GenAI per-message events (span events, then logs).
     """
     facts = otel_genai.attribute_facts(span, logs)
     for dialect in PRECEDENCE:
