@@ -73,6 +73,8 @@ def extract(span: SpanRecord) -> SpanFacts:
         _generation(facts, attributes, span.name)
     elif kind == "tool":
         _tool(facts, attributes, span.name)
+    elif kind == "retriever":
+        facts.put("documents", _documents(load_json(attributes.get(OUTPUT))), f"{DIALECT}:{OUTPUT}")
     elif kind != "embedding":
         _call(facts, attributes)
     facts.put("session_id", non_empty(attributes.get("session.id")), f"{DIALECT}:session.id")
@@ -188,6 +190,24 @@ def _tokens(usage: Mapping[str, Any], *keys: str) -> int | None:
         if isinstance(value, str):
             return as_int(value)
     return None
+
+
+_DOCUMENT_TEXT_KEYS = ("page_content", "content", "text")
+
+
+def _documents(value: Any) -> tuple[str, ...] | None:
+    """The texts a retriever returned: strings, or documents holding their text (LangChain's ``page_content``)."""
+    if isinstance(value, Mapping) and isinstance(value.get("documents"), list):
+        value = value["documents"]
+    if not isinstance(value, list):
+        return None
+    texts = []
+    for item in value:
+        if isinstance(item, Mapping):
+            item = next((item[key] for key in _DOCUMENT_TEXT_KEYS if isinstance(item.get(key), str)), None)
+        if isinstance(item, str):
+            texts.append(item)
+    return tuple(texts) or None
 
 
 def _tool(facts: SpanFacts, attributes: Mapping[str, str], span_name: str) -> None:

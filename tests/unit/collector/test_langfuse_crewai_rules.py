@@ -101,3 +101,11 @@ def test_langfuse_trace_attributes_are_the_runs_to_filter_on() -> None:
     ):
         assert parse_filter(where).matches(run), where
     assert not parse_filter({"span.langfuse.trace.tags": {"contains": "billing"}}).matches(run)
+
+
+def test_a_langfuse_retriever_gives_the_texts_it_returned_as_context() -> None:
+    documents = [{"page_content": "Paris: sunny.", "metadata": {}}, "Rome: rain.", {"id": 3}]
+    attributes = {"langfuse.observation.type": "retriever", "langfuse.observation.output": json.dumps(documents)}
+    assert span_facts(span("01", attributes, name="search")).documents == ("Paris: sunny.", "Rome: rain.")
+    attributes["langfuse.observation.output"] = json.dumps({"answer": "none"})
+    assert span_facts(span("01", attributes, name="search")).documents is None
