@@ -143,10 +143,10 @@ def _expected(name: str) -> list[dict[str, Any]]:
 
 def _served(view: dict[str, Any]) -> dict[str, Any]:
     return {
-        "input": [(m["role"], m["content"]) for m in view["input"]],
+        "input": [(m["role"], m["content"]) for m in view["input"] or ()],
         "answer": view["answer"],
         "system": view["system"],
-        "tool_calls": [(c["name"], c["arguments"], c["result"], c["id"]) for c in view["tool_calls"]],
+        "tool_calls": [(c["name"], c["arguments"], c["result"], c["id"]) for c in view["tool_calls"] or ()],
         **{key: view[key] for key in ("agent_name", "session_id", "user_id", "model", "provider")},
     }
 
