@@ -157,7 +157,10 @@ LANGFUSE_MAP = (
         'an `agent` observation (`@observe(as_type="agent")`, the LangChain handler\'s graph root)',
         "the run; its observation name is the agent name",
     ),
-    ("a plain `@observe` root (type `span`) with no agent below", "the run (a trace without an agent span is one run)"),
+    (
+        "a plain `@observe()` root (type `span`) with no agent below",
+        "the run (a trace without an agent span is one run), named by its observation name, else the trace name",
+    ),
     ('the agent\'s `input` (`{"args": [...], "kwargs": {...}}`: its one argument) and `output`', "input, answer"),
     (
         "`generation` observations (the `langfuse.openai` drop-in, LangChain chat models)",

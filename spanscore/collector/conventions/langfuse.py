@@ -54,6 +54,8 @@ _KINDS = {
     "chain": "chain",
 }
 """Observation types that are a span kind; ``span``, ``event``, ``evaluator`` and ``guardrail`` are none."""
+_PLAIN = frozenset({"span", "chain"})
+"""Observation types a decorated function gets when it is not said to be an agent, tool or model call."""
 _DROP_IN_PROVIDERS = {"OpenAI-generation": "openai", "OpenAI-embedding": "openai"}
 """The provider of a ``langfuse.openai`` call, whose only trace of it is the name it gives the observation."""
 
@@ -69,6 +71,11 @@ def extract(span: SpanRecord) -> SpanFacts:
     if kind == "agent":
         facts.put("agent_name", _metadata(attributes, "lc_agent_name"), _meta("lc_agent_name"))
         facts.put("agent_name", non_empty(span.name), f"{DIALECT}:observation name")
+    elif observation_type in _PLAIN:
+        # A plain @observe() function at the root is the run of a trace with no agent observation: its name
+        # (else the trace's) is the best guess at the agent's, and any agent name a span gives beats it.
+        facts.put("agent_label", non_empty(span.name), f"{DIALECT}:observation name")
+        facts.put("agent_label", non_empty(attributes.get("langfuse.trace.name")), f"{DIALECT}:langfuse.trace.name")
     if kind == "llm":
         _generation(facts, attributes, span.name)
     elif kind == "tool":

@@ -11,6 +11,7 @@ from spanscore.runs.assembly import runs_from_spans
 from spanscore.sampling.filters import parse_filter
 
 KEY = "a3a24ae5ded50b9bea4f8e5e9e3fdd75"
+QUESTION = "What is the weather in Paris?"
 
 
 def span(span_id: str, attributes: dict[str, str], parent: str = "", name: str = "s") -> SpanRecord:
@@ -109,3 +110,18 @@ def test_a_langfuse_retriever_gives_the_texts_it_returned_as_context() -> None:
     assert span_facts(span("01", attributes, name="search")).documents == ("Paris: sunny.", "Rome: rain.")
     attributes["langfuse.observation.output"] = json.dumps({"answer": "none"})
     assert span_facts(span("01", attributes, name="search")).documents is None
+
+
+def test_a_plain_observe_root_is_the_run_named_by_its_function() -> None:
+    root = {
+        "langfuse.observation.type": "span",
+        "langfuse.observation.input": json.dumps({"args": [QUESTION], "kwargs": {}}),
+        "langfuse.observation.output": "It is sunny.",
+        "langfuse.trace.name": "weather-chat",
+    }
+    generation = {"langfuse.observation.type": "generation", "langfuse.observation.model.name": "m"}
+    (run,) = runs_from_spans([span("01", root, name="answer_question"), span("02", generation, parent="01")])
+    assert (run.agent_name, run.input_text, run.output_text) == ("answer_question", QUESTION, "It is sunny.")
+    named = {**root, "langfuse.observation.type": "agent"}
+    (run,) = runs_from_spans([span("01", named, name="weather_agent"), span("02", root, parent="01", name="step")])
+    assert run.agent_name == "weather_agent"  # a guess never beats a name
