@@ -14,8 +14,6 @@ import asyncio
 import base64
 import gzip
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -29,8 +27,8 @@ from spanscore.run import Run
 from spanscore.scorers import build
 from spanscore.server.default_rules import DEFAULT_RULE
 from spanscore.server.service import Service
-from tests.e2e.test_process import _free_port
-from tests.e2e.test_quick_start import _banner, _cli, _environment
+from tests.e2e.test_quick_start import _cli
+from tests.e2e.test_readme_hand_instrumentation import _serve, _stop
 from tests.fakes.fake_openai_chat import FINAL_ANSWER, MODEL
 
 FRAMEWORKS = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "frameworks"
@@ -183,19 +181,10 @@ def _scores(cwd: Path, environ: dict[str, str], run_id: str) -> dict[str, float]
 
 @pytest.mark.slow
 def test_served_runs_from_langfuse_and_crewai_tracing_are_the_true_turns_and_scored_so(tmp_path: Path) -> None:
-    grpc, http, api = _free_port(), _free_port(), _free_port()
-    environ = _environment(grpc, http, api)
     (tmp_path / "spanscore.yaml").write_text(RULES, encoding="utf-8")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "spanscore.cli.commands", "serve", "-c", "spanscore.yaml"],
-        cwd=tmp_path,
-        env=environ,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    process, environ, _ = _serve(tmp_path, "-c", "spanscore.yaml")
+    http = int(environ["SPANSCORE_COLLECTOR__HTTP__PORT"])
     try:
-        _banner(process)
         for salt, name in enumerate(TURNS, start=1):
             body, headers = protobuf_request(name, salt), {"Content-Type": "application/x-protobuf"}
             if name.startswith("langfuse"):
@@ -213,5 +202,4 @@ def test_served_runs_from_langfuse_and_crewai_tracing_are_the_true_turns_and_sco
                 expected = {scorer: build(scorer).run(truth).score for scorer in SCORERS}
                 assert _scores(tmp_path, environ, view["run_id"]) == pytest.approx(expected), (name, view["run_id"])
     finally:
-        process.terminate()
-        assert process.wait(timeout=60) == 0
+        _stop(process)
