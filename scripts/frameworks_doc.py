@@ -44,6 +44,7 @@ WANTED = (
     "Pydantic Logfire",
     "BeeAI",
     "Claude Agent SDK",
+    "Langfuse",
 )
 """Frameworks wanted in the table; each is listed as not yet recorded until a fixture names it."""
 
@@ -103,6 +104,81 @@ metadata (`tests/fixtures/traces/frameworks/*.meta.json` for Python,
 `tests/fixtures/record_frameworks.py` or `tests/fixtures/record_traces.py` when a framework releases.
 """
 
+FOOTER = """
+## Coming from Langfuse
+
+The Langfuse Python SDK (v3 and later) is built on OpenTelemetry: every
+observation is a span with `langfuse.*` attributes, which spanscore reads
+(the `langfuse_*` rows above). Its spans can come here in two ways:
+
+- **In code**, by handing Langfuse an exporter:
+  `Langfuse(span_exporter=OTLPSpanExporter(endpoint="http://HOST:4318/v1/traces"))`.
+  Langfuse passes none of its own settings (base URL, headers, compression)
+  to an exporter it is given: with `collector.auth_tokens` set, give the
+  exporter `headers={{"Authorization": "Bearer TOKEN"}}` yourself.
+- **With no code change**, by pointing the SDK's own exporter here:
+  `LANGFUSE_BASE_URL=http://HOST:4318` and
+  `LANGFUSE_OTEL_TRACES_EXPORT_PATH=v1/traces`. That exporter sends OTLP
+  protobuf, gzip-compressed, with `Authorization: Basic` made of the public and
+  secret keys. spanscore takes it as it is: without `collector.auth_tokens` the
+  header is ignored; with them, set `LANGFUSE_SECRET_KEY` to one of the tokens
+  (the public key can be anything), since a token is accepted as the password
+  of Basic credentials. A wrong secret is refused (the SDK logs
+  `Failed to export spans batch code: 401`).
+
+Either way:
+
+- **Set both keys.** Without `LANGFUSE_PUBLIC_KEY` and `LANGFUSE_SECRET_KEY`
+  the SDK disables itself (it logs "Client will be disabled" and nothing
+  else) and traces nothing, wherever its spans were to go. Any values do when
+  they go only here.
+- **Name the service.** Langfuse's tracer provider has no service name of its
+  own: runs arrive as `unknown_service:python` unless `OTEL_SERVICE_NAME` is
+  set.
+- **Session and user** come from
+  `propagate_attributes(session_id=..., user_id=...)`, which puts `session.id`
+  and `user.id` on every span of the trace.
+
+What maps to what:
+
+{langfuse_map}
+
+## OpenLIT
+
+`openlit.init()` downloads a model price list from the internet when it
+starts, unless it is given one: `openlit.init(pricing_json="prices.json")`
+(or `OPENLIT_PRICING_JSON` for `openlit-instrument`). On a machine that
+should not reach out, give it the file.
+"""
+"""Sections after the table: how to move from Langfuse, and what OpenLIT does unasked."""
+
+LANGFUSE_MAP = (
+    (
+        'an `agent` observation (`@observe(as_type="agent")`, the LangChain handler\'s graph root)',
+        "the run; its observation name is the agent name",
+    ),
+    (
+        "a plain `@observe()` root (type `span`) with no agent below",
+        "the run (a trace without an agent span is one run), named by its observation name, else the trace name",
+    ),
+    ('the agent\'s `input` (`{"args": [...], "kwargs": {...}}`: its one argument) and `output`', "input, answer"),
+    (
+        "`generation` observations (the `langfuse.openai` drop-in, LangChain chat models)",
+        "model calls: the system prompt, the model, the provider, the tokens, the model's tool calls",
+    ),
+    ("`tool` observations", "tool calls (name, arguments, result; the id from the model or the handler)"),
+    ("`retriever`, `chain`, `embedding` observations", "retrieval, chain and embedding spans"),
+    ("`session.id`, `user.id`", "session and user"),
+    (
+        "`langfuse.trace.name`, `.tags`, `.metadata.KEY`",
+        "the run's span attributes, for rules' filters: `span.langfuse.trace.name: weather-chat`, "
+        "`span.langfuse.trace.tags: {contains: weather}`; a metadata value is JSON text (`'\"free\"'`)",
+    ),
+    ("`langfuse.trace.input` / `.output` (SDK v3)", "input and answer when the observation has none"),
+    ("`level=ERROR` with its status message", "the run's error"),
+)
+"""What each Langfuse observation or attribute becomes in a run (the "Coming from Langfuse" table)."""
+
 
 def load_meta() -> list[tuple[str, dict[str, Any]]]:
     """Every fixture's metadata, by fixture name, in a stable order (language, framework, name).
@@ -160,7 +236,8 @@ def render() -> str:
     if pending:
         lines += ["", "Not yet recorded here (no fixture, so no row): " + ", ".join(pending) + "."]
         lines += [f"- {name}: not recorded: {NOT_RECORDED[name]}." for name in pending if name in NOT_RECORDED]
-    return "\n".join(lines) + "\n"
+    table = ["| Langfuse | spanscore run |", "|---|---|", *(f"| {left} | {right} |" for left, right in LANGFUSE_MAP)]
+    return "\n".join(lines) + "\n" + FOOTER.format(langfuse_map="\n".join(table))
 
 
 def main() -> None:

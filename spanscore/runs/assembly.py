@@ -113,14 +113,16 @@ def _trace_runs(
 
 
 def _wrapper_agents(agents: set[str], facts: dict[str, SpanFacts], children: dict[str, list[str]]) -> set[str]:
-    """Agent spans that only wrap a named agent: no agent name of their own, a named agent below them.
+    """Agent spans that only wrap a named agent: no agent name or prompt of their own, a named agent below them.
 
     The OpenAI Agents SDK (through OpenInference) opens an ``Agent workflow`` span of the agent kind
     around the real agent's span; the run, its scores and its agent name belong to the agent inside.
+    An unnamed agent span that holds the prompt is the run, and the agent inside names it (a CrewAI
+    task, whose agent span is sent the task inside CrewAI's framing).
     """
     wrappers = set()
     for span_id in agents:
-        if facts[span_id].agent_name is not None:
+        if facts[span_id].agent_name is not None or facts[span_id].input is not None:
             continue
         stack, seen = list(children.get(span_id, ())), {span_id}
         while stack:

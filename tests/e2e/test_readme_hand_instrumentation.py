@@ -82,11 +82,12 @@ def _check_run(cwd: Path, environ: dict[str, str], trace_id: str) -> None:
     assert scores == pytest.approx(expected), (scores, expected)
 
 
-def _serve(tmp_path: Path) -> tuple[subprocess.Popen[str], dict[str, str], dict[str, str]]:
+def _serve(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], dict[str, str], dict[str, str]]:
+    """``spanscore serve ARGS`` in ``tmp_path`` on free ports: the process, its environment, a client's."""
     grpc, http, api = _free_port(), _free_port(), _free_port()
     environ = _environment(grpc, http, api)
     process = subprocess.Popen(
-        [sys.executable, "-m", "spanscore.cli.commands", "serve"],
+        [sys.executable, "-m", "spanscore.cli.commands", "serve", *args],
         cwd=tmp_path,
         env=environ,
         stdout=subprocess.PIPE,

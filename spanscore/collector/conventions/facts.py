@@ -9,6 +9,7 @@ run can say which convention supplied each field.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields, replace
 
 from spanscore.collector.conventions.parsing import is_blank
@@ -61,7 +62,12 @@ class SpanFacts:
         self.sources[name] = source
 
     def merge(self, other: SpanFacts) -> None:
-        """Fill this span's missing facts from ``other`` (a lower-precedence dialect)."""
+        """Fill this span's missing facts from ``other`` (a lower-precedence dialect).
+
+        One exception to "first wins": an agent name that is an opaque identifier (``is_opaque_identifier``)
+        gives way to a real name from a lower-precedence dialect (CrewAI's ``gen_ai.agent.name`` is the
+        agent's key, ``crewai.agent.role`` its name).
+        """
         for item in fields(self):
             name = item.name
             if name == "sources":
@@ -73,7 +79,22 @@ class SpanFacts:
             if name == "tool" and self.tool is not None and other.tool is not None:
                 self.tool = fill_tool(self.tool, other.tool)
                 continue
+            if name == "agent_name" and _names_what_we_only_identify(self.agent_name, other.agent_name):
+                self.agent_name = None
             self.put(name, getattr(other, name), other.sources.get(name, ""))
+
+
+_OPAQUE = re.compile(r"[0-9a-f]{16,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+"""A hex digest (16 hex digits or more) or a UUID: an id a framework made up, not a name anyone gave."""
+
+
+def is_opaque_identifier(name: str) -> bool:
+    """Whether an agent name is a generated identifier (``a3a24ae5ded50b9bea4f8e5e9e3fdd75``), not a name."""
+    return _OPAQUE.fullmatch(name.strip()) is not None
+
+
+def _names_what_we_only_identify(mine: str | None, theirs: str | None) -> bool:
+    return mine is not None and theirs is not None and is_opaque_identifier(mine) and not is_opaque_identifier(theirs)
 
 
 def fill_tool(mine: ToolCall, theirs: ToolCall) -> ToolCall:

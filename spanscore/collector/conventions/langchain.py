@@ -5,6 +5,7 @@ instrumentations write them out in one of LangChain's own serialisations
 rather than as chat messages:
 
 - ``message_to_dict``: ``{"type": "ai", "data": {"content": ..., "tool_calls": [...]}}``;
+- the message's pydantic dump: ``{"type": "ai", "content": ..., "additional_kwargs": {}, ...}``;
 - the ``Serializable`` form: ``{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs": {...}}``;
 - callback envelopes around them: ``{"inputs": ...}`` / ``{"outputs": ...}`` for chains,
   ``{"input_str": ..., "inputs": {...}, "kwargs": {"tool_call_id": ...}}`` and
@@ -37,6 +38,8 @@ _MESSAGE_TYPES = {
     "HumanMessageChunk": "user",
     "AIMessageChunk": "assistant",
 }
+_DUMPED_KEYS = frozenset({"type", "content", "additional_kwargs", "response_metadata"})
+"""Keys of a message's own pydantic dump (``message.model_dump()``: Langfuse's LangChain handler), flat."""
 _ENVELOPE_KEYS = ("inputs", "outputs", "output")
 _CALLBACK_KEYS = frozenset({"tags", "metadata", "kwargs", "input_str", "run_id", "parent_run_id"})
 
@@ -51,6 +54,8 @@ def message_fields(item: Any) -> Mapping[str, Any] | None:
         body, kind = item.get("kwargs"), item["id"][-1] if item["id"] else None
     elif isinstance(item.get("data"), Mapping) and isinstance(item.get("type"), str):
         body, kind = item["data"], item["type"]
+    elif _DUMPED_KEYS <= item.keys() and isinstance(item.get("type"), str):
+        body, kind = item, item["type"]
     if not isinstance(body, Mapping) or _MESSAGE_TYPES.get(str(kind)) is None:
         return None
     fields: dict[str, Any] = {"role": _MESSAGE_TYPES[str(kind)], "content": body.get("content")}

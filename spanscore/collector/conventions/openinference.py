@@ -163,7 +163,7 @@ def _function_results(group: Mapping[str, str]) -> dict[str, str]:
 def _values(facts: SpanFacts, attributes: Mapping[str, str]) -> None:
     """``input.value`` / ``output.value`` of agent and chain spans: text, or JSON with messages."""
     for name, key, role in (("input", "input.value", "user"), ("output", "output.value", "assistant")):
-        messages = _value_messages(attributes.get(key), attributes.get(key.replace("value", "mime_type")), role)
+        messages = value_messages(attributes.get(key), attributes.get(key.replace("value", "mime_type")), role)
         if messages is not None:
             rest, system = split_system(messages)
             facts.put(name, final_answer(rest) if name == "output" else rest, f"{DIALECT}:{key}")
@@ -206,7 +206,8 @@ def is_object_repr(text: str) -> bool:
     return bool(_OBJECT_REPR.match(text) or _FIELDS_STR.match(text))
 
 
-def _value_messages(text: str | None, mime_type: str | None, role: str) -> tuple[Message, ...] | None:
+def value_messages(text: str | None, mime_type: str | None, role: str) -> tuple[Message, ...] | None:
+    """The messages in an ``input.value`` / ``output.value``-like text of ``mime_type`` (also Langfuse's)."""
     if text is None or is_object_repr(text):
         return None
     # Without a mime type, a JSON object is still structured (smolagents sets none on its run kwargs).

@@ -24,7 +24,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from spanscore.collector.conventions import mastra, openinference, openllmetry, otel_genai, pydantic_ai, vercel_ai
+from spanscore.collector.conventions import (
+    crewai_tracing,
+    langfuse,
+    mastra,
+    openinference,
+    openllmetry,
+    otel_genai,
+    pydantic_ai,
+    vercel_ai,
+)
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.parsing import model_name
 from spanscore.collector.conventions.tool_definitions import offered_tools
@@ -48,6 +57,8 @@ PRECEDENCE: tuple[Dialect, ...] = (
     Dialect(mastra.DIALECT, mastra.extract, mastra.ATTRIBUTE_PREFIXES),
     Dialect(vercel_ai.DIALECT, vercel_ai.extract, vercel_ai.ATTRIBUTE_PREFIXES),
     Dialect(pydantic_ai.DIALECT, pydantic_ai.extract, pydantic_ai.ATTRIBUTE_PREFIXES),
+    Dialect(crewai_tracing.DIALECT, crewai_tracing.extract, crewai_tracing.ATTRIBUTE_PREFIXES),
+    Dialect(langfuse.DIALECT, langfuse.extract, langfuse.ATTRIBUTE_PREFIXES),
 )
 """Framework dialects, after the GenAI attributes and before the GenAI events (see ``span_facts``)."""
 
@@ -87,8 +98,9 @@ def span_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts:
 def extract_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts:
     """Run every extractor on ``span``, with no pre-check; ``span_facts`` is the one to call.
 
-    Order: GenAI attributes (on the span, then on joined detail logs); OpenInference;
-    OpenLLMetry; Mastra; Vercel AI SDK; GenAI per-message events (span events, then logs).
+    Order: GenAI attributes (on the span, then on joined detail logs); OpenInference; OpenLLMetry; Mastra;
+    Vercel AI SDK; pydantic-ai; CrewAI's tracing; Langfuse; GenAI per-message events (span events, then logs).
+    An opaque agent name gives way to a real one from a later dialect (``SpanFacts.merge``).
     """
     facts = otel_genai.attribute_facts(span, logs)
     for dialect in PRECEDENCE:

@@ -32,7 +32,7 @@ def offered_tools(attributes: Mapping[str, str]) -> tuple[tuple[ToolSpec, ...], 
     """The tools offered and the attribute they came from, or None when the span lists none."""
     for key in ("gen_ai.tool.definitions", "ai.prompt.tools"):
         if key in attributes:
-            tools = _from_list(load_json(attributes[key]))
+            tools = tool_list(load_json(attributes[key]))
             if tools:
                 return tools, key
     indexed = _indexed(attributes)
@@ -41,7 +41,8 @@ def offered_tools(attributes: Mapping[str, str]) -> tuple[tuple[ToolSpec, ...], 
     return None
 
 
-def _from_list(value: Any) -> tuple[ToolSpec, ...]:
+def tool_list(value: Any) -> tuple[ToolSpec, ...]:
+    """The tools in a list of definitions (OpenAI's nested shape, flat, JSON text or plain names); () if none."""
     if not isinstance(value, list):
         return ()
     tools = []

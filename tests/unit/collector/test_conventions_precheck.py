@@ -22,6 +22,8 @@ from recorded_traces import RECORDED, load
 from test_conventions_properties import KNOWN_KEYS, attribute_values, logs, spans
 
 from spanscore.collector.conventions import (
+    crewai_tracing,
+    langfuse,
     mastra,
     openinference,
     openllmetry,
@@ -47,6 +49,8 @@ EXTRACTORS: dict[str, tuple[Extract, tuple[str, ...]]] = {
     "mastra": (mastra.extract, mastra.ATTRIBUTE_PREFIXES),
     "vercel_ai": (vercel_ai.extract, vercel_ai.ATTRIBUTE_PREFIXES),
     "pydantic_ai": (pydantic_ai.extract, pydantic_ai.ATTRIBUTE_PREFIXES),
+    "crewai": (crewai_tracing.extract, crewai_tracing.ATTRIBUTE_PREFIXES),
+    "langfuse": (langfuse.extract, langfuse.ATTRIBUTE_PREFIXES),
 }
 
 
