@@ -24,6 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from spanscore.collector.conventions import finish
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.collector.conventions.openinference import value_messages
 from spanscore.collector.conventions.parsing import (
@@ -160,9 +161,11 @@ def _generation(facts: SpanFacts, attributes: Mapping[str, str], span_name: str)
         facts.tool_results.update(parsed[1])
     offered = tool_list(request.get("tools")) if isinstance(request, Mapping) else ()
     facts.put("tools", offered or None, f"{DIALECT}:{INPUT} tools")
-    response = chat_messages(load_json(attributes.get(OUTPUT)), "assistant")
+    output: Any = load_json(attributes.get(OUTPUT))
+    response = chat_messages(output, "assistant")
     if response is not None:
         facts.put("output", response[0], f"{DIALECT}:{OUTPUT}")
+    facts.put("finish_reason", _finish_reason(output), f"{DIALECT}:{OUTPUT} finish_reason")
     facts.put("model", non_empty(attributes.get(MODEL)), f"{DIALECT}:{MODEL}")
     facts.put("model", _metadata(attributes, "ls_model_name"), _meta("ls_model_name"))
     facts.put("provider", _metadata(attributes, "ls_provider"), _meta("ls_provider"))
@@ -172,6 +175,13 @@ def _generation(facts: SpanFacts, attributes: Mapping[str, str], span_name: str)
         source = f"{DIALECT}:langfuse.observation.usage_details"
         facts.put("input_tokens", _tokens(usage, "input", "prompt_tokens"), source)
         facts.put("output_tokens", _tokens(usage, "output", "completion_tokens"), source)
+
+
+def _finish_reason(output: Any) -> str | None:
+    """Why the call stopped: on the message (OpenAI's drop-in), or in LangChain's ``response_metadata``."""
+    messages = output if isinstance(output, list) else [output]
+    metadata = [m["response_metadata"] for m in messages if isinstance(m, Mapping) and "response_metadata" in m]
+    return finish.from_messages(messages) or finish.from_messages(metadata) or finish.from_response(output)
 
 
 def _without_tool_definitions(messages: Any) -> Any:

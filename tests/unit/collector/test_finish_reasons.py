@@ -20,8 +20,10 @@ from spanscore.scorers import build
 FRAMEWORKS = FIXTURES / "frameworks"
 NAMES = sorted(path.name.removesuffix(".meta.json") for path in FRAMEWORKS.glob("*.meta.json"))
 REPORT_NONE = {"ag2_openinference", "agno_openinference", "beeai_openinference", "dspy_openinference"}
-REPORT_NONE |= {"openai_agents_openinference"}
-"""Frameworks whose recorded spans carry no finish reason anywhere (checked by hand in the fixtures)."""
+REPORT_NONE |= {"openai_agents_openinference", "langfuse_observe", "langfuse_langchain"}
+"""Frameworks whose recorded spans carry no finish reason anywhere (checked by hand in the fixtures). Langfuse's
+generations keep the response message without its finish reason (the drop-in's and the LangChain handler's);
+only LangGraph's chain spans quote it, inside the graph state, which is not a model call."""
 LAST_IS_TOOL = {"smolagents_openinference"}
 """smolagents answers through its ``final_answer`` tool, so its last model call stops to call a tool."""
 
