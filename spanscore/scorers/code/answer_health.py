@@ -32,7 +32,7 @@ from rapidfuzz import fuzz
 
 from spanscore.run import Run
 from spanscore.scorers.base import Scorer, StepContext, create_scorer
-from spanscore.scorers.code.text import input_text, output_text
+from spanscore.scorers.code.text import capped, input_text, output_text
 from spanscore.scorers.registry import register
 
 VERSION = "1"
@@ -149,7 +149,7 @@ def _finish_reasons(run: Run) -> list[Any]:
 
 def _last_question(run: Run) -> str:
     users = [message.content for message in run.input or () if message.role == "user"]
-    return users[-1] if users else input_text(run)
+    return capped(users[-1], "input") if users else input_text(run)
 
 
 def _normal(text: str) -> str:
