@@ -12,37 +12,16 @@ took seconds at 8n. The CPU time of this process is what is compared, not wall t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import pytest
 
-from spanscore.run import Run, ToolCall, Turn
-from spanscore.scorers import Scorer, build
+from bench.scorer_bounds import SHAPES, adversarial_run, built_in, cpu_s
+from spanscore.run import Run
+from spanscore.scorers import build
 from spanscore.scorers.bounds import MAX_TEXT_CHARS, recording_cuts
 from spanscore.scorers.llm.markers import defuse_markers
 from spanscore.scorers.registry import code_builtins
 
-OPTIONS = {"tool_call_accuracy": {"expected_tool": "search"}}
-"""Options for the built-ins that cannot be built without any; a new one fails below until it is added."""
-
-SHAPES: dict[str, Callable[[int], str]] = {
-    "no end mark": lambda n: ("y " * n)[:n],
-    "one long token": lambda n: "a" * n,
-    "a token of dashes": lambda n: "a" + "-" * (n - 2) + "a",
-    "a whitespace run inside": lambda n: "a" + " " * (n - 2) + "a",
-    "repeated separators": lambda n: (", ; " * n)[:n],
-    "many newlines": lambda n: "\n" * n,
-    "end marks only": lambda n: ("?!." * n)[:n],
-    "open brackets": lambda n: "(" * n,
-    "nested brackets": lambda n: "[" * (n // 2) + "]" * (n // 2),
-    "nested quotes": lambda n: ("\"'" * n)[:n],
-    "angles without a close": lambda n: "<" * n,
-    "marker look-alikes": lambda n: ("<< end " * n)[:n],
-    "code fences": lambda n: ("```" * n)[:n],
-    "template braces": lambda n: ("{{" * n)[:n],
-    "distinct words": lambda n: " ".join(f"w{i:06x}q" for i in range(n // 9)),
-    "distinct long words": lambda n: " ".join(f"{i:063x}" for i in range(n // 64)),
-}
 READ_THE_ANSWER = {
     "answer_health", "completeness", "content_similarity", "keyword_coverage", "textual_difference", "tone_consistency",
 }  # fmt: skip
@@ -52,49 +31,20 @@ GROWTH_ALLOWED = 24.0
 FLOOR_S = 0.005
 
 
-def _run(text: str) -> Run:
-    """A run carrying ``text`` in every field a built-in reads (the input side reversed, so the sides differ)."""
-    other = text[::-1]
-    call = ToolCall("search", arguments=text, result=text)
-    return Run(
-        input=other,
-        output=text,
-        ground_truth=other,
-        context=[text],
-        system=text,
-        tool_calls=[call],
-        turns=[Turn("t1", "", "", user=other, answer=text, tool_calls=(call, call))],
-    )
-
-
-def _scorer(name: str) -> Scorer:
-    return build(name, **OPTIONS.get(name, {}))
-
-
-def _cpu_s(scorer: Scorer, run: Run) -> float:
-    """The best of two: a collection or a cold cache in one attempt is not the scorer's work."""
-    best = float("inf")
-    for _ in range(2):
-        started = time.process_time()
-        scorer.run(run)
-        best = min(best, time.process_time() - started)
-    return best
-
-
 def test_the_list_covers_every_built_in_code_scorer() -> None:
     names = code_builtins()
     assert {"completeness", "keyword_coverage", "tone_consistency", "answer_health"} <= set(names)
     for name in names:
-        assert _scorer(name).info.kind == "code", name
+        assert built_in(name).info.kind == "code", name
 
 
 @pytest.mark.parametrize("name", code_builtins())
 def test_work_grows_linearly_with_every_adversarial_shape(name: str) -> None:
-    scorer = _scorer(name)
+    scorer = built_in(name)
     growth = {}
     for shape, make in SHAPES.items():
-        small = _cpu_s(scorer, _run(make(SMALL)))
-        large = _cpu_s(scorer, _run(make(SMALL * FACTOR)))
+        small = cpu_s(scorer, adversarial_run(make(SMALL)))
+        large = cpu_s(scorer, adversarial_run(make(SMALL * FACTOR)))
         growth[shape] = (large / max(small, FLOOR_S), small, large)
     too_fast = {shape: figures for shape, figures in growth.items() if figures[0] > GROWTH_ALLOWED}
     assert not too_fast, f"{name}: work grew faster than linearly (ratio, seconds at n, at 8n): {too_fast}"
@@ -102,11 +52,11 @@ def test_work_grows_linearly_with_every_adversarial_shape(name: str) -> None:
 
 @pytest.mark.parametrize("name", code_builtins())
 def test_a_megabyte_is_cut_to_the_cap_and_the_cut_is_recorded(name: str) -> None:
-    scorer = _scorer(name)
+    scorer = built_in(name)
     for shape in ("no end mark", "distinct words", "angles without a close"):
         text = SHAPES[shape](1_000_000)
         started = time.process_time()
-        result = scorer.run(_run(text))
+        result = scorer.run(adversarial_run(text))
         spent = time.process_time() - started
         assert result.status.value in ("ok", "missing_input", "not_applicable"), (shape, result.error)
         assert spent < 20.0, f"{name} on 1 MB of {shape!r}: {spent:.1f} s of CPU"
