@@ -180,6 +180,12 @@ def test_health_answers_while_a_48_kb_answer_without_a_full_stop_is_scored(tmp_p
     rows = serve.wait_for_scores(trace_id, 60, health)
     assert max(health) < HEALTH_CEILING_S, f"/healthz was frozen while the answer was scored: {health}"
     assert [(row["Scorer"], row["Status"]) for row in rows] == [("tone_consistency", "ok")], rows
+    # Past the cap, the text is cut and the score says so.
+    longer = serve.send("y " * 80000)
+    assert [row["Status"] for row in serve.wait_for_scores(longer, 60, health)] == ["ok"]
+    cut = serve.query(f"SELECT Attributes['text.cut'] AS cut FROM scores FINAL WHERE TraceId = '{longer}'")
+    assert cut == [{"cut": "output: first 100000 of 160000 characters scored"}], cut
+    assert max(health) < HEALTH_CEILING_S, health
     assert serve.stop() < EXIT_CEILING_S
 
 
