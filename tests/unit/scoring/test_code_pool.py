@@ -9,7 +9,11 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +22,7 @@ from spanscore.scorers import Status, build, create_scorer
 from spanscore.scoring.code_pool import CodeScorerPool
 
 STUCK = "tests.e2e.stuck_scorer:stuck"
+REPOSITORY = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
@@ -90,3 +95,46 @@ async def test_results_carry_what_was_cut_and_errors_name_the_scorer(pool: CodeS
     handmade = create_scorer("handmade").generate_score(lambda context: 1.0)
     refused = await pool.score(handmade, Run(output="x"))
     assert refused.status is Status.ERROR and "spanscore.scorers.build" in (refused.error or "")
+
+
+_OWNER = """
+import asyncio, sys
+from spanscore.run import Run
+from spanscore.scorers import build
+from spanscore.scoring.code_pool import CodeScorerPool
+
+async def main():
+    pool = CodeScorerPool(processes=2, timeout_s=600.0)
+    small = Run(input="a b", output="a b")
+    await asyncio.gather(*(pool.score(build("completeness"), small) for _ in range(2)))
+    while len(pool.pids()) < 2:
+        await asyncio.sleep(0.1)
+    stuck = asyncio.create_task(pool.score(build("tests.e2e.stuck_scorer:stuck"), Run(output="stuck")))
+    await asyncio.sleep(0.5)
+    print(*pool.pids(), flush=True)
+    await stuck
+
+asyncio.run(main())
+"""
+
+
+def test_workers_die_with_a_service_killed_by_sigkill(tmp_path: Path) -> None:
+    """A service killed -9 cannot stop its workers; the kernel does (one of them is stuck, busy forever)."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", _OWNER],
+        cwd=REPOSITORY,
+        env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert owner.stdout is not None
+        workers = [int(pid) for pid in owner.stdout.readline().split()]
+        assert len(workers) == 2 and not any(_gone(pid) for pid in workers)
+    finally:
+        owner.kill()
+        owner.wait()
+    deadline = time.monotonic() + 30
+    while not all(_gone(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(_gone(pid) for pid in workers)
