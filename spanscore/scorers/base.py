@@ -31,6 +31,7 @@ from typing import Any
 
 from spanscore.errors import ConfigError, RetryableError
 from spanscore.run import Run
+from spanscore.scorers.bounds import recording_cuts
 from spanscore.scorers.contracts import (
     DEFAULT_TARGETS,
     RUN_FIELDS,
@@ -77,7 +78,7 @@ class Scorer:
     immutable and safe to share between tasks and threads.
     """
 
-    __slots__ = ("info", "options", "_steps", "_is_async")
+    __slots__ = ("info", "options", "origin", "_steps", "_is_async")
 
     def __init__(
         self,
@@ -91,6 +92,8 @@ class Scorer:
     ) -> None:
         self.info = info
         self.options: Mapping[str, Any] = dict(options or {})
+        self.origin: tuple[str, Mapping[str, Any]] | None = None
+        """The name and options ``registry.build`` made this scorer from, so a worker process can make it again."""
         self._steps: tuple[Step | None, ...] = (preprocess, analyze, generate_score, generate_reason)
         self._is_async = any(is_async_step(s) for s in self._steps)
 
@@ -186,6 +189,12 @@ class Scorer:
         )
 
     async def _execute(self, run: Run) -> ScoreResult:
+        """Run the steps; what the built-in text helpers cut on the way is recorded in ``cuts`` (see ``bounds``)."""
+        with recording_cuts() as cuts:
+            result = await self._run_steps(run)
+        return replace(result, cuts=dict(cuts)) if cuts else result
+
+    async def _run_steps(self, run: Run) -> ScoreResult:
         started_at, t0 = time.time(), time.perf_counter()
         missing = run.missing(self.info.required_fields)
         if missing:

@@ -26,7 +26,8 @@ ScorerFactory = Callable[..., Scorer]
 FactoryT = TypeVar("FactoryT", bound=ScorerFactory)
 
 _FACTORIES: dict[str, ScorerFactory] = {}
-_BUILTIN_MODULES = ("spanscore.scorers.code", "spanscore.scorers.llm")
+_CODE_MODULE = "spanscore.scorers.code"
+_BUILTIN_MODULES = (_CODE_MODULE, "spanscore.scorers.llm")
 _discovered = False
 
 
@@ -62,6 +63,12 @@ def _discover() -> None:
             logger.debug("scorer module not present module=%s", module)
 
 
+def code_builtins() -> list[str]:
+    """The ids of the built-in code scorers, sorted (loads only them, not the LLM scorers' judge stack)."""
+    importlib.import_module(_CODE_MODULE)
+    return sorted(name for name, factory in _FACTORIES.items() if factory.__module__.startswith(_CODE_MODULE + "."))
+
+
 def available() -> list[str]:
     """The registered scorer ids, sorted."""
     _discover()
@@ -76,8 +83,11 @@ def build(name: str, **options: Any) -> Scorer:
     """
     if ":" in name:
         return _build_from_path(name, options)
-    _discover()
+    importlib.import_module(_CODE_MODULE)  # a code scorer needs no LLM module (and no litellm) loaded
     factory = _FACTORIES.get(name)
+    if factory is None:
+        _discover()
+        factory = _FACTORIES.get(name)
     if factory is None:
         from spanscore.scorers.preflight import unknown_scorer
 
@@ -103,6 +113,7 @@ def _build_from_path(path: str, options: dict[str, Any]) -> Scorer:
             raise ConfigError(
                 f"scorer path {path!r} names a ready scorer, which takes no options; got {sorted(options)}"
             )
+        target.origin = (path, {})
         return target
     if callable(target):
         return _call_factory(path, target, options)
@@ -117,6 +128,7 @@ def _call_factory(name: str, factory: ScorerFactory, options: dict[str, Any]) ->
         raise ConfigError(f"scorer {name!r}: {exc}") from exc
     if not isinstance(scorer, Scorer):
         raise ConfigError(f"scorer {name!r}: the factory returned {type(scorer).__name__}, not a Scorer")
+    scorer.origin = (name, dict(options))
     return scorer
 
 

@@ -72,6 +72,8 @@ class ScoreResult:
     """The structured-output mode litellm actually sent for the last judge call (``judge.wire``)."""
     cost_known: bool = True
     """False when litellm could not price a judge call: ``cost_usd`` then counts only the priced ones."""
+    cuts: Mapping[str, int] = field(default_factory=dict)
+    """Texts cut to ``bounds.MAX_TEXT_CHARS`` before scoring: what ("output", "input", ...) -> original length."""
 
     @property
     def ok(self) -> bool:
@@ -101,6 +103,7 @@ class ScoreResult:
             "cost_usd": self.cost_usd if self.cost_known else None,
             "cost": "priced" if self.cost_known else "unknown",
             "judge_mode": self.judge_mode,
+            "cuts": dict(self.cuts),
         }
 
 

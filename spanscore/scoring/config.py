@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 
 class ScoringConfig(BaseModel):
@@ -16,8 +16,10 @@ class ScoringConfig(BaseModel):
     """Jobs waiting for a worker; when full, ready runs wait in the assembler (bounded there)."""
     max_attempts: int = Field(4, ge=1)
     """Attempts per job for retryable failures (judge timeouts, 429/5xx)."""
-    code_threads: int = Field(2, ge=1)
-    """Threads that run code scorers off the event loop."""
+    code_processes: int = Field(2, ge=1, le=64, validation_alias=AliasChoices("code_processes", "code_threads"))
+    """Worker processes that run code scorers, started on the first code job (``code_threads`` is its old name)."""
+    code_timeout_s: float = Field(10.0, gt=0, le=3600)
+    """A code-scoring job still running after this is cut: its worker is killed and the job ends as an error."""
     poll_interval_s: float = Field(0.2, gt=0, le=10)
     """How often the assembler is asked for ready runs."""
     pass_threshold: float = Field(0.5, ge=0)

@@ -292,6 +292,10 @@ class LiveScoring:
             "sessions_continued_ignored": sessions.continued_ignored,
             "sessions_turns_dropped": sessions.turns_dropped,
         }
+        code = self.workers.code
+        out["scoring_code_timed_out"] = code.timed_out
+        out["scoring_code_workers_lost"] = code.workers_lost
+        out["scoring_code_workers_started"] = code.workers_started
         for state, count in self.workers.states.items():
             out[f"scoring_jobs_{state}"] = count
         for (rule, status), count in self.scores_written.items():

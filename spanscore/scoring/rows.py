@@ -9,6 +9,7 @@ from spanscore.run import Run
 from spanscore.runs.assembly import run_fingerprint
 from spanscore.sampling.decisions import Decision, Outcome
 from spanscore.scorers.base import ScoreResult, ScorerInfo, Status
+from spanscore.scorers.bounds import CUT_ATTRIBUTE, describe_cuts
 from spanscore.scoring.subject import RuleRun, Subject
 from spanscore.storage.scores import DecisionRow, RunColumns, ScoreRow, score_id
 
@@ -38,6 +39,8 @@ def score_row(info: ScorerInfo, run: Run, book: RuleRun, result: ScoreResult, *,
         attributes["judge.mode"] = result.judge_mode  # as sent on the wire, not as asked for
     if not result.cost_known:
         attributes["judge.cost"] = "unknown"  # CostUsd then counts only the calls litellm could price
+    if result.cuts:
+        attributes[CUT_ATTRIBUTE] = describe_cuts(result.cuts)  # the score is of the text's start only
     # A session is identified by its id, not by the run it currently ends with: a rescore replaces.
     trace_key, span_key = ("session", run.run_id) if run.target == "session" else (run.trace_id, run.span_id)
     return ScoreRow(

@@ -5,8 +5,9 @@ Each job moves through explicit states: ``pending`` (queued) -> ``running`` ->
 marked retryable (judge timeouts, 429/5xx, storage hiccups) is retried, with
 exponential backoff and full jitter; the terminal result is handed on only once
 retries are exhausted, so a retry never writes a half-finished score. Code
-scorers run in a thread pool so a long text never stalls the event loop; LLM
-scorers are awaited and rely on the judge client's own concurrency limits.
+scorers run in worker processes under a deadline (``code_pool``), so a slow or
+stuck one never holds the service's interpreter lock; LLM scorers are awaited
+and rely on the judge client's own concurrency limits.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import logging
 import random
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from spanscore.pipeline import Consumer
 from spanscore.run import Run
 from spanscore.scorers.base import Scorer, ScoreResult, Status
+from spanscore.scoring.code_pool import CodeScorerPool
 from spanscore.scoring.config import ScoringConfig
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ class ScoringWorkers(Generic[C]):
         self._max_attempts = config.max_attempts
         self._backoff_base = backoff_base_s
         self._backoff_max = backoff_max_s
-        self._threads = ThreadPoolExecutor(max_workers=config.code_threads, thread_name_prefix="spanscore-score")
+        self.code = CodeScorerPool(config.code_processes, config.code_timeout_s)
         self._tasks: list[asyncio.Task[None]] = []
         self.states: Counter[str] = Counter()
         self.completed_per_rule: Counter[str] = Counter()
@@ -111,7 +112,7 @@ class ScoringWorkers(Generic[C]):
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
             self._tasks = []
-        self._threads.shutdown(wait=False, cancel_futures=True)
+        await self.code.shutdown()
 
     def _move(self, job: ScoringJob[C], state: JobState) -> None:
         """Counts: jobs now in each live state, and jobs ever ended in each terminal state."""
@@ -153,6 +154,5 @@ class ScoringWorkers(Generic[C]):
 
     async def _score(self, job: ScoringJob[C]) -> ScoreResult:
         if job.scorer.info.kind == "code":
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._threads, job.scorer.run, job.run)
+            return await self.code.score(job.scorer, job.run)
         return await job.scorer.arun(job.run)

@@ -43,6 +43,12 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "requests_refused_too_many_log_records": ("counter", "Export requests refused for carrying too many log records."),
     "scoring_queue_depth": ("gauge", "Scoring jobs waiting for a worker now."),
     "scoring_write_retries": ("counter", "Score and decision writes retried because storage failed."),
+    "scoring_code_timed_out": ("counter", "Code-scoring jobs cut at scoring.code_timeout_s (their worker was killed)."),
+    "scoring_code_workers_lost": (
+        "counter",
+        "Code-scorer workers that died mid-job or were killed with a cancelled job.",
+    ),
+    "scoring_code_workers_started": ("counter", "Code-scorer worker processes started (replacements included)."),
     "rules_loaded": ("gauge", "Sampling rules loaded (the default rule counts when no rules are configured)."),
     "rules_generation": ("gauge", "Rule sets applied by this process: 1 at start, +1 per SIGHUP or PUT /api/v1/rules."),
     "rules_version": ("gauge", "1, labelled with the content hash of the rule set in use (RuleVersion on rows)."),

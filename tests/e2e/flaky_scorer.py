@@ -1,12 +1,36 @@
-"""A scorer loaded by import path in tests: fails while ``UNREACHABLE`` is set, as a judge does during an outage."""
+"""A scorer loaded by import path in tests: fails while ``UNREACHABLE`` is set, as a judge does during an outage.
+
+Code scorers run in worker processes, so the switch is a file both sides can see: its path is put in the
+environment when the test imports this module, and the workers, started later, inherit it.
+"""
 
 from __future__ import annotations
 
-import threading
+import os
+import tempfile
+from pathlib import Path
 
 from spanscore.scorers import Scorer, StepContext, create_scorer
 
-UNREACHABLE = threading.Event()
+_FLAG = Path(
+    os.environ.setdefault("SPANSCORE_TEST_FLAKY_FLAG", str(Path(tempfile.gettempdir()) / f"flaky-{os.getpid()}"))
+)
+
+
+class _FileFlag:
+    """``threading.Event``'s three methods, kept in a file so that other processes see them."""
+
+    def set(self) -> None:
+        _FLAG.touch()
+
+    def clear(self) -> None:
+        _FLAG.unlink(missing_ok=True)
+
+    def is_set(self) -> bool:
+        return _FLAG.exists()
+
+
+UNREACHABLE = _FileFlag()
 
 
 def flaky() -> Scorer:

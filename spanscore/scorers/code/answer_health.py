@@ -37,7 +37,7 @@ from spanscore.run import Run, ToolCall
 from spanscore.scorers.base import Scorer, StepContext, create_scorer
 from spanscore.scorers.code import health_marks as marks
 from spanscore.scorers.code import health_text as text
-from spanscore.scorers.code.text import input_text, output_text
+from spanscore.scorers.code.text import capped, input_text, output_text
 from spanscore.scorers.registry import register
 
 VERSION = "2"
@@ -173,7 +173,7 @@ def _is_error_result(result: str) -> bool:
 
 def _last_question(run: Run) -> str:
     users = [message.content for message in run.input or () if message.role == "user"]
-    return users[-1] if users else input_text(run)
+    return capped(users[-1], "input") if users else input_text(run)
 
 
 def _normal(value: str) -> str:

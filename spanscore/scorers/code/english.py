@@ -12,7 +12,6 @@ port: docs/scorers.md reports how often the element sets agree.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -50,8 +49,26 @@ NOUN_MARKERS = frozenset(
 SUBJECT_CONTRACTIONS = {"'s": "is", "'re": "are", "'m": "am", "'ve": "have", "'ll": "will", "'d": "would"}
 NEGATED = {"don't": "do", "doesn't": "does", "didn't": "did", "can't": "do", "won't": "will", "isn't": "is"}
 
-_EDGE_PUNCTUATION = re.compile(r"^[^\w']+|[^\w']+$")
-_CLAUSE_END = re.compile(r"[.,;:!?]$")
+_CLAUSE_ENDS = ".,;:!?"
+
+
+def _keeps(char: str) -> bool:
+    """What the class of word characters plus the apostrophe matches: ``isalnum``, ``_`` and ``'``."""
+    return char.isalnum() or char in "_'"
+
+
+def strip_edge_punctuation(token: str) -> str:
+    r"""``token`` without the non-word characters at either end (apostrophes stay), in one pass.
+
+    The pattern ``^[^\w']+|[^\w']+$`` does the same, but its second branch scans every inner run of
+    punctuation to the end of the token before failing: quadratic in one long token of dashes.
+    """
+    start, end = 0, len(token)
+    while start < end and not _keeps(token[start]):
+        start += 1
+    while end > start and not _keeps(token[end - 1]):
+        end -= 1
+    return token[start:end]
 
 
 @lru_cache(maxsize=65536)
@@ -66,8 +83,8 @@ def _verb_lemma(word: str) -> str | None:
 
 def _expand(token: str) -> list[tuple[str, bool, bool]]:
     """Split one whitespace token into (word, ends_clause, contracted) triples, expanding contractions."""
-    ends_clause = bool(_CLAUSE_END.search(token))
-    word = _EDGE_PUNCTUATION.sub("", token).lower().replace("\u2019", "'")
+    ends_clause = bool(token) and token[-1] in _CLAUSE_ENDS
+    word = strip_edge_punctuation(token).lower().replace("\u2019", "'")
     if not word:
         return []
     if word in NEGATED:

@@ -36,7 +36,7 @@ def call_key(call: ToolCall) -> tuple[str, str]:
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes: compare as text
             return call.name, arguments.strip()
     return call.name, json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
 

@@ -5,6 +5,11 @@ indices count UTF-16 code units and the regex whitespace class is ECMAScript's.
 To reproduce their numbers on emoji and other astral characters, text is
 turned into its UTF-16 form (surrogate pairs as two characters) before any
 length-sensitive comparison, and whitespace uses the ECMAScript class.
+
+Every text a code scorer reads comes through ``input_text``, ``output_text``
+or ``reference_text``, which cut it to ``bounds.MAX_TEXT_CHARS`` (and record
+the cut). Nothing here backtracks: the patterns are single character classes,
+and trimming is ``str.strip``.
 """
 
 from __future__ import annotations
@@ -12,18 +17,26 @@ from __future__ import annotations
 import re
 
 from spanscore.run import Run
+from spanscore.scorers.bounds import capped as capped  # re-exported for the code scorers
 
 JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 """The characters ECMAScript's whitespace escape matches (a regex character-class body)."""
+JS_WHITESPACE_CHARS = (
+    "\t\n\v\f\r \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+"""The same characters spelled out, for ``str.strip``."""
 
 WHITESPACE_RUN = re.compile(f"[{JS_WHITESPACE}]+")
-_TRIM = re.compile(f"^[{JS_WHITESPACE}]+|[{JS_WHITESPACE}]+$")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
 def js_trim(text: str) -> str:
-    """``String.prototype.trim``: strip ECMAScript whitespace only."""
-    return _TRIM.sub("", text)
+    r"""``String.prototype.trim``: strip ECMAScript whitespace only.
+
+    ``str.strip`` rather than a ``^\s+|\s+$`` pattern: the pattern's second branch is tried at every
+    whitespace run inside the text and scans it to its end each time, quadratic in a long run.
+    """
+    return text.strip(JS_WHITESPACE_CHARS)
 
 
 def collapse_whitespace(text: str) -> str:
@@ -47,7 +60,7 @@ def input_text(run: Run) -> str:
     """The input side as the reference scorers read it: every input message's text joined with ``", "``."""
     if not run.input:
         return ""
-    return ", ".join(m.content for m in run.input if m.role not in ("system", "tool"))
+    return capped(", ".join(m.content for m in run.input if m.role not in ("system", "tool")), "input")
 
 
 def output_text(run: Run) -> str:
@@ -56,7 +69,7 @@ def output_text(run: Run) -> str:
     Joining every output message would score an agent's whole turn (an empty step before a tool call, the
     tool's result) instead of its answer; ``spanscore.answer`` picks the answer once for every reader.
     """
-    return run.output_text or ""
+    return capped(run.output_text or "", "output")
 
 
 COMPARE_SIDES = ("input", "ground_truth")
@@ -73,5 +86,5 @@ def compare_side(value: object) -> str:
 def reference_text(run: Run, side: str) -> str:
     """The text the output is compared with: the input (the reference's choice) or the ground truth."""
     if side == "ground_truth":
-        return run.ground_truth or ""
+        return capped(run.ground_truth or "", "ground_truth")
     return input_text(run)

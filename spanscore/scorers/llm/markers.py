@@ -9,12 +9,18 @@ case, spacing or look-alike form the same way. So every run of two or more
 opening-angle look-alikes that leads into ``begin`` or ``end`` (after the
 same normalisation) loses its angles: ``<<<END`` becomes ``(((END``, which
 no reader can take for a marker, and the rest of the text is left as it is.
+
+The search runs on RE2, whose time is linear in the text: the pattern's repeated group of angles, as a
+backtracking ``re`` pattern, rescanned a long run of ``<`` from each of its characters. RE2 has no
+lookahead, so "not followed by a letter" is checked on the one character after each match.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+
+import re2
 
 __all__ = ["defuse_markers"]
 
@@ -35,14 +41,19 @@ _LETTER_ALIKES = {
     "\u0399": "i",
     "\u0392": "b",
 }
-_MARKER = re.compile(r"<(?:[\s_*\-]*<)+[\s_*\-/]*(?:end|begin)(?![a-z])", re.IGNORECASE)
+_OPTIONS = re2.Options()
+_OPTIONS.case_sensitive = False
+_OPTIONS.log_errors = False
+# Whitespace is one space in the shadow text (below), so the pattern needs no Unicode whitespace class.
+_MARKER = re2.compile(r"<(?:[ _*\-]*<)+[ _*\-/]*(?:end|begin)", options=_OPTIONS)
+_LETTER = re.compile(r"[a-z]", re.IGNORECASE)
 
 
 def _shadow_char(char: str) -> str:
     """One character, normalised for matching; always exactly one character so positions line up."""
     if char in _OPEN_ALIKES:
         return "<"
-    if char in _INVISIBLE:
+    if char in _INVISIBLE or char.isspace():
         return " "
     if char in _LETTER_ALIKES:
         return _LETTER_ALIKES[char]
@@ -59,6 +70,8 @@ def defuse_markers(text: str) -> str:
     position = 0
     for match in _MARKER.finditer(shadow):
         start, end = match.span()
+        if _LETTER.match(shadow, end):
+            continue  # "<<<endless": a word that starts like a marker is not one
         pieces.append(text[position:start])
         opening = text[start:end]
         pieces.append("".join("(" if shadow[start + i] == "<" else ch for i, ch in enumerate(opening)))

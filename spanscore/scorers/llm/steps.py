@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from spanscore.run import Run
 from spanscore.scorers import StepContext, StepOutput
+from spanscore.scorers.bounds import capped
 from spanscore.scorers.judge.answer_checks import ItemsExpected, check_for
 from spanscore.scorers.judge.client import JudgeClient, JudgeConfig, JudgeError
 from spanscore.scorers.judge.current import current_judge
@@ -140,9 +141,11 @@ def delimit(name: str, text: str) -> str:
     """Wrap judged text in the markers the judge is told to treat as data.
 
     Marker-like sequences inside the text (any case, spacing or look-alike characters) are defused first
-    (``markers.defuse_markers``), so judged text can neither close its own block nor open a new one.
+    (``markers.defuse_markers``), so judged text can neither close its own block nor open a new one. A
+    block longer than ``bounds.MAX_TEXT_CHARS`` is cut to it (and the cut recorded under ``name``): the
+    judge is paid by the token, and no judge reads a megabyte closely.
     """
-    return f"<<<BEGIN {name}>>>\n{defuse_markers(text)}\n<<<END {name}>>>"
+    return f"<<<BEGIN {name}>>>\n{defuse_markers(capped(text, name))}\n<<<END {name}>>>"
 
 
 def numbered(name: str, items: Iterable[str]) -> str:

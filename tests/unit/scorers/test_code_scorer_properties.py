@@ -1,5 +1,6 @@
 """Property tests: the fast implementations agree with naive ones written straight from the definitions."""
 
+import re
 from collections import Counter
 
 from hypothesis import given, settings
@@ -7,8 +8,11 @@ from hypothesis import strategies as st
 
 from spanscore.scorers.code.completeness import coverage
 from spanscore.scorers.code.content_similarity import dice_similarity
-from spanscore.scorers.code.text import utf16
+from spanscore.scorers.code.english import strip_edge_punctuation
+from spanscore.scorers.code.keyword_coverage import strip_tags
+from spanscore.scorers.code.text import JS_WHITESPACE, js_trim, utf16
 from spanscore.scorers.code.textual_difference import similarity_ratio
+from spanscore.scorers.code.tone_consistency import sentences
 
 # A small alphabet makes overlaps likely; the emoji exercises UTF-16 surrogate handling.
 TEXT = st.text(alphabet="ab c\t😀é", max_size=12)
@@ -66,3 +70,32 @@ def test_coverage_is_a_fraction_and_self_coverage_is_complete(inp: list[str], ou
     assert 0.0 <= coverage(inp, out) <= 1.0
     if inp:
         assert coverage(inp, inp) == 1.0
+
+
+def _naive_covers(element: str, candidate: str) -> bool:
+    if len(element) <= 3:
+        return element == candidate
+    longer, shorter = (element, candidate) if len(element) > len(candidate) else (candidate, element)
+    return shorter in longer and len(shorter) / len(longer) > 0.6
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.text(alphabet="ab", min_size=1, max_size=14), max_size=8, unique=True), WORDS.map(dict.fromkeys))
+def test_coverage_matches_the_pairwise_definition(inp: list[str], out_keys: dict[str, None]) -> None:
+    """The substring lookup finds exactly the pairs the reference's every-with-every comparison finds."""
+    out = list(out_keys)
+    naive = 1.0 if not inp and not out else 0.0
+    if inp:
+        naive = sum(1 for e in inp if e in out or any(_naive_covers(e, s) for s in out)) / len(inp)
+    assert coverage(inp, out) == naive
+
+
+PUNCTUATED = st.text(alphabet="ab_'-.!é1 ½\u0301,;:?<>\n\t\u00a0\u2003\ufeff", max_size=16)
+
+
+@given(PUNCTUATED)
+def test_the_one_pass_scans_equal_the_reference_patterns(text: str) -> None:
+    assert sentences(text) == re.findall(r"[^.!?]+[.!?]+", text)
+    assert strip_tags(text) == re.sub(r"<[^>]+>", "", text)
+    assert strip_edge_punctuation(text) == re.sub(r"^[^\w']+|[^\w']+$", "", text)
+    assert js_trim(text) == re.sub(f"^[{JS_WHITESPACE}]+|[{JS_WHITESPACE}]+$", "", text)
