@@ -15,9 +15,9 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from spanscore.errors import PayloadTooLargeError, PermanentError, RequestShapeError
+from spanscore.errors import PermanentError, RequestShapeError
 from spanscore.server.auth import TokenCheck
-from spanscore.server.bodies import json_body
+from spanscore.server.bodies import json_body, read_limited
 from spanscore.server.client_gone import while_connected
 from spanscore.server.dashboard import Dashboard
 from spanscore.server.listeners_config import ApiConfig
@@ -114,7 +114,7 @@ class ApiServer:
         try:
             self._tokens.verify(request.headers.get("Authorization"))
             _require_json(request)
-            body = json_body(await request.read(), "request body")
+            body = json_body(await read_limited(request), "request body")
             body = {} if body is None else body
             if name == "backfill" and isinstance(body, dict) and body.get("cancel") is True:
                 return web.json_response(await self._operations.cancel_backfill())
@@ -183,10 +183,6 @@ class ApiServer:
             result = await while_connected(request, self._store.query(sql, fmt))
         except RequestShapeError as exc:
             return json_error(exc, {"Allow": "POST"} if exc.status == 405 else None)
-        except web.HTTPRequestEntityTooLarge:
-            limit = self._store.limits.max_query_bytes
-            too_large = f"request body is too large; queries are limited to {limit} bytes (storage.query_max_bytes)"
-            return json_error(PayloadTooLargeError(too_large))
         except Exception as exc:
             return json_error(exc)
         return web.Response(body=result, content_type=CONTENT_TYPES[fmt])
@@ -211,8 +207,9 @@ class ApiServer:
 async def _replay_arguments(request: web.Request) -> tuple[str | None, str | None]:
     """``{"writer": "spans", "id": "000000000001"}``, both optional (all writers, all entries)."""
     usage = 'send a JSON object such as {"writer": "spans", "id": "000000000001"} (both optional)'
+    raw = await read_limited(request) if request.can_read_body else b""
     try:
-        body = json_body(await request.read(), "the replay request") if request.can_read_body else {}
+        body = json_body(raw, "the replay request") if raw else {}
     except PermanentError as exc:
         raise PermanentError(f"{exc}; {usage}") from None
     body = {} if body is None else body
@@ -237,7 +234,7 @@ async def _query_arguments(request: web.Request) -> tuple[str, str]:
             f'{request.method} is not accepted here: POST the query as JSON, {{"sql": "...", "format": "json"}}', 405
         )
     _require_json(request)
-    body = json_body(await request.read(), "request body")
+    body = json_body(await read_limited(request), "request body")
     body = {} if body is None else body
     if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
         raise PermanentError('request body must be {"sql": "...", "format": "json|csv|tsv"}')
