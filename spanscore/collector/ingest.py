@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -125,13 +125,24 @@ class Ingest:
         self.limit_counters.add_decode_drops(bounds)
         return _DecodedTraces(request, spans, decoded.rejected, decoded.error_message)
 
-    async def export_trace_body(self, body: bytes, *, json_body: bool) -> ExportOutcome:
-        """Parse, limit and store one trace export given as protobuf or OTLP/JSON bytes."""
-        body, json_body = await self.workers.as_protobuf(body, json_body, logs=False)
-        decoded = await self.workers.off_loop(
-            len(body), lambda: self._decode_traces(parse_traces(body, json_body=json_body))
-        )
+    async def export_trace_body(
+        self, body: bytes, *, json_body: bool, decoded_hook: Callable[[], None] | None = None
+    ) -> ExportOutcome:
+        """Parse, limit and store one trace export given as protobuf or OTLP/JSON bytes.
+
+        ``decoded_hook`` is called once the body is decoded and no longer held, before storage is waited for.
+        """
+        decoded = await self._decode(body, json_body, False, self._decode_traces, parse_traces)
+        del body  # the rows are built: the request's bytes need not wait for storage
+        if decoded_hook is not None:
+            decoded_hook()
         return await self._store_traces(decoded)
+
+    async def _decode(
+        self, body: bytes, json_body: bool, logs: bool, rows: Callable[[Any], T], parse: Callable[..., Any]
+    ) -> T:
+        body, json_body = await self.workers.as_protobuf(body, json_body, logs=logs)
+        return await self.workers.off_loop(len(body), lambda: rows(parse(body, json_body=json_body)))
 
     async def _store_traces(self, decoded: _DecodedTraces) -> ExportOutcome:
         self.rejected_spans += decoded.rejected
@@ -146,11 +157,13 @@ class Ingest:
         records = apply_log_limits(decoded.items, self._limits, self.limit_counters)
         return records, decoded.rejected, decoded.error_message
 
-    async def export_log_body(self, body: bytes, *, json_body: bool) -> ExportOutcome:
-        """Parse, limit and store one log export given as protobuf or OTLP/JSON bytes."""
-        body, json_body = await self.workers.as_protobuf(body, json_body, logs=True)
-        records, rejected, message = await self.workers.off_loop(
-            len(body), lambda: self._decode_logs(parse_logs(body, json_body=json_body))
-        )
+    async def export_log_body(
+        self, body: bytes, *, json_body: bool, decoded_hook: Callable[[], None] | None = None
+    ) -> ExportOutcome:
+        """Parse, limit and store one log export given as protobuf or OTLP/JSON bytes (``decoded_hook``: as above)."""
+        records, rejected, message = await self._decode(body, json_body, True, self._decode_logs, parse_logs)
+        del body
+        if decoded_hook is not None:
+            decoded_hook()
         await self._logs.consume(records)
         return ExportOutcome(len(records), rejected, message)
