@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -22,13 +22,15 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from spanscore.collector.bounds import DecodeBounds
-from spanscore.collector.decode import logs_from_request, parse_logs, parse_traces, spans_from_request
+from spanscore.collector.decode import Decoded, logs_from_request, parse_logs, parse_traces, spans_from_request
+from spanscore.collector.export_chunks import split_export
 from spanscore.collector.limits import LimitCounters, LimitsConfig, apply_limits, apply_log_limits
 from spanscore.collector.otlp_json import otlp_json_to_protobuf
 from spanscore.pipeline import Consumer
 from spanscore.records import LogRecord, SpanRecord
 
 T = TypeVar("T")
+M = TypeVar("M")
 
 INLINE_DECODE_BYTES = 64 << 10
 """Bodies up to this size are decoded on the event loop (well under a millisecond); larger ones in a thread."""
@@ -95,10 +97,27 @@ class ExportOutcome:
 
 @dataclass(frozen=True, slots=True)
 class _DecodedTraces:
-    request: ExportTraceServiceRequest
+    requests: list[ExportTraceServiceRequest]
+    """The parsed request (its pieces, for a large one), kept only for pass-through forwarding."""
     spans: list[SpanRecord]
     rejected: int
     error_message: str
+
+
+def _parsed(body: bytes, json_body: bool, parse: Callable[..., M], request_type: Any, out: Decoded[Any]) -> Iterator[M]:
+    """The request, parsed whole, or a piece at a time when large (``export_chunks``); refusals go to ``out``.
+
+    Each piece is parsed only when the previous one's rows are built, so the parser holds one piece at most.
+    """
+    split = None if json_body else split_export(body, request_type.DESCRIPTOR)
+    if split is None:
+        yield parse(body, json_body=json_body)
+        return
+    out.reject(split.rejected, split.error_message)
+    pieces = split.pieces[::-1]
+    split.pieces.clear()
+    while pieces:
+        yield parse(pieces.pop(), json_body=False)
 
 
 class Ingest:
@@ -118,12 +137,19 @@ class Ingest:
         self.rejected_spans = 0
         self.workers = DecodeWorkers()
 
-    def _decode_traces(self, request: ExportTraceServiceRequest) -> _DecodedTraces:
+    def _decode_traces(self, body: bytes, json_body: bool) -> _DecodedTraces:
         bounds = DecodeBounds(self._limits)
-        decoded = spans_from_request(request, bounds)
+        decoded: Decoded[SpanRecord] = Decoded([])
+        requests = []
+        for request in _parsed(body, json_body, parse_traces, ExportTraceServiceRequest, decoded):
+            part = spans_from_request(request, bounds)
+            decoded.items.extend(part.items)
+            decoded.reject(part.rejected, part.error_message)
+            if self._passthrough is not None:
+                requests.append(request)
         spans = apply_limits(decoded.items, self._limits, self.limit_counters)
         self.limit_counters.add_decode_drops(bounds)
-        return _DecodedTraces(request, spans, decoded.rejected, decoded.error_message)
+        return _DecodedTraces(requests, spans, decoded.rejected, decoded.error_message)
 
     async def export_trace_body(
         self, body: bytes, *, json_body: bool, decoded_hook: Callable[[], None] | None = None
@@ -132,28 +158,32 @@ class Ingest:
 
         ``decoded_hook`` is called once the body is decoded and no longer held, before storage is waited for.
         """
-        decoded = await self._decode(body, json_body, False, self._decode_traces, parse_traces)
+        decoded = await self._decode(body, json_body, False, self._decode_traces)
         del body  # the rows are built: the request's bytes need not wait for storage
         if decoded_hook is not None:
             decoded_hook()
         return await self._store_traces(decoded)
 
-    async def _decode(
-        self, body: bytes, json_body: bool, logs: bool, rows: Callable[[Any], T], parse: Callable[..., Any]
-    ) -> T:
+    async def _decode(self, body: bytes, json_body: bool, logs: bool, rows: Callable[[bytes, bool], T]) -> T:
         body, json_body = await self.workers.as_protobuf(body, json_body, logs=logs)
-        return await self.workers.off_loop(len(body), lambda: rows(parse(body, json_body=json_body)))
+        return await self.workers.off_loop(len(body), lambda: rows(body, json_body))
 
     async def _store_traces(self, decoded: _DecodedTraces) -> ExportOutcome:
         self.rejected_spans += decoded.rejected
         await self._spans.consume(decoded.spans)
         self.received_spans += len(decoded.spans)
         if self._passthrough is not None:
-            await self._passthrough.consume(decoded.request)
+            for request in decoded.requests:
+                await self._passthrough.consume(request)
         return ExportOutcome(len(decoded.spans), decoded.rejected, decoded.error_message)
 
-    def _decode_logs(self, request: ExportLogsServiceRequest) -> tuple[list[LogRecord], int, str]:
-        decoded = logs_from_request(request, DecodeBounds(self._limits))
+    def _decode_logs(self, body: bytes, json_body: bool) -> tuple[list[LogRecord], int, str]:
+        bounds = DecodeBounds(self._limits)
+        decoded: Decoded[LogRecord] = Decoded([])
+        for request in _parsed(body, json_body, parse_logs, ExportLogsServiceRequest, decoded):
+            part = logs_from_request(request, bounds)
+            decoded.items.extend(part.items)
+            decoded.reject(part.rejected, part.error_message)
         records = apply_log_limits(decoded.items, self._limits, self.limit_counters)
         return records, decoded.rejected, decoded.error_message
 
@@ -161,7 +191,7 @@ class Ingest:
         self, body: bytes, *, json_body: bool, decoded_hook: Callable[[], None] | None = None
     ) -> ExportOutcome:
         """Parse, limit and store one log export given as protobuf or OTLP/JSON bytes (``decoded_hook``: as above)."""
-        records, rejected, message = await self._decode(body, json_body, True, self._decode_logs, parse_logs)
+        records, rejected, message = await self._decode(body, json_body, True, self._decode_logs)
         del body
         if decoded_hook is not None:
             decoded_hook()
