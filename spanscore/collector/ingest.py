@@ -23,6 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from spanscore.collector.bounds import DecodeBounds
 from spanscore.collector.decode import Decoded, logs_from_request, parse_logs, parse_traces, spans_from_request
+from spanscore.collector.decode_budget import check_json
 from spanscore.collector.export_chunks import split_export
 from spanscore.collector.limits import LimitCounters, LimitsConfig, apply_limits, apply_log_limits
 from spanscore.collector.otlp_json import otlp_json_to_protobuf
@@ -74,6 +75,7 @@ class DecodeWorkers:
         """Large OTLP/JSON bodies become protobuf in the worker process; everything else is returned as is."""
         if not json_body or len(body) <= INLINE_DECODE_BYTES:
             return body, json_body
+        check_json(body)  # a body refused for its object count costs no worker process
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.process(), otlp_json_to_protobuf, body, logs), False
 
