@@ -177,7 +177,7 @@ class ApiServer:
     async def _query(self, request: web.Request) -> web.Response:
         try:
             self._tokens.verify(request.headers.get("Authorization"))
-            sql, fmt = await _query_arguments(request)
+            sql, fmt = await _query_arguments(request, self._store.limits.max_query_bytes)
             if fmt not in QUERY_FORMATS:
                 raise PermanentError(f"unknown format {fmt!r}; use one of {', '.join(QUERY_FORMATS)}")
             result = await while_connected(request, self._store.query(sql, fmt))
@@ -221,7 +221,7 @@ async def _replay_arguments(request: web.Request) -> tuple[str | None, str | Non
     return writer, entry
 
 
-async def _query_arguments(request: web.Request) -> tuple[str, str]:
+async def _query_arguments(request: web.Request, max_query_bytes: int) -> tuple[str, str]:
     """The SQL and format of a ``POST`` with an ``application/json`` body; anything else is refused.
 
     A GET (``<img src>``, a link, a prefetch) and a ``text/plain`` or form POST are requests any web page
@@ -234,7 +234,8 @@ async def _query_arguments(request: web.Request) -> tuple[str, str]:
             f'{request.method} is not accepted here: POST the query as JSON, {{"sql": "...", "format": "json"}}', 405
         )
     _require_json(request)
-    body = json_body(await read_limited(request), "request body")
+    what = f"the request body (the query in it may be {max_query_bytes} bytes: storage.query_max_bytes)"
+    body = json_body(await read_limited(request, what=what), "request body")
     body = {} if body is None else body
     if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
         raise PermanentError('request body must be {"sql": "...", "format": "json|csv|tsv"}')
