@@ -3,7 +3,8 @@
 Both receivers (gRPC and HTTP) call ``export_trace_body`` / ``export_log_body`` with the raw request bytes.
 Parsing, row building and limits run on the event loop only for small bodies; larger ones go to a worker
 thread (``decode_pool``), and large OTLP/JSON bodies are first turned into protobuf in a worker process
-(``json_pool``), so one big export cannot hold every listener still while it is decoded. The
+(``json_pool``), so one big export cannot hold every listener still while it is decoded. A protobuf body over
+1 MiB is parsed a piece at a time (``export_chunks``), so the parser never holds more than one piece. The
 result says how many items were rejected and why, for the OTLP ``partial_success`` field. Errors propagate
 as ``RetryableError`` / ``PermanentError`` for ``status.py`` to map.
 """
