@@ -87,13 +87,7 @@ class ServiceProcess:
             # which would measure scoring, not ingest. Cases that score pass their own rules.
             "rules": [],
         }
-        for key, value in self.extra.items():  # one level deep, so extra storage keys keep the dsn
-            current = config.get(key)
-            if isinstance(current, dict) and isinstance(value, dict):
-                config[key] = {**current, **value}
-            else:
-                config[key] = value
-        self.config_path.write_text(yaml.safe_dump(config))
+        self.config_path.write_text(yaml.safe_dump(_merged(config, self.extra)))
 
     def __enter__(self) -> ServiceProcess:
         self.start()
@@ -215,6 +209,18 @@ class ServiceProcess:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(timeout=HANG_TIMEOUT_S)
+
+
+def _merged(base: dict[str, object], extra: dict[str, object]) -> dict[str, object]:
+    """``extra`` over ``base``, mapping into mapping at every depth, so extra keys keep the ports and the dsn."""
+    out = dict(base)
+    for key, value in extra.items():
+        current = out.get(key)
+        if isinstance(current, dict) and isinstance(value, dict):
+            out[key] = _merged(current, value)
+        else:
+            out[key] = value
+    return out
 
 
 def temp_workdir(prefix: str) -> tempfile.TemporaryDirectory[str]:

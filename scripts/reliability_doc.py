@@ -82,15 +82,17 @@ GUARANTEES = (
             "RetryInfo); the overload test now fails on any answer but a hinted refusal or an OK. A call taken "
             "still waits for the service loop to run its export, so under overload answers come late, within "
             "the exporters' timeout in the test.",
-            "The number of concurrent requests and connections is not limited: each in-flight request holds its "
-            "body (up to `collector.grpc.max_message_bytes` / `collector.http.max_body_bytes`) and is decoded "
-            "before it can be refused, so memory also scales with how many exporters send at once.",
+            "On OTLP/gRPC the token is checked before any of the message is read, and at most "
+            "`collector.grpc.max_concurrent_reads` exports are read and decoded at once (others wait, reading "
+            "nothing; calls beyond `max_concurrent_calls` get RESOURCE_EXHAUSTED). OTLP/HTTP bodies are read "
+            "after the token check but not limited in number: each in-flight one holds its body (up to "
+            "`collector.http.max_body_bytes`) while it waits to be decoded.",
             "The pending bound counts spans, not bytes: LLM-sized spans take more memory per pending span.",
-            "Event, link and attribute caps (`collector.limits`) apply while rows are built, but the protobuf "
-            "parser first holds every message of the body: about 30 bytes per byte for a body of empty messages. "
-            "A 2 MB span of 1,000,000 empty events grows the service by 66 MB (317 MB before the caps and time "
-            "checks), an 11 MB one of timed events by 84 MB (409 MB before; `bench/event_flood_rss.py`); the "
-            "parser's share is bounded only by the body limits.",
+            "Decoding is bounded by what it produces: a protobuf body over 1 MiB is parsed a piece at a time, a "
+            "span or header too dense to parse alone (more than one message per 8 bytes) is refused by itself, "
+            "and an OTLP/JSON body with more than one object per 16 bytes is refused before it is parsed. What "
+            "remains is the rows themselves: ordinary small spans cost about 24 bytes per byte, LLM spans about "
+            "7 (`bench/decode_amplification.py`, docs/security.md).",
             "The overload test runs with `max_pending_spans: 2000` (the default is 200,000) so that its load "
             "reaches the bound within seconds; the 2x offer lasts 60 s.",
         ),
@@ -303,6 +305,7 @@ EARLIER_TESTS: dict[str, tuple[tuple[str, str], ...]] = {
 # (config key, what it bounds); defaults are read from the models.
 LIMIT_KEYS = (
     ("collector.grpc.max_message_bytes", "largest gRPC request; larger -> RESOURCE_EXHAUSTED"),
+    ("collector.grpc.max_concurrent_reads", "gRPC exports read and decoded at once; the rest wait, reading nothing"),
     ("collector.http.max_body_bytes", "largest HTTP body, before and after gzip; larger -> 413"),
     ("collector.limits.max_spans_per_request", "more spans in one request refuses it whole"),
     ("collector.limits.max_attribute_value_chars", "longer values, log bodies, status messages truncated (counted)"),

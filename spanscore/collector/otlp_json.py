@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
+from spanscore.collector.decode_budget import check_json
 from spanscore.errors import PermanentError
 
 _INTEGER_TYPES = {
@@ -122,7 +123,11 @@ def _table(descriptor: Descriptor) -> _MessageTable:
 
 
 def parse_otlp_json(body: bytes, message_class: Any) -> Any:
-    """An export request of ``message_class`` from OTLP/JSON ``body``; ``PermanentError`` says what is wrong."""
+    """An export request of ``message_class`` from OTLP/JSON ``body``; ``PermanentError`` says what is wrong.
+
+    A body with more objects than its size allows is refused before it is parsed (``decode_budget``).
+    """
+    check_json(body)
     try:
         document = orjson.loads(body)
     except orjson.JSONDecodeError as exc:

@@ -16,10 +16,10 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from spanscore.errors import PayloadTooLargeError, PermanentError, RequestShapeError
+from spanscore.errors import PermanentError, RequestShapeError
 from spanscore.sampling.rules import RuleConfig
 from spanscore.server.auth import TokenCheck
-from spanscore.server.bodies import json_body
+from spanscore.server.bodies import json_body, read_limited
 from spanscore.server.client_gone import while_connected
 from spanscore.server.dashboard import Dashboard
 from spanscore.server.listeners_config import ApiConfig
@@ -116,7 +116,7 @@ class ApiServer:
         try:
             self._tokens.verify(request.headers.get("Authorization"))
             _require_json(request)
-            body = json_body(await request.read(), "request body")
+            body = json_body(await read_limited(request), "request body")
             body = {} if body is None else body
             if name == "backfill" and isinstance(body, dict) and body.get("cancel") is True:
                 rule = body.get("rule")
@@ -193,16 +193,12 @@ class ApiServer:
     async def _query(self, request: web.Request) -> web.Response:
         try:
             self._tokens.verify(request.headers.get("Authorization"))
-            sql, fmt = await _query_arguments(request)
+            sql, fmt = await _query_arguments(request, self._store.limits.max_query_bytes)
             if fmt not in QUERY_FORMATS:
                 raise PermanentError(f"unknown format {fmt!r}; use one of {', '.join(QUERY_FORMATS)}")
             result = await while_connected(request, self._store.query(sql, fmt))
         except RequestShapeError as exc:
             return json_error(exc, {"Allow": "POST"} if exc.status == 405 else None)
-        except web.HTTPRequestEntityTooLarge:
-            limit = self._store.limits.max_query_bytes
-            too_large = f"request body is too large; queries are limited to {limit} bytes (storage.query_max_bytes)"
-            return json_error(PayloadTooLargeError(too_large))
         except Exception as exc:
             return json_error(exc)
         return web.Response(body=result, content_type=CONTENT_TYPES[fmt])
@@ -227,8 +223,9 @@ class ApiServer:
 async def _replay_arguments(request: web.Request) -> tuple[str | None, str | None]:
     """``{"writer": "spans", "id": "000000000001"}``, both optional (all writers, all entries)."""
     usage = 'send a JSON object such as {"writer": "spans", "id": "000000000001"} (both optional)'
+    raw = await read_limited(request) if request.can_read_body else b""
     try:
-        body = json_body(await request.read(), "the replay request") if request.can_read_body else {}
+        body = json_body(raw, "the replay request") if raw else {}
     except PermanentError as exc:
         raise PermanentError(f"{exc}; {usage}") from None
     body = {} if body is None else body
@@ -240,7 +237,7 @@ async def _replay_arguments(request: web.Request) -> tuple[str | None, str | Non
     return writer, entry
 
 
-async def _query_arguments(request: web.Request) -> tuple[str, str]:
+async def _query_arguments(request: web.Request, max_query_bytes: int) -> tuple[str, str]:
     """The SQL and format of a ``POST`` with an ``application/json`` body; anything else is refused.
 
     A GET (``<img src>``, a link, a prefetch) and a ``text/plain`` or form POST are requests any web page
@@ -253,7 +250,8 @@ async def _query_arguments(request: web.Request) -> tuple[str, str]:
             f'{request.method} is not accepted here: POST the query as JSON, {{"sql": "...", "format": "json"}}', 405
         )
     _require_json(request)
-    body = json_body(await request.read(), "request body")
+    what = f"the request body (the query in it may be {max_query_bytes} bytes: storage.query_max_bytes)"
+    body = json_body(await read_limited(request, what=what), "request body")
     body = {} if body is None else body
     if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
         raise PermanentError('request body must be {"sql": "...", "format": "json|csv|tsv"}')

@@ -79,6 +79,15 @@ class GrpcReceiverConfig(_Section):
     """0 picks a free port (tests)."""
     max_message_bytes: int = Field(64 << 20, ge=1024)
     """Largest accepted request; larger ones get RESOURCE_EXHAUSTED."""
+    max_concurrent_reads: int = Field(4, ge=1)
+    """Exports read and decoded at once (after their token is checked); others wait, reading nothing. This times
+    ``max_message_bytes`` bounds what exports hold in memory (docs/security.md)."""
+    max_concurrent_calls: int = Field(1024, ge=1)
+    """Calls open at once, waiting ones included; beyond it grpcio answers RESOURCE_EXHAUSTED at once, without
+    a retry hint. A waiting call reads nothing, so this bounds bookkeeping, not messages."""
+    max_streams_per_connection: int = Field(1024, ge=1)
+    """Concurrent HTTP/2 streams (calls) one connection may open. Streams a client opens past it are reset
+    (REFUSED_STREAM, seen as UNAVAILABLE without a retry hint), so keep it above any exporter's concurrency."""
     tls: TlsConfig | None = None
 
 

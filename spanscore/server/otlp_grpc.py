@@ -1,9 +1,10 @@
 """OTLP/gRPC receiver: TraceService/Export and LogsService/Export on grpc.aio.
 
-The handlers receive raw bytes, authenticate, call ``Ingest`` (which parses, off
-the event loop when large) and translate its outcome; decoding and storage live
-elsewhere. Oversize messages are refused by grpcio
-itself (RESOURCE_EXHAUSTED) through ``max_receive_message_length``.
+The handlers authenticate from the call's metadata, then read the message as raw bytes in one of a few read
+slots (``grpc_admission.py``: nothing of an unauthenticated message is read), call ``Ingest`` (which parses,
+off the event loop when large) and translate its outcome; decoding and storage live elsewhere. Oversize
+messages are refused by grpcio itself (RESOURCE_EXHAUSTED) through ``max_receive_message_length``; calls beyond
+``max_concurrent_calls`` likewise, and one connection opens at most ``max_streams_per_connection`` streams.
 
 The server runs on an event loop of its own, in its own thread. grpc.aio takes
 new calls off grpc core's queue one at a time on its loop; sharing the service's
@@ -28,8 +29,9 @@ from google.protobuf.message import Message
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from spanscore.collector.ingest import Ingest
+from spanscore.collector.ingest import ExportOutcome, Ingest
 from spanscore.server.auth import TokenCheck, require_tokens_beyond_loopback
+from spanscore.server.grpc_admission import ReadSlots, read_message
 from spanscore.server.listeners_config import GrpcReceiverConfig
 from spanscore.server.wire import classify, grpc_trailers
 
@@ -60,56 +62,77 @@ def _run_in(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, T]) 
 
 
 class _ExportHandler:
-    """One Export method that receives the request as raw bytes.
+    """One Export method that receives the request as raw bytes, after the token check (``grpc_admission``).
 
-    Registered without a request deserializer, so grpcio does not parse the message before we see it: the
-    token is checked first, a message that does not parse is INVALID_ARGUMENT with the parser's reason
-    (grpcio's own deserializer failure is UNKNOWN), and parsing a large message runs off the event loop.
+    Registered as request-streaming without a deserializer: grpcio reads nothing of the message before the
+    token is checked and a read slot is held, a message that does not parse is INVALID_ARGUMENT with the
+    parser's reason (grpcio's own deserializer failure is UNKNOWN), and parsing a large message runs off the
+    event loop.
     """
 
-    def __init__(self, ingest: Ingest, tokens: TokenCheck, logs: bool, on_service_loop: OnServiceLoop[Any]) -> None:
+    def __init__(
+        self, ingest: Ingest, tokens: TokenCheck, logs: bool, on_service_loop: OnServiceLoop[Any], slots: ReadSlots
+    ) -> None:
         self._ingest = ingest
         self._tokens = tokens
         self._logs = logs
         self._on_service_loop = on_service_loop
+        self._slots = slots
 
-    async def export(self, body: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Message:
+    async def export(self, requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Message:
         response: Message
         try:
             self._tokens.verify(_authorization(context))
-            if self._logs:
-                outcome = await self._on_service_loop(self._ingest.export_log_body(body, json_body=False))
-                response = logs_service_pb2.ExportLogsServiceResponse()
-                if outcome.rejected:
-                    response.partial_success.rejected_log_records = outcome.rejected
-                    response.partial_success.error_message = outcome.error_message
-            else:
-                outcome = await self._on_service_loop(self._ingest.export_trace_body(body, json_body=False))
-                response = trace_service_pb2.ExportTraceServiceResponse()
-                if outcome.rejected:
-                    response.partial_success.rejected_spans = outcome.rejected
-                    response.partial_success.error_message = outcome.error_message
+            async with self._slots.slot(context.time_remaining()) as release:
+                if self._logs:
+                    export = self._ingest.export_log_body(
+                        await read_message(context), json_body=False, decoded_hook=release
+                    )
+                    response = _logs_response(await self._on_service_loop(export))
+                else:
+                    export = self._ingest.export_trace_body(
+                        await read_message(context), json_body=False, decoded_hook=release
+                    )
+                    response = _traces_response(await self._on_service_loop(export))
         except Exception as exc:
             await _fail(context, exc)
             raise AssertionError("unreachable: context.abort raises") from exc
         return response
 
 
-def _register(server: grpc.aio.Server, ingest: Ingest, tokens: TokenCheck, on_service_loop: OnServiceLoop[Any]) -> None:
-    def export(handler: _ExportHandler) -> grpc.RpcMethodHandler:
-        return grpc.unary_unary_rpc_method_handler(
-            handler.export, request_deserializer=None, response_serializer=lambda message: message.SerializeToString()
+def _traces_response(outcome: ExportOutcome) -> Message:
+    response = trace_service_pb2.ExportTraceServiceResponse()
+    if outcome.rejected:
+        response.partial_success.rejected_spans = outcome.rejected
+        response.partial_success.error_message = outcome.error_message
+    return response
+
+
+def _logs_response(outcome: ExportOutcome) -> Message:
+    response = logs_service_pb2.ExportLogsServiceResponse()
+    if outcome.rejected:
+        response.partial_success.rejected_log_records = outcome.rejected
+        response.partial_success.error_message = outcome.error_message
+    return response
+
+
+def _register(
+    server: grpc.aio.Server, ingest: Ingest, tokens: TokenCheck, on_service_loop: OnServiceLoop[Any], slots: ReadSlots
+) -> None:
+    def export(logs: bool) -> grpc.RpcMethodHandler:
+        return grpc.stream_unary_rpc_method_handler(
+            _ExportHandler(ingest, tokens, logs, on_service_loop, slots).export,
+            request_deserializer=None,
+            response_serializer=lambda message: message.SerializeToString(),
         )
 
     server.add_generic_rpc_handlers(
         (
             grpc.method_handlers_generic_handler(
-                "opentelemetry.proto.collector.trace.v1.TraceService",
-                {"Export": export(_ExportHandler(ingest, tokens, False, on_service_loop))},
+                "opentelemetry.proto.collector.trace.v1.TraceService", {"Export": export(False)}
             ),
             grpc.method_handlers_generic_handler(
-                "opentelemetry.proto.collector.logs.v1.LogsService",
-                {"Export": export(_ExportHandler(ingest, tokens, True, on_service_loop))},
+                "opentelemetry.proto.collector.logs.v1.LogsService", {"Export": export(True)}
             ),
         )
     )
@@ -142,12 +165,15 @@ class GrpcReceiver:
         log.info("OTLP/gRPC receiver listening address=%s:%d", self._config.host, self.port)
 
     async def _start(self, on_service_loop: OnServiceLoop[Any]) -> None:
+        config = self._config
         options = [
-            ("grpc.max_receive_message_length", self._config.max_message_bytes),
+            ("grpc.max_receive_message_length", config.max_message_bytes),
+            ("grpc.max_concurrent_streams", config.max_streams_per_connection),
+            ("grpc.http2.bdp_probe", 0),
             ("grpc.so_reuseport", 0),
         ]
-        server = grpc.aio.server(options=options)
-        _register(server, self._ingest, self._tokens, on_service_loop)
+        server = grpc.aio.server(options=options, maximum_concurrent_rpcs=config.max_concurrent_calls)
+        _register(server, self._ingest, self._tokens, on_service_loop, ReadSlots(config.max_concurrent_reads))
         address = f"{self._config.host}:{self._config.port}"
         if self._config.tls is not None:
             credentials = grpc.ssl_server_credentials(

@@ -25,7 +25,7 @@ from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.preflight import check_scorers, document_scorer_uses
 from spanscore.scorers.trust import api_rule_problems
 from spanscore.server.auth import TokenCheck
-from spanscore.server.bodies import json_body, yaml_body
+from spanscore.server.bodies import json_body, read_limited, yaml_body
 from spanscore.server.origin import is_loopback
 from spanscore.server.wire import json_error
 
@@ -120,9 +120,7 @@ async def _read_document(request: web.Request) -> Any:
         raise RequestShapeError(
             f"Content-Type {kind!r} is not accepted: send the rules as application/json or application/yaml", 415
         )
-    body = await request.content.read(MAX_RULES_BYTES + 1)
-    if len(body) > MAX_RULES_BYTES:
-        raise RequestShapeError(f"rule set is larger than {MAX_RULES_BYTES} bytes", 413)
+    body = await read_limited(request, MAX_RULES_BYTES, "the rule set")
     what = "PUT /api/v1/rules: the body"
     try:  # pure-Python YAML held the event loop 1.3-2.5 s for a 120 kB body: parse on a worker thread
         if kind in JSON_TYPES:

@@ -13,10 +13,10 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from spanscore.errors import ForbiddenError, PayloadTooLargeError, PermanentError, RequestShapeError
+from spanscore.errors import ForbiddenError, PermanentError, RequestShapeError
 from spanscore.scoring.feedback import InvalidScoresError
 from spanscore.server.auth import TokenCheck
-from spanscore.server.bodies import json_body
+from spanscore.server.bodies import json_body, read_limited
 from spanscore.server.origin import is_loopback
 from spanscore.server.wire import json_error
 
@@ -44,9 +44,7 @@ class ScoresApi:
             if request.content_type != "application/json":
                 message = f"Content-Type {request.content_type!r} is not accepted: send application/json"
                 raise RequestShapeError(message, 415)
-            body = await request.content.read(MAX_BODY_BYTES + 1)
-            if len(body) > MAX_BODY_BYTES:
-                raise PayloadTooLargeError(f"body is larger than {MAX_BODY_BYTES} bytes; send fewer scores")
+            body = await read_limited(request, MAX_BODY_BYTES, "the body (send fewer scores per request)")
             document = json_body(body, "body")
             result = await self._taker.add_scores(document)
         except InvalidScoresError as exc:
