@@ -28,15 +28,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
+from spanscore.fleet.fence import FenceToken, Grant
+from spanscore.fleet.handover import read_handovers, write_handover
 from spanscore.fleet.leases import take_lease
 from spanscore.pipeline import Background
 from spanscore.runs.recovery import StoredSpanSource
-from spanscore.storage.reads.recovery import session_turn_keys, spend_since, stored_turn_runs, unscored_sessions
+from spanscore.storage.reads.recovery import (
+    covered_session_turns,
+    session_turn_keys,
+    spend_since,
+    stored_turn_runs,
+    unscored_sessions,
+)
 
 if TYPE_CHECKING:
     from spanscore.scoring.live import LiveScoring
@@ -63,17 +71,41 @@ class FleetMember:
         self.sessions_released = 0
         self.poll_failures = 0
         self.orphan_traces_taken = 0
-        self._orphans: tuple[float, int] | None = None
-        """After a replica was lost: (when to look, monotonic) and the loss time (Unix ns) traces began before."""
+        self._orphans: tuple[float, int, list[str]] | None = None
+        """After a replica was lost: (when to look, monotonic), the loss time (Unix ns) traces began before, and
+        who was lost (a replica that left on purpose left a note of what it held: taken up at once)."""
         self._keeper_members: list[str] = []
+        self._token: FenceToken | None = None
+        """The fence token this replica's held sessions were taken up under; a new one means they may have moved."""
         fleet.on_members(self._members_changed)
         live.dispatcher.owns_session = self.owns_session
         live.dispatcher.sessions_shared = True
+        live.dispatcher.fence = self
+        live.dispatcher.may_poll_sessions = self._current
+        self.sessions_dropped_on_new_token = 0
+        self.handed_over_traces = 0
         live.engine.use_leases()
         self.leases_taken = 0
 
+    def _current(self) -> bool:
+        """The fence is live, under the token this replica's held sessions were taken up with."""
+        token = self._fleet.fence.token()
+        return token is not None and token == self._token
+
     def owns_session(self, session_id: str) -> bool:
-        return self._fleet.owns(f"session:{session_id}")
+        """Owned and provably so now; otherwise a turn is only stored, for whoever owns its session."""
+        return self._current() and self._fleet.owns(f"session:{session_id}")
+
+    # -- the dispatcher's SessionFence: "may I still?" ------------------------------------------------------
+
+    def grant(self, session_id: str) -> object | None:
+        return self._fleet.fence.grant(f"session:{session_id}") if self._current() else None
+
+    def still(self, grant: object) -> bool:
+        return isinstance(grant, Grant) and self._fleet.fence.still(grant)
+
+    def covered(self, session_ids: Sequence[str]) -> dict[str, set[str]]:
+        return covered_session_turns(self._live.store, session_ids)
 
     def _members_changed(self, members: list[str]) -> None:
         """On a Keeper thread, for every change Keeper reports (none is missed between two rounds)."""
@@ -84,7 +116,7 @@ class FleetMember:
         if lost:  # a replica was lost: its unready runs need a new home once the others decided theirs
             assembly = self._live.assembler.config
             wait_s = assembly.max_wait_s + assembly.quiet_period_s + self._config.turn_poll_s
-            self._orphans = (time.monotonic() + wait_s, time.time_ns())
+            self._orphans = (time.monotonic() + wait_s, time.time_ns(), sorted(lost))
 
     @property
     def members(self) -> list[str]:
@@ -111,9 +143,7 @@ class FleetMember:
                     next_share = now + self._config.share_sync_s
                     await self.sync_shares()
                 await self.top_up_leases()
-                if self._orphans is not None and now >= self._orphans[0]:
-                    await self.take_up_orphans(self._orphans[1])
-                    self._orphans = None
+                await self._take_up_lost()
             except Exception as exc:  # the store or Keeper is down: try again next round, never stop
                 self.poll_failures += 1
                 log.warning("fleet: session and share sync failed, retrying: %s", exc)
@@ -130,9 +160,21 @@ class FleetMember:
         self._wake.clear()
 
     async def _follow_members(self) -> None:
-        """On a change of members: release what moved away, take up the open sessions now ours."""
-        if not self._fleet.joined:
+        """On a change of members or of token: release what moved away, take up the open sessions now ours.
+
+        A new token means this replica's Keeper session was lost (a cut, a pause): the others may have taken
+        its sessions over and scored them meanwhile, so it forgets every session it held and takes up, like a
+        joining replica, only what the store says is still open and its own.
+        """
+        token = self._fleet.fence.token()
+        if not self._fleet.joined or token is None:
             return
+        if token != self._token:
+            if self._token is not None:
+                self.sessions_dropped_on_new_token += self._live.sessions.release(lambda _: False)
+                self._members = []
+                log.warning("fleet: Keeper session was lost; sessions held before are taken up again from the store")
+            self._token = token
         members = self._fleet.members()
         if members == self._members:
             return
@@ -160,6 +202,7 @@ class FleetMember:
         tracker = self._live.sessions
         since = time.time_ns() - int(TURN_WINDOW_S * 1e9)
         keys = await asyncio.to_thread(session_turn_keys, self._live.store, since)
+        keys = await self._uncovered(keys)
         wanted = [
             (trace, run)
             for session, trace, run in keys
@@ -180,8 +223,43 @@ class FleetMember:
         self.turns_taken += added
         return added
 
-    async def take_up_orphans(self, lost_at_ns: int) -> int:
-        """Assemble the unhandled traces of a lost replica that this replica owns now; how many were taken."""
+    async def _uncovered(self, keys: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+        """The turn keys no recorded scoring covered: a finished session taken up is not reopened (a join)."""
+        candidates = {session for session, _, run in keys if (session, run) not in self._seen}
+        owned = [session for session in candidates if self.owns_session(session)]
+        covered = await asyncio.to_thread(covered_session_turns, self._live.store, owned) if owned else {}
+        now = time.monotonic()
+        kept = []
+        for session, trace, run in keys:
+            if run in covered.get(session, ()):
+                self._seen.setdefault((session, run), now)
+            else:
+                kept.append((session, trace, run))
+        return kept
+
+    async def _take_up_lost(self) -> None:
+        """A lost replica's unready runs: at once when it left a note of them, else after the others' wait."""
+        if self._orphans is None or not self._current():
+            return
+        deadline, lost_at_ns, lost = self._orphans
+        if lost:
+            notes = await asyncio.to_thread(read_handovers, self._fleet, lost, lost_at_ns)
+            listed = {trace for traces in notes.values() for trace in traces}
+            if listed:
+                self.handed_over_traces += await self.take_up_orphans(lost_at_ns, only=listed)
+            if set(notes) == set(lost):  # every lost replica left on purpose and said what it held
+                self._orphans = None
+                return
+            self._orphans = (deadline, lost_at_ns, [])
+        if time.monotonic() >= deadline:
+            await self.take_up_orphans(lost_at_ns)
+            self._orphans = None
+
+    async def take_up_orphans(self, lost_at_ns: int, *, only: Collection[str] | None = None) -> int:
+        """Assemble the unhandled traces of a lost replica that this replica owns now; how many were taken.
+
+        ``only``: the trace ids a replica that left on purpose listed; otherwise every recent trace.
+        """
         source = StoredSpanSource(self._live.store)
         assembler = self._live.assembler
         since = assembler.recovery_since(time.time_ns())
@@ -189,7 +267,9 @@ class FleetMember:
         mine = [
             trace
             for trace in found
-            if self._fleet.owns(f"trace:{trace.trace_id}") and all(s.start_time_ns < lost_at_ns for s in trace.spans)
+            if (only is None or trace.trace_id in only)
+            and self._fleet.owns(f"trace:{trace.trace_id}")
+            and all(s.start_time_ns < lost_at_ns for s in trace.spans)
         ]
         held = set(assembler.pending_trace_ids())
         mine = [trace for trace in mine if trace.trace_id not in held]
@@ -201,6 +281,25 @@ class FleetMember:
         self.orphan_traces_taken += taken
         log.info("fleet: took up %d traces a lost replica was assembling", taken)
         return taken
+
+    async def hand_over(self) -> None:
+        """Stop on purpose (SIGTERM): finish what was made ready, note what was not, then leave the fleet.
+
+        Nothing more becomes ready here; what was is scored and stored; the traces still unready are listed
+        in a note (``fleet.handover``) and the replica leaves, so their new owners take them and this
+        replica's open sessions up from the store at once.
+        """
+        await self.shutdown()
+        await self._live.shutdown()
+        pending = self._live.assembler.pending_trace_ids()
+        if pending and self._fleet.connected:
+            try:
+                listed = await asyncio.to_thread(write_handover, self._fleet, pending)
+                log.info("fleet: handed over %d traces still being assembled", listed)
+            except Exception as exc:  # Keeper gone: the others wait for these as for a lost replica
+                log.warning("fleet: handover note not written, the others take these runs up later: %s", exc)
+        if self._fleet.state != "stopped":
+            await asyncio.to_thread(self._fleet.stop)
 
     def _prune(self, now: float) -> None:
         old = [key for key, seen in self._seen.items() if now - seen > TURN_WINDOW_S]
@@ -254,6 +353,9 @@ class FleetMember:
             "fleet_sync_failures": float(self.poll_failures),
             "fleet_orphan_traces_taken": float(self.orphan_traces_taken),
             "fleet_budget_leases_taken": float(self.leases_taken),
+            "fleet_sessions_fenced": float(self._live.dispatcher.sessions_fenced),
+            "fleet_sessions_skipped_as_scored": float(self._live.dispatcher.sessions_skipped_as_scored),
+            "fleet_handed_over_traces_taken": float(self.handed_over_traces),
         }
 
 

@@ -145,7 +145,7 @@ class LiveScoring:
             self.dispatcher,
             SessionDispatch(self.dispatcher, self._stored_turns),
             interval_s=self.config.poll_interval_s,
-            scores_sessions=lambda: self.dispatcher.rules.scores_sessions,
+            scores_sessions=lambda: self.dispatcher.rules.scores_sessions and self.dispatcher.may_poll_sessions(),
         )
         self.spans_in = StoredSpans(self.assembler)
         """What the span writer hands on after each insert."""

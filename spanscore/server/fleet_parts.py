@@ -39,8 +39,9 @@ class FleetParts:
         self._started = True
 
     async def shutdown(self) -> None:
+        """Hand over (with live scoring) and leave: new owners take this replica's work up from the store."""
         if self.member is not None:
-            await self.member.shutdown()
+            await self.member.hand_over()
         await self.rules.shutdown()
 
     def leave(self) -> None:
