@@ -189,6 +189,8 @@ class FleetMember:
         since = time.time_ns() - int(max(2 * config.quiet_period_s, config.keep_scored_s) * 1e9)
         runs = await asyncio.to_thread(unscored_sessions, self._live.store, since)
         mine = [run for run in runs if run.session_id and self.owns_session(run.session_id)]
+        covered = await asyncio.to_thread(covered_session_turns, self._live.store, [r.session_id or "" for r in mine])
+        mine = [run for run in mine if run.run_id not in covered.get(run.session_id or "", ())]  # scored already
         taken = tracker.restore([run for run in mine if not tracker.holds(run.session_id or "")], time.time_ns())
         self.sessions_taken_over += taken
         log.info(
