@@ -8,6 +8,10 @@ decided (a second decision is a second judge bill): it must be once, with every 
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -135,3 +139,50 @@ async def test_a_second_replica_with_a_name_already_live_is_refused_at_join(zook
 
 async def _refused(fleet: Fleet) -> bool:
     return getattr(fleet, "refused", None) is not None
+
+
+PAUSED_CHILD = """
+import sys, time
+from spanscore.fleet.config import FleetConfig
+from spanscore.fleet.coordinator import Fleet
+fleet = Fleet(FleetConfig(keeper=sys.argv[1], replica="paused", session_timeout_s=float(sys.argv[2])))
+fleet.start()
+while True:
+    token = fleet.fence.token()
+    print(time.monotonic(), int(fleet.fence.live()), token and (token.session_id, token.member_zxid), flush=True)
+    time.sleep(0.02)
+"""
+
+
+def test_a_paused_process_may_not_act_after_sigcont_until_keeper_proves_a_new_session(
+    zookeeper: ZooKeeperServer,
+) -> None:
+    """SIGSTOP longer than the session timeout: on SIGCONT the fence is shut at once, and opens on a new token."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", PAUSED_CHILD, zookeeper.chroot(), str(TIMEOUT_S)], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    try:
+        before = _first_line(child, lambda line: line[1] == "1")
+        child.send_signal(signal.SIGSTOP)
+        time.sleep(3 * TIMEOUT_S)
+        resumed_at = time.monotonic()
+        child.send_signal(signal.SIGCONT)
+        after = _first_line(child, lambda line: float(line[0]) >= resumed_at)
+        assert after[1] == "0"  # the first look after the pause: the lease ran out while it was stopped
+        renewed = _first_line(child, lambda line: line[1] == "1")
+        assert renewed[2] != before[2]  # the old session ended: only a new token is live
+    finally:
+        child.kill()
+        child.wait(10)
+
+
+def _first_line(child: Any, wanted: Callable[[list[str]], bool], timeout_s: float = 20.0) -> list[str]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        line = child.stdout.readline()
+        assert line, "the child stopped printing"
+        fields = line.strip().split(" ", 2)
+        if wanted(fields):
+            return fields
+    raise AssertionError("no such line in time")
