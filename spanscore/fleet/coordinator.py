@@ -12,8 +12,9 @@ Everything rests on Keeper's own guarantees rather than a protocol of ours:
 - **Shared documents** (the fleet's rule set) are nodes written with compare-and-set on their version.
 
 Ingest never waits on Keeper: ``start`` connects in the background. While Keeper is unreachable a replica
-keeps the last membership it saw (so ownership stays put), is never the leader (no alert is sent twice), and
-``connected`` says so in /metrics and ``spanscore status``.
+keeps the last membership it saw, is never the leader (no alert is sent twice), and ``connected`` says so in
+/metrics and ``spanscore status``; what it may still do with what it owned is the fence's to say
+(``spanscore.fleet.fence``): once its lease runs out, nothing.
 
 Keeper calls run on kazoo's own threads; callbacks registered here are called there and must hand work to
 the event loop themselves.
@@ -53,7 +54,7 @@ class KeeperUnavailable(Exception):
     """The write needs Keeper and this replica has no session now."""
 
 
-RefusedFn = Callable[[str], None]
+RefusedFn = Callable[[str], object]
 
 
 class Fleet:
@@ -145,7 +146,7 @@ class Fleet:
             self._client.handler.spawn(self._join)
         elif state == KazooState.SUSPENDED:
             self.state = "suspended"
-            log.warning("fleet: Keeper connection suspended; leadership paused, ownership kept as last seen")
+            log.warning("fleet: Keeper connection suspended; leadership paused, sessions wait once the fence lease ends")
         elif state == KazooState.LOST:
             self.state = "lost"
             self.fence.revoke()

@@ -15,12 +15,18 @@ live replica has had ``runs.max_wait_s`` to make ready and decide what it held, 
 unhandled traces that began before the loss and that it owns by trace id among the live members, and
 assembles and scores them as a restarted process would (storage says which runs were handled already).
 
+Sessions are scored under the fence (``spanscore.fleet.fence``): only while this replica can prove its Keeper
+session live and owns them, each scoring recorded with the turns it covered, its scores written only while
+its grant holds. A new token (the session was lost: a cut, a pause) drops every session held, and sessions
+are taken up again from the store like a joiner's, skipping turns a recorded scoring covered. A replica that
+stops on purpose hands its unready runs over (``hand_over``); the survivors take them up at once.
+
 Caps: each replica holds 1/N of every ``max_per_minute``. A daily budget is leased: a replica spends only
 what it leased from Keeper (``fleet.leases``), topped up before it runs out, so the fleet never spends more
 than the limit; its sampling rate is paced on its share of what the whole fleet has left today (the shared
 ``scores`` table says what was spent, read every ``share_sync_s``). With Keeper unreachable the last
-membership stays in force, so owners and shares hold still until it answers again, and no lease is taken:
-a replica spends at most what it holds.
+membership stays in force, so shares hold still until it answers again, and no lease is taken: a replica
+spends at most what it holds.
 """
 
 from __future__ import annotations
