@@ -146,7 +146,7 @@ class Fleet:
             self._client.handler.spawn(self._join)
         elif state == KazooState.SUSPENDED:
             self.state = "suspended"
-            log.warning("fleet: Keeper connection suspended; leadership paused, sessions wait once the fence lease ends")
+            log.warning("fleet: Keeper connection suspended; leadership paused, sessions wait once the lease ends")
         elif state == KazooState.LOST:
             self.state = "lost"
             self.fence.revoke()
