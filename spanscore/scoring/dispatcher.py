@@ -55,6 +55,9 @@ class SessionFence(Protocol):
     def covered(self, session_ids: Sequence[str]) -> dict[str, set[str]]:
         """The turns recorded scorings of these sessions covered (blocking: a store read)."""
 
+    def superseded(self, session_id: str, turns: set[str]) -> bool:
+        """Whether a scoring recorded since covered a turn outside ``turns`` (blocking: a store read)."""
+
 
 class Dispatcher:
     """``Consumer[Sequence[ReadyRun]]``: decides ready runs and queues their jobs; owns the worker pool."""
@@ -166,9 +169,9 @@ class Dispatcher:
         book = job.context
         rule = book.decision.rule
         row = score_row(job.scorer.info, job.run, book, result, pass_threshold=self._config.pass_threshold)
-        if book.grant is not None and self.fence is not None and not self.fence.still(book.grant):
-            self.sessions_fenced += 1  # an outdated owner's score: its successor's stands
-            log.warning("fleet: session score refused, ownership moved session_id=%s rule=%s", job.run.run_id, rule)
+        if await self._outdated(book):
+            self.sessions_fenced += 1  # an outdated owner's score: its successor's, over more turns, stands
+            log.warning("fleet: session score refused, a newer owner scored it session_id=%s rule=%s", row.run_id, rule)
         else:
             await self._scores.consume([row])
             self.scores_written[rule, result.status.value] += 1
@@ -187,6 +190,19 @@ class Dispatcher:
                 await self._write_decisions(
                     [decision_row(book.decision, book.subject, refined, rule_version=book.rule_version)]
                 )
+
+    async def _outdated(self, book: RuleRun) -> bool:
+        """A session score whose grant no longer holds, and which a newer scoring (more turns) supersedes.
+
+        An outdated grant alone does not refuse it: when no one scored the session since, this is its only
+        score (its successor skipped the turns this scoring recorded), and refusing it would lose the session.
+        """
+        fence = self.fence
+        if book.grant is None or fence is None or fence.still(book.grant):
+            return False
+        run = book.subject.run
+        turns = {turn.run_id for turn in run.turns or ()}
+        return await asyncio.to_thread(fence.superseded, run.run_id, turns)
 
     async def _write_decisions(self, rows: list[DecisionRow]) -> None:
         await self._decisions.consume(rows)

@@ -113,6 +113,9 @@ class FleetMember:
     def covered(self, session_ids: Sequence[str]) -> dict[str, set[str]]:
         return covered_session_turns(self._live.store, session_ids)
 
+    def superseded(self, session_id: str, turns: set[str]) -> bool:
+        return bool(covered_session_turns(self._live.store, [session_id]).get(session_id, set()) - turns)
+
     def _members_changed(self, members: list[str]) -> None:
         """On a Keeper thread, for every change Keeper reports (none is missed between two rounds)."""
         lost = set(self._keeper_members) - set(members)
