@@ -116,7 +116,7 @@ class Fence:
         self._stopping.set()
         self.revoke()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=self._renew_s * 4)
+            self._thread.join(timeout=0.5)  # a round trip in flight ends with the client; its answer is ignored
 
     def revoke(self) -> None:
         """The session is gone (or being given up): nothing is granted until a round trip proves a new one."""
@@ -143,6 +143,8 @@ class Fence:
             return False
         token = FenceToken(session_id, int(stat.czxid))
         with self._lock:
+            if self._stopping.is_set():
+                return False  # stopped (left the fleet) while the round trip was out: grant nothing again
             if token != self._token:
                 log.info("fleet: fence token now session=%#x member_zxid=%d", session_id, token.member_zxid)
                 self._token, self._lease_until = token, 0.0

@@ -367,6 +367,7 @@ class FleetMember:
             "fleet_sessions_fenced": float(self._live.dispatcher.sessions_fenced),
             "fleet_sessions_skipped_as_scored": float(self._live.dispatcher.sessions_skipped_as_scored),
             "fleet_handed_over_traces_taken": float(self.handed_over_traces),
+            "fleet_sessions_dropped_on_new_token": float(self.sessions_dropped_on_new_token),
         }
 
 

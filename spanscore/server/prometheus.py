@@ -67,6 +67,10 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "fleet_sessions_fenced": ("counter", "Sessions not scored, or session scores not written, under a refused grant."),
     "fleet_sessions_skipped_as_scored": ("counter", "Sessions not scored again: a recorded scoring covered all turns."),
     "fleet_handed_over_traces_taken": ("counter", "Traces a stopping replica handed over, taken up here at once."),
+    "fleet_sessions_dropped_on_new_token": (
+        "counter",
+        "Sessions forgotten when a Keeper session was lost.",
+    ),
     "scored_runs_dead_lettered": ("counter", "Scored-run views storage refused and moved to the dead letters."),
     "scored_runs_dead_letters_waiting": ("gauge", "Scored-run views in dead-letter files now, waiting for replay."),
     "scored_runs_salvaged_batches": ("counter", "Scored-run batches the engine refused, split to store what it takes."),
