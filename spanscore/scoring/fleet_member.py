@@ -34,16 +34,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
 from spanscore.fleet.fence import FenceToken, Grant
-from spanscore.fleet.handover import read_handovers, write_handover
+from spanscore.fleet.handover import write_handover
 from spanscore.fleet.leases import take_lease
 from spanscore.pipeline import Background
-from spanscore.runs.recovery import StoredSpanSource
+from spanscore.scoring.fleet_lost_runs import LostRuns
 from spanscore.storage.reads.recovery import (
     covered_session_turns,
     session_turn_keys,
@@ -76,10 +76,7 @@ class FleetMember:
         self.sessions_taken_over = 0
         self.sessions_released = 0
         self.poll_failures = 0
-        self.orphan_traces_taken = 0
-        self._orphans: tuple[float, int, list[str]] | None = None
-        """After a replica was lost: (when to look, monotonic), the loss time (Unix ns) traces began before, and
-        who was lost (a replica that left on purpose left a note of what it held: taken up at once)."""
+        self.lost_runs = LostRuns(live, fleet, config)
         self._keeper_members: list[str] = []
         self._token: FenceToken | None = None
         """The fence token this replica's held sessions were taken up under; a new one means they may have moved."""
@@ -89,7 +86,6 @@ class FleetMember:
         live.dispatcher.fence = self
         live.dispatcher.may_poll_sessions = self._current
         self.sessions_dropped_on_new_token = 0
-        self.handed_over_traces = 0
         live.engine.use_leases()
         self.leases_taken = 0
 
@@ -122,10 +118,16 @@ class FleetMember:
         self._keeper_members = members
         if self._loop_ref is not None:  # owners and shares follow at once, not at the next round
             self._loop_ref.call_soon_threadsafe(self._wake.set)
-        if lost:  # a replica was lost: its unready runs need a new home once the others decided theirs
-            assembly = self._live.assembler.config
-            wait_s = assembly.max_wait_s + assembly.quiet_period_s + self._config.turn_poll_s
-            self._orphans = (time.monotonic() + wait_s, time.time_ns(), sorted(lost))
+        if lost:  # a replica was lost: its unready runs need a new home
+            self.lost_runs.lost(lost)
+
+    @property
+    def orphan_traces_taken(self) -> int:
+        return self.lost_runs.taken
+
+    @property
+    def handed_over_traces(self) -> int:
+        return self.lost_runs.handed_over
 
     @property
     def members(self) -> list[str]:
@@ -152,7 +154,8 @@ class FleetMember:
                     next_share = now + self._config.share_sync_s
                     await self.sync_shares()
                 await self.top_up_leases()
-                await self._take_up_lost()
+                if self._current():
+                    await self.lost_runs.take_up()
             except Exception as exc:  # the store or Keeper is down: try again next round, never stop
                 self.poll_failures += 1
                 log.warning("fleet: session and share sync failed, retrying: %s", exc)
@@ -248,51 +251,6 @@ class FleetMember:
                 kept.append((session, trace, run))
         return kept
 
-    async def _take_up_lost(self) -> None:
-        """A lost replica's unready runs: at once when it left a note of them, else after the others' wait."""
-        if self._orphans is None or not self._current():
-            return
-        deadline, lost_at_ns, lost = self._orphans
-        if lost:
-            notes = await asyncio.to_thread(read_handovers, self._fleet, lost, lost_at_ns)
-            listed = {trace for traces in notes.values() for trace in traces}
-            if listed:
-                self.handed_over_traces += await self.take_up_orphans(lost_at_ns, only=listed)
-            if set(notes) == set(lost):  # every lost replica left on purpose and said what it held
-                self._orphans = None
-                return
-            self._orphans = (deadline, lost_at_ns, [])
-        if time.monotonic() >= deadline:
-            await self.take_up_orphans(lost_at_ns)
-            self._orphans = None
-
-    async def take_up_orphans(self, lost_at_ns: int, *, only: Collection[str] | None = None) -> int:
-        """Assemble the unhandled traces of a lost replica that this replica owns now; how many were taken.
-
-        ``only``: the trace ids a replica that left on purpose listed; otherwise every recent trace.
-        """
-        source = StoredSpanSource(self._live.store)
-        assembler = self._live.assembler
-        since = assembler.recovery_since(time.time_ns())
-        found = await asyncio.to_thread(lambda: list(source.recent_traces(since)))
-        mine = [
-            trace
-            for trace in found
-            if (only is None or trace.trace_id in only)
-            and self._fleet.owns(f"trace:{trace.trace_id}")
-            and all(s.start_time_ns < lost_at_ns for s in trace.spans)
-        ]
-        held = set(assembler.pending_trace_ids())
-        mine = [trace for trace in mine if trace.trace_id not in held]
-        if not mine:
-            return 0
-        handled = await asyncio.to_thread(source.handled_runs, [trace.trace_id for trace in mine])
-        orphans = [trace for trace in mine if not _all_handled(trace.trace_id, handled)]
-        taken = assembler.adopt(orphans, handled, time.time_ns())
-        self.orphan_traces_taken += taken
-        log.info("fleet: took up %d traces a lost replica was assembling", taken)
-        return taken
-
     async def hand_over(self) -> None:
         """Stop on purpose (SIGTERM): finish what was made ready, note what was not, then leave the fleet.
 
@@ -362,16 +320,10 @@ class FleetMember:
             "fleet_sessions_taken_over": float(self.sessions_taken_over),
             "fleet_sessions_released": float(self.sessions_released),
             "fleet_sync_failures": float(self.poll_failures),
-            "fleet_orphan_traces_taken": float(self.orphan_traces_taken),
+            "fleet_orphan_traces_taken": float(self.lost_runs.taken),
             "fleet_budget_leases_taken": float(self.leases_taken),
             "fleet_sessions_fenced": float(self._live.dispatcher.sessions_fenced),
             "fleet_sessions_skipped_as_scored": float(self._live.dispatcher.sessions_skipped_as_scored),
-            "fleet_handed_over_traces_taken": float(self.handed_over_traces),
+            "fleet_handed_over_traces_taken": float(self.lost_runs.handed_over),
             "fleet_sessions_dropped_on_new_token": float(self.sessions_dropped_on_new_token),
         }
-
-
-def _all_handled(trace_id: str, handled: Mapping[str, Mapping[str, bool]]) -> bool:
-    """Every subject of the trace was decided and needs nothing more (a trace never decided is not)."""
-    marks = handled.get(trace_id, {})
-    return bool(marks) and all(marks.values())
