@@ -150,6 +150,7 @@ class LiveScoring:
         self.spans_in = StoredSpans(self.assembler)
         """What the span writer hands on after each insert."""
         self.logs_in = StoredLogs(self.assembler)
+        self._shut_down = False
 
     def _active(self, rules: Sequence[RuleConfig], engine: RuleEngine | None = None) -> ActiveRules:
         """Build every scorer of ``rules`` (``ConfigError`` if one fails) and point the assembler at their targets."""
@@ -202,6 +203,7 @@ class LiveScoring:
     # -- lifecycle ------------------------------------------------------------------------------
 
     async def start(self) -> None:
+        self._shut_down = False
         for writer in (self.score_writer, self.decision_writer, self.run_writer):
             await writer.start()
         await self.workers.start()
@@ -244,7 +246,13 @@ class LiveScoring:
             log.info("recovered open sessions from storage count=%d", restored)
 
     async def shutdown(self) -> None:
-        """Stop polling, finish queued jobs, flush scores and decisions; idempotent."""
+        """Stop polling, finish queued jobs, flush scores and decisions; idempotent.
+
+        A fleet replica's handover calls it before the service does: the second call returns at once.
+        """
+        if self._shut_down:
+            return
+        self._shut_down = True
         await self.poller.stop()
         await self.workers.shutdown()
         await self._score_writes.settle()
