@@ -3,7 +3,8 @@
 Ownership is rendezvous hashing over member *names*, so two live replicas with one name would both own the
 same sessions and both lead. A member node of this name that belongs to another session is either a live
 twin or a predecessor that was killed and whose session Keeper has not ended yet (a StatefulSet pod restarted
-at once): the joiner waits up to one session timeout for it to go, and is refused if it stays. Two twins
+at once): the joiner waits up to twice the session timeout (Keeper ends sessions in ticks, a little late) for
+it to go, and is refused if it stays. Two twins
 that join at the same moment both create their node; the one with the higher sequence number leaves again.
 """
 
@@ -38,7 +39,7 @@ def _refusal(fleet: Fleet, other: str) -> str:
 def name_is_free(fleet: Fleet, members: str) -> bool:
     """Before creating the member node: wait for another session's node of this name to go; refuse if it stays."""
     session_id = fleet.client.client_id[0] if fleet.client.client_id else None
-    deadline = time.monotonic() + fleet.config.session_timeout_s + 1.0
+    deadline = time.monotonic() + 2 * fleet.config.session_timeout_s + 2.0  # Keeper ends sessions in ticks: margin
     while True:
         others = []
         for child in _same_name(fleet, members):
