@@ -95,8 +95,13 @@ class FleetMember:
         return token is not None and token == self._token
 
     def owns_session(self, session_id: str) -> bool:
-        """Owned and provably so now; otherwise a turn is only stored, for whoever owns its session."""
-        return self._current() and self._fleet.owns(f"session:{session_id}")
+        """Owned as last seen, once this replica held a token: its turns join the session here.
+
+        Holding turns is not acting on them: a session is scored only under a grant (``grant``), and a new
+        token drops every session held. So a lease that lapses for a moment (a slow renewal) does not turn
+        arriving turns into ones the owner only learns of from the store later.
+        """
+        return self._token is not None and self._fleet.owns(f"session:{session_id}")
 
     # -- the dispatcher's SessionFence: "may I still?" ------------------------------------------------------
 
