@@ -12,8 +12,9 @@ Everything rests on Keeper's own guarantees rather than a protocol of ours:
 - **Shared documents** (the fleet's rule set) are nodes written with compare-and-set on their version.
 
 Ingest never waits on Keeper: ``start`` connects in the background. While Keeper is unreachable a replica
-keeps the last membership it saw (so ownership stays put), is never the leader (no alert is sent twice), and
-``connected`` says so in /metrics and ``spanscore status``.
+keeps the last membership it saw, is never the leader (no alert is sent twice), and ``connected`` says so in
+/metrics and ``spanscore status``; what it may still do with what it owned is the fence's to say
+(``spanscore.fleet.fence``): once its lease runs out, nothing.
 
 Keeper calls run on kazoo's own threads; callbacks registered here are called there and must hand work to
 the event loop themselves.
@@ -36,6 +37,8 @@ from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.security import make_digest_acl
 
 from spanscore.fleet.config import FleetConfig
+from spanscore.fleet.fence import Fence
+from spanscore.fleet.names import first_of_name, name_is_free
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +52,9 @@ class VersionConflict(Exception):
 
 class KeeperUnavailable(Exception):
     """The write needs Keeper and this replica has no session now."""
+
+
+RefusedFn = Callable[[str], object]
 
 
 class Fleet:
@@ -70,6 +76,11 @@ class Fleet:
         self.session_losses = 0
         self.membership_changes = 0
         self._status: dict[str, Any] = {}
+        self.refused: str | None = None
+        """Why this replica may not join (another live replica has its name); None while it may."""
+        self._refused_listeners: list[RefusedFn] = []
+        self.fence = Fence(self)
+        """What this replica may still do with what it owned (``spanscore.fleet.fence``)."""
 
     @property
     def client(self) -> KazooClient:
@@ -85,9 +96,11 @@ class Fleet:
         """Connect in the background; membership follows as soon as Keeper answers."""
         self._client.add_listener(self._on_state)
         self._client.start_async()
+        self.fence.start()
 
     def stop(self) -> None:
         """Leave the fleet: the member node goes at once, so others take over without waiting for a timeout."""
+        self.fence.stop()
         try:
             self._client.stop()
         finally:
@@ -133,20 +146,28 @@ class Fleet:
             self._client.handler.spawn(self._join)
         elif state == KazooState.SUSPENDED:
             self.state = "suspended"
-            log.warning("fleet: Keeper connection suspended; leadership paused, ownership kept as last seen")
+            log.warning("fleet: Keeper connection suspended; leadership paused, sessions wait once the lease ends")
         elif state == KazooState.LOST:
             self.state = "lost"
+            self.fence.revoke()
             self.session_losses += 1
             self._my_node = None
             log.warning("fleet: Keeper session lost; this replica rejoins when Keeper answers again")
 
     def _join(self) -> None:
+        if self.refused is not None:
+            return
         try:
             members = self.node("members")
             self._client.ensure_path(members)
             if self._my_node is None or self._client.exists(self._my_node) is None:
+                if not name_is_free(self, members):
+                    return
                 data = json.dumps({"replica": self.replica, **self._status}).encode()
                 self._my_node = self._client.create(f"{members}/{self.replica}-", data, ephemeral=True, sequence=True)
+                if not first_of_name(self, members):
+                    self._my_node = None
+                    return
                 log.info("fleet: joined as %s (%s)", self.replica, self._my_node)
             if not self._watching:
                 self._watching = True
@@ -174,6 +195,35 @@ class Fleet:
                     listener(names)
                 except Exception:
                     log.exception("fleet: a membership listener failed")
+
+    def refuse(self, reason: str) -> None:
+        """Stay out of the fleet for good: no member node, no ownership, no lease; listeners hear why."""
+        self.refused = reason
+        self.fence.revoke()
+        log.error("fleet: %s", reason)
+        for listener in list(self._refused_listeners):
+            listener(reason)
+
+    def on_refused(self, listener: RefusedFn) -> None:
+        """Call ``listener(reason)`` (on a Keeper thread) if this replica is refused at join."""
+        self._refused_listeners.append(listener)
+
+    @property
+    def member_node(self) -> str | None:
+        """The member node of this replica while it has one."""
+        return self._my_node
+
+    def member_stat(self, *, timeout_s: float) -> tuple[float, int, Any] | None:
+        """One round trip for the fence: (monotonic send time, session id, the member node's stat or None).
+
+        None when there is no session or node to ask about.
+        """
+        node, client_id = self._my_node, self._client.client_id
+        if node is None or client_id is None or not self.connected:
+            return None
+        sent = time.monotonic()
+        stat = self._client.exists_async(node).get(timeout=timeout_s)
+        return sent, int(client_id[0]), stat
 
     # -- membership, leader, owners -------------------------------------------------------------------------
 
@@ -269,6 +319,8 @@ class Fleet:
             "fleet_leader": 1.0 if self.is_leader() else 0.0,
             "fleet_session_losses": float(self.session_losses),
             "fleet_membership_changes": float(self.membership_changes),
+            "fleet_refused": 1.0 if self.refused else 0.0,
+            **self.fence.metrics(),
         }
 
 

@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from spanscore.pipeline import Consumer
 from spanscore.run import Run, Turn
@@ -26,7 +27,7 @@ from spanscore.scoring.config import ScoringConfig
 from spanscore.scoring.rows import decision_row, score_row
 from spanscore.scoring.subject import RuleRun, Subject, is_internal
 from spanscore.scoring.workers import ScoringJob, ScoringWorkers
-from spanscore.storage.scored_runs import ScoredRunRow
+from spanscore.storage.scored_runs import ScoredRunRow, session_record
 from spanscore.storage.scores import DecisionRow, ScoreRow
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,22 @@ class ActiveRules:
     scorers: dict[str, list[Scorer]]
     version: str
     scores_sessions: bool
+
+
+class SessionFence(Protocol):
+    """A fleet's answer to "may I still?" for a session (``scoring.fleet_member`` over ``fleet.fence``)."""
+
+    def grant(self, session_id: str) -> object | None:
+        """Leave to score the session now, or None: this replica cannot prove it owns it."""
+
+    def still(self, grant: object) -> bool:
+        """Whether a grant still holds where the score is written."""
+
+    def covered(self, session_ids: Sequence[str]) -> dict[str, set[str]]:
+        """The turns recorded scorings of these sessions covered (blocking: a store read)."""
+
+    def superseded(self, session_id: str, turns: set[str]) -> bool:
+        """Whether a scoring recorded since covered a turn outside ``turns`` (blocking: a store read)."""
 
 
 class Dispatcher:
@@ -61,6 +78,15 @@ class Dispatcher:
         """Whether this replica scores a session (a fleet splits them among replicas; one process owns all)."""
         self.sessions_shared = False
         """True in a fleet: other replicas store turns too, so every session reads its stored turns first."""
+        self.fence: SessionFence | None = None
+        """In a fleet: sessions are scored only under a grant, recorded, and their scores written only while
+        the grant holds."""
+        self.sessions_fenced = 0
+        """Sessions not scored, or session scores not written, because the grant was refused or outdated."""
+        self.sessions_skipped_as_scored = 0
+        """Sessions not scored because a recorded scoring already covered every turn."""
+        self.may_poll_sessions: Callable[[], bool] = _always
+        """False while a fleet replica cannot prove its ownership: its sessions wait, none is made ready."""
         self._decisions = decisions
         self._scored_runs = scored_runs
         self._scores = scores
@@ -95,8 +121,22 @@ class Dispatcher:
                     turns.append(ScoredRunRow.of(ready.run))
         await self.dispatch(subjects, turns)
 
-    async def dispatch(self, subjects: Sequence[tuple[Subject, bool]], stored: Sequence[ScoredRunRow] = ()) -> None:
-        """Decide ``(subject, rescore)`` pairs; ``stored`` are scored-run rows already due (session turns)."""
+    async def dispatch(
+        self,
+        subjects: Sequence[tuple[Subject, bool]],
+        stored: Sequence[ScoredRunRow] = (),
+        grants: dict[str, object] | None = None,
+    ) -> None:
+        """Decide ``(subject, rescore)`` pairs; ``stored`` are scored-run rows already due (session turns).
+
+        ``grants`` are a fleet's leave to score sessions, by session id: each session's jobs carry its grant,
+        and what it covered is recorded before any job starts.
+        """
+        grants = grants or {}
+        stored = [
+            *stored,
+            *(session_record(s.run) for s, _ in subjects if s.run.target == "session" and s.run.run_id in grants),
+        ]
         rules = self.rules
         rows: list[DecisionRow] = []
         jobs: list[ScoringJob[RuleRun]] = []
@@ -112,6 +152,7 @@ class Dispatcher:
                 if not scorers:
                     rules.engine.settle_run(decision.rule)  # nothing to run: release its budget reservation
                 book = RuleRun(decision, subject, outstanding=len(scorers), rule_version=rules.version)
+                book.grant = grants.get(run.run_id) if run.target == "session" else None
                 jobs.extend(ScoringJob(decision.rule, scorer, run, context=book) for scorer in scorers)
                 key = (run.trace_id, run.run_id)
                 if scorers and run.target != "session" and key not in scored:  # a session turn is stored already
@@ -128,8 +169,12 @@ class Dispatcher:
         book = job.context
         rule = book.decision.rule
         row = score_row(job.scorer.info, job.run, book, result, pass_threshold=self._config.pass_threshold)
-        await self._scores.consume([row])
-        self.scores_written[rule, result.status.value] += 1
+        if await self._outdated(book):
+            self.sessions_fenced += 1  # an outdated owner's score: its successor's, over more turns, stands
+            log.warning("fleet: session score refused, a newer owner scored it session_id=%s rule=%s", row.run_id, rule)
+        else:
+            await self._scores.consume([row])
+            self.scores_written[rule, result.status.value] += 1
         tokens = result.input_tokens + result.output_tokens
         if result.cost_usd or tokens:
             # Both units: a rule's budget counts the one it is set in (daily_usd or daily_tokens).
@@ -145,6 +190,19 @@ class Dispatcher:
                 await self._write_decisions(
                     [decision_row(book.decision, book.subject, refined, rule_version=book.rule_version)]
                 )
+
+    async def _outdated(self, book: RuleRun) -> bool:
+        """A session score whose grant no longer holds, and which a newer scoring (more turns) supersedes.
+
+        An outdated grant alone does not refuse it: when no one scored the session since, this is its only
+        score (its successor skipped the turns this scoring recorded), and refusing it would lose the session.
+        """
+        fence = self.fence
+        if book.grant is None or fence is None or fence.still(book.grant):
+            return False
+        run = book.subject.run
+        turns = {turn.run_id for turn in run.turns or ()}
+        return await asyncio.to_thread(fence.superseded, run.run_id, turns)
 
     async def _write_decisions(self, rows: list[DecisionRow]) -> None:
         await self._decisions.consume(rows)
@@ -166,10 +224,44 @@ class SessionDispatch:
                 ready = with_history(ready, await asyncio.to_thread(self._stored_turns, ready.run))
                 self._dispatcher.sessions.absorb(ready.run.run_id, ready.run.turns or ())
             subjects.append((Subject(ready.run, ready.reason), ready.reason == "session_continued"))
-        await self._dispatcher.dispatch(subjects)
+        fence = self._dispatcher.fence
+        if fence is None:
+            await self._dispatcher.dispatch(subjects)
+            return
+        subjects, grants = await self._fenced(fence, subjects)
+        await self._dispatcher.dispatch(subjects, grants=grants)
+
+    async def _fenced(
+        self, fence: SessionFence, subjects: list[tuple[Subject, bool]]
+    ) -> tuple[list[tuple[Subject, bool]], dict[str, object]]:
+        """In a fleet: the sessions this replica may score now, with their grants.
+
+        A session whose turns a recorded scoring (by any replica) already covered is not scored again; one
+        this replica cannot prove it owns is left to its owner.
+        """
+        covered = await asyncio.to_thread(fence.covered, [subject.run.run_id for subject, _ in subjects])
+        kept: list[tuple[Subject, bool]] = []
+        grants: dict[str, object] = {}
+        for subject, rescore in subjects:
+            session_id = subject.run.run_id
+            turns = {turn.run_id for turn in subject.run.turns or ()}
+            if turns and turns <= covered.get(session_id, set()):
+                self._dispatcher.sessions_skipped_as_scored += 1
+                continue
+            grant = fence.grant(session_id)
+            if grant is None:
+                self._dispatcher.sessions_fenced += 1
+                continue
+            kept.append((subject, rescore))
+            grants[session_id] = grant
+        return kept, grants
 
 
 def _everything(_: str) -> bool:
+    return True
+
+
+def _always() -> bool:
     return True
 
 

@@ -15,12 +15,18 @@ live replica has had ``runs.max_wait_s`` to make ready and decide what it held, 
 unhandled traces that began before the loss and that it owns by trace id among the live members, and
 assembles and scores them as a restarted process would (storage says which runs were handled already).
 
+Sessions are scored under the fence (``spanscore.fleet.fence``): only while this replica can prove its Keeper
+session live and owns them, each scoring recorded with the turns it covered, its scores written only while
+its grant holds. A new token (the session was lost: a cut, a pause) drops every session held, and sessions
+are taken up again from the store like a joiner's, skipping turns a recorded scoring covered. A replica that
+stops on purpose hands its unready runs over (``hand_over``); the survivors take them up at once.
+
 Caps: each replica holds 1/N of every ``max_per_minute``. A daily budget is leased: a replica spends only
 what it leased from Keeper (``fleet.leases``), topped up before it runs out, so the fleet never spends more
 than the limit; its sampling rate is paced on its share of what the whole fleet has left today (the shared
 ``scores`` table says what was spent, read every ``share_sync_s``). With Keeper unreachable the last
-membership stays in force, so owners and shares hold still until it answers again, and no lease is taken:
-a replica spends at most what it holds.
+membership stays in force, so shares hold still until it answers again, and no lease is taken: a replica
+spends at most what it holds.
 """
 
 from __future__ import annotations
@@ -28,15 +34,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
+from spanscore.fleet.fence import FenceToken, Grant
+from spanscore.fleet.handover import write_handover
 from spanscore.fleet.leases import take_lease
 from spanscore.pipeline import Background
-from spanscore.runs.recovery import StoredSpanSource
-from spanscore.storage.reads.recovery import session_turn_keys, spend_since, stored_turn_runs, unscored_sessions
+from spanscore.scoring.fleet_lost_runs import LostRuns
+from spanscore.storage.reads.recovery import (
+    covered_session_turns,
+    session_turn_keys,
+    spend_since,
+    stored_turn_runs,
+    unscored_sessions,
+)
 
 if TYPE_CHECKING:
     from spanscore.scoring.live import LiveScoring
@@ -62,18 +76,46 @@ class FleetMember:
         self.sessions_taken_over = 0
         self.sessions_released = 0
         self.poll_failures = 0
-        self.orphan_traces_taken = 0
-        self._orphans: tuple[float, int] | None = None
-        """After a replica was lost: (when to look, monotonic) and the loss time (Unix ns) traces began before."""
+        self.lost_runs = LostRuns(live, fleet, config)
         self._keeper_members: list[str] = []
+        self._token: FenceToken | None = None
+        """The fence token this replica's held sessions were taken up under; a new one means they may have moved."""
         fleet.on_members(self._members_changed)
         live.dispatcher.owns_session = self.owns_session
         live.dispatcher.sessions_shared = True
+        live.dispatcher.fence = self
+        live.dispatcher.may_poll_sessions = self._current
+        self.sessions_dropped_on_new_token = 0
         live.engine.use_leases()
         self.leases_taken = 0
 
+    def _current(self) -> bool:
+        """The fence is live, under the token this replica's held sessions were taken up with."""
+        token = self._fleet.fence.token()
+        return token is not None and token == self._token
+
     def owns_session(self, session_id: str) -> bool:
-        return self._fleet.owns(f"session:{session_id}")
+        """Owned as last seen, once this replica held a token: its turns join the session here.
+
+        Holding turns is not acting on them: a session is scored only under a grant (``grant``), and a new
+        token drops every session held. So a lease that lapses for a moment (a slow renewal) does not turn
+        arriving turns into ones the owner only learns of from the store later.
+        """
+        return self._token is not None and self._fleet.owns(f"session:{session_id}")
+
+    # -- the dispatcher's SessionFence: "may I still?" ------------------------------------------------------
+
+    def grant(self, session_id: str) -> object | None:
+        return self._fleet.fence.grant(f"session:{session_id}") if self._current() else None
+
+    def still(self, grant: object) -> bool:
+        return isinstance(grant, Grant) and self._fleet.fence.still(grant)
+
+    def covered(self, session_ids: Sequence[str]) -> dict[str, set[str]]:
+        return covered_session_turns(self._live.store, session_ids)
+
+    def superseded(self, session_id: str, turns: set[str]) -> bool:
+        return bool(covered_session_turns(self._live.store, [session_id]).get(session_id, set()) - turns)
 
     def _members_changed(self, members: list[str]) -> None:
         """On a Keeper thread, for every change Keeper reports (none is missed between two rounds)."""
@@ -81,10 +123,16 @@ class FleetMember:
         self._keeper_members = members
         if self._loop_ref is not None:  # owners and shares follow at once, not at the next round
             self._loop_ref.call_soon_threadsafe(self._wake.set)
-        if lost:  # a replica was lost: its unready runs need a new home once the others decided theirs
-            assembly = self._live.assembler.config
-            wait_s = assembly.max_wait_s + assembly.quiet_period_s + self._config.turn_poll_s
-            self._orphans = (time.monotonic() + wait_s, time.time_ns())
+        if lost:  # a replica was lost: its unready runs need a new home
+            self.lost_runs.lost(lost)
+
+    @property
+    def orphan_traces_taken(self) -> int:
+        return self.lost_runs.taken
+
+    @property
+    def handed_over_traces(self) -> int:
+        return self.lost_runs.handed_over
 
     @property
     def members(self) -> list[str]:
@@ -111,9 +159,8 @@ class FleetMember:
                     next_share = now + self._config.share_sync_s
                     await self.sync_shares()
                 await self.top_up_leases()
-                if self._orphans is not None and now >= self._orphans[0]:
-                    await self.take_up_orphans(self._orphans[1])
-                    self._orphans = None
+                if self._current():
+                    await self.lost_runs.take_up()
             except Exception as exc:  # the store or Keeper is down: try again next round, never stop
                 self.poll_failures += 1
                 log.warning("fleet: session and share sync failed, retrying: %s", exc)
@@ -130,9 +177,21 @@ class FleetMember:
         self._wake.clear()
 
     async def _follow_members(self) -> None:
-        """On a change of members: release what moved away, take up the open sessions now ours."""
-        if not self._fleet.joined:
+        """On a change of members or of token: release what moved away, take up the open sessions now ours.
+
+        A new token means this replica's Keeper session was lost (a cut, a pause): the others may have taken
+        its sessions over and scored them meanwhile, so it forgets every session it held and takes up, like a
+        joining replica, only what the store says is still open and its own.
+        """
+        token = self._fleet.fence.token()
+        if not self._fleet.joined or token is None:
             return
+        if token != self._token:
+            if self._token is not None:
+                self.sessions_dropped_on_new_token += self._live.sessions.release(lambda _: False)
+                self._members = []
+                log.warning("fleet: Keeper session was lost; sessions held before are taken up again from the store")
+            self._token = token
         members = self._fleet.members()
         if members == self._members:
             return
@@ -147,6 +206,8 @@ class FleetMember:
         since = time.time_ns() - int(max(2 * config.quiet_period_s, config.keep_scored_s) * 1e9)
         runs = await asyncio.to_thread(unscored_sessions, self._live.store, since)
         mine = [run for run in runs if run.session_id and self.owns_session(run.session_id)]
+        covered = await asyncio.to_thread(covered_session_turns, self._live.store, [r.session_id or "" for r in mine])
+        mine = [run for run in mine if run.run_id not in covered.get(run.session_id or "", ())]  # scored already
         taken = tracker.restore([run for run in mine if not tracker.holds(run.session_id or "")], time.time_ns())
         self.sessions_taken_over += taken
         log.info(
@@ -160,6 +221,7 @@ class FleetMember:
         tracker = self._live.sessions
         since = time.time_ns() - int(TURN_WINDOW_S * 1e9)
         keys = await asyncio.to_thread(session_turn_keys, self._live.store, since)
+        keys = await self._uncovered(keys)
         wanted = [
             (trace, run)
             for session, trace, run in keys
@@ -180,27 +242,38 @@ class FleetMember:
         self.turns_taken += added
         return added
 
-    async def take_up_orphans(self, lost_at_ns: int) -> int:
-        """Assemble the unhandled traces of a lost replica that this replica owns now; how many were taken."""
-        source = StoredSpanSource(self._live.store)
-        assembler = self._live.assembler
-        since = assembler.recovery_since(time.time_ns())
-        found = await asyncio.to_thread(lambda: list(source.recent_traces(since)))
-        mine = [
-            trace
-            for trace in found
-            if self._fleet.owns(f"trace:{trace.trace_id}") and all(s.start_time_ns < lost_at_ns for s in trace.spans)
-        ]
-        held = set(assembler.pending_trace_ids())
-        mine = [trace for trace in mine if trace.trace_id not in held]
-        if not mine:
-            return 0
-        handled = await asyncio.to_thread(source.handled_runs, [trace.trace_id for trace in mine])
-        orphans = [trace for trace in mine if not _all_handled(trace.trace_id, handled)]
-        taken = assembler.adopt(orphans, handled, time.time_ns())
-        self.orphan_traces_taken += taken
-        log.info("fleet: took up %d traces a lost replica was assembling", taken)
-        return taken
+    async def _uncovered(self, keys: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+        """The turn keys no recorded scoring covered: a finished session taken up is not reopened (a join)."""
+        candidates = {session for session, _, run in keys if (session, run) not in self._seen}
+        owned = [session for session in candidates if self.owns_session(session)]
+        covered = await asyncio.to_thread(covered_session_turns, self._live.store, owned) if owned else {}
+        now = time.monotonic()
+        kept = []
+        for session, trace, run in keys:
+            if run in covered.get(session, ()):
+                self._seen.setdefault((session, run), now)
+            else:
+                kept.append((session, trace, run))
+        return kept
+
+    async def hand_over(self) -> None:
+        """Stop on purpose (SIGTERM): finish what was made ready, note what was not, then leave the fleet.
+
+        Nothing more becomes ready here; what was is scored and stored; the traces still unready are listed
+        in a note (``fleet.handover``) and the replica leaves, so their new owners take them and this
+        replica's open sessions up from the store at once.
+        """
+        await self.shutdown()
+        await self._live.shutdown()
+        pending = self._live.assembler.pending_trace_ids()
+        if pending and self._fleet.connected:
+            try:
+                listed = await asyncio.to_thread(write_handover, self._fleet, pending)
+                log.info("fleet: handed over %d traces still being assembled", listed)
+            except Exception as exc:  # Keeper gone: the others wait for these as for a lost replica
+                log.warning("fleet: handover note not written, the others take these runs up later: %s", exc)
+        if self._fleet.state != "stopped":
+            await asyncio.to_thread(self._fleet.stop)
 
     def _prune(self, now: float) -> None:
         old = [key for key, seen in self._seen.items() if now - seen > TURN_WINDOW_S]
@@ -252,12 +325,10 @@ class FleetMember:
             "fleet_sessions_taken_over": float(self.sessions_taken_over),
             "fleet_sessions_released": float(self.sessions_released),
             "fleet_sync_failures": float(self.poll_failures),
-            "fleet_orphan_traces_taken": float(self.orphan_traces_taken),
+            "fleet_orphan_traces_taken": float(self.lost_runs.taken),
             "fleet_budget_leases_taken": float(self.leases_taken),
+            "fleet_sessions_fenced": float(self._live.dispatcher.sessions_fenced),
+            "fleet_sessions_skipped_as_scored": float(self._live.dispatcher.sessions_skipped_as_scored),
+            "fleet_handed_over_traces_taken": float(self.lost_runs.handed_over),
+            "fleet_sessions_dropped_on_new_token": float(self.sessions_dropped_on_new_token),
         }
-
-
-def _all_handled(trace_id: str, handled: Mapping[str, Mapping[str, bool]]) -> bool:
-    """Every subject of the trace was decided and needs nothing more (a trace never decided is not)."""
-    marks = handled.get(trace_id, {})
-    return bool(marks) and all(marks.values())

@@ -145,11 +145,12 @@ class LiveScoring:
             self.dispatcher,
             SessionDispatch(self.dispatcher, self._stored_turns),
             interval_s=self.config.poll_interval_s,
-            scores_sessions=lambda: self.dispatcher.rules.scores_sessions,
+            scores_sessions=lambda: self.dispatcher.rules.scores_sessions and self.dispatcher.may_poll_sessions(),
         )
         self.spans_in = StoredSpans(self.assembler)
         """What the span writer hands on after each insert."""
         self.logs_in = StoredLogs(self.assembler)
+        self._shut_down = False
 
     def _active(self, rules: Sequence[RuleConfig], engine: RuleEngine | None = None) -> ActiveRules:
         """Build every scorer of ``rules`` (``ConfigError`` if one fails) and point the assembler at their targets."""
@@ -206,6 +207,7 @@ class LiveScoring:
     # -- lifecycle ------------------------------------------------------------------------------
 
     async def start(self) -> None:
+        self._shut_down = False
         for writer in (self.score_writer, self.decision_writer, self.run_writer):
             await writer.start()
         await self.workers.start()
@@ -248,7 +250,13 @@ class LiveScoring:
             log.info("recovered open sessions from storage count=%d", restored)
 
     async def shutdown(self) -> None:
-        """Stop polling, finish queued jobs, flush scores and decisions; idempotent."""
+        """Stop polling, finish queued jobs, flush scores and decisions; idempotent.
+
+        A fleet replica's handover calls it before the service does: the second call returns at once.
+        """
+        if self._shut_down:
+            return
+        self._shut_down = True
         await self.poller.stop()
         await self.workers.shutdown()
         await self._score_writes.settle()

@@ -34,6 +34,8 @@ class RuleRun:
     spent_usd: float = 0.0
     spent_tokens: int = 0
     """What this rule-run's judge calls cost so far: the rule's budget learns a run's cost from it."""
+    grant: object | None = None
+    """In a fleet, a session's leave to be scored (``fleet.fence``): its scores are written only while it holds."""
 
     def refined(self) -> Outcome | None:
         """Once every job ended: why a sampled rule-run produced no score at all, or None when one scored."""

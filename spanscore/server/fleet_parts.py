@@ -2,7 +2,8 @@
 
 Built only when the config has a ``fleet:`` section; the single process has none of it. Start order: Keeper
 first (in the background: ingest never waits for it), then the rules and the live-scoring member; on
-shutdown the replica leaves last, after its pipelines drained, so its sessions move once.
+shutdown, once its listeners and span writers drained, the member hands its unready runs over and the
+replica leaves, so its new owners take its runs and sessions up from the store at once.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ class FleetParts:
         self._started = True
 
     async def shutdown(self) -> None:
+        """Hand over (with live scoring) and leave: new owners take this replica's work up from the store."""
         if self.member is not None:
-            await self.member.shutdown()
+            await self.member.hand_over()
         await self.rules.shutdown()
 
     def leave(self) -> None:

@@ -89,6 +89,8 @@ async def run_until_signal(config: ServiceConfig, *, default_rule: bool = False,
         task.add_done_callback(reloads.discard)
 
     loop.add_signal_handler(signal.SIGHUP, reload)
+    if service.fleet is not None:  # a replica refused at join (its name is taken) stops rather than idle
+        service.fleet.fleet.on_refused(lambda _: loop.call_soon_threadsafe(stop.set))
     try:
         await service.start()
     except Exception:
@@ -105,6 +107,9 @@ async def run_until_signal(config: ServiceConfig, *, default_rule: bool = False,
         await asyncio.wait_for(service.shutdown(), config.shutdown_timeout_s)
     except TimeoutError:
         log.error("shutdown did not finish within %.0fs", config.shutdown_timeout_s)
+        return 1
+    if service.fleet is not None and service.fleet.fleet.refused:
+        log.error("stopped: refused by the fleet: %s", service.fleet.fleet.refused)
         return 1
     log.info("stopped cleanly spans_stored=%d", service.span_writer.stats.stored)
     return 0

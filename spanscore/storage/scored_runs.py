@@ -124,6 +124,28 @@ class ScoredRunRow:
         )  # fmt: skip
 
 
+def session_record(session: Run) -> ScoredRunRow:
+    """What a fleet replica scored of a session: the run ids of the turns it covered, written before the judge.
+
+    A row of ``scored_runs`` with target ``session``, the session id as run id and an empty trace id (so no
+    read of a trace's runs finds it); the next owner of the session reads it (``covered_session_turns``) and
+    skips what it covered.
+    """
+    turns = [turn.run_id for turn in session.turns or ()]
+    body = orjson.dumps({"session_id": session.run_id, "turns": turns, "last_trace_id": session.trace_id}).decode()
+    return ScoredRunRow(
+        session.start_time_ns,
+        "",
+        session.run_id,
+        session.span_id,
+        session.service_name or "",
+        session.agent_name or "",
+        body,
+        target="session",
+        session_id=session.run_id,
+    )
+
+
 def scored_run_columns(rows: Sequence[ScoredRunRow]) -> list[list[Any]]:
     """Transpose rows into the column lists an insert takes."""
     return [list(column) for column in zip(*(row.columns() for row in rows), strict=True)] if rows else []

@@ -1,0 +1,97 @@
+"""Runs a lost replica was still assembling (spans stored, run not yet ready): who takes them up, and when.
+
+They are orphans: nobody else holds them in memory. A replica that stopped on purpose left a note of them
+(``spanscore.fleet.handover``), and each survivor takes up at once the listed traces it now owns by trace id.
+Without a note, each survivor waits until every live replica has had ``runs.max_wait_s`` to make ready and
+decide what it held, then reads back the unhandled traces that began before the loss and that it owns, and
+assembles and scores them as a restarted process would (storage says which runs were handled already).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Collection, Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from spanscore.fleet.config import FleetConfig
+from spanscore.fleet.coordinator import Fleet
+from spanscore.fleet.handover import read_handovers
+from spanscore.runs.recovery import StoredSpanSource
+
+if TYPE_CHECKING:
+    from spanscore.scoring.live import LiveScoring
+
+log = logging.getLogger(__name__)
+
+
+class LostRuns:
+    def __init__(self, live: LiveScoring, fleet: Fleet, config: FleetConfig) -> None:
+        self._live = live
+        self._fleet = fleet
+        self._config = config
+        self._orphans: tuple[float, int, list[str]] | None = None
+        """After a replica was lost: (when to look, monotonic), the loss time (Unix ns) traces began before, and
+        who was lost (a replica that left on purpose left a note of what it held: taken up at once)."""
+        self.taken = 0
+        """Traces taken up, from notes or after the wait."""
+        self.handed_over = 0
+        """Of those, traces a replica that stopped on purpose listed."""
+
+    def lost(self, replicas: Iterable[str]) -> None:
+        """Replicas left the membership (called on a Keeper thread): look for their runs."""
+        assembly = self._live.assembler.config
+        wait_s = assembly.max_wait_s + assembly.quiet_period_s + self._config.turn_poll_s
+        self._orphans = (time.monotonic() + wait_s, time.time_ns(), sorted(replicas))
+
+    async def take_up(self) -> None:
+        """A lost replica's unready runs: at once when it left a note of them, else after the others' wait."""
+        if self._orphans is None:
+            return
+        deadline, lost_at_ns, lost = self._orphans
+        if lost:
+            notes = await asyncio.to_thread(read_handovers, self._fleet, lost, lost_at_ns)
+            listed = {trace for traces in notes.values() for trace in traces}
+            if listed:
+                self.handed_over += await self.take_up_orphans(lost_at_ns, only=listed)
+            if set(notes) == set(lost):  # every lost replica left on purpose and said what it held
+                self._orphans = None
+                return
+            self._orphans = (deadline, lost_at_ns, [])
+        if time.monotonic() >= deadline:
+            await self.take_up_orphans(lost_at_ns)
+            self._orphans = None
+
+    async def take_up_orphans(self, lost_at_ns: int, *, only: Collection[str] | None = None) -> int:
+        """Assemble the unhandled traces of a lost replica that this replica owns now; how many were taken.
+
+        ``only``: the trace ids a replica that left on purpose listed; otherwise every recent trace.
+        """
+        source = StoredSpanSource(self._live.store)
+        assembler = self._live.assembler
+        since = assembler.recovery_since(time.time_ns())
+        found = await asyncio.to_thread(lambda: list(source.recent_traces(since)))
+        mine = [
+            trace
+            for trace in found
+            if (only is None or trace.trace_id in only)
+            and self._fleet.owns(f"trace:{trace.trace_id}")
+            and all(s.start_time_ns < lost_at_ns for s in trace.spans)
+        ]
+        held = set(assembler.pending_trace_ids())
+        mine = [trace for trace in mine if trace.trace_id not in held]
+        if not mine:
+            return 0
+        handled = await asyncio.to_thread(source.handled_runs, [trace.trace_id for trace in mine])
+        orphans = [trace for trace in mine if not _all_handled(trace.trace_id, handled)]
+        taken = assembler.adopt(orphans, handled, time.time_ns())
+        self.taken += taken
+        log.info("fleet: took up %d traces a lost replica was assembling", taken)
+        return taken
+
+
+def _all_handled(trace_id: str, handled: Mapping[str, Mapping[str, bool]]) -> bool:
+    """Every subject of the trace was decided and needs nothing more (a trace never decided is not)."""
+    marks = handled.get(trace_id, {})
+    return bool(marks) and all(marks.values())

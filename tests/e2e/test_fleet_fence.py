@@ -1,0 +1,188 @@
+"""Ownership is fenced: a replica cut from Keeper, a joining one, one with a taken name, one stopping on SIGTERM.
+
+Whole ``Service`` replicas over one store and a real ZooKeeper, as in ``test_fleet``; a replica is cut from
+Keeper by a loopback proxy that drops its traffic. The figure that matters is how many times each session was
+decided (a second decision is a second judge bill): it must be once, with every turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spanscore.fleet.config import FleetConfig
+from spanscore.fleet.coordinator import Fleet
+from spanscore.server.service import Service
+from tests.e2e.test_fleet import _all_joined, configure, conversations, send, session_scores, until
+from tests.e2e.test_targets import SESSION_RULE
+from tests.keeper_proxy import KeeperProxy
+from tests.service_setup import make_service_config, new_database_name
+from tests.zookeeper import ZooKeeperServer
+
+TIMEOUT_S = 2.0
+StartReplica = Callable[..., Awaitable[Service]]
+
+
+@pytest.fixture
+async def start_replica(chdb_dsn: str, zookeeper: ZooKeeperServer, tmp_path: Path) -> AsyncIterator[StartReplica]:
+    """Start replicas of one fleet over one database; ``proxy`` puts a cuttable proxy before its Keeper."""
+    database = new_database_name()
+    keeper = zookeeper.chroot()
+    chroot = keeper[len(zookeeper.hosts) :]
+    running: list[Service] = []
+    proxies: list[KeeperProxy] = []
+
+    async def start(
+        index: int, *, quiet_s: float, runs: dict[str, float] | None = None, proxy: KeeperProxy | None = None
+    ) -> Service:
+        config = make_service_config(chdb_dsn, database, tmp_path / f"replica-{index}")
+        configure(config, [SESSION_RULE], quiet_s)
+        if runs:
+            config.collector.runs = config.collector.runs.model_copy(update=runs)
+        address = f"127.0.0.1:{proxy.port}{chroot}" if proxy is not None else keeper
+        if proxy is not None:
+            proxies.append(proxy)
+        config.fleet = FleetConfig(keeper=address, replica=f"r{index}", session_timeout_s=TIMEOUT_S, turn_poll_s=0.5)
+        service = Service(config)
+        await service.start()
+        running.append(service)
+        return service
+
+    yield start
+    for service in running:
+        await service.shutdown()
+    for proxy in proxies:
+        proxy.close()
+
+
+async def decided_once_with_every_turn(replicas: list[Service], sessions: int, turns: int) -> dict[str, Any]:
+    """Wait until every session is scored, then a while longer for any second scoring; what was found."""
+
+    async def all_scored() -> bool:
+        return len(await session_scores(replicas[0])) == sessions
+
+    await until(all_scored, timeout_s=40)
+    await asyncio.sleep(3.0)  # a second decision, were a replica to make one, lands by now
+    found = await session_scores(replicas[0])
+    return {session: result for session, result in found.items() if result != (float(turns), 1)}
+
+
+async def test_a_replica_cut_from_keeper_scores_no_session_its_new_owners_score(
+    start_replica: StartReplica, zookeeper: ZooKeeperServer
+) -> None:
+    proxy = KeeperProxy(zookeeper.host, zookeeper.port)
+    replicas = [await start_replica(0, quiet_s=2.5, proxy=proxy)]
+    replicas += [await start_replica(index, quiet_s=2.5) for index in (1, 2)]
+    await until(lambda: _all_joined(replicas, 3))
+    await send(replicas, conversations(9, 3))
+    proxy.cut()  # r0 keeps its listeners and its store; only Keeper is out of reach, for longer than its timeout
+    await asyncio.sleep(3 * TIMEOUT_S)
+    proxy.heal()
+    assert await decided_once_with_every_turn(replicas, 9, 3) == {}  # no session scored twice, none partly
+    cut = replicas[0]
+    assert cut.fleet is not None and cut.fleet.fleet.session_losses >= 1  # Keeper did end its session
+
+
+async def test_a_joining_replica_does_not_score_finished_sessions_again(start_replica: StartReplica) -> None:
+    replicas = [await start_replica(index, quiet_s=1.0) for index in (0, 1)]
+    await until(lambda: _all_joined(replicas, 2))
+    await send(replicas, conversations(12, 2))
+    assert await decided_once_with_every_turn(replicas, 12, 2) == {}
+    replicas.append(await start_replica(2, quiet_s=1.0))
+    await until(lambda: _all_joined(replicas, 3))
+    assert await decided_once_with_every_turn(replicas, 12, 2) == {}  # the joiner owns some; it rescored none
+    joined = replicas[2]
+    assert joined.live is not None and joined.live.sessions.stats.sessions_ready == 0
+
+
+async def test_sigterm_hands_unready_runs_and_open_sessions_over(start_replica: StartReplica) -> None:
+    runs = {"quiet_period_s": 1.0}  # the runs are still being assembled when the stop comes
+    replicas = [await start_replica(index, quiet_s=3.0, runs=runs) for index in (0, 1)]
+    await until(lambda: _all_joined(replicas, 2))
+    await send(replicas, conversations(6, 3))
+    leaving, staying = replicas
+    assert leaving.live is not None and leaving.live.assembler.stats.pending_traces > 0
+    await leaving.shutdown()  # what SIGTERM runs (spanscore.server.running)
+    assert await decided_once_with_every_turn([staying], 6, 3) == {}  # every turn, once, with no second scoring
+    assert staying.fleet is not None and staying.fleet.member is not None
+    assert staying.fleet.member.handed_over_traces > 0
+
+
+async def test_a_second_replica_with_a_name_already_live_is_refused_at_join(zookeeper: ZooKeeperServer) -> None:
+    config = FleetConfig(keeper=zookeeper.chroot(), replica="twin", session_timeout_s=TIMEOUT_S)
+    first, second = Fleet(config), Fleet(config)
+    reasons: list[str] = []
+    second.on_refused(reasons.append)
+    first.start()
+    try:
+        assert await asyncio.to_thread(first.wait_joined, 10)
+        second.start()
+        await until(lambda: _refused(second), timeout_s=TIMEOUT_S + 10)
+        assert reasons and "fleet.replica 'twin' is already a live member" in reasons[0]
+        assert "Give every replica its own name" in reasons[0]
+        children = await asyncio.to_thread(first.client.get_children, first.node("members"))
+        assert len(children) == 1 and first.joined and not second.joined
+        assert first.is_leader() and not second.is_leader()
+        assert not second.fence.live() and second.metrics()["fleet_refused"] == 1.0
+    finally:
+        second.stop()
+        first.stop()
+
+
+async def _refused(fleet: Fleet) -> bool:
+    return getattr(fleet, "refused", None) is not None
+
+
+PAUSED_CHILD = """
+import sys, time
+from spanscore.fleet.config import FleetConfig
+from spanscore.fleet.coordinator import Fleet
+fleet = Fleet(FleetConfig(keeper=sys.argv[1], replica="paused", session_timeout_s=float(sys.argv[2])))
+fleet.start()
+while True:
+    token = fleet.fence.token()
+    print(time.monotonic(), int(fleet.fence.live()), token and (token.session_id, token.member_zxid), flush=True)
+    time.sleep(0.02)
+"""
+
+
+def test_a_paused_process_may_not_act_after_sigcont_until_keeper_proves_a_new_session(
+    zookeeper: ZooKeeperServer,
+) -> None:
+    """SIGSTOP longer than the session timeout: on SIGCONT the fence is shut at once, and opens on a new token."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", PAUSED_CHILD, zookeeper.chroot(), str(TIMEOUT_S)], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    try:
+        before = _first_line(child, lambda line: line[1] == "1")
+        child.send_signal(signal.SIGSTOP)
+        time.sleep(3 * TIMEOUT_S)
+        resumed_at = time.monotonic()
+        child.send_signal(signal.SIGCONT)
+        after = _first_line(child, lambda line: float(line[0]) >= resumed_at)
+        assert after[1] == "0"  # the first look after the pause: the lease ran out while it was stopped
+        renewed = _first_line(child, lambda line: line[1] == "1")
+        assert renewed[2] != before[2]  # the old session ended: only a new token is live
+    finally:
+        child.kill()
+        child.wait(10)
+
+
+def _first_line(child: Any, wanted: Callable[[list[str]], bool], timeout_s: float = 20.0) -> list[str]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        line = child.stdout.readline()
+        assert line, "the child stopped printing"
+        fields = line.strip().split(" ", 2)
+        if wanted(fields):
+            return fields
+    raise AssertionError("no such line in time")
