@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+from opentelemetry.sdk.trace import ReadableSpan
+
 from spanscore.config import ServiceConfig
 from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
@@ -22,13 +24,16 @@ TURN_TEXT = 300_000  # characters of answer per turn: eight turns hold 2.4 MB, o
 TURNS = 8
 
 
-def big_turns(session: str, count: int, size: int, first: int = 0) -> list:  # type: ignore[type-arg]
+def big_turns(session: str, count: int, size: int, first: int = 0) -> list[ReadableSpan]:
     """Runs of a session whose root carries an answer of ``size`` characters."""
     spans = rag_traces(count, session=session, first=first)
     answer = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "y " * (size // 2)}]}])
     for span in spans:
         if span.name == "invoke_agent helper":
-            span._attributes = {**dict(span.attributes or {}), "gen_ai.output.messages": answer}  # type: ignore[attr-defined]
+            span._attributes = {
+                **dict(span.attributes or {}),
+                "gen_ai.output.messages": answer,
+            }  # the SDK's finished span has no setter
     return spans
 
 
