@@ -84,8 +84,11 @@ def check_type(text: str, allow_aggregate: Callable[[str], None]) -> None:
     for index, (kind, value) in enumerate(tokens):
         if kind != "name" or value.lower() not in _AGGREGATE_TYPES:
             continue
-        if tokens[index + 1 : index + 2] != [("other", "(")]:
-            continue  # a bare word (a tuple element called AggregateFunction) names no function
+        following = tokens[index + 1 : index + 2]
+        if following != [("other", "(")]:
+            if not following or following[0][0] == "name" or following[0][1] in ",)":
+                continue  # a bare word (a tuple element called AggregateFunction) names no function
+            raise PermanentError(f"type {text!r} is not accepted: the query API cannot tell which function it names")
         arguments = _type_arguments(tokens, index + 2)
         if arguments and all(kind == "other" and value.isdigit() for kind, value in arguments[0]):
             arguments = arguments[1:]  # AggregateFunction(version, f, ...)
