@@ -8,6 +8,11 @@ a ``poll_ready`` takes: the once-a-second look at every session, and an
 ordinary poll (every 0.2 s) that looks only at the sessions quiet long enough.
 
     python -m bench.sessions_memory [--sessions 10000] [--turns 5]
+
+``--large`` measures instead one session of 40 runs with 1.8 MB of text each (#37 item 7): the heap the
+tracker holds at the default byte caps (``max_session_bytes``), and with the caps lifted, as before them.
+
+    python -m bench.sessions_memory --large
 """
 
 from __future__ import annotations
@@ -77,12 +82,45 @@ def measure(sessions: int = 10_000, turns: int = 5) -> dict[str, float | int]:
     }
 
 
+def measure_large(runs: int = 40, text: int = 1_800_000) -> dict[str, float | int]:
+    """Heap one session of ``runs`` large turns leaves held, with the byte caps and without them."""
+    out: dict[str, float | int] = {"runs": runs, "text_bytes_per_run": text}
+    lifted = SessionsConfig(quiet_period_s=3600, max_session_bytes=1 << 50, max_held_bytes=1 << 50)
+    for label, config in (("default_caps", SessionsConfig(quiet_period_s=3600)), ("caps_lifted", lifted)):
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        tracker = SessionTracker(config)
+        for turn in range(runs):
+            half = "y" * (text // 2)
+            run = Run(
+                half + str(turn),
+                half + str(turn),
+                run_id=f"{turn:016x}",
+                trace_id=f"{turn:032x}",
+                span_id=f"{turn:016x}",
+                session_id="conversation-large",
+                start_time_ns=turn * S,
+                end_time_ns=turn * S + 1,
+            )
+            tracker.add(run, turn)
+            del run, half
+        gc.collect()
+        out[f"{label}_held_mb"] = round((tracemalloc.get_traced_memory()[0] - before) / 1e6, 1)
+        out[f"{label}_turns_held"] = tracker.stats.held_turns
+        tracemalloc.stop()
+        del tracker
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--turns", type=int, default=5)
+    parser.add_argument("--large", action="store_true", help="one session of 40 runs with 1.8 MB of text each")
     args = parser.parse_args()
-    print(json.dumps(measure(args.sessions, args.turns), indent=2))
+    result = measure_large() if args.large else measure(args.sessions, args.turns)
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

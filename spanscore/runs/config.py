@@ -32,6 +32,11 @@ class SessionsConfig(BaseModel):
     oldest open one is scored early (ready reason ``session_evicted``)."""
     max_turns: int = Field(500, ge=1)
     """Turns kept per session; a longer conversation keeps its latest turns (the dropped ones are counted)."""
+    max_session_bytes: int = Field(16 << 20, ge=1)
+    """Estimated bytes of text kept per session (``runs.sizes``); over it the oldest turns are dropped (counted),
+    the latest turn is always kept."""
+    max_held_bytes: int = Field(256 << 20, ge=1)
+    """Estimated bytes of text over all sessions held; over it sessions go as over ``max_sessions``."""
     keep_scored_s: float = Field(3_600.0, ge=0)
     """How long a scored session's turns stay in memory for a continuation; after that, its earlier turns are
     read back from storage (``scored_runs``) when it continues."""
@@ -84,6 +89,12 @@ class RunsConfig(BaseModel):
     max_pending_spans: int = Field(500_000, ge=1)
     """Spans and GenAI log records held in memory at once, over all pending traces; beyond it the oldest
     trace is evicted."""
+    max_pending_bytes: int = Field(256 << 20, ge=1)
+    """Estimated bytes of text (``runs.sizes``) held over all pending traces; beyond it the oldest trace is
+    evicted, with the decision ``too_large`` logged and counted."""
+    max_run_bytes: int = Field(16 << 20, ge=1)
+    """Estimated bytes of text one trace may hold; later spans and log records of a trace over it are dropped,
+    with the decision ``too_large`` logged and counted (the run is scored on what was kept)."""
     max_done_traces: int = Field(100_000, ge=1)
     """Trace ids remembered (without their spans) as already handled, so a run is ready only once."""
     agent_span_names: tuple[str, ...] = ()

@@ -11,9 +11,11 @@ over export requests); ``poll_ready`` returns each run once, when
 - ``late_span_rescore``: with ``late_span_policy="rescore"``, a span arrived
   after the run was ready and changed what scorers read (its fingerprint).
 
-Memory is bounded: at most ``max_pending_traces`` traces and
-``max_pending_spans`` spans are held; beyond that the oldest trace is evicted
-and counted. A ready trace keeps its spans for ``late_span_window_s`` so late
+Memory is bounded: at most ``max_pending_traces`` traces, ``max_pending_spans``
+spans and ``max_pending_bytes`` estimated bytes (``runs.sizes``) are held; beyond
+that the oldest trace is evicted and counted. One trace holds at most
+``max_run_bytes``: later spans of it are dropped. Either cut is the decision
+``too_large``, logged with the trace id and counted. A ready trace keeps its spans for ``late_span_window_s`` so late
 spans can be attributed, then only its handled run ids are remembered
 (``max_done_traces``). After a restart, ``recover`` re-reads recent traces
 from storage through ``SpanSource`` and skips the runs storage says were
@@ -34,6 +36,7 @@ from spanscore.records import LogRecord, SpanRecord
 from spanscore.run import Run
 from spanscore.runs.assembly import AssembledRun, assemble_runs, run_fingerprint
 from spanscore.runs.config import RunsConfig
+from spanscore.runs.sizes import log_bytes, span_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +87,12 @@ class AssemblerStats:
     pending_traces: int = 0
     pending_spans: int = 0
     """Spans and log records held (both count against ``max_pending_spans``)."""
+    pending_bytes: int = 0
+    """Estimated bytes of the spans and log records held (``max_pending_bytes``)."""
+    too_large_traces: int = 0
+    """Traces cut (``max_run_bytes``) or evicted for size (``max_pending_bytes``): the decision ``too_large``."""
+    too_large_records: int = 0
+    """Spans and log records dropped because their trace was over ``max_run_bytes``."""
     evicted_traces: int = 0
     evicted_spans: int = 0
     late_spans_ignored: int = 0
@@ -108,6 +117,10 @@ class _Trace:
     """Spans or logs arrived since the trace was last assembled."""
     waiting: bool = False
     """A run had an unconfirmed root at the last assembly: look again at max_wait even without new spans."""
+    size: int = 0
+    """Estimated bytes of its spans and logs."""
+    too_large: bool = False
+    """Something was dropped from it for size (logged once)."""
 
 
 class RunAssembler:
@@ -140,6 +153,9 @@ class RunAssembler:
             if span.span_id in trace.handled_spans and self.config.late_span_policy == "ignore":
                 self.stats.late_spans_ignored += 1
                 continue
+            held_size = span_bytes(held) if held is not None else 0
+            if not self._fits(trace, span.trace_id, span_bytes(span) - held_size):
+                continue
             if span.span_id not in trace.spans:
                 self.stats.pending_spans += 1
             trace.spans[span.span_id] = span
@@ -155,10 +171,31 @@ class RunAssembler:
             if not log.trace_id:
                 continue
             trace = self._trace_for(log.trace_id, now)
+            if not self._fits(trace, log.trace_id, log_bytes(log)):
+                continue
             trace.logs.append(log)
             trace.dirty = True
             self.stats.pending_spans += 1
         self._enforce_bounds()
+
+    def _fits(self, trace: _Trace, trace_id: str, grows: int) -> bool:
+        """Account ``grows`` bytes to the trace, or refuse them (decision ``too_large``) when over ``max_run_bytes``."""
+        if grows > 0 and trace.size + grows > self.config.max_run_bytes:
+            self.stats.too_large_records += 1
+            if not trace.too_large:
+                trace.too_large = True
+                self.stats.too_large_traces += 1
+                logger.warning(
+                    "run assembler: decision=too_large trace_id=%s holds %d bytes, max_run_bytes=%d: later spans "
+                    "are dropped",
+                    trace_id,
+                    trace.size,
+                    self.config.max_run_bytes,
+                )
+            return False
+        trace.size += grows
+        self.stats.pending_bytes += grows
+        return True
 
     def _trace_for(self, trace_id: str, now_ns: int) -> _Trace:
         trace = self._pending.get(trace_id)
@@ -176,15 +213,30 @@ class RunAssembler:
     def _enforce_bounds(self) -> None:
         config = self.config
         while self._pending and (
-            len(self._pending) > config.max_pending_traces or self.stats.pending_spans > config.max_pending_spans
+            len(self._pending) > config.max_pending_traces
+            or self.stats.pending_spans > config.max_pending_spans
+            or self.stats.pending_bytes > config.max_pending_bytes
         ):
+            for_size = self.stats.pending_bytes > config.max_pending_bytes
             trace_id, trace = self._pending.popitem(last=False)
             self.stats.evicted_traces += 1
             self.stats.evicted_spans += len(trace.spans)
-            self.stats.pending_spans -= len(trace.spans) + len(trace.logs)
+            self._release(trace)
             self._remember(trace_id, trace.handled)
-            logger.warning("run assembler over capacity: evicted trace_id=%s spans=%d", trace_id, len(trace.spans))
+            self.stats.too_large_traces += for_size and not trace.too_large
+            decision = " decision=too_large (max_pending_bytes)" if for_size else ""
+            logger.warning(
+                "run assembler over capacity:%s evicted trace_id=%s spans=%d bytes=%d",
+                decision,
+                trace_id,
+                len(trace.spans),
+                trace.size,
+            )
         self.stats.pending_traces = len(self._pending)
+
+    def _release(self, trace: _Trace) -> None:
+        self.stats.pending_spans -= len(trace.spans) + len(trace.logs)
+        self.stats.pending_bytes -= trace.size
 
     def _remember(self, trace_id: str, handled: dict[str, str]) -> None:
         self._done[trace_id] = handled
@@ -208,7 +260,7 @@ class RunAssembler:
                 ready.extend(self._ready_runs(trace, quiet, waited))
             if self._expired(trace, now_ns):
                 del self._pending[trace_id]
-                self.stats.pending_spans -= len(trace.spans) + len(trace.logs)
+                self._release(trace)
                 self._remember(trace_id, trace.handled)
         self.stats.pending_traces = len(self._pending)
         self.stats.runs_ready += sum(1 for item in ready if item.reason != "late_span_rescore")

@@ -20,7 +20,9 @@ memory for ``keep_scored_s``; a continuation after that, or after a restart,
 is marked ``needs_history`` so the caller reads its earlier turns back from
 storage before scoring.
 
-Memory is bounded by ``max_sessions`` and ``max_turns`` per session. Pure logic
+Memory is bounded by ``max_sessions`` and ``max_turns`` per session, and in
+estimated bytes (``runs.sizes``) by ``max_session_bytes`` per session (oldest
+turns dropped) and ``max_held_bytes`` over all (as over ``max_sessions``). Pure logic
 with an injected clock; no I/O.
 """
 
@@ -33,6 +35,7 @@ from typing import Literal
 
 from spanscore.run import Message, Run, Turn
 from spanscore.runs.config import SessionsConfig
+from spanscore.runs.sizes import turn_bytes
 
 SessionReason = Literal["session_quiet", "session_max_duration", "session_evicted", "session_continued"]
 _NS = 1_000_000_000
@@ -52,6 +55,8 @@ class _Session:
     times_scored: int = 0
     needs_history: bool = False
     """Turns before the ones held may be in storage (memory was forgotten, or the process restarted)."""
+    size: int = 0
+    """Estimated bytes of its turns (``runs.sizes``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +75,8 @@ class SessionStats:
     kept_sessions: int = 0
     """Scored sessions kept in memory (``keep_scored_s``) in case they continue."""
     held_turns: int = 0
+    held_bytes: int = 0
+    """Estimated bytes of every turn held (``max_held_bytes``)."""
     sessions_ready: int = 0
     sessions_rescored: int = 0
     sessions_evicted: int = 0
@@ -113,31 +120,48 @@ class SessionTracker:
         if run.start_time_ns >= session.last.start_time_ns:
             session.last = run
         before = len(session.turns)
-        session.turns[run.run_id] = Turn.of(run)
+        replaced = session.turns.get(run.run_id)
+        turn = session.turns[run.run_id] = Turn.of(run)
+        self._grow(session, turn_bytes(turn) - (turn_bytes(replaced) if replaced else 0))
         self.stats.held_turns += len(session.turns) - before
         self._trim(session)
         self._enforce_bounds()
         return True
 
+    def _grow(self, session: _Session, size: int) -> None:
+        session.size += size
+        self.stats.held_bytes += size
+
+    def _forget(self, session: _Session) -> None:
+        self.stats.held_turns -= len(session.turns)
+        self.stats.held_bytes -= session.size
+
     def _trim(self, session: _Session) -> None:
         extra = len(session.turns) - self.config.max_turns
-        if extra <= 0:
+        if extra <= 0 and session.size <= self.config.max_session_bytes:
             return
-        oldest = sorted(session.turns.values(), key=lambda t: (t.start_time_ns, t.run_id))[:extra]
+        oldest = sorted(session.turns.values(), key=lambda t: (t.start_time_ns, t.run_id))[:-1]
+        dropped = 0
         for turn in oldest:
+            if dropped >= extra and session.size <= self.config.max_session_bytes:
+                break
             del session.turns[turn.run_id]
-        self.stats.turns_dropped += extra
-        self.stats.held_turns -= extra
+            self._grow(session, -turn_bytes(turn))
+            dropped += 1
+        self.stats.turns_dropped += dropped
+        self.stats.held_turns -= dropped
 
     def _enforce_bounds(self) -> None:
-        while len(self._open) + len(self._scored) > self.config.max_sessions:
+        while len(self._open) + len(self._scored) > self.config.max_sessions or (
+            self.stats.held_bytes > self.config.max_held_bytes and len(self._open) + len(self._scored) > 1
+        ):
             if self._scored:
                 _, forgotten = self._scored.popitem(last=False)
-                self.stats.held_turns -= len(forgotten.turns)
+                self._forget(forgotten)
                 continue
             session_id, session = self._open.popitem(last=False)
             self._evicted.append(self._ready(session_id, session, "session_evicted"))
-            self.stats.held_turns -= len(session.turns)
+            self._forget(session)
             self.stats.sessions_evicted += 1
         self._count()
 
@@ -161,7 +185,7 @@ class SessionTracker:
             if now_ns - (session.scored_at_ns or 0) < keep_ns:
                 break
             del self._scored[session_id]
-            self.stats.held_turns -= len(session.turns)
+            self._forget(session)
         full = now_ns - self._last_full_scan_ns >= _FULL_SCAN_NS or now_ns < self._last_full_scan_ns
         candidates: list[tuple[str, SessionReason]] = []
         for session_id, session in self._open.items():
@@ -206,7 +230,9 @@ class SessionTracker:
             return
         before = len(session.turns)
         for turn in turns:
-            session.turns.setdefault(turn.run_id, turn)
+            if turn.run_id not in session.turns:
+                session.turns[turn.run_id] = turn
+                self._grow(session, turn_bytes(turn))
         self.stats.held_turns += len(session.turns) - before
         self._trim(session)
 
@@ -218,7 +244,7 @@ class SessionTracker:
         released = 0
         for held in (self._open, self._scored):
             for session_id in [sid for sid in held if not keep(sid)]:
-                self.stats.held_turns -= len(held.pop(session_id).turns)
+                self._forget(held.pop(session_id))
                 released += 1
         self._count()
         return released

@@ -131,6 +131,12 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "otlp_evaluations_received": ("counter", "gen_ai.evaluation.result events and log records read from OTLP."),
     "runs_pending_traces": ("gauge", "Traces being assembled into runs now."),
     "runs_evicted_traces": ("counter", "Traces evicted from assembly to bound memory."),
+    "runs_pending_bytes": ("gauge", "Estimated bytes of the spans and logs held by run assembly."),
+    "runs_too_large": (
+        "counter",
+        "Traces cut at collector.runs.max_run_bytes or evicted at max_pending_bytes (decision too_large).",
+    ),
+    "runs_too_large_records_dropped": ("counter", "Spans and logs dropped from traces over max_run_bytes."),
     "runs_ready": ("counter", "Runs that became ready to score."),
     "spans_conflicting_ids_ignored": (
         "counter",
@@ -139,6 +145,7 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "sessions_open": ("gauge", "Open sessions held for target: session rules (not scored since their last run)."),
     "sessions_kept": ("gauge", "Scored sessions kept in memory (keep_scored_s) in case they continue."),
     "sessions_turns_held": ("gauge", "Turns held in memory over all sessions."),
+    "sessions_bytes_held": ("gauge", "Estimated bytes of the turns held over all sessions."),
     "sessions_ready": ("counter", "Sessions that became ready to score for the first time."),
     "sessions_rescored": ("counter", "Sessions scored again because they continued after a scoring."),
     "sessions_evicted": ("counter", "Open sessions scored early to bound memory."),

@@ -29,6 +29,7 @@ from spanscore.storage.query.allowlist import (
     ALLOWED_TABLE_FUNCTIONS,
     PARSER_FORMS,
 )
+from spanscore.storage.query.costs import check_call
 
 _EXPLAIN_KINDS = frozenset(
     {"EXPLAIN", "EXPLAIN AST", "EXPLAIN SYNTAX", "EXPLAIN PIPELINE", "EXPLAIN QUERY TREE", "EXPLAIN ESTIMATE"}
@@ -189,7 +190,9 @@ def check_tree(root: Mapping[str, Any], context: CheckContext) -> None:
         if node.get("is_outfile_append") or node.get("is_outfile_truncate") or node.get("is_into_outfile_with_stdout"):
             raise PermanentError(_REFUSED_PARTS["out_file"])
         if kind == "Function":
-            _check_function(str(node.get("name", "")), parent_key == "table_function", context)
+            name = str(node.get("name", ""))
+            _check_function(name, parent_key == "table_function", context)
+            check_call(context.functions.resolve(name) or name, node, lambda f: _check_function(f, False, context))
         elif kind == "TableIdentifier":
             _check_table(_name_parts(node), context)
         elif kind == "Identifier":

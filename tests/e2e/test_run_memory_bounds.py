@@ -1,0 +1,80 @@
+"""Runs and sessions are held in memory bounded in bytes, not only in counts, through the real service.
+
+Observed: a session of 40 runs with 1.8 MB of text each added 305-347 MB, all of it held, because the
+bounds counted spans, traces, sessions and turns. Here the byte caps are set small; a session of large
+turns keeps only its newest turns within its byte cap, a trace over the per-run cap is cut with the
+decision ``too_large``, and the metrics show the bytes held.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from opentelemetry.sdk.trace import ReadableSpan
+
+from spanscore.config import ServiceConfig
+from spanscore.server.service import Service
+from tests.e2e.otlp_clients import export, grpc_exporter
+from tests.e2e.test_targets import _session_config, _wait_for, rag_traces
+
+SESSION_CAP = 1 << 20
+RUN_CAP = 256 << 10
+TURN_TEXT = 300_000  # characters of answer per turn: eight turns hold 2.4 MB, over the session cap
+TURNS = 8
+
+
+def big_turns(session: str, count: int, size: int, first: int = 0) -> list[ReadableSpan]:
+    """Runs of a session whose root carries an answer of ``size`` characters."""
+    spans = rag_traces(count, session=session, first=first)
+    answer = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "y " * (size // 2)}]}])
+    for span in spans:
+        if span.name == "invoke_agent helper":
+            span._attributes = {
+                **dict(span.attributes or {}),
+                "gen_ai.output.messages": answer,
+            }  # the SDK's finished span has no setter
+    return spans
+
+
+async def test_a_session_of_large_turns_is_held_within_its_byte_cap(service_config: ServiceConfig) -> None:
+    _session_config(service_config, 1.0)
+    service_config.collector.sessions = service_config.collector.sessions.model_copy(
+        update={"max_session_bytes": SESSION_CAP}
+    )
+    service = Service(service_config)
+    await service.start()
+    try:
+        spans = big_turns("conv-big", TURNS, TURN_TEXT)
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+        sql = "SELECT count() FROM scores FINAL WHERE Target = 'session' AND Scorer = 'turn_count'"
+        assert await _wait_for(service, sql, 1) == 1
+        metrics = service.live.metrics()
+        assert 0 < metrics["sessions_bytes_held"] <= SESSION_CAP
+        assert metrics["sessions_turns_dropped"] >= 1
+        rows = await asyncio.to_thread(
+            service.store.internal_query, "SELECT Score FROM scores FINAL WHERE Scorer = 'turn_count'"
+        )
+        assert 1 <= rows[0][0] <= SESSION_CAP // TURN_TEXT  # the newest turns that fit, not all eight
+    finally:
+        await service.shutdown()
+
+
+async def test_a_trace_over_the_run_cap_is_cut_with_the_decision_too_large(service_config: ServiceConfig) -> None:
+    _session_config(service_config, 1.0)
+    service_config.collector.runs = service_config.collector.runs.model_copy(update={"max_run_bytes": RUN_CAP})
+    service = Service(service_config)
+    await service.start()
+    try:
+        spans = big_turns("conv-huge", 1, TURN_TEXT)
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+        metrics = service.live.metrics()
+        deadline = asyncio.get_running_loop().time() + 30
+        while metrics.get("runs_too_large", 0) < 1 and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.1)
+            metrics = service.live.metrics()
+        assert metrics["runs_too_large"] == 1
+        assert metrics["runs_too_large_records_dropped"] >= 1
+        assert metrics["runs_pending_bytes"] <= RUN_CAP
+    finally:
+        await service.shutdown()
