@@ -36,6 +36,7 @@ from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.security import make_digest_acl
 
 from spanscore.fleet.config import FleetConfig
+from spanscore.fleet.documents import decode_object
 
 log = logging.getLogger(__name__)
 
@@ -251,8 +252,8 @@ class Fleet:
         for child in self._client.get_children(members):
             try:
                 data, _ = self._client.get(f"{members}/{child}")
-                status = json.loads(data)
-            except (NoNodeError, ValueError):
+                status = decode_object(data, f"{members}/{child}")
+            except (NoNodeError, ValueError):  # ValueError: MalformedNode, not a replica's status
                 continue
             if isinstance(status, dict) and isinstance(status.get("replica"), str):
                 found[status["replica"]] = status

@@ -52,6 +52,7 @@ class FleetParts:
         found = self.fleet.metrics()
         found["fleet_rules_version"] = float(self.rules.fleet_version)
         found["fleet_rules_apply_failures"] = float(self.rules.apply_failures)
+        found["fleet_rules_malformed"] = float(self.rules.malformed)
         if self.member is not None:
             found.update(self.member.metrics())
         return found

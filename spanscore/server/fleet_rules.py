@@ -21,6 +21,7 @@ from typing import Any
 
 from spanscore.errors import ConfigError, RetryableError
 from spanscore.fleet.coordinator import Fleet, KeeperUnavailable, VersionConflict
+from spanscore.fleet.documents import MalformedNode, decode_rules
 from spanscore.sampling.rule_sets import canonical_rules, parse_rules_document, rule_set_version
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.trust import api_rule_problems
@@ -38,6 +39,9 @@ class FleetRules:
         self.fleet_version = -1
         """The node version last applied here (-1: none yet)."""
         self.apply_failures = 0
+        self.malformed = 0
+        """Published nodes refused because their bytes are not a rule set (shown by ``describe``, counted)."""
+        self.malformed_reason = ""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._applying: set[asyncio.Task[None]] = set()
@@ -83,7 +87,7 @@ class FleetRules:
         if version < self.fleet_version:
             return
         try:
-            document = json.loads(data)
+            document = self._decode(data, version)
             refused = api_rule_problems({"rules": document.get("rules")}, self._control.operator_scorer_paths)
             if refused:
                 raise ConfigError("; ".join(refused))
@@ -115,6 +119,16 @@ class FleetRules:
                 raise RetryableError(f"rules not changed: {exc}; a fleet changes its rules together") from exc
         raise RetryableError("rules not changed: the fleet's rules kept changing under this write; try again")
 
+    def _decode(self, data: bytes, version: int) -> dict[str, Any]:
+        """The published document, or ``MalformedNode`` (counted once per version, and remembered for status)."""
+        try:
+            return decode_rules(data, self._fleet.node(DOCUMENT))
+        except MalformedNode as exc:
+            if self.malformed_reason != f"v{version}: {exc}":
+                self.malformed += 1
+                self.malformed_reason = f"v{version}: {exc}"
+            raise
+
     def describe(self) -> dict[str, Any]:
         """The fleet block of ``GET /api/v1/rules``: the fleet version and what each replica applied."""
         found: dict[str, Any] = {"version": self.fleet_version, "replica": self._fleet.replica, "replicas": {}}
@@ -126,8 +140,11 @@ class FleetRules:
             return found
         found["version"] = version
         if data is not None:
-            published = {"rules": json.loads(data)["rules"]}
-            found["rules_version"] = _version_of(parse_rules_document(published, source="fleet"))
+            try:
+                published = {"rules": self._decode(data, version)["rules"]}
+                found["rules_version"] = _version_of(parse_rules_document(published, source="fleet"))
+            except (ConfigError, ValueError) as exc:  # a set this replica would refuse to apply: shown, not a 500
+                found["error"] = f"the fleet's rules v{version} are refused here: {exc}"
         found["replicas"] = {
             name: {"rules_version": status.get("rules_version"), "fleet_version": status.get("fleet_version")}
             for name, status in sorted(statuses.items())

@@ -55,6 +55,7 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "fleet_membership_changes": ("counter", "Changes of the fleet's live members seen by this replica."),
     "fleet_rules_version": ("gauge", "The fleet rule set version (Keeper node version) applied here; -1 before any."),
     "fleet_rules_apply_failures": ("counter", "Fleet rule sets this replica refused to apply (the log says why)."),
+    "fleet_rules_malformed": ("counter", "Published rules nodes refused: not a rule set (GET /api/v1/rules says why)."),
     "fleet_session_turns_taken": ("counter", "Session turns other replicas stored, taken up by this owner."),
     "fleet_sessions_taken_over": ("counter", "Open sessions taken up from the store after the members changed."),
     "fleet_sessions_released": ("counter", "Sessions forgotten here because another replica owns them now."),
