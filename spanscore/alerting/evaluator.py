@@ -57,11 +57,14 @@ class AlertEvaluator:
         state: AlertStateStore | None = None,
         state_file: Path | None = None,
         leader: Callable[[], bool] = _always,
+        ready: Callable[[], bool] = _always,
         clock: Callable[[], float] = time.time,
     ) -> None:
         """``state`` is where states live (a fleet passes Keeper's); without it, ``state_file`` or memory.
 
-        ``leader`` says whether this replica evaluates now; the single-process default always does.
+        ``leader`` says whether this replica evaluates now; the single-process default always does. ``ready``
+        says whether ``state`` can answer now (a fleet: Keeper connected); until it can, rounds read nothing
+        and log nothing (the replica's /readyz and ``spanscore status`` say it is degraded).
         """
         if state is not None and state_file is not None:
             raise ValueError("AlertEvaluator: give state (a store) or state_file, not both")
@@ -75,10 +78,9 @@ class AlertEvaluator:
         self.states = {alert.name: AlertState(alert.name) for alert in alerts}
         self._versions: dict[str, int] = {}
         self._delivering: set[tuple[str, str, str]] = set()  # (alert, firing id, status) sent from here
-        try:
+        self._ready = ready
+        if state is None and self.alerts:  # the file's states show at once; a shared store is read each round
             self._adopt(self._store.load())
-        except Exception as exc:  # an unreachable Keeper stops alerting, not the service: refresh() retries
-            log.warning("alert states not read at start: %s: %s", type(exc).__name__, exc)
         self._background = Background("alert-evaluation")
         self.evaluations = 0
         self.evaluation_failures = 0
@@ -117,6 +119,8 @@ class AlertEvaluator:
 
     async def refresh(self) -> bool:
         """Read the stored states; False when the store cannot be read (nothing is evaluated then)."""
+        if not self._ready():
+            return False
         try:
             self._adopt(await asyncio.to_thread(self._store.load))
         except Exception as exc:

@@ -31,7 +31,14 @@ from collections.abc import Callable
 from typing import Any
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import (
+    BadVersionError,
+    ConnectionClosedError,
+    ConnectionLoss,
+    NodeExistsError,
+    NoNodeError,
+    SessionExpiredError,
+)
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.security import make_digest_acl
 
@@ -89,6 +96,7 @@ class Fleet:
 
     def stop(self) -> None:
         """Leave the fleet: the member node goes at once, so others take over without waiting for a timeout."""
+        self._client.remove_listener(self._on_state)  # a session we end is not a session lost
         try:
             self._client.stop()
         finally:
@@ -203,13 +211,21 @@ class Fleet:
 
     # -- versioned documents ---------------------------------------------------------------------------------
 
-    def read(self, name: str) -> tuple[bytes | None, int]:
-        """A shared document and its version (-1 when it does not exist)."""
+    def read(self, name: str, *, timeout_s: float | None = None) -> tuple[bytes | None, int]:
+        """A shared document and its version (-1 when it does not exist).
+
+        ``timeout_s`` bounds the wait: a partition is silence, and kazoo notices it only when the connection
+        times out; a caller that answers a person (a rule PUT) gives up sooner with ``KeeperUnavailable``.
+        """
         self._need_session()
         try:
-            data, stat = self._client.get(self.node(name))
+            data, stat = self._client.get_async(self.node(name)).get(timeout=timeout_s)
         except NoNodeError:
             return None, -1
+        except (ConnectionLoss, SessionExpiredError, ConnectionClosedError, self._client.handler.timeout_exception):
+            raise KeeperUnavailable(
+                f"fleet coordination is unavailable (Keeper did not answer: {self.state})"
+            ) from None
         return bytes(data), int(stat.version)
 
     def write(self, name: str, data: bytes, *, expected_version: int) -> int:
@@ -224,6 +240,11 @@ class Fleet:
             return int(stat.version)
         except (BadVersionError, NodeExistsError) as exc:
             raise VersionConflict(f"{name} changed since version {expected_version}") from exc
+        except (ConnectionLoss, SessionExpiredError, ConnectionClosedError) as exc:
+            raise KeeperUnavailable(
+                f"fleet coordination is unavailable (Keeper lost during the write, which may or may not have "
+                f"been applied: {type(exc).__name__})"
+            ) from exc
 
     def watch(self, name: str, listener: DocumentFn) -> None:
         """Call ``listener(data, version)`` now and on every change of a document (on a Keeper thread)."""

@@ -46,13 +46,34 @@ class FleetParts:
     def leave(self) -> None:
         """Leave the fleet (the member node goes at once, so the others take over without waiting)."""
         if self.fleet.state != "stopped":
+            if self.member is not None:
+                self.member.budgets.release_all()  # after scoring drained: every spend is stored by now
             self.fleet.stop()
+
+    def degraded(self) -> list[str]:
+        """What is off while this replica has no Keeper session (empty: nothing, it is a full member).
+
+        /readyz answers 503 with these, /healthz and ``spanscore status`` show them.
+        """
+        if self.fleet.connected:
+            return []
+        local = self.member is not None and self.member.local_share
+        return [
+            f"degraded: Keeper unreachable ({self.fleet.state})",
+            "no leader here: alerts are not evaluated or sent by this replica",
+            "budgets on the local share (limit / fleet.expected_replicas)"
+            if local
+            else "budgets: only leases already held are spent (local share after fleet.session_timeout_s)",
+            "rules frozen: changes are refused (503) until Keeper answers",
+            "session owners as last seen",
+        ]
 
     def metrics(self) -> dict[str, float]:
         found = self.fleet.metrics()
         found["fleet_rules_version"] = float(self.rules.fleet_version)
         found["fleet_rules_apply_failures"] = float(self.rules.apply_failures)
         found["fleet_rules_malformed"] = float(self.rules.malformed)
+        found["fleet_rules_replace_file"] = 1.0 if self.rules.file_rules_replaced else 0.0
         if self.member is not None:
             found.update(self.member.metrics())
         return found

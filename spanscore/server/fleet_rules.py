@@ -7,8 +7,9 @@ import-path scorers this replica's own config file names. Each replica puts the 
 member node, so ``GET /api/v1/rules`` on any replica shows the fleet version and every replica's.
 
 The first replica of a new fleet publishes the rules of its config file; later replicas take up the fleet's
-set and log when their file differs. While Keeper is unreachable a PUT is refused (503) and changes nothing:
-a change only this replica made would be a fleet that disagrees with itself.
+set, and say so (a WARNING, ``fleet_rules_replace_file`` and ``spanscore status``) when their file
+differs. While Keeper is unreachable (or silent for ``PUT_WAIT_S``) a PUT is refused (503 with Retry-After)
+and changes nothing: a change only this replica made would be a fleet that disagrees with itself.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 from spanscore.errors import ConfigError, RetryableError
 from spanscore.fleet.coordinator import Fleet, KeeperUnavailable, VersionConflict
 from spanscore.fleet.documents import MalformedNode, decode_rules
-from spanscore.sampling.rule_sets import canonical_rules, parse_rules_document, rule_set_version
+from spanscore.sampling.rule_sets import canonical_rules, diff_rules, parse_rules_document, rule_set_version
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.trust import api_rule_problems
 from spanscore.server.rule_control import RuleControl
@@ -30,6 +31,8 @@ from spanscore.server.rule_control import RuleControl
 log = logging.getLogger(__name__)
 
 DOCUMENT = "rules"
+PUT_WAIT_S = 1.0
+"""How long a rule change waits for Keeper's answer before it is refused (503 with Retry-After)."""
 
 
 class FleetRules:
@@ -42,6 +45,8 @@ class FleetRules:
         self.malformed = 0
         """Published nodes refused because their bytes are not a rule set (shown by ``describe``, counted)."""
         self.malformed_reason = ""
+        self.file_rules_replaced = ""
+        """Set when the fleet's set replaced this replica's config-file rules: from where, and what differs."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._applying: set[asyncio.Task[None]] = set()
@@ -95,6 +100,8 @@ class FleetRules:
             if canonical_rules(rules) != canonical_rules(self._control.rule_set.rules):
                 by = document.get("by", "?")
                 source = f"fleet v{version} from {by} ({document.get('source', '?')})"
+                if self._control.rule_set.source == "config":
+                    self._say_file_replaced(rules, source)
                 await self._control.apply_rules(rules, source=source, publish=False)
             self.fleet_version = max(self.fleet_version, version)
         except (ConfigError, ValueError, AttributeError) as exc:
@@ -107,7 +114,7 @@ class FleetRules:
         body = _document(rules, source, self._fleet.replica)
         for _ in range(5):
             try:
-                _, version = await asyncio.to_thread(self._fleet.read, DOCUMENT)
+                _, version = await asyncio.to_thread(self._fleet.read, DOCUMENT, timeout_s=PUT_WAIT_S)
                 written = await asyncio.to_thread(self._fleet.write, DOCUMENT, body, expected_version=version)
                 self.fleet_version = max(self.fleet_version, written)
                 self._fleet.publish_status(rules_version=_version_of(rules), fleet_version=written)
@@ -116,8 +123,21 @@ class FleetRules:
             except VersionConflict:
                 continue  # another replica published meanwhile: ours is newer, write again on top
             except KeeperUnavailable as exc:
-                raise RetryableError(f"rules not changed: {exc}; a fleet changes its rules together") from exc
+                raise RetryableError(
+                    f"rules change refused: {exc}; a fleet changes its rules together (GET /api/v1/rules shows "
+                    "the fleet's set; try again when Keeper answers)"
+                ) from exc
         raise RetryableError("rules not changed: the fleet's rules kept changing under this write; try again")
+
+    def _say_file_replaced(self, rules: list[RuleConfig], source: str) -> None:
+        """The config file's rules are not the ones that run: a WARNING, and ``status`` shows it from now on."""
+        change = diff_rules(canonical_rules(self._control.rule_set.rules), canonical_rules(rules))
+        self.file_rules_replaced = f"{source}: {'; '.join(change.lines()) or 'same rules, other settings'}"
+        log.warning(
+            "fleet: this config file's rules are replaced by the fleet's published set, %s; the file's rules do "
+            "not run here (change the fleet's with PUT /api/v1/rules or SIGHUP on any replica)",
+            self.file_rules_replaced,
+        )
 
     def _decode(self, data: bytes, version: int) -> dict[str, Any]:
         """The published document, or ``MalformedNode`` (counted once per version, and remembered for status)."""

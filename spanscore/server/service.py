@@ -93,6 +93,7 @@ class Service:
                 self.rule_control,
                 dead_letters=self.dead_letters,
                 judge=config.judge,
+                degraded=self.fleet.degraded if self.fleet is not None else None,
             )
             if config.api.enabled
             else None
@@ -237,8 +238,9 @@ def _alerting(config: ServiceConfig, store: ClickHouseStore, fleet: FleetParts |
         coordinator = fleet.fleet
         state = KeeperAlertState(coordinator.client, coordinator.node("alerts"))
         return AlertEvaluator(
-            config.alerts, config.alerting, read, Notifier(config.alerting), state=state, leader=coordinator.is_leader
-        )
+            config.alerts, config.alerting, read, Notifier(config.alerting), state=state, leader=coordinator.is_leader,
+            ready=lambda: coordinator.connected,
+        )  # fmt: skip
     spool = config.storage.spool_dir
     return AlertEvaluator(
         config.alerts,

@@ -8,14 +8,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
+from spanscore.cli.status_text import format_status
+from spanscore.fleet.config import FleetConfig
+from spanscore.fleet.leases import budget_node
+from spanscore.sampling.budget import DailyBudget
 from spanscore.server.service import Service
 from tests.e2e import test_fleet
-from tests.e2e.test_fleet import MakeFleet, until
+from tests.e2e.alert_parts import Receiver
+from tests.e2e.test_fleet import MakeFleet, configure, until
 from tests.e2e.test_targets import SESSION_RULE
+from tests.ports import free_port
+from tests.service_setup import make_service_config, new_database_name
+from tests.tcp_proxy import PartitionProxy
+from tests.zookeeper import ZooKeeperServer
 
 make_fleet = test_fleet.make_fleet  # the fixture: N replicas over one store and one ZooKeeper chroot
 
@@ -65,3 +77,104 @@ async def test_a_malformed_rules_node_is_refused_counted_and_shown_never_a_500(m
 async def _published(replica: Service) -> bool:
     assert replica.fleet is not None
     return replica.fleet.rules.fleet_version >= 0
+
+
+BUDGET_RULE = {"name": "judged", "target": "run", "scorers": ["completeness"], "budget": {"daily_usd": 8.0}}
+
+
+async def test_without_keeper_a_replica_says_it_is_degraded_and_scores_on_the_local_share(
+    chdb_dsn: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """#36 items 1 and 6: a wrong fleet.keeper is visible in /readyz, /healthz and status; budgets go on, 1/E each."""
+    config = make_service_config(chdb_dsn, new_database_name(), tmp_path)
+    configure(config, [BUDGET_RULE], 1.0)
+    config.fleet = FleetConfig(
+        keeper=f"127.0.0.1:{free_port()}", replica="alone", session_timeout_s=2.0, expected_replicas=4
+    )
+    service = Service(config)
+    await service.start()
+    try:
+        assert service.live is not None
+        budget = service.live.engine.budget("judged")
+        assert budget is not None
+
+        async def local() -> bool:
+            return service.metrics().get("fleet_budget_local_share") == 1.0
+
+        await until(local, timeout_s=15)
+        assert budget.leased == pytest.approx(2.0) and not budget.exhausted  # 8 / 4: judged runs go on
+        status, ready = await get_json(service, "/readyz")
+        assert status == 503 and ready["degraded"].startswith("degraded: Keeper unreachable"), ready
+        assert any("local share" in line for line in ready["off"]) and any("rules frozen" in x for x in ready["off"])
+        status, health = await get_json(service, "/healthz")
+        assert status == 200 and health["status"] == "degraded" and "Keeper unreachable" in health["degraded"]
+        text = format_status(service.metrics(), "http://x")
+        assert "degraded: Keeper unreachable" in text and "budgets on the local share" in text
+    finally:
+        await service.shutdown()
+    assert "budgets on the local share" in caplog.text
+
+
+async def test_a_replica_with_keeper_is_ready_and_leases_a_slice_not_the_whole_limit(make_fleet: MakeFleet) -> None:
+    """#36 item 1: alone in its fleet at first, a replica still leases a slice; stopped, it gives it back."""
+    first, second = await make_fleet(2, [BUDGET_RULE], expected_replicas=2)
+    for replica in (first, second):
+        assert replica.live is not None
+        budget = replica.live.engine.budget("judged")
+        assert budget is not None
+
+        async def leased(budget: DailyBudget = budget) -> bool:
+            return (budget.leased or 0.0) > 0
+
+        await until(leased, timeout_s=10)
+        assert budget.leased is not None and budget.leased <= 8.0 / 4
+        status, ready = await get_json(replica, "/readyz")
+        assert status == 200 and ready == {"ready": True}
+    assert first.fleet is not None and second.fleet is not None
+    node = first.fleet.fleet.node(budget_node("judged"))
+    await first.shutdown()  # a clean stop returns its lease
+    data, _ = await asyncio.to_thread(second.fleet.fleet.client.get, node)
+    assert list(json.loads(data)["holders"]) == ["r1"]
+
+
+async def test_a_rule_put_during_a_partition_is_503_with_retry_after(
+    chdb_dsn: str, tmp_path: Path, zookeeper: ZooKeeperServer
+) -> None:
+    """#36 item 8: 0.1 s into a partition Keeper is silent, not gone; the PUT is refused as retryable."""
+    hosts = zookeeper.chroot()
+    proxy = PartitionProxy(zookeeper.host, zookeeper.port)
+    config = make_service_config(chdb_dsn, new_database_name(), tmp_path)
+    configure(config, [SESSION_RULE], 1.0)
+    config.fleet = FleetConfig(keeper=proxy.address + hosts.removeprefix(zookeeper.hosts), replica="cut",
+                               session_timeout_s=6.0)  # fmt: skip
+    service = Service(config)
+    await service.start()
+    try:
+        assert service.fleet is not None and service.api is not None
+        assert await asyncio.to_thread(service.fleet.fleet.wait_joined, 15)
+        proxy.cut()
+        await asyncio.sleep(0.1)
+        new = {"rules": [{"name": "other", "target": "session", "scorers": ["turn_count"]}]}
+        async with aiohttp.ClientSession() as http:
+            url = f"http://127.0.0.1:{service.api.port}/api/v1/rules"
+            async with http.put(url, json=new) as response:
+                assert response.status == 503, await response.text()
+                assert response.headers.get("Retry-After"), response.headers
+        assert [rule.name for rule in service.rule_control.rule_set.rules] == ["conversation"]
+    finally:
+        proxy.heal()
+        await service.shutdown()
+        proxy.close()
+
+
+async def test_a_fleet_replica_starts_and_stops_without_false_warnings(
+    make_fleet: MakeFleet, receiver: Receiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    """#36 item 13: no "alert states not read" at start, no "session lost" on a clean stop."""
+    caplog.set_level(logging.WARNING)
+    [replica] = await make_fleet(1, [SESSION_RULE])
+    await replica.shutdown()
+    warnings = [
+        r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("spanscore")
+    ]
+    assert warnings == []
