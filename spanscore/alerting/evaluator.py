@@ -20,11 +20,11 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from spanscore.alerting.config import WHERE_COLUMNS, AlertConfig, AlertingConfig
 from spanscore.alerting.links import dashboard_link
@@ -46,6 +46,16 @@ def _always() -> bool:
     return True
 
 
+class DeliveryLog(Protocol):
+    """Where a fleet records each notification's phases (``storage.fleet_records``); blocking calls."""
+
+    def mark(self, event: Mapping[str, Any], phase: str, started_at: float) -> None: ...
+
+    def phases(self, delivery_id: str) -> dict[str, tuple[str, float]]: ...
+
+    def last_firing(self, alert: str) -> tuple[str, float] | None: ...
+
+
 class AlertEvaluator:
     def __init__(
         self,
@@ -58,6 +68,7 @@ class AlertEvaluator:
         state_file: Path | None = None,
         leader: Callable[[], bool] = _always,
         ready: Callable[[], bool] = _always,
+        deliveries: DeliveryLog | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         """``state`` is where states live (a fleet passes Keeper's); without it, ``state_file`` or memory.
@@ -79,6 +90,9 @@ class AlertEvaluator:
         self._versions: dict[str, int] = {}
         self._delivering: set[tuple[str, str, str]] = set()  # (alert, firing id, status) sent from here
         self._ready = ready
+        self._deliveries = deliveries
+        self._recalled: set[str] = set()
+        """A fleet's record of notifications in the store: checked before a claimed one is sent."""
         if state is None and self.alerts:  # the file's states show at once; a shared store is read each round
             self._adopt(self._store.load())
         self._background = Background("alert-evaluation")
@@ -122,12 +136,35 @@ class AlertEvaluator:
         if not self._ready():
             return False
         try:
-            self._adopt(await asyncio.to_thread(self._store.load))
+            stored = await asyncio.to_thread(self._store.load)
+            if self._deliveries is not None:
+                await self._recall_forgotten(stored)
+            self._adopt(stored)
         except Exception as exc:
             self.evaluation_failures += 1
             log.warning("alert states not read: %s: %s", type(exc).__name__, exc)
             return False
         return True
+
+    async def _recall_forgotten(self, stored: dict[str, Versioned]) -> None:
+        """An alert Keeper has no state for, whose newest recorded notification is a firing, is still firing.
+
+        Under that firing's id, so a Keeper that lost its data (or a new fleet on an old store) opens no new
+        incident; looked up once per process and alert.
+        """
+        for name, known in list(self.states.items()):
+            if name in stored or known.status == "firing" or name in self._recalled:
+                continue
+            self._recalled.add(name)  # once per process and alert: the leader's next save stores what is found
+            assert self._deliveries is not None
+            found = await asyncio.to_thread(self._deliveries.last_firing, name)
+            if found is not None:
+                firing_id, started_at = found
+                self.states[name] = replace(
+                    known, status="firing", firing_id=firing_id, started_at=started_at, notified="firing"
+                )
+                self._versions.pop(name, None)
+                log.warning("alert %s: Keeper had no state; still firing as id=%s (from the store)", name, firing_id)
 
     def _adopt(self, stored: dict[str, Versioned], *, newest: str = "") -> None:
         """Take the stored states; an older read than what is known is ignored, except for ``newest``.
@@ -145,7 +182,7 @@ class AlertEvaluator:
     async def evaluate(self, alert: AlertConfig) -> AlertState:
         current = self.states[alert.name]
         if current.pending and current.pending_event is not None:
-            self._deliver(alert, current)  # a claimed notification first (perhaps a dead leader's)
+            await self._deliver(alert, current)  # a claimed notification first (perhaps a dead leader's)
             return current
         state = replace(current, pending="", pending_event=None)  # a mark without its payload cannot be sent
         where = {WHERE_COLUMNS[key]: value for key, value in alert.where.items()}
@@ -202,23 +239,62 @@ class AlertEvaluator:
             return self.states[alert.name]
         self.states[alert.name], self._versions[alert.name] = state, version
         if state.pending:
-            self._deliver(alert, state)
+            await self._deliver(alert, state)
         return state
 
-    def _deliver(self, alert: AlertConfig, state: AlertState) -> None:
+    async def _deliver(self, alert: AlertConfig, state: AlertState) -> None:
         key = (alert.name, state.firing_id, state.pending)
-        if key in self._delivering or state.pending_event is None:
+        event = state.pending_event
+        if key in self._delivering or event is None:
             return  # already on its way from this replica
+        if self._deliveries is not None and not await self._first_to_send(key, event, state.started_at):
+            return
         self._delivering.add(key)
         log.warning(
             "alert %s %s id=%s value=%s interval=[%s, %s] samples=%d",
             alert.name, state.pending, state.firing_id, state.value, state.low, state.high, state.samples,
         )  # fmt: skip
-        self.notifier.notify(alert, state.pending_event, on_done=lambda: self._delivered(key))
+        self.notifier.notify(alert, event, on_done=lambda: self._delivered(key, event, state.started_at))
 
-    async def _delivered(self, key: tuple[str, str, str]) -> None:
-        """Clear the transition's ``pending`` mark, unless the stored state has moved on to another one."""
+    async def _first_to_send(self, key: tuple[str, str, str], event: Mapping[str, Any], started: float | None) -> bool:
+        """Whether this replica sends a claimed notification, as the store's record of deliveries says.
+
+        Not when another replica sent it (the mark is cleared instead), nor while another may still be sending
+        it (for the longest a delivery can take); otherwise it records "sending" first.
+        """
+        assert self._deliveries is not None
+        try:
+            seen = await asyncio.to_thread(self._deliveries.phases, str(event["id"]))
+            if "done" in seen:
+                log.info("alert %s: %s id=%s was sent by %s; not again", key[0], key[2], key[1], seen["done"][0])
+                self._delivering.add(key)
+                await self._delivered(key, None, started)
+                return False
+            if "sending" in seen and self._clock() - seen["sending"][1] < self._longest_delivery_s():
+                return False  # another replica (perhaps cut from Keeper) is still delivering it
+            await asyncio.to_thread(self._deliveries.mark, event, "sending", started or 0.0)
+        except Exception as exc:  # without the record a repeat is possible: wait for the store instead
+            log.warning("alert %s: delivery record not read or written (%s); sending later", key[0], exc)
+            return False
+        return True
+
+    def _longest_delivery_s(self) -> float:
+        """How long one notification's delivery can take: every attempt's timeout and every backoff between."""
+        settings, backoffs, delay = self._settings, 0.0, self._settings.backoff_s
+        for _ in range(settings.max_attempts - 1):
+            backoffs, delay = backoffs + delay, min(60.0, max(delay * 2, 0.01))
+        return settings.max_attempts * settings.timeout_s + backoffs + 1.0
+
+    async def _delivered(
+        self, key: tuple[str, str, str], event: Mapping[str, Any] | None, started: float | None
+    ) -> None:
+        """Record the delivery (``event``; a fleet), then clear the ``pending`` mark unless the state moved on."""
         name, firing_id, status = key
+        if event is not None and self._deliveries is not None:
+            try:
+                await asyncio.to_thread(self._deliveries.mark, event, "done", started or 0.0)
+            except Exception as exc:
+                log.warning("alert %s: delivery of %s not recorded (%s); it may be sent again", name, status, exc)
         try:
             for _ in range(5):  # each lost compare-and-set means another writer; re-read and try again
                 stored = (await asyncio.to_thread(self._store.load)).get(name)

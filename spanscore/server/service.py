@@ -42,6 +42,7 @@ from spanscore.server.otlp_http import HttpReceiver
 from spanscore.server.rule_control import RuleControl
 from spanscore.server.service_metrics import service_metrics
 from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.fleet_records import StoredDeliveries
 from spanscore.storage.reads.alerts import window_scores
 from spanscore.storage.scores import ScoreRow
 from spanscore.storage.write import paths as write_paths
@@ -239,7 +240,7 @@ def _alerting(config: ServiceConfig, store: ClickHouseStore, fleet: FleetParts |
         state = KeeperAlertState(coordinator.client, coordinator.node("alerts"))
         return AlertEvaluator(
             config.alerts, config.alerting, read, Notifier(config.alerting), state=state, leader=coordinator.is_leader,
-            ready=lambda: coordinator.connected,
+            ready=lambda: coordinator.connected, deliveries=StoredDeliveries(store, coordinator.replica),
         )  # fmt: skip
     spool = config.storage.spool_dir
     return AlertEvaluator(
