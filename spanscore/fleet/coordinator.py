@@ -76,6 +76,7 @@ class Fleet:
         self._watching = False
         self.state = "connecting"
         self.session_losses = 0
+        self._suspensions = 0
         self.membership_changes = 0
         self._status: dict[str, Any] = {}
 
@@ -142,12 +143,35 @@ class Fleet:
             self._client.handler.spawn(self._join)
         elif state == KazooState.SUSPENDED:
             self.state = "suspended"
+            self._watch_suspension()
             log.warning("fleet: Keeper connection suspended; leadership paused, ownership kept as last seen")
         elif state == KazooState.LOST:
             self.state = "lost"
             self.session_losses += 1
             self._my_node = None
             log.warning("fleet: Keeper session lost; this replica rejoins when Keeper answers again")
+
+    def _watch_suspension(self) -> None:
+        """Start a new session if this one stays suspended past the point where Keeper must have expired it.
+
+        A Keeper restarted without its data refuses, for ever, a client that saw a newer state than it
+        holds (ZooKeeper's zxid check), and kazoo keeps retrying that session: after 1.5 session timeouts
+        suspended, the session is gone on any Keeper anyway, so a fresh one loses nothing.
+        """
+        self._suspensions += 1
+        timer = threading.Timer(1.5 * self.config.session_timeout_s, self._restart_if_stuck, (self._suspensions,))
+        timer.daemon = True
+        timer.start()
+
+    def _restart_if_stuck(self, suspension: int) -> None:
+        if self.state != "suspended" or suspension != self._suspensions:
+            return
+        log.warning("fleet: Keeper did not take this session back in time; starting a new session")
+        try:
+            self._client.stop()  # the listener sees LOST: the member node and leases count as gone
+            self._client.start_async()
+        except Exception:
+            log.exception("fleet: a new Keeper session could not be started; retrying on the next suspension")
 
     def _join(self) -> None:
         try:

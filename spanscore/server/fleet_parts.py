@@ -13,13 +13,14 @@ from spanscore.scoring.fleet_member import FleetMember
 from spanscore.scoring.live import LiveScoring
 from spanscore.server.fleet_rules import FleetRules
 from spanscore.server.rule_control import RuleControl
+from spanscore.storage.fleet_records import Store
 
 
 class FleetParts:
-    def __init__(self, config: FleetConfig, rule_control: RuleControl) -> None:
+    def __init__(self, config: FleetConfig, rule_control: RuleControl, store: Store) -> None:
         self.config = config
         self.fleet = Fleet(config)
-        self.rules = FleetRules(self.fleet, rule_control)
+        self.rules = FleetRules(self.fleet, rule_control, store)
         self.member: FleetMember | None = None
         self._started = False
 

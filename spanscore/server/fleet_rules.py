@@ -27,6 +27,7 @@ from spanscore.sampling.rule_sets import canonical_rules, diff_rules, parse_rule
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.trust import api_rule_problems
 from spanscore.server.rule_control import RuleControl
+from spanscore.storage.fleet_records import Store, newest_rule_set, record_rule_set
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +37,9 @@ PUT_WAIT_S = 1.0
 
 
 class FleetRules:
-    def __init__(self, fleet: Fleet, control: RuleControl) -> None:
+    def __init__(self, fleet: Fleet, control: RuleControl, store: Store) -> None:
         self._fleet = fleet
+        self._store = store
         self._control = control
         self.fleet_version = -1
         """The node version last applied here (-1: none yet)."""
@@ -63,18 +65,49 @@ class FleetRules:
         await asyncio.gather(*self._applying, return_exceptions=True)
 
     async def _attach(self) -> None:
-        """Once joined: publish our rules if the fleet has none, then follow the fleet's node."""
-        while not await asyncio.to_thread(self._fleet.wait_joined, 1.0):
-            pass
-        data, version = await asyncio.to_thread(self._fleet.read, DOCUMENT)
-        if data is None:
+        """On every join (a new session too): see that the fleet has a set, and follow the fleet's node."""
+        watching = False
+        while True:
+            while not await asyncio.to_thread(self._fleet.wait_joined, 1.0):
+                pass
+            losses = self._fleet.session_losses
             try:
-                body = _document(self._control.rule_set.rules, "config", self._fleet.replica)
-                await asyncio.to_thread(self._fleet.write, DOCUMENT, body, expected_version=-1)
-                log.info("fleet: published this replica's rules as the fleet's first set")
-            except VersionConflict:
-                pass  # another replica was first: its set arrives through the watch
-        await asyncio.to_thread(self._fleet.watch, DOCUMENT, self._changed)
+                await self._ensure_published()
+                if not watching:
+                    await asyncio.to_thread(self._fleet.watch, DOCUMENT, self._changed)
+                    watching = True
+            except Exception as exc:  # Keeper or the store went away meanwhile: the next join tries again
+                log.warning("fleet: rule set not checked on joining (%s); trying again", exc)
+                await asyncio.sleep(1.0)
+                continue
+            # A new session may be a Keeper that lost its data. Sessions change on a Keeper thread: polled.
+            while self._fleet.session_losses == losses:  # noqa: ASYNC110
+                await asyncio.sleep(0.5)
+
+    async def _ensure_published(self) -> None:
+        """A fleet without a set gets the newest set the store recorded, or (a new fleet) this replica's rules.
+
+        So a Keeper that lost its data gets the fleet's rules back, not a config file over rules changed
+        through the API.
+        """
+        data, _ = await asyncio.to_thread(self._fleet.read, DOCUMENT)
+        if data is not None:
+            return
+        recorded = await asyncio.to_thread(newest_rule_set, self._store)
+        if recorded is not None:
+            generation, body = recorded
+            source = f"the store's record of the fleet's newest set (generation {generation})"
+        else:
+            generation = self.fleet_version + 1
+            body = _document(self._control.rule_set.rules, "config", self._fleet.replica, generation)
+            source = "this replica's rules, the fleet's first set"
+        try:
+            await asyncio.to_thread(self._fleet.write, DOCUMENT, body, expected_version=-1)
+        except VersionConflict:
+            return  # another replica was first: its set arrives through the watch
+        if recorded is None:
+            await self._record(generation, body)
+        log.warning("fleet: Keeper held no rule set; published %s", source)
 
     def _changed(self, data: bytes | None, version: int) -> None:
         """On a Keeper thread: hand the new set to the event loop."""
@@ -87,12 +120,14 @@ class FleetRules:
         self._applying.add(task)
         task.add_done_callback(self._applying.discard)
 
-    async def apply(self, data: bytes, version: int) -> None:
+    async def apply(self, data: bytes, node_version: int) -> None:
         """Apply one fleet version here (unless it is older than what this replica applied)."""
-        if version < self.fleet_version:
-            return
+        version = node_version
         try:
-            document = self._decode(data, version)
+            document = self._decode(data, node_version)
+            version = _generation(document, node_version)
+            if version < self.fleet_version:
+                return
             refused = api_rule_problems({"rules": document.get("rules")}, self._control.operator_scorer_paths)
             if refused:
                 raise ConfigError("; ".join(refused))
@@ -111,14 +146,16 @@ class FleetRules:
 
     async def publish(self, rules: list[RuleConfig], source: str) -> None:
         """Make ``rules`` the fleet's set (the newest writer wins); ``RetryableError`` without Keeper."""
-        body = _document(rules, source, self._fleet.replica)
         for _ in range(5):
             try:
-                _, version = await asyncio.to_thread(self._fleet.read, DOCUMENT, timeout_s=PUT_WAIT_S)
-                written = await asyncio.to_thread(self._fleet.write, DOCUMENT, body, expected_version=version)
-                self.fleet_version = max(self.fleet_version, written)
-                self._fleet.publish_status(rules_version=_version_of(rules), fleet_version=written)
-                log.info("fleet: published rules v%d (%s)", written, source)
+                data, version = await asyncio.to_thread(self._fleet.read, DOCUMENT, timeout_s=PUT_WAIT_S)
+                generation = max(self._generation_of(data, version), self.fleet_version) + 1
+                body = _document(rules, source, self._fleet.replica, generation)
+                await asyncio.to_thread(self._fleet.write, DOCUMENT, body, expected_version=version)
+                self.fleet_version = max(self.fleet_version, generation)
+                self._fleet.publish_status(rules_version=_version_of(rules), fleet_version=generation)
+                log.info("fleet: published rules v%d (%s)", generation, source)
+                await self._record(generation, body)
                 return
             except VersionConflict:
                 continue  # another replica published meanwhile: ours is newer, write again on top
@@ -128,6 +165,22 @@ class FleetRules:
                     "the fleet's set; try again when Keeper answers)"
                 ) from exc
         raise RetryableError("rules not changed: the fleet's rules kept changing under this write; try again")
+
+    def _generation_of(self, data: bytes | None, version: int) -> int:
+        """The generation of the node's set (-1: no set; a malformed node counts as its node version)."""
+        if data is None:
+            return -1
+        try:
+            return _generation(decode_rules(data, self._fleet.node(DOCUMENT)), version)
+        except MalformedNode:
+            return version
+
+    async def _record(self, generation: int, body: bytes) -> None:
+        """Keep the published set in the store: what a Keeper that lost its data is given back."""
+        try:
+            await asyncio.to_thread(record_rule_set, self._store, generation, self._fleet.replica, body)
+        except Exception as exc:
+            log.warning("fleet: rules v%d published but not recorded in the store (%s)", generation, exc)
 
     def _say_file_replaced(self, rules: list[RuleConfig], source: str) -> None:
         """The config file's rules are not the ones that run: a WARNING, and ``status`` shows it from now on."""
@@ -161,7 +214,9 @@ class FleetRules:
         found["version"] = version
         if data is not None:
             try:
-                published = {"rules": self._decode(data, version)["rules"]}
+                document = self._decode(data, version)
+                found["version"] = _generation(document, version)
+                published = {"rules": document["rules"]}
                 found["rules_version"] = _version_of(parse_rules_document(published, source="fleet"))
             except (ConfigError, ValueError) as exc:  # a set this replica would refuse to apply: shown, not a 500
                 found["error"] = f"the fleet's rules v{version} are refused here: {exc}"
@@ -172,8 +227,19 @@ class FleetRules:
         return found
 
 
-def _document(rules: Sequence[RuleConfig], source: str, replica: str) -> bytes:
-    return json.dumps({"rules": canonical_rules(rules), "source": source, "by": replica}).encode()
+def _document(rules: Sequence[RuleConfig], source: str, replica: str, generation: int) -> bytes:
+    body = {"rules": canonical_rules(rules), "source": source, "by": replica, "generation": generation}
+    return json.dumps(body).encode()
+
+
+def _generation(document: dict[str, Any], node_version: int) -> int:
+    """The fleet version: the set's own generation, which outlives Keeper's node versions.
+
+    A node written again after Keeper lost its data starts at version 0; a set written before generations
+    has only its node version.
+    """
+    generation = document.get("generation")
+    return generation if isinstance(generation, int) and generation >= 0 else node_version
 
 
 def _version_of(rules: Sequence[RuleConfig]) -> str:

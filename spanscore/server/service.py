@@ -68,7 +68,7 @@ class Service:
         """The judge every scorer of this service is built with (made with the first rules), passed down."""
         self.live = self._live_scoring(config)
         self.rule_control = RuleControl(config, self._install_rules)
-        self.fleet = FleetParts(config.fleet, self.rule_control) if config.fleet is not None else None
+        self.fleet = FleetParts(config.fleet, self.rule_control, self.store) if config.fleet is not None else None
         self._started = False
         self.passthrough = (
             SpanPassThrough(config.forward) if config.forward is not None and config.forward.spans else None

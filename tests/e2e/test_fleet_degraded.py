@@ -27,7 +27,7 @@ from tests.e2e.test_targets import SESSION_RULE
 from tests.ports import free_port
 from tests.service_setup import make_service_config, new_database_name
 from tests.tcp_proxy import PartitionProxy
-from tests.zookeeper import ZooKeeperServer
+from tests.zookeeper import ZooKeeperServer, restart_wiped, start_zookeeper
 
 make_fleet = test_fleet.make_fleet  # the fixture: N replicas over one store and one ZooKeeper chroot
 
@@ -178,3 +178,55 @@ async def test_a_fleet_replica_starts_and_stops_without_false_warnings(
         r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("spanscore")
     ]
     assert warnings == []
+
+
+async def test_a_keeper_restarted_without_its_data_gets_the_fleets_state_back_from_the_store(
+    chdb_dsn: str, tmp_path: Path
+) -> None:
+    """#36 item 5: old replicas come back, and API rule changes survive a new replica's config file."""
+    server = start_zookeeper(tmp_path / "zk")
+    database, running = new_database_name(), []
+
+    async def replica(name: str) -> Service:
+        config = make_service_config(chdb_dsn, database, tmp_path / name)
+        configure(config, [SESSION_RULE], 1.0)
+        config.fleet = FleetConfig(keeper=server.hosts, path="/wiped", replica=name, session_timeout_s=2.0)
+        service = Service(config)
+        await service.start()
+        running.append(service)
+        assert service.fleet is not None
+        assert await asyncio.to_thread(service.fleet.fleet.wait_joined, 15)
+        return service
+
+    try:
+        old = await replica("r0")
+        assert old.api is not None
+        await until(lambda: _published(old))
+        new_rules = {"rules": [{"name": "turns-only", "target": "session", "scorers": ["turn_count"]}]}
+        async with aiohttp.ClientSession() as http:
+            url = f"http://127.0.0.1:{old.api.port}/api/v1/rules"
+            async with http.put(url, json=new_rules) as response:
+                assert response.status == 200, await response.text()
+        assert old.fleet is not None and old.fleet.rules.fleet_version == 1
+        server = await asyncio.to_thread(restart_wiped, server)
+        fleet = old.fleet.fleet
+
+        async def rejoined() -> bool:
+            return fleet.joined and fleet.session_losses > 0
+
+        await until(rejoined, timeout_s=30)
+        joiner = await replica("r1")  # its config file has the old rules
+        for service in (old, joiner):
+
+            async def runs_api_rules(service: Service = service) -> bool:
+                return [rule.name for rule in service.rule_control.rule_set.rules] == ["turns-only"]
+
+            await until(runs_api_rules, timeout_s=15)
+        data, _ = await asyncio.to_thread(fleet.client.get, fleet.node("rules"))
+        document = json.loads(data)
+        assert [rule["name"] for rule in document["rules"]] == ["turns-only"] and document["generation"] == 1
+        assert sorted(joiner.fleet.fleet.members()) == ["r0", "r1"] if joiner.fleet else False
+    finally:
+        for service in running:
+            await service.shutdown()
+        server.stop()
