@@ -24,9 +24,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from spanscore.alerting.config import WHERE_COLUMNS, AlertConfig, AlertingConfig
+from spanscore.alerting.deliveries import DeliveryLog, claim_delivery, record_delivered, recorded_firing
 from spanscore.alerting.links import dashboard_link
 from spanscore.alerting.notify import Notifier
 from spanscore.alerting.state import AlertState, AlertStateStore, FileAlertState, Versioned, transition_id
@@ -44,16 +45,6 @@ __all__ = ["AlertEvaluator", "AlertState", "ReadWindow"]
 
 def _always() -> bool:
     return True
-
-
-class DeliveryLog(Protocol):
-    """Where a fleet records each notification's phases (``storage.fleet_records``); blocking calls."""
-
-    def mark(self, event: Mapping[str, Any], phase: str, started_at: float) -> None: ...
-
-    def phases(self, delivery_id: str) -> dict[str, tuple[str, float]]: ...
-
-    def last_firing(self, alert: str) -> tuple[str, float] | None: ...
 
 
 class AlertEvaluator:
@@ -157,7 +148,7 @@ class AlertEvaluator:
                 continue
             self._recalled.add(name)  # once per process and alert: the leader's next save stores what is found
             assert self._deliveries is not None
-            found = await asyncio.to_thread(self._deliveries.last_firing, name)
+            found = await recorded_firing(self._deliveries, name)
             if found is not None:
                 firing_id, started_at = found
                 self.states[name] = replace(
@@ -257,33 +248,18 @@ class AlertEvaluator:
         self.notifier.notify(alert, event, on_done=lambda: self._delivered(key, event, state.started_at))
 
     async def _first_to_send(self, key: tuple[str, str, str], event: Mapping[str, Any], started: float | None) -> bool:
-        """Whether this replica sends a claimed notification, as the store's record of deliveries says.
-
-        Not when another replica sent it (the mark is cleared instead), nor while another may still be sending
-        it (for the longest a delivery can take); otherwise it records "sending" first.
-        """
+        """Whether this replica sends a claimed notification, as the store's record of deliveries says."""
         assert self._deliveries is not None
         try:
-            seen = await asyncio.to_thread(self._deliveries.phases, str(event["id"]))
-            if "done" in seen:
-                log.info("alert %s: %s id=%s was sent by %s; not again", key[0], key[2], key[1], seen["done"][0])
-                self._delivering.add(key)
-                await self._delivered(key, None, started)
-                return False
-            if "sending" in seen and self._clock() - seen["sending"][1] < self._longest_delivery_s():
-                return False  # another replica (perhaps cut from Keeper) is still delivering it
-            await asyncio.to_thread(self._deliveries.mark, event, "sending", started or 0.0)
+            verdict, by = await claim_delivery(self._deliveries, event, started, self._settings, self._clock)
         except Exception as exc:  # without the record a repeat is possible: wait for the store instead
             log.warning("alert %s: delivery record not read or written (%s); sending later", key[0], exc)
             return False
-        return True
-
-    def _longest_delivery_s(self) -> float:
-        """How long one notification's delivery can take: every attempt's timeout and every backoff between."""
-        settings, backoffs, delay = self._settings, 0.0, self._settings.backoff_s
-        for _ in range(settings.max_attempts - 1):
-            backoffs, delay = backoffs + delay, min(60.0, max(delay * 2, 0.01))
-        return settings.max_attempts * settings.timeout_s + backoffs + 1.0
+        if verdict == "sent":
+            log.info("alert %s: %s id=%s was sent by %s; not again", key[0], key[2], key[1], by)
+            self._delivering.add(key)
+            await self._delivered(key, None, started)  # clears the mark the sender could not
+        return verdict == "send"
 
     async def _delivered(
         self, key: tuple[str, str, str], event: Mapping[str, Any] | None, started: float | None
@@ -292,7 +268,7 @@ class AlertEvaluator:
         name, firing_id, status = key
         if event is not None and self._deliveries is not None:
             try:
-                await asyncio.to_thread(self._deliveries.mark, event, "done", started or 0.0)
+                await record_delivered(self._deliveries, event, started)
             except Exception as exc:
                 log.warning("alert %s: delivery of %s not recorded (%s); it may be sent again", name, status, exc)
         try:
