@@ -37,6 +37,7 @@ class FleetBudgets:
         self._cut_since = time.monotonic()
         """When this replica last had no Keeper session (start counts: it has none yet)."""
         self._losses = fleet.session_losses
+        self._next_check = 0.0
         self.local_share = False
         self.leases_taken = 0
         self.leases_released = 0
@@ -92,10 +93,17 @@ class FleetBudgets:
         return {rule: engine.in_budget_unit(rule, usd, tokens) for rule, (usd, tokens, _) in found.items()}
 
     async def top_up(self, members: list[str]) -> float:
-        """Lease another slice of every budget that runs low (or whose holding Keeper lost); what was granted."""
+        """Lease another slice of every budget that runs low, or whose holding Keeper lost; what was granted.
+
+        Whether Keeper still holds this replica's holding is read every ``share_sync_s``, so after Keeper lost
+        its data every replica registers what it holds within that time.
+        """
         engine = self._live.engine
         share = max(len(members), self._config.expected_replicas)
         granted, spent = 0.0, None
+        check = time.monotonic() >= self._next_check  # is each holding still in Keeper? (not every round)
+        if check:
+            self._next_check = time.monotonic() + self._config.share_sync_s
         for rule in engine.budget_rules():
             budget = engine.budget(rule)
             if budget is None or budget.leased is None:
@@ -103,7 +111,7 @@ class FleetBudgets:
             cost = budget.cost_per_run or 0.0
             day = budget.day
             low = budget.headroom() < max(2 * cost, budget.configured_limit / (40 * share))
-            if not low and await asyncio.to_thread(registered, self._fleet, rule, day):
+            if not low and (not check or await asyncio.to_thread(registered, self._fleet, rule, day)):
                 continue
             spent = await self._fleet_spent() if spent is None else spent
             chunk = await asyncio.to_thread(

@@ -65,7 +65,8 @@ def evaluator(service: Service, client: Any, url: str, replica: str, leader: Cal
 async def test_a_leader_cut_from_keeper_mid_delivery_causes_no_second_notification(
     service: Service, zookeeper: ZooKeeperServer, slow_receiver: SlowReceiver
 ) -> None:
-    hosts, clients, leader = zookeeper.chroot(), [], ["a"]
+    hosts, leader = zookeeper.chroot(), ["a"]
+    clients: list[Any] = []
     try:
         a_client = connect(hosts, clients)
         a = evaluator(service, a_client, slow_receiver.url, "a", lambda: leader[0] == "a")

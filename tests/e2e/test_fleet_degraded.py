@@ -230,3 +230,29 @@ async def test_a_keeper_restarted_without_its_data_gets_the_fleets_state_back_fr
         for service in running:
             await service.shutdown()
         server.stop()
+
+
+async def test_when_the_fleets_rules_replace_a_files_rules_the_log_metrics_and_status_say_so(
+    chdb_dsn: str, zookeeper: ZooKeeperServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """#36 item 13: a rule newly added to a replica's file is replaced by the fleet's set: a WARNING, not INFO."""
+    keeper, database, running = zookeeper.chroot(), new_database_name(), []
+    added = {"name": "added-to-file", "target": "session", "scorers": ["turn_count"]}
+    try:
+        for name, rules in (("r0", [SESSION_RULE]), ("r1", [SESSION_RULE, added])):
+            config = make_service_config(chdb_dsn, database, tmp_path / name)
+            configure(config, rules, 1.0)
+            config.fleet = FleetConfig(keeper=keeper, replica=name, session_timeout_s=2.0)
+            service = Service(config)
+            await service.start()
+            running.append(service)
+            await until(lambda service=service: _published(service), timeout_s=15)  # type: ignore[misc]
+        late = running[1]
+        assert [rule.name for rule in late.rule_control.rule_set.rules] == ["conversation"]
+        assert late.metrics()["fleet_rules_replace_file"] == 1.0
+        assert "fleet's published rules replaced" in format_status(late.metrics(), "http://x")
+        warned = [r for r in caplog.records if "config file's rules are replaced" in r.getMessage()]
+        assert warned and warned[0].levelno == logging.WARNING and "- added-to-file" in warned[0].getMessage()
+    finally:
+        for service in running:
+            await service.shutdown()

@@ -8,7 +8,7 @@ import pytest
 
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
-from spanscore.fleet.leases import release, take_lease
+from spanscore.fleet.leases import budget_node, registered, release, take_lease
 from spanscore.sampling.budget import DailyBudget
 from tests.zookeeper import ZooKeeperServer
 
@@ -73,6 +73,26 @@ def test_leases_are_slices_returned_on_stop_reclaimed_from_the_expired_and_net_o
         assert take_all(a, 20_001, ["r0", "r1"], spent=0.0) > 0  # a new day: a holds part of it...
         reclaimed = take_all(b, 20_001, ["r1"], spent=0.0)  # ...and its session expires: b may lease all of it
         assert reclaimed == pytest.approx(100.0)
+    finally:
+        for fleet in fleets:
+            fleet.stop()
+
+
+def test_after_keeper_lost_its_data_a_holding_is_registered_again_and_not_leased_twice(
+    zookeeper: ZooKeeperServer,
+) -> None:
+    hosts = zookeeper.chroot()
+    a, b = fleets = [Fleet(FleetConfig(keeper=hosts, replica=name)) for name in ("r0", "r1")]
+    for fleet in fleets:
+        fleet.start()
+    try:
+        assert all(fleet.wait_joined(15) for fleet in fleets)
+        held_a = take_all(a, 20_000, ["r0", "r1"], spent=0.0)  # a holds everything, unspent
+        a.client.delete(a.node(budget_node("judged")))  # what a Keeper without its data holds: nothing
+        assert not registered(a, "judged", 20_000)
+        assert lease(a, 20_000, held_a, members=["r0", "r1"]) == 0.0  # a registers its holding again...
+        assert registered(a, "judged", 20_000)
+        assert take_all(b, 20_000, ["r0", "r1"], spent=0.0) == 0.0  # ...so b cannot lease it a second time
     finally:
         for fleet in fleets:
             fleet.stop()
