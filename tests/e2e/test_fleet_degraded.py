@@ -22,8 +22,11 @@ from spanscore.sampling.budget import DailyBudget
 from spanscore.server.service import Service
 from tests.e2e import test_fleet
 from tests.e2e.alert_parts import Receiver
+from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_fleet import MakeFleet, configure, until
+from tests.e2e.test_live_scoring import agent_traces
 from tests.e2e.test_targets import SESSION_RULE
+from tests.fakes.fake_openai import FakeJudgeServer, Reply
 from tests.ports import free_port
 from tests.service_setup import make_service_config, new_database_name
 from tests.tcp_proxy import PartitionProxy
@@ -87,10 +90,14 @@ async def test_without_keeper_a_replica_says_it_is_degraded_and_scores_on_the_lo
 ) -> None:
     """#36 items 1 and 6: a wrong fleet.keeper is visible in /readyz, /healthz and status; budgets go on, 1/E each."""
     config = make_service_config(chdb_dsn, new_database_name(), tmp_path)
-    configure(config, [BUDGET_RULE], 1.0)
+    judged = {"name": "judged", "scorers": ["toxicity"], "budget": {"daily_tokens": 8_000_000}}
+    configure(config, [judged], 1.0)
     config.fleet = FleetConfig(
         keeper=f"127.0.0.1:{free_port()}", replica="alone", session_timeout_s=2.0, expected_replicas=4
     )
+    judge = FakeJudgeServer(default_reply=Reply.json({"verdicts": [{"verdict": "no", "reason": "polite"}]}))
+    await judge.start()
+    config.judge = {"model": "openai/judge", "api_base": judge.base_url, "timeout_s": 5}
     service = Service(config)
     await service.start()
     try:
@@ -102,7 +109,16 @@ async def test_without_keeper_a_replica_says_it_is_degraded_and_scores_on_the_lo
             return service.metrics().get("fleet_budget_local_share") == 1.0
 
         await until(local, timeout_s=15)
-        assert budget.leased == pytest.approx(2.0) and not budget.exhausted  # 8 / 4: judged runs go on
+        assert service.grpc is not None
+        for count in (1, 3):  # one first: until a run's cost is known, a budget lets one run in flight
+            traces = agent_traces(count)
+            assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), traces) == "SUCCESS"
+
+            async def judged_all(expected: int = len(judge.requests) + count) -> bool:
+                return len(judge.requests) >= expected
+
+            await until(judged_all, timeout_s=20)  # always-sampled judged runs are judged, Keeper or not
+        assert budget.leased == pytest.approx(2_000_000)  # 8M tokens / 4: the local share
         status, ready = await get_json(service, "/readyz")
         assert status == 503 and ready["degraded"].startswith("degraded: Keeper unreachable"), ready
         assert any("local share" in line for line in ready["off"]) and any("rules frozen" in x for x in ready["off"])
@@ -112,6 +128,7 @@ async def test_without_keeper_a_replica_says_it_is_degraded_and_scores_on_the_lo
         assert "degraded: Keeper unreachable" in text and "budgets on the local share" in text
     finally:
         await service.shutdown()
+        await judge.stop()
     assert "budgets on the local share" in caplog.text
 
 
