@@ -53,7 +53,10 @@ def inspect_fleet(config: FleetConfig, *, timeout_s: float = 5.0) -> FleetView:
         try:
             data, stat = client.get(f"{config.path.rstrip('/')}/rules")
             view.rules_version = int(stat.version)
-            view.rules = decode_rules(data, f"{config.path.rstrip('/')}/rules")["rules"]
+            document = decode_rules(data, f"{config.path.rstrip('/')}/rules")
+            view.rules = document["rules"]
+            generation = document.get("generation")  # the fleet version, which outlives Keeper's node versions
+            view.rules_version = generation if isinstance(generation, int) and generation >= 0 else view.rules_version
         except NoNodeError:
             pass
         except MalformedNode as exc:

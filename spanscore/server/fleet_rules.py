@@ -94,13 +94,15 @@ class FleetRules:
         if data is not None:
             return
         recorded = await asyncio.to_thread(newest_rule_set, self._store)
-        if recorded is not None:
+        if recorded is not None and recorded[0] >= self.fleet_version:
             generation, body = recorded
             source = f"the store's record of the fleet's newest set (generation {generation})"
-        else:
-            generation = self.fleet_version + 1
-            body = _document(self._control.rule_set.rules, "config", self._fleet.replica, generation)
-            source = "this replica's rules, the fleet's first set"
+        else:  # a new fleet, or this replica applied a set newer than the store recorded (its record failed)
+            generation = self.fleet_version + 1 if self.fleet_version < 0 else self.fleet_version
+            running = self._control.rule_set
+            body = _document(running.rules, running.source, self._fleet.replica, generation)
+            source = f"this replica's rules (generation {generation})"
+            recorded = None
         try:
             await asyncio.to_thread(self._fleet.write, DOCUMENT, body, expected_version=-1)
         except VersionConflict:
