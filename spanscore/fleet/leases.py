@@ -27,7 +27,7 @@ from spanscore.fleet.coordinator import Fleet, VersionConflict
 from spanscore.fleet.documents import MalformedNode, decode_object
 
 ATTEMPTS = 10
-SLICES = 4
+SLICES = 2
 
 
 def budget_node(rule: str) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
-from spanscore.fleet.leases import registered, release, take_lease
+from spanscore.fleet.leases import SLICES, registered, release, take_lease
 from spanscore.storage.reads.recovery import spend_since
 
 if TYPE_CHECKING:
@@ -110,7 +110,9 @@ class FleetBudgets:
                 continue
             cost = budget.cost_per_run or 0.0
             day = budget.day
-            low = budget.headroom() < max(2 * cost, budget.configured_limit / (40 * share))
+            # Topped up while a whole first slice is still unspent: a burst of runs between two rounds finds
+            # room (a run refused over budget is not asked again), and a replica holds about two slices.
+            low = budget.headroom() < max(2 * cost, budget.configured_limit / (SLICES * share))
             if not low and (not check or await asyncio.to_thread(registered, self._fleet, rule, day)):
                 continue
             spent = await self._fleet_spent() if spent is None else spent
