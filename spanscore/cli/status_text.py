@@ -72,7 +72,7 @@ def _fleet_line(value: Mapping[str, float]) -> str:
     rules = f"rules v{value.get('fleet_rules_version', -1):.0f}"
     if value["fleet_keeper_connected"] <= 0:
         budgets = (
-            "judge budgets on the local share (limit / fleet.expected_replicas)"
+            "judge budgets on the local share (1/fleet.expected_replicas of what was left)"
             if value.get("fleet_budget_local_share", 0) > 0
             else "judge budgets: leases held only"
         )

@@ -62,7 +62,7 @@ class FleetParts:
         return [
             f"degraded: Keeper unreachable ({self.fleet.state})",
             "no leader here: alerts are not evaluated or sent by this replica",
-            "budgets on the local share (limit / fleet.expected_replicas)"
+            "budgets on the local share (1/fleet.expected_replicas of what the fleet had left today)"
             if local
             else "budgets: only leases already held are spent (local share after fleet.session_timeout_s)",
             "rules frozen: changes are refused (503) until Keeper answers",
