@@ -109,7 +109,8 @@ class FleetRules:
             return  # another replica was first: its set arrives through the watch
         if recorded is None:
             await self._record(generation, body)
-        log.warning("fleet: Keeper held no rule set; published %s", source)
+        lost = recorded is not None or self.fleet_version >= 0  # a set existed: Keeper lost it
+        log.log(logging.WARNING if lost else logging.INFO, "fleet: Keeper held no rule set; published %s", source)
 
     def _changed(self, data: bytes | None, version: int) -> None:
         """On a Keeper thread: hand the new set to the event loop."""
