@@ -72,12 +72,18 @@ def _free_port() -> int:
     return free_port()
 
 
-def start_zookeeper(directory: Path, *, timeout_s: float = 30.0) -> ZooKeeperServer:
-    """Start a standalone server on 127.0.0.1 and wait until it answers a session."""
+def restart_wiped(server: ZooKeeperServer) -> ZooKeeperServer:
+    """Stop ``server``, delete its data, and start a new one on the same port: a Keeper that lost its data."""
+    server.stop()  # deletes its directory, data included
+    return start_zookeeper(server.directory, port=server.port)
+
+
+def start_zookeeper(directory: Path, *, timeout_s: float = 30.0, port: int = 0) -> ZooKeeperServer:
+    """Start a standalone server on 127.0.0.1 (on ``port``, else a free one) and wait until it answers."""
     from kazoo.client import KazooClient
 
     directory.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
+    port = port or _free_port()
     config = directory / "zoo.cfg"
     config.write_text(
         "\n".join(

@@ -20,13 +20,14 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from spanscore.alerting.config import WHERE_COLUMNS, AlertConfig, AlertingConfig
+from spanscore.alerting.deliveries import DeliveryLog, claim_delivery, record_delivered, recorded_firing
 from spanscore.alerting.links import dashboard_link
 from spanscore.alerting.notify import Notifier
 from spanscore.alerting.state import AlertState, AlertStateStore, FileAlertState, Versioned, transition_id
@@ -57,11 +58,15 @@ class AlertEvaluator:
         state: AlertStateStore | None = None,
         state_file: Path | None = None,
         leader: Callable[[], bool] = _always,
+        ready: Callable[[], bool] = _always,
+        deliveries: DeliveryLog | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         """``state`` is where states live (a fleet passes Keeper's); without it, ``state_file`` or memory.
 
-        ``leader`` says whether this replica evaluates now; the single-process default always does.
+        ``leader`` says whether this replica evaluates now; the single-process default always does. ``ready``
+        says whether ``state`` can answer now (a fleet: Keeper connected); until it can, rounds read nothing
+        and log nothing (the replica's /readyz and ``spanscore status`` say it is degraded).
         """
         if state is not None and state_file is not None:
             raise ValueError("AlertEvaluator: give state (a store) or state_file, not both")
@@ -75,10 +80,12 @@ class AlertEvaluator:
         self.states = {alert.name: AlertState(alert.name) for alert in alerts}
         self._versions: dict[str, int] = {}
         self._delivering: set[tuple[str, str, str]] = set()  # (alert, firing id, status) sent from here
-        try:
+        self._ready = ready
+        self._deliveries = deliveries
+        self._recalled: set[str] = set()
+        """A fleet's record of notifications in the store: checked before a claimed one is sent."""
+        if state is None and self.alerts:  # the file's states show at once; a shared store is read each round
             self._adopt(self._store.load())
-        except Exception as exc:  # an unreachable Keeper stops alerting, not the service: refresh() retries
-            log.warning("alert states not read at start: %s: %s", type(exc).__name__, exc)
         self._background = Background("alert-evaluation")
         self.evaluations = 0
         self.evaluation_failures = 0
@@ -117,13 +124,38 @@ class AlertEvaluator:
 
     async def refresh(self) -> bool:
         """Read the stored states; False when the store cannot be read (nothing is evaluated then)."""
+        if not self._ready():
+            return False
         try:
-            self._adopt(await asyncio.to_thread(self._store.load))
+            stored = await asyncio.to_thread(self._store.load)
+            if self._deliveries is not None:
+                await self._recall_forgotten(stored)
+            self._adopt(stored)
         except Exception as exc:
             self.evaluation_failures += 1
             log.warning("alert states not read: %s: %s", type(exc).__name__, exc)
             return False
         return True
+
+    async def _recall_forgotten(self, stored: dict[str, Versioned]) -> None:
+        """An alert Keeper has no state for, whose newest recorded notification is a firing, is still firing.
+
+        Under that firing's id, so a Keeper that lost its data (or a new fleet on an old store) opens no new
+        incident; looked up once per process and alert.
+        """
+        for name, known in list(self.states.items()):
+            if name in stored or known.status == "firing" or name in self._recalled:
+                continue
+            self._recalled.add(name)  # once per process and alert: the leader's next save stores what is found
+            assert self._deliveries is not None
+            found = await recorded_firing(self._deliveries, name)
+            if found is not None:
+                firing_id, started_at = found
+                self.states[name] = replace(
+                    known, status="firing", firing_id=firing_id, started_at=started_at, notified="firing"
+                )
+                self._versions.pop(name, None)
+                log.warning("alert %s: Keeper had no state; still firing as id=%s (from the store)", name, firing_id)
 
     def _adopt(self, stored: dict[str, Versioned], *, newest: str = "") -> None:
         """Take the stored states; an older read than what is known is ignored, except for ``newest``.
@@ -141,7 +173,7 @@ class AlertEvaluator:
     async def evaluate(self, alert: AlertConfig) -> AlertState:
         current = self.states[alert.name]
         if current.pending and current.pending_event is not None:
-            self._deliver(alert, current)  # a claimed notification first (perhaps a dead leader's)
+            await self._deliver(alert, current)  # a claimed notification first (perhaps a dead leader's)
             return current
         state = replace(current, pending="", pending_event=None)  # a mark without its payload cannot be sent
         where = {WHERE_COLUMNS[key]: value for key, value in alert.where.items()}
@@ -198,23 +230,47 @@ class AlertEvaluator:
             return self.states[alert.name]
         self.states[alert.name], self._versions[alert.name] = state, version
         if state.pending:
-            self._deliver(alert, state)
+            await self._deliver(alert, state)
         return state
 
-    def _deliver(self, alert: AlertConfig, state: AlertState) -> None:
+    async def _deliver(self, alert: AlertConfig, state: AlertState) -> None:
         key = (alert.name, state.firing_id, state.pending)
-        if key in self._delivering or state.pending_event is None:
+        event = state.pending_event
+        if key in self._delivering or event is None:
             return  # already on its way from this replica
+        if self._deliveries is not None and not await self._first_to_send(key, event, state.started_at):
+            return
         self._delivering.add(key)
         log.warning(
             "alert %s %s id=%s value=%s interval=[%s, %s] samples=%d",
             alert.name, state.pending, state.firing_id, state.value, state.low, state.high, state.samples,
         )  # fmt: skip
-        self.notifier.notify(alert, state.pending_event, on_done=lambda: self._delivered(key))
+        self.notifier.notify(alert, event, on_done=lambda: self._delivered(key, event, state.started_at))
 
-    async def _delivered(self, key: tuple[str, str, str]) -> None:
-        """Clear the transition's ``pending`` mark, unless the stored state has moved on to another one."""
+    async def _first_to_send(self, key: tuple[str, str, str], event: Mapping[str, Any], started: float | None) -> bool:
+        """Whether this replica sends a claimed notification, as the store's record of deliveries says."""
+        assert self._deliveries is not None
+        try:
+            verdict, by = await claim_delivery(self._deliveries, event, started, self._settings, self._clock)
+        except Exception as exc:  # without the record a repeat is possible: wait for the store instead
+            log.warning("alert %s: delivery record not read or written (%s); sending later", key[0], exc)
+            return False
+        if verdict == "sent":
+            log.info("alert %s: %s id=%s was sent by %s; not again", key[0], key[2], key[1], by)
+            self._delivering.add(key)
+            await self._delivered(key, None, started)  # clears the mark the sender could not
+        return verdict == "send"
+
+    async def _delivered(
+        self, key: tuple[str, str, str], event: Mapping[str, Any] | None, started: float | None
+    ) -> None:
+        """Record the delivery (``event``; a fleet), then clear the ``pending`` mark unless the state moved on."""
         name, firing_id, status = key
+        if event is not None and self._deliveries is not None:
+            try:
+                await record_delivered(self._deliveries, event, started)
+            except Exception as exc:
+                log.warning("alert %s: delivery of %s not recorded (%s); it may be sent again", name, status, exc)
         try:
             for _ in range(5):  # each lost compare-and-set means another writer; re-read and try again
                 stored = (await asyncio.to_thread(self._store.load)).get(name)

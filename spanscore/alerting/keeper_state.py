@@ -18,6 +18,7 @@ from typing import Any
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from spanscore.alerting.state import AlertState, Versioned, state_from_json
+from spanscore.fleet.documents import MalformedNode, decode_object
 
 log = logging.getLogger(__name__)
 _PREFIX = "alert-"
@@ -52,8 +53,8 @@ class KeeperAlertState:
             except NoNodeError:
                 continue  # deleted between the listing and the read: not stored
             try:
-                saved = json.loads(data.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError) as exc:
+                saved = decode_object(data, f"{self._base}/{child}")
+            except MalformedNode as exc:
                 log.warning("alert state %s/%s unreadable (%s): it will be overwritten", self._base, child, exc)
                 saved = None
             states[name] = Versioned(state_from_json(name, saved), int(stat.version))

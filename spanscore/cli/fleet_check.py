@@ -8,7 +8,7 @@ be reached or the config has no ``fleet:`` section.
 from __future__ import annotations
 
 from spanscore.config import ServiceConfig
-from spanscore.printable import say
+from spanscore.printable import printable, say
 from spanscore.sampling.rule_sets import canonical_rules, parse_rules_document, rule_set_version
 
 
@@ -32,6 +32,12 @@ def check_keeper(config: ServiceConfig, *, timeout_s: float = 5.0) -> int:
         role = "leader" if index == 0 else "member"
         say(f"fleet: replica {name} ({role}) applied rules {status.get('rules_version', '?')}")
     mine = rule_set_version(config.rules)
+    if view.rules_problem:
+        print(
+            f"problem: the fleet's rules v{view.rules_version} are refused: {printable(view.rules_problem)}; "
+            "replicas keep their running rules until a PUT /api/v1/rules or SIGHUP publishes a valid set"
+        )
+        return 1
     if view.rules is None:
         say(f"fleet: no rule set published yet; the first replica publishes this file's ({mine})")
         return 0

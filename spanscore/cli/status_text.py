@@ -25,6 +25,17 @@ def format_status(metrics: Mapping[str, float], url: str) -> str:
         if degraded
         else "healthy"
     )
+    if value.get("fleet_keeper_connected", 1) <= 0:
+        health = (
+            "degraded: Keeper unreachable (no leader or alerts here, "
+            + (
+                "budgets on the local share"
+                if value.get("fleet_budget_local_share", 0) > 0
+                else "budgets on leases held"
+            )
+            + ", rules frozen; /readyz)"
+            + ("; also " + health if degraded else "")
+        )
     rules = _labelled(value, "rule_scorers", "rule")
     version = next(iter(_labelled(value, "rules_version", "version")), "?")
     rule_text = ", ".join(f"{name} ({count:g} scorer{'s' if count != 1 else ''})" for name, count in rules.items())
@@ -46,6 +57,10 @@ def format_status(metrics: Mapping[str, float], url: str) -> str:
     ]
     if "fleet_keeper_connected" in value:
         lines.append(_fleet_line(value))
+    if value.get("fleet_rules_replace_file", 0) > 0:
+        lines.append(
+            "  WARNING   the fleet's published rules replaced this replica's config-file rules (its log says how)"
+        )
     if firing or value.get("alert_evaluations"):
         lines.append(f"  alerts    firing: {', '.join(firing) if firing else 'none'}")
     lines.append("every figure: spanscore status --format json, or GET /metrics")
@@ -57,9 +72,14 @@ def _fleet_line(value: Mapping[str, float]) -> str:
     members = f"{value.get('fleet_members', 0):,.0f} replicas"
     rules = f"rules v{value.get('fleet_rules_version', -1):.0f}"
     if value["fleet_keeper_connected"] <= 0:
+        budgets = (
+            "judge budgets on the local share (1/fleet.expected_replicas of what was left)"
+            if value.get("fleet_budget_local_share", 0) > 0
+            else "judge budgets: leases held only"
+        )
         return (
-            f"  fleet     Keeper UNREACHABLE: safe mode (last {members} kept as owners, no alerts evaluated here, "
-            f"rule changes refused; ingest goes on), {rules}"
+            f"  fleet     Keeper UNREACHABLE: degraded (last {members} kept as owners, no alerts evaluated here, "
+            f"{budgets}, rule changes refused; ingest goes on), {rules}"
         )
     role = "leader (evaluates alerts)" if value.get("fleet_leader", 0) > 0 else "member"
     return (

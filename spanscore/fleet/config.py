@@ -36,6 +36,11 @@ class FleetConfig(BaseModel):
     """How long Keeper waits for a silent replica before its sessions move to the others."""
     turn_poll_s: float = Field(2.0, gt=0.0, le=60.0)
     """How often a session's owner reads the turns other replicas stored for the sessions it owns."""
+    expected_replicas: int = Field(3, ge=1, le=1000)
+    """How many replicas this fleet runs (at least). A lease is a slice of an equal part among this many and
+    the live members, whichever is more; and a replica cut from Keeper for longer than ``session_timeout_s``
+    spends at most ``1/expected_replicas`` of what its fleet had left (the local share). Set it to the replica
+    count: too low lets replicas cut from Keeper together spend more than the limit."""
     share_sync_s: float = Field(5.0, gt=0.0, le=300.0)
     """How often each replica reads the fleet's spend from the shared store to size its budget share."""
 

@@ -32,11 +32,19 @@ from collections.abc import Callable
 from typing import Any
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import (
+    BadVersionError,
+    ConnectionClosedError,
+    ConnectionLoss,
+    NodeExistsError,
+    NoNodeError,
+    SessionExpiredError,
+)
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.security import make_digest_acl
 
 from spanscore.fleet.config import FleetConfig
+from spanscore.fleet.documents import decode_object
 from spanscore.fleet.fence import Fence
 from spanscore.fleet.names import first_of_name, name_is_free
 
@@ -74,6 +82,7 @@ class Fleet:
         self._watching = False
         self.state = "connecting"
         self.session_losses = 0
+        self._suspensions = 0
         self.membership_changes = 0
         self._status: dict[str, Any] = {}
         self.refused: str | None = None
@@ -101,6 +110,7 @@ class Fleet:
     def stop(self) -> None:
         """Leave the fleet: the member node goes at once, so others take over without waiting for a timeout."""
         self.fence.stop()
+        self._client.remove_listener(self._on_state)  # a session we end is not a session lost
         try:
             self._client.stop()
         finally:
@@ -146,6 +156,7 @@ class Fleet:
             self._client.handler.spawn(self._join)
         elif state == KazooState.SUSPENDED:
             self.state = "suspended"
+            self._watch_suspension()
             log.warning("fleet: Keeper connection suspended; leadership paused, sessions wait once the lease ends")
         elif state == KazooState.LOST:
             self.state = "lost"
@@ -153,6 +164,28 @@ class Fleet:
             self.session_losses += 1
             self._my_node = None
             log.warning("fleet: Keeper session lost; this replica rejoins when Keeper answers again")
+
+    def _watch_suspension(self) -> None:
+        """Start a new session if this one stays suspended past the point where Keeper must have expired it.
+
+        A Keeper restarted without its data refuses, for ever, a client that saw a newer state than it
+        holds (ZooKeeper's zxid check), and kazoo keeps retrying that session: after 1.5 session timeouts
+        suspended, the session is gone on any Keeper anyway, so a fresh one loses nothing.
+        """
+        self._suspensions += 1
+        timer = threading.Timer(1.5 * self.config.session_timeout_s, self._restart_if_stuck, (self._suspensions,))
+        timer.daemon = True
+        timer.start()
+
+    def _restart_if_stuck(self, suspension: int) -> None:
+        if self.state != "suspended" or suspension != self._suspensions:
+            return
+        log.warning("fleet: Keeper did not take this session back in time; starting a new session")
+        try:
+            self._client.stop()  # the listener sees LOST: the member node and leases count as gone
+            self._client.start_async()
+        except Exception:
+            log.exception("fleet: a new Keeper session could not be started; retrying on the next suspension")
 
     def _join(self) -> None:
         if self.refused is not None:
@@ -252,13 +285,21 @@ class Fleet:
 
     # -- versioned documents ---------------------------------------------------------------------------------
 
-    def read(self, name: str) -> tuple[bytes | None, int]:
-        """A shared document and its version (-1 when it does not exist)."""
+    def read(self, name: str, *, timeout_s: float | None = None) -> tuple[bytes | None, int]:
+        """A shared document and its version (-1 when it does not exist).
+
+        ``timeout_s`` bounds the wait: a partition is silence, and kazoo notices it only when the connection
+        times out; a caller that answers a person (a rule PUT) gives up sooner with ``KeeperUnavailable``.
+        """
         self._need_session()
         try:
-            data, stat = self._client.get(self.node(name))
+            data, stat = self._client.get_async(self.node(name)).get(timeout=timeout_s)
         except NoNodeError:
             return None, -1
+        except (ConnectionLoss, SessionExpiredError, ConnectionClosedError, self._client.handler.timeout_exception):
+            raise KeeperUnavailable(
+                f"fleet coordination is unavailable (Keeper did not answer: {self.state})"
+            ) from None
         return bytes(data), int(stat.version)
 
     def write(self, name: str, data: bytes, *, expected_version: int) -> int:
@@ -273,6 +314,11 @@ class Fleet:
             return int(stat.version)
         except (BadVersionError, NodeExistsError) as exc:
             raise VersionConflict(f"{name} changed since version {expected_version}") from exc
+        except (ConnectionLoss, SessionExpiredError, ConnectionClosedError) as exc:
+            raise KeeperUnavailable(
+                f"fleet coordination is unavailable (Keeper lost during the write, which may or may not have "
+                f"been applied: {type(exc).__name__})"
+            ) from exc
 
     def watch(self, name: str, listener: DocumentFn) -> None:
         """Call ``listener(data, version)`` now and on every change of a document (on a Keeper thread)."""
@@ -301,8 +347,8 @@ class Fleet:
         for child in self._client.get_children(members):
             try:
                 data, _ = self._client.get(f"{members}/{child}")
-                status = json.loads(data)
-            except (NoNodeError, ValueError):
+                status = decode_object(data, f"{members}/{child}")
+            except (NoNodeError, ValueError):  # ValueError: MalformedNode, not a replica's status
                 continue
             if isinstance(status, dict) and isinstance(status.get("replica"), str):
                 found[status["replica"]] = status

@@ -6,7 +6,6 @@ fleet, and whether the file's rules are the fleet's. Read-only: it creates no no
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +13,7 @@ from kazoo.exceptions import NoNodeError
 
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import keeper_client
+from spanscore.fleet.documents import MalformedNode, decode_object, decode_rules
 
 
 @dataclass
@@ -24,6 +24,8 @@ class FleetView:
     rules: list[dict[str, Any]] | None = None
     """The published rule set (None: no replica published one yet)."""
     rules_version: int = -1
+    rules_problem: str = ""
+    """Why the published rules node is not a rule set (empty: it is one, or there is none)."""
 
 
 def inspect_fleet(config: FleetConfig, *, timeout_s: float = 5.0) -> FleetView:
@@ -41,7 +43,7 @@ def inspect_fleet(config: FleetConfig, *, timeout_s: float = 5.0) -> FleetView:
         for child in ordered:
             try:
                 data, _ = client.get(f"{members_path}/{child}")
-                status = json.loads(data)
+                status = decode_object(data, f"{members_path}/{child}")
             except (NoNodeError, ValueError):
                 continue
             name = status.get("replica") if isinstance(status, dict) else None
@@ -50,11 +52,15 @@ def inspect_fleet(config: FleetConfig, *, timeout_s: float = 5.0) -> FleetView:
                 view.statuses[name] = status
         try:
             data, stat = client.get(f"{config.path.rstrip('/')}/rules")
-            document = json.loads(data)
-            view.rules = document.get("rules") if isinstance(document, dict) else None
             view.rules_version = int(stat.version)
-        except (NoNodeError, ValueError):
+            document = decode_rules(data, f"{config.path.rstrip('/')}/rules")
+            view.rules = document["rules"]
+            generation = document.get("generation")  # the fleet version, which outlives Keeper's node versions
+            view.rules_version = generation if isinstance(generation, int) and generation >= 0 else view.rules_version
+        except NoNodeError:
             pass
+        except MalformedNode as exc:
+            view.rules_problem = str(exc)
         return view
     finally:
         client.stop()

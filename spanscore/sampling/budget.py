@@ -144,6 +144,27 @@ class DailyBudget:
             self.leased += amount
 
     @property
+    def unspent(self) -> float:
+        """Of what was leased today, what is not spent yet (fleet mode; 0 outside it)."""
+        return 0.0 if self.leased is None else max(0.0, self.leased - self.spent)
+
+    def go_local(self, fleet_spent: float, expected_replicas: int) -> float:
+        """Keeper is gone: spend at most an equal part, among ``expected_replicas``, of what the fleet has left.
+
+        What the fleet has left: the limit less ``fleet_spent`` (the day's spend in the shared store). What was
+        leased and unspent is given up (Keeper reclaims it when the session expires). Returns the new hard limit.
+        """
+        self._roll_over(self._clock())
+        left = max(0.0, self.configured_limit - max(fleet_spent, self.spent))
+        self.leased = self.spent + left / max(1, expected_replicas)
+        return self.leased
+
+    def forfeit(self) -> None:
+        """Give up what was leased and is unspent (a lost Keeper session: the fleet reclaimed it)."""
+        if self.leased is not None:
+            self.leased = min(self.leased, self.spent)
+
+    @property
     def day(self) -> int:
         """Today's UTC day number, the key of the day's leases."""
         self._roll_over(self._clock())
@@ -198,6 +219,8 @@ class DailyBudget:
         """
         if spent < 0 or scored_runs < 0:
             raise ValueError(f"restored spend and runs must not be negative, got {spent} and {scored_runs}")
+        if self.leased is not None:
+            return  # a fleet's leases are sized from the whole fleet's stored spend, not from this counter
         self._roll_over(self._clock())
         self.spent = max(self.spent, spent)
         self.scored_runs = max(self.scored_runs, scored_runs)

@@ -201,6 +201,10 @@ class RuleEngine:
         if budget is not None:
             budget.restore(self._in_budget_unit(rule, usd, tokens), scored_runs)
 
+    def in_budget_unit(self, rule: str, usd: float, tokens: int) -> float:
+        """A spend in the unit of ``rule``'s budget (dollars or tokens)."""
+        return self._in_budget_unit(rule, usd, tokens)
+
     def budget_rules(self) -> list[str]:
         return list(self._budgets)
 

@@ -21,12 +21,11 @@ its grant holds. A new token (the session was lost: a cut, a pause) drops every 
 are taken up again from the store like a joiner's, skipping turns a recorded scoring covered. A replica that
 stops on purpose hands its unready runs over (``hand_over``); the survivors take them up at once.
 
-Caps: each replica holds 1/N of every ``max_per_minute``. A daily budget is leased: a replica spends only
-what it leased from Keeper (``fleet.leases``), topped up before it runs out, so the fleet never spends more
-than the limit; its sampling rate is paced on its share of what the whole fleet has left today (the shared
-``scores`` table says what was spent, read every ``share_sync_s``). With Keeper unreachable the last
-membership stays in force, so shares hold still until it answers again, and no lease is taken: a replica
-spends at most what it holds.
+Caps: each replica holds 1/N of every ``max_per_minute``. A daily budget is leased in small slices
+(``scoring.fleet_budgets``); its sampling rate is paced on its share of what the whole fleet has left today
+(the shared ``scores`` table says what was spent, read every ``share_sync_s``). With Keeper unreachable the
+last membership stays in force, so owners and shares hold still until it answers again, and after
+``session_timeout_s`` budgets go on the local share (``fleet.expected_replicas``).
 """
 
 from __future__ import annotations
@@ -41,8 +40,8 @@ from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
 from spanscore.fleet.fence import FenceToken, Grant
 from spanscore.fleet.handover import write_handover
-from spanscore.fleet.leases import take_lease
 from spanscore.pipeline import Background
+from spanscore.scoring.fleet_budgets import FleetBudgets
 from spanscore.scoring.fleet_lost_runs import LostRuns
 from spanscore.storage.reads.recovery import (
     covered_session_turns,
@@ -87,7 +86,7 @@ class FleetMember:
         live.dispatcher.may_poll_sessions = self._current
         self.sessions_dropped_on_new_token = 0
         live.engine.use_leases()
-        self.leases_taken = 0
+        self.budgets = FleetBudgets(live, fleet, config)
 
     def _current(self) -> bool:
         """The fence is live, under the token this replica's held sessions were taken up with."""
@@ -280,32 +279,13 @@ class FleetMember:
         for key in old:
             del self._seen[key]
 
-    async def top_up_leases(self) -> float:
-        """Lease more of a budget from Keeper before this replica's lease runs out; what was granted."""
-        if not self._fleet.connected:
-            return 0.0  # safe mode: spend what is held, lease nothing
-        granted = 0.0
-        engine = self._live.engine
-        members = max(1, len(self._fleet.members()))
-        for rule in engine.budget_rules():
-            budget = engine.budget(rule)
-            if budget is None or budget.leased is None:
-                continue
-            cost = budget.cost_per_run or 0.0
-            low_water = max(2 * cost, budget.configured_limit / (40 * members))
-            if budget.headroom() >= low_water:
-                continue
-            day = budget.day
-            minimum = max(2 * cost, budget.configured_limit / (20 * members))
-            chunk = await asyncio.to_thread(
-                take_lease, self._fleet, rule, day, budget.configured_limit, members=members, minimum=minimum
-            )
-            current = self._live.engine.budget(rule)  # the rules may have changed meanwhile
-            if chunk > 0 and current is not None:
-                current.grant(chunk, day)
-                granted += chunk
-                self.leases_taken += 1
-        return granted
+    async def top_up_leases(self) -> None:
+        """Budgets: lease slices, or the local share without Keeper (``scoring.fleet_budgets``)."""
+        await self.budgets.round(self._members)
+
+    @property
+    def local_share(self) -> bool:
+        return self.budgets.local_share
 
     async def sync_shares(self) -> None:
         """Size this replica's caps from the live members and the fleet's spend today."""
@@ -326,9 +306,9 @@ class FleetMember:
             "fleet_sessions_released": float(self.sessions_released),
             "fleet_sync_failures": float(self.poll_failures),
             "fleet_orphan_traces_taken": float(self.lost_runs.taken),
-            "fleet_budget_leases_taken": float(self.leases_taken),
             "fleet_sessions_fenced": float(self._live.dispatcher.sessions_fenced),
             "fleet_sessions_skipped_as_scored": float(self._live.dispatcher.sessions_skipped_as_scored),
             "fleet_handed_over_traces_taken": float(self.lost_runs.handed_over),
             "fleet_sessions_dropped_on_new_token": float(self.sessions_dropped_on_new_token),
+            **self.budgets.metrics(),
         }

@@ -70,7 +70,10 @@ class ApiServer:
         *,
         dead_letters: DeadLetterOps | None = None,
         judge: Mapping[str, Any] | None = None,
+        degraded: Callable[[], list[str]] | None = None,
     ) -> None:
+        self._degraded = degraded
+        """What is off in this replica now (a fleet cut from Keeper); /readyz is 503 while it names anything."""
         self._judge = judge
         self._rule_holder = rule_holder
         self._dead_letters = dead_letters
@@ -86,6 +89,7 @@ class ApiServer:
         guard = BrowserGuard(self._config.allowed_hosts, bind_host=self._config.host)
         app = web.Application(client_max_size=1 << 20, middlewares=[guard.middleware])
         app.router.add_get("/healthz", self._health)
+        app.router.add_get("/readyz", self._ready)
         app.router.add_get("/metrics", self._prometheus)
         app.router.add_get("/api/v1/status", self._status)
         app.router.add_get("/api/v1/deadletter", self._dead_letter_list)
@@ -144,16 +148,32 @@ class ApiServer:
         return await asyncio.to_thread(checked_rules, {"rules": body["rules"]}, paths, self._judge or {})
 
     async def _health(self, request: web.Request) -> web.Response:
-        """200 either way: "degraded" with reasons while a writer is stuck or rows are dead-lettered.
+        """200 either way: "degraded" with reasons while a writer is stuck, rows are dead-lettered, or Keeper is cut.
+
+        A fleet replica cut from Keeper says so in ``degraded`` and what is off in ``off``; /readyz is its 503.
 
         Not 503: the receivers still take and keep data, and a probe that restarts the process or
         takes it out of rotation would not fix a dead letter (see docs/reliability.md).
         """
         problems = self._dead_letters.health() if self._dead_letters is not None else []
-        body: dict[str, Any] = {"status": "degraded" if problems else "ok", "database": self._store.database}
+        off = self._degraded() if self._degraded is not None else []
+        body: dict[str, Any] = {"status": "degraded" if problems or off else "ok", "database": self._store.database}
         if problems:
             body["problems"] = problems
+        if off:
+            body["degraded"], body["off"] = off[0], off[1:]
         return web.json_response(body)
+
+    async def _ready(self, request: web.Request) -> web.Response:
+        """503 while this replica is degraded (a fleet replica cut from Keeper), naming what is off; else 200.
+
+        Readiness, not liveness: a restart does not bring Keeper back, but a replica that cannot lead, lease
+        or change rules is one the fleet's other replicas should take the traffic from (docs/deployment.md).
+        """
+        off = self._degraded() if self._degraded is not None else []
+        if off:
+            return web.json_response({"ready": False, "degraded": off[0], "off": off[1:]}, status=503)
+        return web.json_response({"ready": True})
 
     async def _dead_letter_list(self, request: web.Request) -> web.Response:
         try:

@@ -57,6 +57,12 @@ def serve_banner(config: ServiceConfig, addresses: dict[str, str], ports: dict[s
     lines.append(f"  scoring{origin}:")
     lines.extend(f"    {line}" for line in describe_rules(config))
     lines.extend(judge_hint(config))
+    if config.fleet is not None:
+        lines.append(
+            f"  fleet: replica {config.fleet.replica_name()} at Keeper {config.fleet.keeper}{config.fleet.path}; "
+            "once joined, the fleet's published rules run instead of these where they differ "
+            "(a WARNING in the log, and spanscore status, say so)"
+        )
     if config.alerts:
         lines.append("  alerts:")
         lines.extend(f"    {line}" for line in describe_alerts(config.alerts))

@@ -14,13 +14,14 @@ from spanscore.scoring.fleet_member import FleetMember
 from spanscore.scoring.live import LiveScoring
 from spanscore.server.fleet_rules import FleetRules
 from spanscore.server.rule_control import RuleControl
+from spanscore.storage.fleet_records import Store
 
 
 class FleetParts:
-    def __init__(self, config: FleetConfig, rule_control: RuleControl) -> None:
+    def __init__(self, config: FleetConfig, rule_control: RuleControl, store: Store) -> None:
         self.config = config
         self.fleet = Fleet(config)
-        self.rules = FleetRules(self.fleet, rule_control)
+        self.rules = FleetRules(self.fleet, rule_control, store)
         self.member: FleetMember | None = None
         self._started = False
 
@@ -48,12 +49,34 @@ class FleetParts:
     def leave(self) -> None:
         """Leave the fleet (the member node goes at once, so the others take over without waiting)."""
         if self.fleet.state != "stopped":
+            if self.member is not None:
+                self.member.budgets.release_all()  # after scoring drained: every spend is stored by now
             self.fleet.stop()
+
+    def degraded(self) -> list[str]:
+        """What is off while this replica has no Keeper session (empty: nothing, it is a full member).
+
+        /readyz answers 503 with these, /healthz and ``spanscore status`` show them.
+        """
+        if self.fleet.connected:
+            return []
+        local = self.member is not None and self.member.local_share
+        return [
+            f"degraded: Keeper unreachable ({self.fleet.state})",
+            "no leader here: alerts are not evaluated or sent by this replica",
+            "budgets on the local share (1/fleet.expected_replicas of what the fleet had left today)"
+            if local
+            else "budgets: only leases already held are spent (local share after fleet.session_timeout_s)",
+            "rules frozen: changes are refused (503) until Keeper answers",
+            "session owners as last seen",
+        ]
 
     def metrics(self) -> dict[str, float]:
         found = self.fleet.metrics()
         found["fleet_rules_version"] = float(self.rules.fleet_version)
         found["fleet_rules_apply_failures"] = float(self.rules.apply_failures)
+        found["fleet_rules_malformed"] = float(self.rules.malformed)
+        found["fleet_rules_replace_file"] = 1.0 if self.rules.file_rules_replaced else 0.0
         if self.member is not None:
             found.update(self.member.metrics())
         return found

@@ -7,8 +7,9 @@ import-path scorers this replica's own config file names. Each replica puts the 
 member node, so ``GET /api/v1/rules`` on any replica shows the fleet version and every replica's.
 
 The first replica of a new fleet publishes the rules of its config file; later replicas take up the fleet's
-set and log when their file differs. While Keeper is unreachable a PUT is refused (503) and changes nothing:
-a change only this replica made would be a fleet that disagrees with itself.
+set, and say so (a WARNING, ``fleet_rules_replace_file`` and ``spanscore status``) when their file
+differs. While Keeper is unreachable (or silent for ``PUT_WAIT_S``) a PUT is refused (503 with Retry-After)
+and changes nothing: a change only this replica made would be a fleet that disagrees with itself.
 """
 
 from __future__ import annotations
@@ -21,23 +22,33 @@ from typing import Any
 
 from spanscore.errors import ConfigError, RetryableError
 from spanscore.fleet.coordinator import Fleet, KeeperUnavailable, VersionConflict
-from spanscore.sampling.rule_sets import canonical_rules, parse_rules_document, rule_set_version
+from spanscore.fleet.documents import MalformedNode, decode_rules
+from spanscore.sampling.rule_sets import canonical_rules, diff_rules, parse_rules_document, rule_set_version
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.trust import api_rule_problems
 from spanscore.server.rule_control import RuleControl
+from spanscore.storage.fleet_records import Store, newest_rule_set, record_rule_set
 
 log = logging.getLogger(__name__)
 
 DOCUMENT = "rules"
+PUT_WAIT_S = 1.0
+"""How long a rule change waits for Keeper's answer before it is refused (503 with Retry-After)."""
 
 
 class FleetRules:
-    def __init__(self, fleet: Fleet, control: RuleControl) -> None:
+    def __init__(self, fleet: Fleet, control: RuleControl, store: Store) -> None:
         self._fleet = fleet
+        self._store = store
         self._control = control
         self.fleet_version = -1
         """The node version last applied here (-1: none yet)."""
         self.apply_failures = 0
+        self.malformed = 0
+        """Published nodes refused because their bytes are not a rule set (shown by ``describe``, counted)."""
+        self.malformed_reason = ""
+        self.file_rules_replaced = ""
+        """Set when the fleet's set replaced this replica's config-file rules: from where, and what differs."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._applying: set[asyncio.Task[None]] = set()
@@ -54,18 +65,52 @@ class FleetRules:
         await asyncio.gather(*self._applying, return_exceptions=True)
 
     async def _attach(self) -> None:
-        """Once joined: publish our rules if the fleet has none, then follow the fleet's node."""
-        while not await asyncio.to_thread(self._fleet.wait_joined, 1.0):
-            pass
-        data, version = await asyncio.to_thread(self._fleet.read, DOCUMENT)
-        if data is None:
+        """On every join (a new session too): see that the fleet has a set, and follow the fleet's node."""
+        watching = False
+        while True:
+            while not await asyncio.to_thread(self._fleet.wait_joined, 1.0):
+                pass
+            losses = self._fleet.session_losses
             try:
-                body = _document(self._control.rule_set.rules, "config", self._fleet.replica)
-                await asyncio.to_thread(self._fleet.write, DOCUMENT, body, expected_version=-1)
-                log.info("fleet: published this replica's rules as the fleet's first set")
-            except VersionConflict:
-                pass  # another replica was first: its set arrives through the watch
-        await asyncio.to_thread(self._fleet.watch, DOCUMENT, self._changed)
+                await self._ensure_published()
+                if not watching:
+                    await asyncio.to_thread(self._fleet.watch, DOCUMENT, self._changed)
+                    watching = True
+            except Exception as exc:  # Keeper or the store went away meanwhile: the next join tries again
+                log.warning("fleet: rule set not checked on joining (%s); trying again", exc)
+                await asyncio.sleep(1.0)
+                continue
+            # A new session may be a Keeper that lost its data. Sessions change on a Keeper thread: polled.
+            while self._fleet.session_losses == losses:  # noqa: ASYNC110
+                await asyncio.sleep(0.5)
+
+    async def _ensure_published(self) -> None:
+        """A fleet without a set gets the newest set the store recorded, or (a new fleet) this replica's rules.
+
+        So a Keeper that lost its data gets the fleet's rules back, not a config file over rules changed
+        through the API.
+        """
+        data, _ = await asyncio.to_thread(self._fleet.read, DOCUMENT)
+        if data is not None:
+            return
+        recorded = await asyncio.to_thread(newest_rule_set, self._store)
+        if recorded is not None and recorded[0] >= self.fleet_version:
+            generation, body = recorded
+            source = f"the store's record of the fleet's newest set (generation {generation})"
+        else:  # a new fleet, or this replica applied a set newer than the store recorded (its record failed)
+            generation = self.fleet_version + 1 if self.fleet_version < 0 else self.fleet_version
+            running = self._control.rule_set
+            body = _document(running.rules, running.source, self._fleet.replica, generation)
+            source = f"this replica's rules (generation {generation})"
+            recorded = None
+        try:
+            await asyncio.to_thread(self._fleet.write, DOCUMENT, body, expected_version=-1)
+        except VersionConflict:
+            return  # another replica was first: its set arrives through the watch
+        if recorded is None:
+            await self._record(generation, body)
+        lost = recorded is not None or self.fleet_version >= 0  # a set existed: Keeper lost it
+        log.log(logging.WARNING if lost else logging.INFO, "fleet: Keeper held no rule set; published %s", source)
 
     def _changed(self, data: bytes | None, version: int) -> None:
         """On a Keeper thread: hand the new set to the event loop."""
@@ -78,12 +123,14 @@ class FleetRules:
         self._applying.add(task)
         task.add_done_callback(self._applying.discard)
 
-    async def apply(self, data: bytes, version: int) -> None:
+    async def apply(self, data: bytes, node_version: int) -> None:
         """Apply one fleet version here (unless it is older than what this replica applied)."""
-        if version < self.fleet_version:
-            return
+        version = node_version
         try:
-            document = json.loads(data)
+            document = self._decode(data, node_version)
+            version = _generation(document, node_version)
+            if version < self.fleet_version:
+                return
             refused = api_rule_problems({"rules": document.get("rules")}, self._control.operator_scorer_paths)
             if refused:
                 raise ConfigError("; ".join(refused))
@@ -91,6 +138,8 @@ class FleetRules:
             if canonical_rules(rules) != canonical_rules(self._control.rule_set.rules):
                 by = document.get("by", "?")
                 source = f"fleet v{version} from {by} ({document.get('source', '?')})"
+                if self._control.rule_set.source == "config":
+                    self._say_file_replaced(rules, source)
                 await self._control.apply_rules(rules, source=source, publish=False)
             self.fleet_version = max(self.fleet_version, version)
         except (ConfigError, ValueError, AttributeError) as exc:
@@ -100,20 +149,61 @@ class FleetRules:
 
     async def publish(self, rules: list[RuleConfig], source: str) -> None:
         """Make ``rules`` the fleet's set (the newest writer wins); ``RetryableError`` without Keeper."""
-        body = _document(rules, source, self._fleet.replica)
         for _ in range(5):
             try:
-                _, version = await asyncio.to_thread(self._fleet.read, DOCUMENT)
-                written = await asyncio.to_thread(self._fleet.write, DOCUMENT, body, expected_version=version)
-                self.fleet_version = max(self.fleet_version, written)
-                self._fleet.publish_status(rules_version=_version_of(rules), fleet_version=written)
-                log.info("fleet: published rules v%d (%s)", written, source)
+                data, version = await asyncio.to_thread(self._fleet.read, DOCUMENT, timeout_s=PUT_WAIT_S)
+                generation = max(self._generation_of(data, version), self.fleet_version) + 1
+                body = _document(rules, source, self._fleet.replica, generation)
+                await asyncio.to_thread(self._fleet.write, DOCUMENT, body, expected_version=version)
+                self.fleet_version = max(self.fleet_version, generation)
+                self._fleet.publish_status(rules_version=_version_of(rules), fleet_version=generation)
+                log.info("fleet: published rules v%d (%s)", generation, source)
+                await self._record(generation, body)
                 return
             except VersionConflict:
                 continue  # another replica published meanwhile: ours is newer, write again on top
             except KeeperUnavailable as exc:
-                raise RetryableError(f"rules not changed: {exc}; a fleet changes its rules together") from exc
+                raise RetryableError(
+                    f"rules change refused: {exc}; a fleet changes its rules together (GET /api/v1/rules shows "
+                    "the fleet's set; try again when Keeper answers)"
+                ) from exc
         raise RetryableError("rules not changed: the fleet's rules kept changing under this write; try again")
+
+    def _generation_of(self, data: bytes | None, version: int) -> int:
+        """The generation of the node's set (-1: no set; a malformed node counts as its node version)."""
+        if data is None:
+            return -1
+        try:
+            return _generation(decode_rules(data, self._fleet.node(DOCUMENT)), version)
+        except MalformedNode:
+            return version
+
+    async def _record(self, generation: int, body: bytes) -> None:
+        """Keep the published set in the store: what a Keeper that lost its data is given back."""
+        try:
+            await asyncio.to_thread(record_rule_set, self._store, generation, self._fleet.replica, body)
+        except Exception as exc:
+            log.warning("fleet: rules v%d published but not recorded in the store (%s)", generation, exc)
+
+    def _say_file_replaced(self, rules: list[RuleConfig], source: str) -> None:
+        """The config file's rules are not the ones that run: a WARNING, and ``status`` shows it from now on."""
+        change = diff_rules(canonical_rules(self._control.rule_set.rules), canonical_rules(rules))
+        self.file_rules_replaced = f"{source}: {'; '.join(change.lines()) or 'same rules, other settings'}"
+        log.warning(
+            "fleet: this config file's rules are replaced by the fleet's published set, %s; the file's rules do "
+            "not run here (change the fleet's with PUT /api/v1/rules or SIGHUP on any replica)",
+            self.file_rules_replaced,
+        )
+
+    def _decode(self, data: bytes, version: int) -> dict[str, Any]:
+        """The published document, or ``MalformedNode`` (counted once per version, and remembered for status)."""
+        try:
+            return decode_rules(data, self._fleet.node(DOCUMENT))
+        except MalformedNode as exc:
+            if self.malformed_reason != f"v{version}: {exc}":
+                self.malformed += 1
+                self.malformed_reason = f"v{version}: {exc}"
+            raise
 
     def describe(self) -> dict[str, Any]:
         """The fleet block of ``GET /api/v1/rules``: the fleet version and what each replica applied."""
@@ -126,8 +216,13 @@ class FleetRules:
             return found
         found["version"] = version
         if data is not None:
-            published = {"rules": json.loads(data)["rules"]}
-            found["rules_version"] = _version_of(parse_rules_document(published, source="fleet"))
+            try:
+                document = self._decode(data, version)
+                found["version"] = _generation(document, version)
+                published = {"rules": document["rules"]}
+                found["rules_version"] = _version_of(parse_rules_document(published, source="fleet"))
+            except (ConfigError, ValueError) as exc:  # a set this replica would refuse to apply: shown, not a 500
+                found["error"] = f"the fleet's rules v{version} are refused here: {exc}"
         found["replicas"] = {
             name: {"rules_version": status.get("rules_version"), "fleet_version": status.get("fleet_version")}
             for name, status in sorted(statuses.items())
@@ -135,8 +230,19 @@ class FleetRules:
         return found
 
 
-def _document(rules: Sequence[RuleConfig], source: str, replica: str) -> bytes:
-    return json.dumps({"rules": canonical_rules(rules), "source": source, "by": replica}).encode()
+def _document(rules: Sequence[RuleConfig], source: str, replica: str, generation: int) -> bytes:
+    body = {"rules": canonical_rules(rules), "source": source, "by": replica, "generation": generation}
+    return json.dumps(body).encode()
+
+
+def _generation(document: dict[str, Any], node_version: int) -> int:
+    """The fleet version: the set's own generation, which outlives Keeper's node versions.
+
+    A node written again after Keeper lost its data starts at version 0; a set written before generations
+    has only its node version.
+    """
+    generation = document.get("generation")
+    return generation if isinstance(generation, int) and generation >= 0 else node_version
 
 
 def _version_of(rules: Sequence[RuleConfig]) -> str:

@@ -42,6 +42,7 @@ from spanscore.server.otlp_http import HttpReceiver
 from spanscore.server.rule_control import RuleControl
 from spanscore.server.service_metrics import service_metrics
 from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.fleet_records import StoredDeliveries
 from spanscore.storage.reads.alerts import window_scores
 from spanscore.storage.scores import ScoreRow
 from spanscore.storage.write import paths as write_paths
@@ -67,7 +68,7 @@ class Service:
         """The judge every scorer of this service is built with (made with the first rules), passed down."""
         self.live = self._live_scoring(config)
         self.rule_control = RuleControl(config, self._install_rules)
-        self.fleet = FleetParts(config.fleet, self.rule_control) if config.fleet is not None else None
+        self.fleet = FleetParts(config.fleet, self.rule_control, self.store) if config.fleet is not None else None
         self._started = False
         self.passthrough = (
             SpanPassThrough(config.forward) if config.forward is not None and config.forward.spans else None
@@ -93,6 +94,7 @@ class Service:
                 self.rule_control,
                 dead_letters=self.dead_letters,
                 judge=config.judge,
+                degraded=self.fleet.degraded if self.fleet is not None else None,
             )
             if config.api.enabled
             else None
@@ -237,8 +239,9 @@ def _alerting(config: ServiceConfig, store: ClickHouseStore, fleet: FleetParts |
         coordinator = fleet.fleet
         state = KeeperAlertState(coordinator.client, coordinator.node("alerts"))
         return AlertEvaluator(
-            config.alerts, config.alerting, read, Notifier(config.alerting), state=state, leader=coordinator.is_leader
-        )
+            config.alerts, config.alerting, read, Notifier(config.alerting), state=state, leader=coordinator.is_leader,
+            ready=lambda: coordinator.connected, deliveries=StoredDeliveries(store, coordinator.replica),
+        )  # fmt: skip
     spool = config.storage.spool_dir
     return AlertEvaluator(
         config.alerts,

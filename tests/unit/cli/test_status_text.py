@@ -68,5 +68,5 @@ def test_a_fleet_replica_says_its_role_and_the_safe_mode_without_keeper() -> Non
     text = format_status({**METRICS, **fleet}, "http://127.0.0.1:4319")
     assert "fleet     3 replicas, this one leader (evaluates alerts), rules v4" in text
     cut_off = format_status({**METRICS, **fleet, "fleet_keeper_connected": 0.0}, "http://127.0.0.1:4319")
-    assert "Keeper UNREACHABLE: safe mode" in cut_off and "ingest goes on" in cut_off
+    assert "Keeper UNREACHABLE: degraded" in cut_off and "ingest goes on" in cut_off
     assert "fleet" not in format_status(METRICS, "http://127.0.0.1:4319").split("rules")[0]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
-from spanscore.fleet.leases import take_lease
+from spanscore.fleet.leases import budget_node, registered, release, take_lease
 from spanscore.sampling.budget import DailyBudget
 from tests.zookeeper import ZooKeeperServer
 
@@ -22,8 +24,10 @@ def test_concurrent_leases_never_add_up_to_more_than_the_limit(zookeeper: ZooKee
         lock = threading.Lock()
 
         def ask(fleet: Fleet) -> None:
-            for _ in range(40):
-                chunk = take_lease(fleet, "judged", 20_000, 100.0, members=3, minimum=1.0)
+            held = 0.0
+            for _ in range(60):
+                chunk = lease(fleet, 20_000, held)
+                held += chunk
                 with lock:
                     granted.append(chunk)
 
@@ -34,10 +38,75 @@ def test_concurrent_leases_never_add_up_to_more_than_the_limit(zookeeper: ZooKee
             thread.join(60)
         assert abs(sum(granted) - 100.0) < 1e-9  # all of it was leased, and not a cent more
         assert granted.count(0.0) > 0  # late askers were told nothing is left
-        assert take_lease(fleets[0], "judged", 20_001, 100.0, members=3, minimum=1.0) > 0  # a new day starts afresh
+        assert lease(fleets[0], 20_001, 0.0) > 0  # a new day starts afresh
     finally:
         for fleet in fleets:
             fleet.stop()
+
+
+MEMBERS = ["r0", "r1", "r2"]
+
+
+def lease(fleet: Fleet, day: int, held: float, *, members: list[str] = MEMBERS, spent: float = 0.0) -> float:
+    return take_lease(
+        fleet, "judged", day, 100.0, unspent=held, fleet_spent=spent, members=members, expected=3, minimum=1.0
+    )
+
+
+def test_leases_are_slices_returned_on_stop_reclaimed_from_the_expired_and_net_of_stored_spend(
+    zookeeper: ZooKeeperServer,
+) -> None:
+    """#36 item 1: no replica leases the whole limit, even alone; what a leaver or an expired one held comes back."""
+    hosts = zookeeper.chroot()
+    a, b = fleets = [Fleet(FleetConfig(keeper=hosts, replica=name)) for name in ("r0", "r1")]
+    for fleet in fleets:
+        fleet.start()
+    try:
+        assert all(fleet.wait_joined(15) for fleet in fleets)
+        first = lease(a, 20_000, 0.0, members=["r0"])  # before it has seen the others
+        assert 0 < first <= 100.0 / 6  # half of an equal part among expected_replicas (3)
+        held_a = first + lease(a, 20_000, first)
+        held_b = take_all(b, 20_000, ["r0", "r1"], spent=10.0)
+        assert held_b == pytest.approx(100.0 - 10.0 - held_a)  # the store's spend is not leased again
+        release(a, "judged", 20_000)  # a leaves: its unspent holding goes back
+        assert take_all(b, 20_000, ["r0", "r1"], spent=10.0, held=held_b) == pytest.approx(held_a)
+        assert take_all(a, 20_001, ["r0", "r1"], spent=0.0) > 0  # a new day: a holds part of it...
+        reclaimed = take_all(b, 20_001, ["r1"], spent=0.0)  # ...and its session expires: b may lease all of it
+        assert reclaimed == pytest.approx(100.0)
+    finally:
+        for fleet in fleets:
+            fleet.stop()
+
+
+def test_after_keeper_lost_its_data_a_holding_is_registered_again_and_not_leased_twice(
+    zookeeper: ZooKeeperServer,
+) -> None:
+    hosts = zookeeper.chroot()
+    a, b = fleets = [Fleet(FleetConfig(keeper=hosts, replica=name)) for name in ("r0", "r1")]
+    for fleet in fleets:
+        fleet.start()
+    try:
+        assert all(fleet.wait_joined(15) for fleet in fleets)
+        held_a = take_all(a, 20_000, ["r0", "r1"], spent=0.0)  # a holds everything, unspent
+        a.client.delete(a.node(budget_node("judged")))  # what a Keeper without its data holds: nothing
+        assert not registered(a, "judged", 20_000)
+        assert lease(a, 20_000, held_a, members=["r0", "r1"]) == 0.0  # a registers its holding again...
+        assert registered(a, "judged", 20_000)
+        assert take_all(b, 20_000, ["r0", "r1"], spent=0.0) == 0.0  # ...so b cannot lease it a second time
+    finally:
+        for fleet in fleets:
+            fleet.stop()
+
+
+def take_all(fleet: Fleet, day: int, members: list[str], *, spent: float, held: float = 0.0) -> float:
+    """Lease until nothing is left; what was granted (``held``: what this replica already holds unspent)."""
+    total, holding = 0.0, held
+    for _ in range(200):
+        chunk = lease(fleet, day, holding, members=members, spent=spent)
+        if chunk == 0.0:
+            break
+        total, holding = total + chunk, holding + chunk
+    return round(total, 9)
 
 
 def test_a_leased_budget_spends_only_what_it_was_granted() -> None:
