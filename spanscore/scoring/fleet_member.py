@@ -272,6 +272,7 @@ class FleetMember:
             except Exception as exc:  # Keeper gone: the others wait for these as for a lost replica
                 log.warning("fleet: handover note not written, the others take these runs up later: %s", exc)
         if self._fleet.state != "stopped":
+            await asyncio.to_thread(self.budgets.release_all)  # scoring drained: every spend is stored by now
             await asyncio.to_thread(self._fleet.stop)
 
     def _prune(self, now: float) -> None:
