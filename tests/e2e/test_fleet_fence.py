@@ -23,8 +23,8 @@ from spanscore.fleet.coordinator import Fleet
 from spanscore.server.service import Service
 from tests.e2e.test_fleet import _all_joined, configure, conversations, send, session_scores, until
 from tests.e2e.test_targets import SESSION_RULE
-from tests.keeper_proxy import KeeperProxy
 from tests.service_setup import make_service_config, new_database_name
+from tests.tcp_proxy import PartitionProxy
 from tests.zookeeper import ZooKeeperServer
 
 TIMEOUT_S = 2.0
@@ -38,10 +38,10 @@ async def start_replica(chdb_dsn: str, zookeeper: ZooKeeperServer, tmp_path: Pat
     keeper = zookeeper.chroot()
     chroot = keeper[len(zookeeper.hosts) :]
     running: list[Service] = []
-    proxies: list[KeeperProxy] = []
+    proxies: list[PartitionProxy] = []
 
     async def start(
-        index: int, *, quiet_s: float, runs: dict[str, float] | None = None, proxy: KeeperProxy | None = None
+        index: int, *, quiet_s: float, runs: dict[str, float] | None = None, proxy: PartitionProxy | None = None
     ) -> Service:
         config = make_service_config(chdb_dsn, database, tmp_path / f"replica-{index}")
         configure(config, [SESSION_RULE], quiet_s)
@@ -78,7 +78,7 @@ async def decided_once_with_every_turn(replicas: list[Service], sessions: int, t
 async def test_a_replica_cut_from_keeper_scores_no_session_its_new_owners_score(
     start_replica: StartReplica, zookeeper: ZooKeeperServer
 ) -> None:
-    proxy = KeeperProxy(zookeeper.host, zookeeper.port)
+    proxy = PartitionProxy(zookeeper.host, zookeeper.port)
     replicas = [await start_replica(0, quiet_s=2.5, proxy=proxy)]
     replicas += [await start_replica(index, quiet_s=2.5) for index in (1, 2)]
     await until(lambda: _all_joined(replicas, 3))
