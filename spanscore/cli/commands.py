@@ -69,6 +69,8 @@ async def _serve(config: ServiceConfig, config_path: str | None = None) -> int:
     from spanscore.server.running import run_until_signal
 
     try:
+        if config.fleet is not None:
+            config.fleet.require_shared_store(config.storage.dsn)
         return await run_until_signal(config, default_rule=apply_default_rules(config), config_path=config_path)
     except ConfigError as exc:
         print(f"spanscore: {exc}", file=sys.stderr)

@@ -35,6 +35,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.security import make_digest_acl
 
+from spanscore.fleet.acl import OpenNodes, close_nodes
 from spanscore.fleet.config import FleetConfig
 
 log = logging.getLogger(__name__)
@@ -144,6 +145,8 @@ class Fleet:
         try:
             members = self.node("members")
             self._client.ensure_path(members)
+            if self.config.auth_env:  # nodes made before the credential was set keep their open ACL otherwise
+                close_nodes(self._client, self.config.path, self._client.default_acl)
             if self._my_node is None or self._client.exists(self._my_node) is None:
                 data = json.dumps({"replica": self.replica, **self._status}).encode()
                 self._my_node = self._client.create(f"{members}/{self.replica}-", data, ephemeral=True, sequence=True)
@@ -151,6 +154,8 @@ class Fleet:
             if not self._watching:
                 self._watching = True
                 ChildrenWatch(self._client, members, self._on_members)
+        except OpenNodes as exc:
+            log.error("%s; not joining the fleet until they are closed", exc)
         except Exception:
             log.exception("fleet: could not join; retrying on the next connection")
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from kazoo.exceptions import NoNodeError
 
+from spanscore.fleet.acl import NodeAcl, read_acls
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import keeper_client
 
@@ -24,6 +25,8 @@ class FleetView:
     rules: list[dict[str, Any]] | None = None
     """The published rule set (None: no replica published one yet)."""
     rules_version: int = -1
+    acls: list[NodeAcl] = field(default_factory=list)
+    """Each node under the fleet's path with the ACL Keeper holds for it, parents first."""
 
 
 def inspect_fleet(config: FleetConfig, *, timeout_s: float = 5.0) -> FleetView:
@@ -55,6 +58,7 @@ def inspect_fleet(config: FleetConfig, *, timeout_s: float = 5.0) -> FleetView:
             view.rules_version = int(stat.version)
         except (NoNodeError, ValueError):
             pass
+        view.acls = read_acls(client, config.path)
         return view
     finally:
         client.stop()

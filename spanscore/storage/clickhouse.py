@@ -69,6 +69,10 @@ class ClickHouseStore:
         self._insert_settings: dict[str, Any] = (
             {"min_free_disk_bytes_to_perform_insert": min_free_disk_bytes} if min_free_disk_bytes else {}
         )
+        if cluster:
+            # A Distributed table answers an insert once the rows are queued on the node that took it; an
+            # acknowledged (or unspooled) batch must be on its shards, so the insert waits for them.
+            self._insert_settings["distributed_foreground_insert"] = 1
         """Apply migrations on open; when false, only check that someone did (``spanscore migrate``)."""
         self._retention = (spans_ttl_days, scores_ttl_days)
         self.cluster = cluster
