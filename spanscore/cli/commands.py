@@ -245,7 +245,7 @@ def _migrate(config: ServiceConfig) -> int:
     config.storage.migrate = True
     store = ClickHouseStore.from_config(config.storage)
     try:
-        store.open()
+        store.open_schema()
         missing = missing_migrations(store.client, config.storage.database)
     except SpanscoreError:
         raise
