@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +30,7 @@ def test_the_fleet_bench_runs_without_the_tests_and_reports_what_it_measured(tmp
         pytest.skip(f"the fleet simulation needs ZooKeeper: {reason}")
     # From a copy of bench/ and deploy/clickhouse only: tests/ is not importable, as after `pip install -e .`.
     for part in ("bench", "deploy/clickhouse"):
-        subprocess.run(["cp", "-r", str(REPO / part), str(tmp_path / part)], check=True)
+        shutil.copytree(REPO / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
     command = [sys.executable, "-m", "bench.fleet", "--replicas", "2", "--sessions", "4", "--turns", "2"]
     command += ["--limit-calls", "5", "--quiet", "2", "--scenarios", "kill", "--json"]
     environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
