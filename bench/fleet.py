@@ -15,7 +15,7 @@ The fault comes mid-run, while traffic keeps coming:
 
 - ``kill``: one replica gets ``kill -9`` while a round is being sent to it (nothing drained or flushed);
 - ``partition``: one replica's Keeper connection is cut for ``--cut`` seconds (its session expires);
-- ``pause``: one replica is stopped with SIGSTOP for ``--cut`` seconds, then continued;
+- ``pause``: one replica is stopped with SIGSTOP for ``--cut`` seconds (traffic goes around it), then continued;
 - ``join``: a new replica joins;
 - ``rolling``: each replica in turn is replaced by one with a new name (start the new, SIGTERM the old).
 
@@ -80,7 +80,9 @@ class Fleet:
             "notify": [{"webhook": self.receiver.url}],
         }  # fmt: skip
         return {
-            "collector": {"runs": {"quiet_period_s": 0.2}, "sessions": {"quiet_period_s": args.quiet}},
+            # max_wait_s bounds how long a lost replica's half-assembled runs wait for their survivors.
+            "collector": {"runs": {"quiet_period_s": 0.2, "max_wait_s": 10.0},
+                          "sessions": {"quiet_period_s": args.quiet}},
             "storage": {"dsn": self.dsn, "database": self.database, "migrate": False, "acknowledge": "stored",
                         "query_allow_writable": True},
             "scoring": {"poll_interval_s": 0.05},
@@ -179,11 +181,16 @@ async def partition(fleet: Fleet, send_round: Callable[[], Awaitable[None]]) -> 
 
 
 async def pause(fleet: Fleet, send_round: Callable[[], Awaitable[None]]) -> None:
+    """SIGSTOP for ``--cut`` seconds; the router sends around it meanwhile (as a failed readiness probe
+    would), then to it again after SIGCONT."""
     victim = fleet.sending[-1]
     victim.signal(signal.SIGSTOP)
-    await asyncio.sleep(fleet.args.cut)
-    victim.signal(signal.SIGCONT)
+    fleet.sending.remove(victim)
+    started = time.monotonic()
     await send_round()
+    await asyncio.sleep(max(0.0, fleet.args.cut - (time.monotonic() - started)))
+    victim.signal(signal.SIGCONT)
+    fleet.sending.append(victim)
 
 
 async def join(fleet: Fleet, send_round: Callable[[], Awaitable[None]]) -> None:
