@@ -93,6 +93,9 @@ def _k8s_environment(container: dict[str, Any], fill: dict[str, str]) -> dict[st
     secret = load_yaml(K8S / "examples" / "spanscore-secret.yaml")["stringData"]
     environ = {}
     for variable in container["env"]:
+        if "value" in variable:
+            environ[variable["name"]] = variable["value"]
+            continue
         source = variable["valueFrom"]
         if "fieldRef" in source:
             environ[variable["name"]] = "spanscore-6d8f9c7b5-x2k4q"
