@@ -82,6 +82,8 @@ async def _serve(config: ServiceConfig, config_path: str | None = None) -> int:
         print(busy, file=sys.stderr)
         return 1
     try:
+        if config.fleet is not None:
+            config.fleet.require_shared_store(config.storage.dsn)
         return await run_until_signal(config, default_rule=apply_default_rules(config), config_path=config_path)
     except ConfigError as exc:
         print(f"spanscore: {exc}", file=sys.stderr)
@@ -273,7 +275,7 @@ def _migrate(config: ServiceConfig) -> int:
     config.storage.migrate = True
     store = ClickHouseStore.from_config(config.storage)
     try:
-        store.open()
+        store.open_schema()
         missing = missing_migrations(store.client, config.storage.database)
     except SpanscoreError:
         raise

@@ -50,7 +50,11 @@ def _fleet_lines(config: ServiceConfig, environ: Mapping[str, str]) -> list[str]
     if fleet is None:
         return []
     credential = fleet.credential(environ)  # ConfigError naming the variable, as serve would refuse
-    access = f"digest user {credential[0]} (nodes admit only it)" if credential else "open nodes (no fleet.auth_env)"
+    access = (
+        f"digest user {credential[0]} (nodes it creates or joins admit only it)"
+        if credential
+        else "open nodes (no fleet.auth_env)"
+    )
     lines = [f"fleet: keeper={fleet.keeper} path={fleet.path} replica={fleet.replica_name()} access={access}"]
     quiet = config.collector.sessions.quiet_period_s
     if any(rule.target == "session" for rule in config.rules) and quiet < 3 * fleet.turn_poll_s + 2:

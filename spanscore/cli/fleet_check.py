@@ -8,6 +8,8 @@ be reached or the config has no ``fleet:`` section.
 from __future__ import annotations
 
 from spanscore.config import ServiceConfig
+from spanscore.errors import ConfigError
+from spanscore.fleet.acl import NodeAcl
 from spanscore.printable import printable, say
 from spanscore.sampling.rule_sets import canonical_rules, parse_rules_document, rule_set_version
 
@@ -20,6 +22,11 @@ def check_keeper(config: ServiceConfig, *, timeout_s: float = 5.0) -> int:
         return 1
     fleet = config.fleet
     try:
+        fleet.require_shared_store(config.storage.dsn)
+    except ConfigError as exc:
+        print(f"missing: {exc}")
+        return 1
+    try:
         view = inspect_fleet(fleet, timeout_s=timeout_s)
     except Exception as exc:
         say(f"missing: Keeper at {fleet.keeper} did not answer within {timeout_s:g} s ({type(exc).__name__})")
@@ -31,6 +38,7 @@ def check_keeper(config: ServiceConfig, *, timeout_s: float = 5.0) -> int:
         status = view.statuses.get(name, {})
         role = "leader" if index == 0 else "member"
         say(f"fleet: replica {name} ({role}) applied rules {status.get('rules_version', '?')}")
+    _print_acls(view.acls, bool(fleet.auth_env))
     mine = rule_set_version(config.rules)
     if view.rules_problem:
         print(
@@ -51,3 +59,23 @@ def check_keeper(config: ServiceConfig, *, timeout_s: float = 5.0) -> int:
             "a replica started with it applies the fleet's (spanscore rules diff shows how)"
         )
     return 0
+
+
+def _print_acls(acls: list[NodeAcl], credential: bool) -> None:
+    """What each node admits, as Keeper holds it: a credential closes only nodes made or fixed with it."""
+    for node in acls:
+        note = " (open to any Keeper client)" if node.open else ""
+        print(f"fleet: node {printable(node.path)} admits {printable(node.shown())}{note}")
+    opened = [node for node in acls if node.open]
+    if not opened:
+        return
+    if credential:
+        print(
+            f"warning: {len(opened)} of the fleet's nodes are open to any Keeper client; a replica started with "
+            "this config sets fleet.auth_env's ACL on them when it joins"
+        )
+    else:
+        print(
+            f"warning: {len(opened)} of the fleet's nodes are open to any Keeper client: anyone who reaches Keeper "
+            "can publish rules or rewrite alert states (set fleet.auth_env, docs/security.md)"
+        )

@@ -82,6 +82,22 @@ class FleetConfig(BaseModel):
             )
         return user, password
 
+    def require_shared_store(self, dsn: str) -> None:
+        """``ConfigError`` unless ``dsn`` names a ClickHouse server: replicas share turns, scores and spend there.
+
+        An embedded store (``chdb:``, or no DSN, which is ``storage.data_dir``) belongs to one process: each
+        replica would see only the turns sent to it, so a session split across replicas is scored in parts.
+        """
+        if not dsn or dsn.startswith("chdb:"):
+            shown = (
+                "storage.dsn is empty (the embedded store in storage.data_dir)" if not dsn else f"storage.dsn is {dsn}"
+            )
+            raise ConfigError(
+                f"fleet: a fleet needs one shared ClickHouse server, but {shown}: each replica would keep its own "
+                "store and score sessions from the turns it alone received; set storage.dsn to the server every "
+                "replica uses (clickhouse://user:password@host:8123/), or remove the fleet: section"
+            )
+
     def replica_name(self) -> str:
         """The configured name, or this host's name made safe for a node path."""
         if self.replica:

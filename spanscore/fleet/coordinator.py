@@ -43,6 +43,7 @@ from kazoo.exceptions import (
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.security import make_digest_acl
 
+from spanscore.fleet.acl import OpenNodes, close_nodes
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.documents import decode_object
 from spanscore.fleet.fence import Fence
@@ -193,6 +194,8 @@ class Fleet:
         try:
             members = self.node("members")
             self._client.ensure_path(members)
+            if self.config.auth_env:  # nodes made before the credential was set keep their open ACL otherwise
+                close_nodes(self._client, self.config.path, self._client.default_acl)
             if self._my_node is None or self._client.exists(self._my_node) is None:
                 if not name_is_free(self, members):
                     return
@@ -205,6 +208,8 @@ class Fleet:
             if not self._watching:
                 self._watching = True
                 ChildrenWatch(self._client, members, self._on_members)
+        except OpenNodes as exc:
+            log.error("%s; not joining the fleet until they are closed", exc)
         except Exception:
             log.exception("fleet: could not join; retrying on the next connection")
 

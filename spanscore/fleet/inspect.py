@@ -11,6 +11,7 @@ from typing import Any
 
 from kazoo.exceptions import NoNodeError
 
+from spanscore.fleet.acl import NodeAcl, read_acls
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import keeper_client
 from spanscore.fleet.documents import MalformedNode, decode_object, decode_rules
@@ -26,6 +27,8 @@ class FleetView:
     rules_version: int = -1
     rules_problem: str = ""
     """Why the published rules node is not a rule set (empty: it is one, or there is none)."""
+    acls: list[NodeAcl] = field(default_factory=list)
+    """Each node under the fleet's path with the ACL Keeper holds for it, parents first."""
 
 
 def inspect_fleet(config: FleetConfig, *, timeout_s: float = 5.0) -> FleetView:
@@ -61,6 +64,7 @@ def inspect_fleet(config: FleetConfig, *, timeout_s: float = 5.0) -> FleetView:
             pass
         except MalformedNode as exc:
             view.rules_problem = str(exc)
+        view.acls = read_acls(client, config.path)
         return view
     finally:
         client.stop()

@@ -69,6 +69,10 @@ class ClickHouseStore:
         self._insert_settings: dict[str, Any] = (
             {"min_free_disk_bytes_to_perform_insert": min_free_disk_bytes} if min_free_disk_bytes else {}
         )
+        if cluster:
+            # A Distributed table answers an insert once the rows are queued on the node that took it; an
+            # acknowledged (or unspooled) batch must be on its shards, so the insert waits for them.
+            self._insert_settings["distributed_foreground_insert"] = 1
         """Apply migrations on open; when false, only check that someone did (``spanscore migrate``)."""
         self._retention = (spans_ttl_days, scores_ttl_days)
         self.cluster = cluster
@@ -115,15 +119,7 @@ class ClickHouseStore:
     def open(self) -> None:
         """Connect and bring the schema up to date (blocking; call before serving)."""
         if self._client is None:
-            self._client = connect(self.dsn, self.database)
-            applied = []
-            if self.migrate_schema:
-                applied = migrate(self._client, self.database, cluster=self.cluster)
-                apply_ttls(self._client, self.database, *self._retention, cluster=self.cluster)
-            else:
-                require_current_schema(self._client, self.database)
-            # Unqualified names in user queries resolve to spanscore's database.
-            self._client.database = self.database
+            applied = self.open_schema()
             if not is_embedded(self.query_dsn) and not self._query_allow_writable:
                 profile_only = connect(self.query_dsn, self.database)  # the user's own settings, none of ours
                 try:
@@ -136,6 +132,23 @@ class ClickHouseStore:
             self._control = connect(self.dsn, self.database)
             if applied:
                 log.info("schema migrated versions=%s dsn=%s", applied, redact(self.dsn))
+
+    def open_schema(self) -> list[int]:
+        """Only the owner's connection, with the schema migrated or checked; the versions applied.
+
+        ``spanscore migrate`` stops here: it runs as the owner and never serves queries, so the query
+        API's user (``storage.query_dsn``) is not its business.
+        """
+        self._client = connect(self.dsn, self.database)
+        applied: list[int] = []
+        if self.migrate_schema:
+            applied = migrate(self._client, self.database, cluster=self.cluster)
+            apply_ttls(self._client, self.database, *self._retention, cluster=self.cluster)
+        else:
+            require_current_schema(self._client, self.database)
+        # Unqualified names in user queries resolve to spanscore's database.
+        self._client.database = self.database
+        return applied
 
     def close(self) -> None:
         self._writer.shutdown(wait=True)

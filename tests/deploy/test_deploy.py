@@ -95,18 +95,21 @@ def test_compose_spanscore_reaches_the_server_with_tokens_from_the_environment()
     compose = load_yaml(DEPLOY / "compose.yaml")
     service = compose["services"]["spanscore"]
     secrets = {"CLICKHOUSE_PASSWORD": "pw", "SPANSCORE_INGEST_TOKEN": "in-tok", "SPANSCORE_API_TOKEN": "api-tok"}
+    secrets |= {"SPANSCORE_OWNER_PASSWORD": "owner-pw", "SPANSCORE_QUERY_PASSWORD": "query-pw"}
     environ = compose_environment(service, secrets)
     # No secret is written into the file itself.
     raw = (DEPLOY / "compose.yaml").read_text(encoding="utf-8")
     assert "in-tok" not in raw and "pw@" not in raw
     mount = next(v for v in service["volumes"] if v.endswith(":/etc/spanscore/spanscore.yaml:ro"))
     config = load_config(DEPLOY / mount.split(":")[0].removeprefix("./"), environ=environ)
-    assert config.storage.dsn == "clickhouse://spanscore:pw@clickhouse:8123/"
+    assert config.storage.dsn == "clickhouse://spanscore_owner:owner-pw@clickhouse:8123/"
+    assert config.storage.query_dsn == "clickhouse://spanscore_query:query-pw@clickhouse:8123/"
     assert config.collector.auth_tokens == ["in-tok"]
     assert config.api.auth_tokens == ["api-tok"]
     assert config.collector.grpc.host == "0.0.0.0"
+    # The administrator (CLICKHOUSE_USER) only creates deploy/clickhouse's users; spanscore never uses it.
     user = compose["services"]["clickhouse"]["environment"]["CLICKHOUSE_USER"]
-    assert config.storage.dsn.startswith(f"clickhouse://{user}:")
+    assert not config.storage.dsn.startswith(f"clickhouse://{user}:")
 
 
 def test_compose_grafana_provisions_the_clickhouse_datasource_and_dashboards() -> None:
@@ -172,6 +175,10 @@ def test_spanscore_runs_several_replicas_with_config_and_secret_references(tmp_p
     secret = load_yaml(K8S / "examples" / "spanscore-secret.yaml")
     environ = {}
     for variable in container["env"]:
+        if "value" in variable:  # only the name of the variable holding Keeper's credential, not a secret
+            assert variable == {"name": "SPANSCORE_FLEET__AUTH_ENV", "value": "FLEET_KEEPER_AUTH"}
+            environ[variable["name"]] = variable["value"]
+            continue
         if "fieldRef" in variable["valueFrom"]:  # the pod's own name: each replica's name in the fleet
             assert variable["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
             environ[variable["name"]] = "spanscore-6d8f9c7b5-x2k4q"
@@ -179,7 +186,8 @@ def test_spanscore_runs_several_replicas_with_config_and_secret_references(tmp_p
         ref = variable["valueFrom"]["secretKeyRef"]
         assert ref["name"] == secret["metadata"]["name"] and ref["key"] in secret["stringData"]
         environ[variable["name"]] = secret["stringData"][ref["key"]]
-    assert all("value" not in variable for variable in container["env"])  # values only by reference
+    secrets_by_reference = [v for v in container["env"] if v["name"] != "SPANSCORE_FLEET__AUTH_ENV"]
+    assert all("value" not in variable for variable in secrets_by_reference)  # values only by reference
     config_path = Path(container["volumeMounts"][0]["mountPath"]) / "spanscore.yaml"
     assert str(config_path) == container["args"][-1]
     local = tmp_path / "spanscore.yaml"
@@ -194,6 +202,9 @@ def test_spanscore_runs_several_replicas_with_config_and_secret_references(tmp_p
     # The replicas are one fleet: coordinated through Keeper, each under its pod's name (#28).
     assert config.fleet is not None and config.fleet.keeper == filled["SPANSCORE_FLEET__KEEPER"]
     assert config.fleet.replica_name() == "spanscore-6d8f9c7b5-x2k4q"
+    # Keeper's nodes admit only the fleet's credential, generated into the Secret (#36 item 15).
+    assert config.fleet.credential(filled) == tuple(filled["FLEET_KEEPER_AUTH"].split(":", 1))
+    assert config.storage.query_dsn.startswith("clickhouse://spanscore_query:")
 
 
 def test_applying_the_folder_never_overwrites_the_real_secret() -> None:
@@ -455,3 +466,26 @@ def test_the_shipped_rules_pass_healthy_runs(tmp_path: Path) -> None:
                         f"{where}: rule {rule['name']!r} scorer {name!r} fails the healthy answer {answer!r} "
                         f"to {question!r}: {result.reason}"
                     )
+
+
+def test_the_replicas_keep_a_disruption_budget_a_readiness_probe_on_readyz_and_keeper_acls() -> None:
+    """#36 item 15: Keeper's nodes closed by a generated credential, one replica down at a time, ready when whole."""
+    deployment = find("Deployment", "spanscore")
+    budget = find("PodDisruptionBudget", "spanscore")
+    assert budget["apiVersion"] == "policy/v1"
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert budget["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    assert budget["spec"]["maxUnavailable"] == 1 < deployment["spec"]["replicas"]
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "api"}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "api"}
+    env = {variable["name"]: variable for variable in container["env"]}
+    holder = env["SPANSCORE_FLEET__AUTH_ENV"]["value"]
+    assert env[holder]["valueFrom"]["secretKeyRef"] == {"name": "spanscore-secrets", "key": "keeper-auth"}
+    example = (K8S / "examples" / "spanscore-secret.yaml").read_text(encoding="utf-8")
+    assert '--from-literal=keeper-auth="spanscore:$(openssl rand -hex 32)"' in example
+
+
+def test_compose_checks_readiness_on_readyz() -> None:
+    service = load_yaml(DEPLOY / "compose.yaml")["services"]["spanscore"]
+    assert "http://127.0.0.1:4319/readyz" in " ".join(service["healthcheck"]["test"])

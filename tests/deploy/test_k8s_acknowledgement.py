@@ -61,6 +61,8 @@ def _served_config(container: dict[str, Any], pod: dict[str, Any], docs: list[di
     local = tmp / f"{container['name']}.yaml"
     local.write_text(config_map["data"][PurePosixPath(config_path).relative_to(mount["mountPath"]).as_posix()])
     environ = {**image_environment(), **{e["name"]: e["value"] for e in container.get("env", []) if "value" in e}}
+    # Secret-held settings do not decide where the spool is; the fleet's Keeper must be some address to load.
+    environ |= {e["name"]: "keeper:9181" for e in container.get("env", []) if e["name"] == "SPANSCORE_FLEET__KEEPER"}
     return load_config(local, environ=environ)
 
 

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
+from spanscore.testing.otlp import export, grpc_exporter
 
-def grpc_exporter(port: int, headers: dict[str, str] | None = None) -> GrpcSpanExporter:
-    return GrpcSpanExporter(endpoint=f"127.0.0.1:{port}", insecure=True, headers=headers, timeout=10)
+__all__ = ["export", "grpc_exporter", "http_exporter", "record_agent_trace"]
 
 
 def http_exporter(port: int, headers: dict[str, str] | None = None) -> HttpSpanExporter:
@@ -50,9 +49,3 @@ def record_agent_trace(service_name: str = "e2e-agent") -> list[ReadableSpan]:
             child.set_status(Status(StatusCode.ERROR, "tool timed out"))
     provider.shutdown()
     return list(memory.get_finished_spans())
-
-
-def export(exporter: SpanExporter, spans: list[ReadableSpan]) -> str:
-    result = exporter.export(spans)
-    exporter.shutdown()
-    return result.name

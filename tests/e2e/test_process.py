@@ -32,15 +32,17 @@ def _start(config: Path) -> subprocess.Popen[str]:
     )
     deadline = time.monotonic() + 60
     assert process.stdout is not None
+    said: list[str] = []
     while time.monotonic() < deadline:
         line = process.stdout.readline()
         if "spanscore serving" in line:
             threading.Thread(target=process.stdout.read, daemon=True).start()  # keep the pipe drained
             return process
+        said.append(line)
         if not line and process.poll() is not None:
             break
     process.kill()
-    raise AssertionError("service did not start")
+    raise AssertionError(f"service did not start (exit {process.poll()}): {''.join(said)[-3000:]}")
 
 
 def _query(config: Path, sql: str, fmt: str = "csv") -> subprocess.CompletedProcess[str]:

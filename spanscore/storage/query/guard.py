@@ -164,7 +164,7 @@ def engine_settings(limits: QueryLimits) -> dict[str, int | float | str]:
     ``readonly`` comes last: once set, the session refuses any change, including to these limits.
     """
     return {
-        "max_execution_time": limits.max_execution_time_s,
+        "max_execution_time": _seconds(limits.max_execution_time_s),
         "timeout_overflow_mode": "throw",
         "max_memory_usage": limits.max_memory_bytes,
         "max_result_rows": limits.max_result_rows,
@@ -177,10 +177,19 @@ def engine_settings(limits: QueryLimits) -> dict[str, int | float | str]:
     }
 
 
+def _seconds(value: float) -> int | float:
+    """Whole seconds as an integer, as a server's ``system.settings`` shows them.
+
+    A read-only user's client sends no setting that differs from what the server shows: ``10.0`` against
+    the profile's ``10`` was refused as a change to a readonly setting, and the query API did not start.
+    """
+    return int(value) if float(value).is_integer() else value
+
+
 def dashboard_settings(limits: QueryLimits) -> dict[str, int | float | str]:
     """The dashboard's reader: spanscore's own fixed SQL, so the time and memory limits but no result caps."""
     return {
-        "max_execution_time": limits.max_execution_time_s,
+        "max_execution_time": _seconds(limits.max_execution_time_s),
         "max_memory_usage": limits.max_memory_bytes,
         "max_threads": limits.max_threads,
         "readonly": 1,

@@ -9,11 +9,13 @@ both created ``ON CLUSTER``:
 * ``X`` is a ``Distributed`` table over ``X_local``, so every query, insert and view that
   names ``X`` keeps working unchanged, and spanscore's writers and readers need no change.
 
-Tables with a ``TraceId`` column are sharded by ``cityHash64(TraceId)``: a trace's spans,
-logs, scores and decisions land on one shard. That keeps ReplacingMergeTree's de-duplication
-correct (a score id is derived from its trace id, so copies meet on one shard) and makes the
-score-to-span join shard-local. The roll-ups have no trace id and are sharded at random;
-their states merge at read time.
+Tables with a ``TraceId`` column are sharded by ``cityHash64(TraceId)``: a trace's spans, logs, scores and
+decisions land on one shard. That keeps ReplacingMergeTree's de-duplication correct (a run score's id is
+derived from its trace id, so copies meet on one shard) and makes the score-to-span join shard-local. A
+session's score and decision are the exception: their id is the session's but their ``TraceId`` is the latest
+turn's, so migration 0015 re-creates the ``scores`` and ``score_decisions`` Distributed tables with
+``SESSION_KEY``, which shards a session's rows by the session. The roll-ups have no trace id and are sharded
+at random; their states merge at read time.
 
 Materialized views fire on the shard that receives the insert, so they read from and write to
 ``_local`` tables; a view over an unsharded intake table (``ENGINE = Null``) writes to the
@@ -49,6 +51,9 @@ _DROP = re.compile(
 )
 _SORTING_KEY = re.compile(r",\s*MODIFY\s+ORDER\s+BY\s*\([^()]*\)", re.IGNORECASE)
 _NON_REPLICATED_WINDOW = re.compile(r"\bnon_replicated_(?=deduplication_window\b)", re.IGNORECASE)
+_SESSION_SHARDED = re.compile(r"\bMODIFY\s+COMMENT\s+'sharded by session:", re.IGNORECASE)
+SESSION_KEY = "cityHash64(if(Target = 'session', RunId, TraceId))"
+"""A session's rows (``Target = 'session'``, ``RunId`` the session id) on one shard; every other row by trace."""
 _ALTER = re.compile(r"^ALTER\s+TABLE\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 
 
@@ -135,16 +140,21 @@ def _on_cluster(statement: str, create: re.Match[str], cluster: str) -> str:
 
 def _sharded_table(statement: str, create: re.Match[str], cluster: str) -> tuple[str, str]:
     name = create.group("name")
-    database, table = name.split(".", 1)
     local = f"{name}_local"
     head = f"{statement[: create.start('name')]}{local} ON CLUSTER {cluster}"
     local_statement = _ENGINE.sub(_replicated_engine, head + statement[create.end("name") :], count=1)
     key = "cityHash64(TraceId)" if re.search(r"^\s*TraceId\s", statement, re.MULTILINE) else "rand()"
-    distributed = (
-        f"CREATE TABLE IF NOT EXISTS {name} ON CLUSTER {cluster} AS {local} "
+    return local_statement, _distributed(name, cluster, key)
+
+
+def _distributed(name: str, cluster: str, key: str, *, replace: bool = False) -> str:
+    """The Distributed table over ``name``'s local table; ``replace`` swaps one in place (it holds no rows)."""
+    database, table = name.split(".", 1)
+    create = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE IF NOT EXISTS"
+    return (
+        f"{create} {name} ON CLUSTER {cluster} AS {name}_local "
         f"ENGINE = Distributed({cluster}, {database}, {table}_local, {key})"
     )
-    return local_statement, distributed
 
 
 def _replicated_engine(match: re.Match[str]) -> str:
@@ -187,6 +197,8 @@ def _alter_both(statement: str, alter: re.Match[str], cluster: str) -> tuple[str
     name = alter.group("name")
     rest = statement[alter.end("name") :]
     local = f"ALTER TABLE {name}_local ON CLUSTER {cluster}{_NON_REPLICATED_WINDOW.sub('replicated_', rest)}"
+    if _SESSION_SHARDED.search(rest):
+        return (local, _distributed(name, cluster, SESSION_KEY, replace=True))
     if re.search(r"\bCOLUMN\b", rest, re.IGNORECASE):
         return (local, f"ALTER TABLE {name} ON CLUSTER {cluster}{_SORTING_KEY.sub('', rest)}")
     return (local,)

@@ -21,7 +21,7 @@ RULES = "rules: [{name: answers, scorers: [completeness]}]\n"
 def _config(tmp_path: Path, keeper: str | None, rules: str = RULES) -> str:
     path = tmp_path / "c.yaml"
     fleet = f"fleet: {{keeper: '{keeper}', replica: checker}}\n" if keeper else ""
-    path.write_text(f"storage: {{data_dir: {(tmp_path / 'data').as_posix()}}}\n{fleet}{rules}")
+    path.write_text(f"storage: {{dsn: 'clickhouse://spanscore_owner:pw@clickhouse:8123/'}}\n{fleet}{rules}")
     return str(path)
 
 
