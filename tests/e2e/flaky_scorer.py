@@ -1,7 +1,9 @@
 """A scorer loaded by import path in tests: fails while ``UNREACHABLE`` is set, as a judge does during an outage.
 
 Code scorers run in worker processes, so the switch is a file both sides can see: its path is put in the
-environment when the test imports this module, and the workers, started later, inherit it.
+environment when the test imports this module, and the workers, started later, inherit it. Not under
+``SPANSCORE_``: every such variable sets a config key, and a service started later in the same test process
+refuses an unknown one.
 """
 
 from __future__ import annotations
@@ -12,9 +14,7 @@ from pathlib import Path
 
 from spanscore.scorers import Scorer, StepContext, create_scorer
 
-_FLAG = Path(
-    os.environ.setdefault("SPANSCORE_TEST_FLAKY_FLAG", str(Path(tempfile.gettempdir()) / f"flaky-{os.getpid()}"))
-)
+_FLAG = Path(os.environ.setdefault("FLAKY_SCORER_FLAG_FILE", str(Path(tempfile.gettempdir()) / f"flaky-{os.getpid()}")))
 
 
 class _FileFlag:
