@@ -118,8 +118,8 @@ class FleetBudgets:
             spent = await self._fleet_spent() if spent is None else spent
             chunk = await asyncio.to_thread(
                 take_lease, self._fleet, rule, day, budget.configured_limit, unspent=budget.unspent,
-                fleet_spent=spent.get(rule, 0.0), members=members, expected=self._config.expected_replicas,
-                minimum=max(2 * cost, budget.configured_limit / (20 * share)),
+                spent=budget.spent, fleet_spent=spent.get(rule, 0.0), members=members,
+                expected=self._config.expected_replicas, minimum=max(2 * cost, budget.configured_limit / (20 * share)),
             )  # fmt: skip
             current = engine.budget(rule)  # the rules may have changed meanwhile
             if chunk > 0 and current is not None:
@@ -136,7 +136,7 @@ class FleetBudgets:
             if budget is None or budget.leased is None or not self._fleet.connected:
                 continue
             try:
-                release(self._fleet, rule, budget.day)
+                release(self._fleet, rule, budget.day, budget.spent)
                 self.leases_released += 1
             except Exception as exc:  # Keeper reclaims it when the session ends anyway
                 log.warning(

@@ -53,10 +53,11 @@ def lease(fleet: Fleet, day: int, held: float, *, members: list[str] = MEMBERS, 
     )
 
 
-def test_leases_are_slices_returned_on_stop_reclaimed_from_the_expired_and_net_of_stored_spend(
+def test_leases_are_slices_returned_on_stop_forfeited_by_the_expired_and_net_of_stored_spend(
     zookeeper: ZooKeeperServer,
 ) -> None:
-    """#36 item 1: no replica leases the whole limit, even alone; what a leaver or an expired one held comes back."""
+    """#36 item 1: no replica leases the whole limit, even alone; what a leaver held comes back, and what a lost
+    one held is forfeited: calls it made and never stored are in no spend, so leasing it again could overspend."""
     hosts = zookeeper.chroot()
     a, b = fleets = [Fleet(FleetConfig(keeper=hosts, replica=name)) for name in ("r0", "r1")]
     for fleet in fleets:
@@ -70,9 +71,10 @@ def test_leases_are_slices_returned_on_stop_reclaimed_from_the_expired_and_net_o
         assert held_b == pytest.approx(100.0 - 10.0 - held_a)  # the store's spend is not leased again
         release(a, "judged", 20_000)  # a leaves: its unspent holding goes back
         assert take_all(b, 20_000, ["r0", "r1"], spent=10.0, held=held_b) == pytest.approx(held_a)
-        assert take_all(a, 20_001, ["r0", "r1"], spent=0.0) > 0  # a new day: a holds part of it...
-        reclaimed = take_all(b, 20_001, ["r1"], spent=0.0)  # ...and its session expires: b may lease all of it
-        assert reclaimed == pytest.approx(100.0)
+        held_a = lease(a, 20_001, 0.0, members=["r0", "r1"])  # a new day: a holds a slice of it...
+        assert 0 < held_a < 100.0
+        rest = take_all(b, 20_001, ["r1"], spent=0.0)  # ...and is lost: b leases only what a never held
+        assert rest == pytest.approx(100.0 - held_a)
     finally:
         for fleet in fleets:
             fleet.stop()
@@ -118,3 +120,25 @@ def test_a_leased_budget_spends_only_what_it_was_granted() -> None:
     budget.grant(500.0, budget.day - 1)  # yesterday's lease is dropped
     budget.record_spend(250.0)
     assert budget.exhausted and budget.headroom() == 0.0
+
+
+def test_spend_not_yet_stored_is_not_leased_again(zookeeper: ZooKeeperServer) -> None:
+    """The bench's smoke run made 6 judge calls for a limit of 5: a replica's spend was counted only once its
+    scores were stored, so what it had spent meanwhile looked free and was leased again."""
+    hosts = zookeeper.chroot()
+    a, b = fleets = [Fleet(FleetConfig(keeper=hosts, replica=name)) for name in ("r0", "r1")]
+    for fleet in fleets:
+        fleet.start()
+    try:
+        assert all(fleet.wait_joined(15) for fleet in fleets)
+        members = ["r0", "r1"]
+        chunk = take_lease(a, "judged", 20_000, 100.0, unspent=10.0, spent=30.0, fleet_spent=0.0, members=members,
+                           expected=2, minimum=1.0)  # fmt: skip
+        assert chunk == pytest.approx(15.0)  # a slice of the 60 left after a's 30 spent (unstored) and 10 held
+        held_b = take_all(b, 20_000, members, spent=0.0)
+        assert held_b == pytest.approx(45.0)  # 100 - a's 30 spent - a's 25 held: never a's spend again
+        release(a, "judged", 20_000, 30.0)  # a leaves: its 30 spent stay accounted for, its 25 come back
+        assert take_all(b, 20_000, ["r1"], spent=0.0, held=held_b) == pytest.approx(25.0)
+    finally:
+        for fleet in fleets:
+            fleet.stop()
