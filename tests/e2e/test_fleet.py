@@ -162,9 +162,9 @@ async def test_a_lost_replicas_open_sessions_are_scored_once_by_their_new_owners
     assert lost.fleet is not None and lost.live is not None
     owned_by_lost = [f"conv-{i}" for i in range(6) if lost.fleet.fleet.owner(f"session:conv-{i}") == "r0"]
     assert owned_by_lost  # the lost replica held some sessions open
-    lost.fleet.fleet.expire()  # Keeper ends its session, as for a crashed pod
-    await lost.fleet.shutdown()
     lost.live.sessions.release(lambda _: False)  # its memory dies with it: nothing is scored from there
+    lost.fleet.fleet.expire()  # Keeper ends its session, as for a crashed pod
+    await lost.fleet.shutdown()  # (first forgetting: a stop now hands over, and would score what it still held)
 
     async def all_scored() -> bool:
         return len(await session_scores(kept)) == 6
