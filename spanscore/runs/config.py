@@ -91,10 +91,10 @@ class RunsConfig(BaseModel):
     trace is evicted."""
     max_pending_bytes: int = Field(256 << 20, ge=1)
     """Estimated bytes of text (``runs.sizes``) held over all pending traces; beyond it the oldest trace is
-    evicted, with the decision ``too_large`` logged and counted."""
+    evicted, and its runs are decided ``too_large`` (a ``score_decisions`` row per rule, logged and counted)."""
     max_run_bytes: int = Field(16 << 20, ge=1)
     """Estimated bytes of text one trace may hold; later spans and log records of a trace over it are dropped,
-    with the decision ``too_large`` logged and counted (the run is scored on what was kept)."""
+    and its runs are decided ``too_large`` once it is quiet (not scored: what was dropped is usually the answer)."""
     max_done_traces: int = Field(100_000, ge=1)
     """Trace ids remembered (without their spans) as already handled, so a run is ready only once."""
     agent_span_names: tuple[str, ...] = ()

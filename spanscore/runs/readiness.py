@@ -15,7 +15,10 @@ Memory is bounded: at most ``max_pending_traces`` traces, ``max_pending_spans``
 spans and ``max_pending_bytes`` estimated bytes (``runs.sizes``) are held; beyond
 that the oldest trace is evicted and counted. One trace holds at most
 ``max_run_bytes``: later spans of it are dropped. Either cut is the decision
-``too_large``, logged with the trace id and counted. A ready trace keeps its spans for ``late_span_window_s`` so late
+``too_large``, logged with the trace id and counted: a cut trace's runs are
+handed on marked ``too_large`` once it is quiet (its root will not come, being
+among what is dropped), and a trace evicted for size hands on its runs as it
+goes (reason ``evicted``). A ready trace keeps its spans for ``late_span_window_s`` so late
 spans can be attributed, then only its handled run ids are remembered
 (``max_done_traces``). After a restart, ``recover`` re-reads recent traces
 from storage through ``SpanSource`` and skips the runs storage says were
@@ -40,7 +43,7 @@ from spanscore.runs.sizes import log_bytes, span_bytes
 
 logger = logging.getLogger(__name__)
 
-ReadyReason = Literal["quiet_period", "max_wait", "late_span_rescore"]
+ReadyReason = Literal["quiet_period", "max_wait", "late_span_rescore", "evicted"]
 _NS = 1_000_000_000
 
 
@@ -53,6 +56,8 @@ class ReadyRun:
     fingerprint: str
     views: tuple[Run, ...] = ()
     """The run's span-level views of the targets the assembler was asked for (``RunAssembler.span_targets``)."""
+    too_large: str = ""
+    """Why the run's trace was cut or evicted for size, or empty: sampling decides such a run ``too_large``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +124,8 @@ class _Trace:
     """A run had an unconfirmed root at the last assembly: look again at max_wait even without new spans."""
     size: int = 0
     """Estimated bytes of its spans and logs."""
-    too_large: bool = False
-    """Something was dropped from it for size (logged once)."""
+    too_large: str = ""
+    """Why something was dropped from it for size, or empty (logged once)."""
 
 
 class RunAssembler:
@@ -132,6 +137,8 @@ class RunAssembler:
         self._pending: OrderedDict[str, _Trace] = OrderedDict()
         self._done: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._clock_ns = 0
+        self._evicted: list[ReadyRun] = []
+        """Runs of traces evicted for size, handed on (as ``too_large``) by the next ``poll_ready``."""
         self.span_targets: frozenset[str] = frozenset()
         """Span-level targets (``llm``, ``tool``, ``retrieval``) whose views ready runs carry; set by live scoring."""
 
@@ -183,7 +190,10 @@ class RunAssembler:
         if grows > 0 and trace.size + grows > self.config.max_run_bytes:
             self.stats.too_large_records += 1
             if not trace.too_large:
-                trace.too_large = True
+                trace.too_large = (
+                    f"the trace was cut at collector.runs.max_run_bytes ({self.config.max_run_bytes} bytes), "
+                    "its later spans dropped"
+                )
                 self.stats.too_large_traces += 1
                 logger.warning(
                     "run assembler: decision=too_large trace_id=%s holds %d bytes, max_run_bytes=%d: later spans "
@@ -222,6 +232,8 @@ class RunAssembler:
             self.stats.evicted_traces += 1
             self.stats.evicted_spans += len(trace.spans)
             self._release(trace)
+            if for_size:
+                self._evicted.extend(self._evicted_runs(trace))
             self._remember(trace_id, trace.handled)
             self.stats.too_large_traces += for_size and not trace.too_large
             decision = " decision=too_large (max_pending_bytes)" if for_size else ""
@@ -233,6 +245,19 @@ class RunAssembler:
                 trace.size,
             )
         self.stats.pending_traces = len(self._pending)
+
+    def _evicted_runs(self, trace: _Trace) -> list[ReadyRun]:
+        """The runs of a trace evicted for size that were not handed on yet, marked ``too_large``."""
+        why = trace.too_large or (
+            f"the trace was evicted: pending traces held over collector.runs.max_pending_bytes "
+            f"({self.config.max_pending_bytes} bytes)"
+        )
+        out = []
+        for item in assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets):
+            if item.run.run_id not in trace.handled:
+                trace.handled[item.run.run_id] = ""
+                out.append(ReadyRun(item.run, "evicted", run_fingerprint(item.run), item.views, why))
+        return out
 
     def _release(self, trace: _Trace) -> None:
         self.stats.pending_spans -= len(trace.spans) + len(trace.logs)
@@ -251,7 +276,7 @@ class RunAssembler:
         self._clock_ns = max(self._clock_ns, now_ns)
         quiet_ns = int(self.config.quiet_period_s * _NS)
         max_wait_ns = int(self.config.max_wait_s * _NS)
-        ready: list[ReadyRun] = []
+        ready, self._evicted = self._evicted, []
         for trace_id in list(self._pending):
             trace = self._pending[trace_id]
             quiet = now_ns - trace.last_arrival_ns >= quiet_ns
@@ -294,13 +319,14 @@ class RunAssembler:
                 self.stats.late_spans_ignored += late
                 return None
             trace.handled[run_id] = fingerprint
-            return ReadyRun(item.run, "late_span_rescore", fingerprint, item.views)
-        if not (waited or (quiet and item.root_confirmed)):
+            return ReadyRun(item.run, "late_span_rescore", fingerprint, item.views, trace.too_large)
+        # A cut trace's missing root is among what was dropped: waiting for it would only delay the decision.
+        if not (waited or (quiet and (item.root_confirmed or trace.too_large))):
             return _WAIT
         trace.handled[run_id] = fingerprint
         trace.handled_spans |= item.span_ids
-        reason: ReadyReason = "quiet_period" if quiet and item.root_confirmed else "max_wait"
-        return ReadyRun(item.run, reason, fingerprint, item.views)
+        reason: ReadyReason = "quiet_period" if quiet and (item.root_confirmed or trace.too_large) else "max_wait"
+        return ReadyRun(item.run, reason, fingerprint, item.views, trace.too_large)
 
     def _expired(self, trace: _Trace, now_ns: int) -> bool:
         if trace.ready_since_ns is None or trace.dirty or trace.waiting:

@@ -5,7 +5,10 @@ coverage always has a denominator. The sampling engine produces ``sampled``,
 ``filtered_out``, ``sampled_out``, ``over_budget``, ``duplicate`` and (for a
 run whose trace id cannot be hashed) ``failed``; the scoring stage replaces a
 ``sampled`` decision with ``missing_input``, ``not_applicable`` or ``failed``
-when that is how scoring ended (``dataclasses.replace`` keeps the rest).
+when that is how scoring ended (``dataclasses.replace`` keeps the rest). A run
+cut or evicted for size by run assembly is ``too_large`` for every rule whose
+population holds it: it is not scored, since what was dropped is usually its
+answer (the root span ends, and arrives, last).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ class Outcome(enum.StrEnum):
     NOT_APPLICABLE = "not_applicable"
     DUPLICATE = "duplicate"
     FAILED = "failed"
+    TOO_LARGE = "too_large"
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,6 +170,21 @@ class RuleEngine:
         """
         return self.decide_subject(subject_from_run(run), RunKey.of_run(run), rescore=rescore)
 
+    def decide_too_large(self, run: Run, why: str) -> list[Decision]:
+        """One decision per rule for a run that run assembly cut or evicted for size (``why`` says which).
+
+        A rule whose population holds the run decides ``too_large`` (probability 0, no draw, nothing
+        reserved), so coverage counts it; the others decide ``filtered_out`` as usual.
+        """
+        subject, key = subject_from_run(run), RunKey.of_run(run)
+        return [
+            _decision(rule, key, Outcome.TOO_LARGE, 0.0, f"not scored: {why}")
+            if rule.where.matches_subject(subject)
+            else _decision(rule, key, Outcome.FILTERED_OUT, 0.0, "did not match where")
+            for rule in self.config.rules
+            if rule.target == key.target
+        ]
+
     def decide_subject(self, subject: FilterSubject, key: RunKey, *, rescore: bool = False) -> list[Decision]:
         return [
             self._decide_rule(rule, subject, key, rescore) for rule in self.config.rules if rule.target == key.target

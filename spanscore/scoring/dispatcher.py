@@ -111,8 +111,8 @@ class Dispatcher:
                 self.internal_runs_skipped += 1
                 continue
             rescore = ready.reason == "late_span_rescore"
-            subjects.append((Subject(ready.run, ready.reason, ready.fingerprint), rescore))
-            subjects.extend((Subject(view, ready.reason), False) for view in ready.views)
+            subjects.append((Subject(ready.run, ready.reason, ready.fingerprint, ready.too_large), rescore))
+            subjects.extend((Subject(view, ready.reason, too_large=ready.too_large), False) for view in ready.views)
             session_id = ready.run.session_id
             if scores_sessions and session_id and ready.run.target == "run":
                 if not self.owns_session(session_id):
@@ -143,7 +143,10 @@ class Dispatcher:
         scored: dict[tuple[str, str], ScoredRunRow] = {(row.trace_id, row.run_id): row for row in stored}
         for subject, rescore in subjects:
             run = subject.run
-            decisions = rules.engine.decide(run, rescore=rescore)
+            if subject.too_large:
+                decisions = rules.engine.decide_too_large(run, subject.too_large)
+            else:
+                decisions = rules.engine.decide(run, rescore=rescore)
             rows.extend(decision_row(d, subject, rule_version=rules.version) for d in decisions)
             for decision in decisions:
                 if not decision.sampled:

@@ -20,6 +20,8 @@ class Subject:
     ready_reason: str
     fingerprint: str = ""
     """The readiness fingerprint when the assembler made one (runs); otherwise computed only if a score is written."""
+    too_large: str = ""
+    """Why run assembly cut or evicted the run for size, or empty: such a run is decided ``too_large``."""
 
 
 @dataclass(slots=True)

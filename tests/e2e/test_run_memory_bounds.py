@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from spanscore.config import ServiceConfig
 from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
-from tests.e2e.test_targets import _session_config, _wait_for, rag_traces
+from tests.e2e.test_targets import _fast, _session_config, _wait_for, rag_traces
 
 SESSION_CAP = 1 << 20
 RUN_CAP = 256 << 10
@@ -76,5 +76,73 @@ async def test_a_trace_over_the_run_cap_is_cut_with_the_decision_too_large(servi
         assert metrics["runs_too_large"] == 1
         assert metrics["runs_too_large_records_dropped"] >= 1
         assert metrics["runs_pending_bytes"] <= RUN_CAP
+    finally:
+        await service.shutdown()
+
+
+RUN_RULE = {"name": "answers", "scorers": ["completeness"]}
+SKIPPED_RULE = {"name": "elsewhere", "where": {"service.name": "another-service"}, "scorers": ["completeness"]}
+
+
+async def _decisions(service: Service, trace_ids: set[str]) -> list[tuple[str, str, str, str]]:
+    rows = await asyncio.to_thread(
+        service.store.internal_query,
+        "SELECT TraceId, Rule, Decision, Reason FROM score_decisions FINAL WHERE Target = 'run' ORDER BY Rule",
+    )
+    return [tuple(row) for row in rows if row[0] in trace_ids]  # type: ignore[misc]
+
+
+async def _wait_decisions(service: Service, trace_ids: set[str], count: int) -> list[tuple[str, str, str, str]]:
+    deadline = asyncio.get_running_loop().time() + 30
+    rows = await _decisions(service, trace_ids)
+    while len(rows) < count and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.1)
+        rows = await _decisions(service, trace_ids)
+    return rows
+
+
+async def test_a_cut_run_gets_the_decision_too_large_per_rule_and_is_not_scored(service_config: ServiceConfig) -> None:
+    """Observed: a cut run was only logged and counted, and scored on what was kept, which is its start
+    without the answer (the root ends last and is the span dropped). Each rule whose population holds it now
+    records ``too_large`` with the reason, so coverage has its denominator and no judge sees half a run."""
+    _fast(service_config, [RUN_RULE, SKIPPED_RULE])
+    service_config.collector.runs = service_config.collector.runs.model_copy(update={"max_run_bytes": RUN_CAP})
+    service = Service(service_config)
+    await service.start()
+    try:
+        spans = big_turns("conv-cut", 1, TURN_TEXT)
+        trace_ids = {format(span.context.trace_id, "032x") for span in spans}
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+        rows = await _wait_decisions(service, trace_ids, 2)
+        assert [(rule, decision) for _, rule, decision, _ in rows] == [
+            ("answers", "too_large"),
+            ("elsewhere", "filtered_out"),
+        ]
+        assert "max_run_bytes" in rows[0][3]
+        scores = await asyncio.to_thread(service.store.internal_query, "SELECT count() FROM scores")
+        assert scores == [(0,)]
+    finally:
+        await service.shutdown()
+
+
+async def test_a_trace_evicted_for_size_gets_the_decision_too_large(service_config: ServiceConfig) -> None:
+    """A trace evicted because the pending traces held more than max_pending_bytes vanished from coverage:
+    no decision at all. It is now decided ``too_large`` with the reason, and later spans of it start anew."""
+    _fast(service_config, [RUN_RULE])
+    service_config.collector.runs = service_config.collector.runs.model_copy(
+        update={"max_pending_bytes": RUN_CAP, "quiet_period_s": 5.0}
+    )
+    service = Service(service_config)
+    await service.start()
+    try:
+        first = big_turns("conv-a", 1, TURN_TEXT // 2)
+        second = big_turns("conv-b", 1, TURN_TEXT // 2, first=5)
+        evicted = {format(span.context.trace_id, "032x") for span in first}
+        exporter = grpc_exporter(service.grpc.port)
+        assert await asyncio.to_thread(export, exporter, first) == "SUCCESS"
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), second) == "SUCCESS"
+        rows = await _wait_decisions(service, evicted, 1)
+        assert [(rule, decision) for _, rule, decision, _ in rows] == [("answers", "too_large")]
+        assert "max_pending_bytes" in rows[0][3]
     finally:
         await service.shutdown()
