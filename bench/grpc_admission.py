@@ -1,4 +1,4 @@
-"""What concurrent OTLP/gRPC exports cost a real `spanscore serve` before and after they are authenticated.
+"""What concurrent OTLP exports cost a real `spanscore serve` before and after they are authenticated.
 
 Run: ``PYTHONPATH=$PWD python -m bench.grpc_admission [--reads N ...]``. Each case starts a fresh service with
 ingest tokens (``bench.service.ServiceProcess``), sends its calls concurrently, each on a connection of its own,
@@ -8,7 +8,9 @@ started service. Cases (issue #37, item 1):
 
 - ``unauthenticated``: 8 x 48 MiB exports without a token (4 traces, 4 logs);
 - ``authenticated``: 8 x 24 MiB trace exports with the token (one span, one 24 MiB attribute each);
-- ``one``: a single authenticated 24 MiB export, the cost of one read slot.
+- ``one``: a single authenticated 24 MiB export, the cost of one read slot;
+- ``http``: the ``authenticated`` case as 8 concurrent OTLP/HTTP protobuf posts to /v1/traces (``--reads``
+  then sets ``collector.http.max_concurrent_reads``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import grpc
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -32,6 +35,7 @@ TOKEN = "bench-token"
 BASE_NS = 1_700_000_000 * 10**9
 TRACES = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 LOGS = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
+HTTP_TRACES = "/v1/traces"
 
 
 def trace_export(size: int, span: int = 1) -> bytes:
@@ -63,8 +67,17 @@ async def _call(port: int, method: str, body: bytes, token: str | None) -> str:
         return "OK"
 
 
+async def _post(port: int, path: str, body: bytes, token: str | None) -> str:
+    headers = {"Content-Type": "application/x-protobuf", **({"Authorization": f"Bearer {token}"} if token else {})}
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=300)) as session:
+        async with session.post(f"http://127.0.0.1:{port}{path}", data=body, headers=headers) as reply:
+            await reply.read()
+            return str(reply.status)
+
+
 async def _all(port: int, calls: list[tuple[str, bytes]], token: str | None) -> list[str]:
-    return list(await asyncio.gather(*(_call(port, method, body, token) for method, body in calls)))
+    send = _post if calls[0][0] == HTTP_TRACES else _call
+    return list(await asyncio.gather(*(send(port, method, body, token) for method, body in calls)))
 
 
 def cases() -> dict[str, tuple[list[tuple[str, bytes]], str | None]]:
@@ -73,19 +86,21 @@ def cases() -> dict[str, tuple[list[tuple[str, bytes]], str | None]]:
         "unauthenticated": ([(TRACES, traces)] * 4 + [(LOGS, logs)] * 4, None),
         "authenticated": ([(TRACES, trace_export(24 * MIB, span)) for span in range(1, 9)], TOKEN),
         "one": ([(TRACES, trace_export(24 * MIB))], TOKEN),
+        "http": ([(HTTP_TRACES, trace_export(24 * MIB, span)) for span in range(1, 9)], TOKEN),
     }
 
 
 def run_case(name: str, calls: list[tuple[str, bytes]], token: str | None, reads: int | None) -> dict[str, Any]:
-    grpc_options: dict[str, Any] = {} if reads is None else {"max_concurrent_reads": reads}
+    http = calls[0][0] == HTTP_TRACES
+    options: dict[str, Any] = {} if reads is None else {"max_concurrent_reads": reads}
     with temp_workdir("spanscore-bench-grpc-") as workdir:
-        extra = {"collector": {"auth_tokens": [TOKEN], "grpc": grpc_options}}
+        extra: dict[str, object] = {"collector": {"auth_tokens": [TOKEN], "http" if http else "grpc": options}}
         with ServiceProcess(Path(workdir), extra) as service:
             assert service.process is not None
             time.sleep(1.0)  # let start-up settle before the baseline
             started = time.perf_counter()
             with peak_growth(service.process.pid) as peak:
-                statuses = asyncio.run(_all(service.grpc_port, calls, token))
+                statuses = asyncio.run(_all(service.http_port if http else service.grpc_port, calls, token))
             seconds = time.perf_counter() - started
     return {
         "case": name, "max_concurrent_reads": reads, "calls": len(calls),
@@ -96,8 +111,8 @@ def run_case(name: str, calls: list[tuple[str, bytes]], token: str | None, reads
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--case", action="append", choices=["unauthenticated", "authenticated", "one"])
-    parser.add_argument("--reads", action="append", type=int, help="collector.grpc.max_concurrent_reads (repeatable)")
+    parser.add_argument("--case", action="append", choices=["unauthenticated", "authenticated", "one", "http"])
+    parser.add_argument("--reads", action="append", type=int, help="the receiver's max_concurrent_reads (repeatable)")
     args = parser.parse_args()
     for name, (calls, token) in cases().items():
         if args.case and name not in args.case:

@@ -18,59 +18,14 @@ The slot is given back once the request is decoded, before storage is waited for
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from typing import Any
 
 import grpc
 
-from spanscore.errors import PermanentError, RetryableError
+from spanscore.errors import PermanentError
+from spanscore.server.read_slots import READ_TIMEOUT_S, ReadSlots
 
-SLOT_WAIT_S = 30.0
-"""Longest a call waits for a read slot before it is told to retry (less when its deadline comes sooner)."""
-READ_TIMEOUT_S = 60.0
-"""Longest a message may take to arrive once its call holds a read slot."""
-
-
-class ReadSlots:
-    """At most ``count`` exports being read or decoded at once, on the gRPC receiver's own event loop."""
-
-    def __init__(self, count: int) -> None:
-        self.count = count
-        self._free: asyncio.Semaphore | None = None
-
-    @asynccontextmanager
-    async def slot(self, deadline_s: float | None = None) -> AsyncIterator[Callable[[], None]]:
-        """Hold a slot; yields a thread-safe ``release`` to give it back early (after decoding).
-
-        ``deadline_s`` is the time the call has left, if the client set a deadline.
-        """
-        if self._free is None:
-            self._free = asyncio.Semaphore(self.count)
-        free, loop = self._free, asyncio.get_running_loop()
-        wait_s = SLOT_WAIT_S if deadline_s is None else max(0.0, min(SLOT_WAIT_S, deadline_s))
-        try:
-            await asyncio.wait_for(free.acquire(), wait_s)
-        except TimeoutError:
-            raise RetryableError(
-                f"the OTLP/gRPC receiver is already reading {self.count} exports "
-                "(collector.grpc.max_concurrent_reads); retry shortly",
-                retry_after=1.0,
-            ) from None
-        lock, released = threading.Lock(), [False]
-
-        def release() -> None:
-            with lock:
-                if released[0]:
-                    return
-                released[0] = True
-            loop.call_soon_threadsafe(free.release)
-
-        try:
-            yield release
-        finally:
-            release()
+__all__ = ["READ_TIMEOUT_S", "ReadSlots", "read_message"]
 
 
 async def read_message(context: grpc.aio.ServicerContext[Any, Any]) -> bytes:

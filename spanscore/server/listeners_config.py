@@ -99,6 +99,9 @@ class HttpReceiverConfig(_Section):
     port: int = Field(4318, ge=0, le=65535)
     max_body_bytes: int = Field(64 << 20, ge=1024)
     """Largest accepted body, checked before and after gzip decompression; larger ones get 413."""
+    max_concurrent_reads: int = Field(4, ge=1)
+    """Bodies read and decoded at once (after their token is checked); others wait, reading nothing, and get 503
+    with Retry-After after 30 s. This times ``max_body_bytes`` bounds what bodies hold in memory."""
     tls: TlsConfig | None = None
     allowed_hosts: list[str] = []
     """Host names the receiver answers to besides localhost, 127.0.0.1, ::1, IP literals and its bind address (the

@@ -9,6 +9,7 @@ limit.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
 import zlib
@@ -24,8 +25,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from spanscore.collector.ingest import ExportOutcome, Ingest
 from spanscore.errors import PayloadTooLargeError, PermanentError, RequestShapeError
 from spanscore.server.auth import TokenCheck, require_tokens_beyond_loopback
+from spanscore.server.bodies import read_limited
 from spanscore.server.listeners_config import HttpReceiverConfig
 from spanscore.server.origin import HostCheck
+from spanscore.server.read_slots import READ_TIMEOUT_S, ReadSlots
 from spanscore.server.wire import classify, http_headers, http_status_body
 
 log = logging.getLogger(__name__)
@@ -41,17 +44,11 @@ def _encode(message: Message, json_body: bool) -> bytes:
 
 
 async def read_body(request: web.Request, limit: int) -> bytes:
-    """The request body, decompressed, refusing anything over ``limit`` bytes."""
-    if request.content_length is not None and request.content_length > limit:
-        raise PayloadTooLargeError(f"request body of {request.content_length} bytes exceeds the limit of {limit}")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.content.iter_chunked(1 << 16):
-        size += len(chunk)
-        if size > limit:
-            raise PayloadTooLargeError(f"request body exceeds the limit of {limit} bytes")
-        chunks.append(chunk)
-    body = b"".join(chunks)
+    """The request body, decompressed, refusing anything over ``limit`` bytes or slower than ``READ_TIMEOUT_S``."""
+    try:
+        body = await asyncio.wait_for(read_limited(request, limit), READ_TIMEOUT_S)
+    except TimeoutError:
+        raise PermanentError(f"the request body did not arrive within {READ_TIMEOUT_S:g} s") from None
     encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
     if encoding in ("", "identity"):
         return body
@@ -85,6 +82,8 @@ def _media_type(request: web.Request) -> bool:
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Exporter = Callable[[bytes, bool, Callable[[], None]], Awaitable[Message]]
+"""Stores one decoded body; calls its third argument once the body is decoded (the read slot is given back)."""
 
 
 class HttpReceiver:
@@ -93,6 +92,7 @@ class HttpReceiver:
         self._ingest = ingest
         self._tokens = tokens
         self._hosts = HostCheck(config.allowed_hosts, config.host, "collector.http.allowed_hosts")
+        self._slots = ReadSlots(config.max_concurrent_reads, "OTLP/HTTP", "collector.http.max_concurrent_reads")
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -108,23 +108,24 @@ class HttpReceiver:
     async def _logs(self, request: web.Request) -> web.StreamResponse:
         return await self._export(request, self._export_logs)
 
-    async def _export_traces(self, body: bytes, json_body: bool) -> Message:
-        outcome = await self._ingest.export_trace_body(body, json_body=json_body)
+    async def _export_traces(self, body: bytes, json_body: bool, decoded: Callable[[], None]) -> Message:
+        outcome = await self._ingest.export_trace_body(body, json_body=json_body, decoded_hook=decoded)
         response = ExportTraceServiceResponse()
         if outcome.rejected:
             response.partial_success.rejected_spans = outcome.rejected
             response.partial_success.error_message = outcome.error_message
         return response
 
-    async def _export_logs(self, body: bytes, json_body: bool) -> Message:
-        outcome: ExportOutcome = await self._ingest.export_log_body(body, json_body=json_body)
+    async def _export_logs(self, body: bytes, json_body: bool, decoded: Callable[[], None]) -> Message:
+        outcome: ExportOutcome = await self._ingest.export_log_body(body, json_body=json_body, decoded_hook=decoded)
         response = ExportLogsServiceResponse()
         if outcome.rejected:
             response.partial_success.rejected_log_records = outcome.rejected
             response.partial_success.error_message = outcome.error_message
         return response
 
-    async def _export(self, request: web.Request, export: Callable[[bytes, bool], Awaitable[Message]]) -> web.Response:
+    async def _export(self, request: web.Request, export: Exporter) -> web.Response:
+        """Host, token and media type first; then the body is read and decoded holding one of the read slots."""
         json_body = request.content_type.lower() == JSON
         try:
             refused_host = self._hosts.refusal_message(request.headers.get("Host"))
@@ -132,8 +133,9 @@ class HttpReceiver:
                 raise RequestShapeError(refused_host, 421)
             self._tokens.verify(request.headers.get("Authorization"))
             json_body = _media_type(request)
-            body = await read_body(request, self._config.max_body_bytes)
-            message = await export(body, json_body)
+            async with self._slots.slot() as release:
+                body = await read_body(request, self._config.max_body_bytes)
+                message = await export(body, json_body, release)
         except Exception as exc:
             error = classify(exc)
             payload = _encode(http_status_body(error), json_body)

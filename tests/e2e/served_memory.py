@@ -32,16 +32,18 @@ class Served:
 
 
 @contextmanager
-def serve(root: Path, grpc_options: str = "", extra_yaml: str = "") -> Iterator[Served]:
+def serve(root: Path, grpc_options: str = "", extra_yaml: str = "", http_options: str = "") -> Iterator[Served]:
     """`spanscore serve` with ingest tokens (``TOKEN``) on free loopback ports; stopped by SIGTERM at the end.
 
-    ``grpc_options`` go into ``collector.grpc`` (``"max_concurrent_reads: 1"``), ``extra_yaml`` after the rest.
+    ``grpc_options`` go into ``collector.grpc`` (``"max_concurrent_reads: 1"``), ``http_options`` into
+    ``collector.http``, ``extra_yaml`` after the rest.
     """
     ports = {name: _free_port() for name in ("grpc", "http", "api")}
     grpc = ", ".join(part for part in (f"port: {ports['grpc']}", grpc_options) if part)
+    http = ", ".join(part for part in (f"port: {ports['http']}", http_options) if part)
     config = root / "spanscore.yaml"
     config.write_text(
-        f"collector:\n  auth_tokens: [{TOKEN}]\n  grpc: {{{grpc}}}\n  http: {{port: {ports['http']}}}\n"
+        f"collector:\n  auth_tokens: [{TOKEN}]\n  grpc: {{{grpc}}}\n  http: {{{http}}}\n"
         f"api: {{port: {ports['api']}}}\nstorage: {{acknowledge: stored}}\n{extra_yaml}",
         encoding="utf-8",
     )

@@ -12,36 +12,15 @@ from pathlib import Path
 
 import grpc
 import pytest
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace.export import SpanExportResult
 
+from bench.grpc_admission import log_export, trace_export
 from tests.e2e.otlp_clients import grpc_exporter, record_agent_trace
 from tests.e2e.served_memory import TOKEN, serve
 
 MIB = 1 << 20
-BASE_NS = 1_700_000_000 * 10**9
 TRACES = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 LOGS = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
-
-
-def large_trace_export(size: int, span: int = 1) -> bytes:
-    """One valid span whose attribute carries about ``size`` bytes."""
-    request = ExportTraceServiceRequest()
-    spans = request.resource_spans.add().scope_spans.add().spans
-    added = spans.add(
-        trace_id=b"\x05" * 16, span_id=span.to_bytes(8, "big"), name="large",
-        start_time_unix_nano=BASE_NS, end_time_unix_nano=BASE_NS + 1,
-    )  # fmt: skip
-    added.attributes.add(key="blob").value.string_value = "x" * size
-    return bytes(request.SerializeToString())
-
-
-def large_log_export(size: int) -> bytes:
-    request = ExportLogsServiceRequest()
-    record = request.resource_logs.add().scope_logs.add().log_records.add(time_unix_nano=BASE_NS)
-    record.body.string_value = "x" * size
-    return bytes(request.SerializeToString())
 
 
 async def _call(port: int, method: str, body: bytes, token: str | None) -> grpc.StatusCode:
@@ -62,7 +41,7 @@ async def _concurrently(port: int, calls: list[tuple[str, bytes]], token: str | 
 @pytest.mark.reliability("keep-strangers-out")
 def test_unauthenticated_exports_cost_nothing_before_they_are_refused(tmp_path: Path) -> None:
     """Eight concurrent unauthenticated 48 MiB exports (traces and logs): all UNAUTHENTICATED, little growth."""
-    traces, logs = large_trace_export(48 * MIB), large_log_export(48 * MIB)
+    traces, logs = trace_export(48 * MIB), log_export(48 * MIB)
     calls = [(TRACES, traces)] * 4 + [(LOGS, logs)] * 4
     with serve(tmp_path) as served:
         with served.measure() as peak:
@@ -85,7 +64,7 @@ def test_calls_beyond_the_cap_are_refused_at_once_and_the_rest_read_one_at_a_tim
     Calls beyond ``max_concurrent_calls`` get RESOURCE_EXHAUSTED (which OTLP exporters retry) without being read;
     the others are stored, read one at a time. Before, nothing capped calls: all eight were read at once.
     """
-    calls = [(TRACES, large_trace_export(24 * MIB, span)) for span in range(1, 9)]
+    calls = [(TRACES, trace_export(24 * MIB, span)) for span in range(1, 9)]
     with serve(tmp_path, grpc_options="max_concurrent_reads: 1, max_concurrent_calls: 3") as served:
         with served.measure() as peak:
             statuses = asyncio.run(_concurrently(served.grpc_port, calls, token=TOKEN))
