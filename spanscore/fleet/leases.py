@@ -130,7 +130,8 @@ def release(fleet: Fleet, rule: str, day: int, spent: float | None = None) -> No
         holders = _holders(fleet, node, data, day)
         if fleet.replica not in holders:
             return
-        own_spent = holders.pop(fleet.replica)[0] if spent is None else max(spent, holders.pop(fleet.replica)[0])
+        registered = holders.pop(fleet.replica)[0]
+        own_spent = registered if spent is None else max(spent, registered)
         state = decode_object(data or b"{}", fleet.node(node))
         listed = {name: list(held) for name, held in holders.items()}
         gone = _gone(fleet, node, data, day) + own_spent

@@ -58,6 +58,12 @@ class SessionFence(Protocol):
     def superseded(self, session_id: str, turns: set[str]) -> bool:
         """Whether a scoring recorded since covered a turn outside ``turns`` (blocking: a store read)."""
 
+    def runs_unproven(self) -> bool:
+        """Whether the replica cannot prove its Keeper session now (cut, paused, rejoined): others may take its runs."""
+
+    def decided(self, trace_ids: Sequence[str]) -> dict[str, set[str]]:
+        """Per trace: the subjects (run and span ids) any replica decided on (blocking: a store read)."""
+
 
 class Dispatcher:
     """``Consumer[Sequence[ReadyRun]]``: decides ready runs and queues their jobs; owns the worker pool."""
@@ -82,6 +88,9 @@ class Dispatcher:
         """In a fleet: sessions are scored only under a grant, recorded, and their scores written only while
         the grant holds."""
         self.sessions_fenced = 0
+        self.runs_fenced = 0
+        """Ready runs not scored because, while this replica could not prove its Keeper session, the store
+        showed them decided already (another replica took them up as a lost replica's)."""
         """Sessions not scored, or session scores not written, because the grant was refused or outdated."""
         self.sessions_skipped_as_scored = 0
         """Sessions not scored because a recorded scoring already covered every turn."""
@@ -119,7 +128,33 @@ class Dispatcher:
                     turns.append(ScoredRunRow.of(ready.run))  # stored for the replica that owns the session
                 elif self.sessions.add(ready.run, now, needs_history=self.sessions_shared):
                     turns.append(ScoredRunRow.of(ready.run))
-        await self.dispatch(subjects, turns)
+        await self.dispatch(await self._unclaimed(subjects), turns)
+
+    async def _unclaimed(self, subjects: list[tuple[Subject, bool]]) -> list[tuple[Subject, bool]]:
+        """In a fleet, while this replica cannot prove its Keeper session: the subjects no one decided on yet.
+
+        The others take a lost replica's unhandled runs up from the store once it has been gone for a while; a
+        replica that was only cut or paused still holds them and, back, would score them a second time. So
+        until it proves its session again, it asks the store first (rescores were decided here on purpose).
+        """
+        fence = self.fence
+        if fence is None or not subjects or not fence.runs_unproven():
+            return subjects
+        trace_ids = sorted({subject.run.trace_id for subject, _ in subjects})
+        decided = await asyncio.to_thread(fence.decided, trace_ids)
+        kept = [
+            (subject, rescore)
+            for subject, rescore in subjects
+            if rescore or subject.run.run_id not in decided.get(subject.run.trace_id, ())
+        ]
+        if len(kept) < len(subjects):
+            self.runs_fenced += len(subjects) - len(kept)
+            log.warning(
+                "fleet: %d ready runs not scored, another replica decided them while this one could not prove "
+                "its Keeper session",
+                len(subjects) - len(kept),
+            )
+        return kept
 
     async def dispatch(
         self,

@@ -45,6 +45,7 @@ from spanscore.scoring.fleet_budgets import FleetBudgets
 from spanscore.scoring.fleet_lost_runs import LostRuns
 from spanscore.storage.reads.recovery import (
     covered_session_turns,
+    handled_runs,
     session_turn_keys,
     spend_since,
     stored_turn_runs,
@@ -115,6 +116,12 @@ class FleetMember:
 
     def superseded(self, session_id: str, turns: set[str]) -> bool:
         return bool(covered_session_turns(self._live.store, [session_id]).get(session_id, set()) - turns)
+
+    def runs_unproven(self) -> bool:
+        return not self._current()
+
+    def decided(self, trace_ids: Sequence[str]) -> dict[str, set[str]]:
+        return {trace: set(subjects) for trace, subjects in handled_runs(self._live.store, trace_ids).items()}
 
     def _members_changed(self, members: list[str]) -> None:
         """On a Keeper thread, for every change Keeper reports (none is missed between two rounds)."""
@@ -308,6 +315,7 @@ class FleetMember:
             "fleet_sync_failures": float(self.poll_failures),
             "fleet_orphan_traces_taken": float(self.lost_runs.taken),
             "fleet_sessions_fenced": float(self._live.dispatcher.sessions_fenced),
+            "fleet_runs_fenced": float(self._live.dispatcher.runs_fenced),
             "fleet_sessions_skipped_as_scored": float(self._live.dispatcher.sessions_skipped_as_scored),
             "fleet_handed_over_traces_taken": float(self.lost_runs.handed_over),
             "fleet_sessions_dropped_on_new_token": float(self.sessions_dropped_on_new_token),

@@ -74,6 +74,10 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "fleet_fence_refusals": ("counter", "Grants the fence refused: not live, outdated token, or no longer the owner."),
     "fleet_refused": ("gauge", "1 when this replica was refused at join (another live replica has its name)."),
     "fleet_sessions_fenced": ("counter", "Sessions not scored, or session scores not written, under a refused grant."),
+    "fleet_runs_fenced": (
+        "counter",
+        "Ready runs not scored: while this replica could not prove its Keeper session, another had decided them.",
+    ),
     "fleet_sessions_skipped_as_scored": ("counter", "Sessions not scored again: a recorded scoring covered all turns."),
     "fleet_handed_over_traces_taken": ("counter", "Traces a stopping replica handed over, taken up here at once."),
     "fleet_sessions_dropped_on_new_token": (

@@ -21,8 +21,9 @@ import pytest
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
 from spanscore.server.service import Service
-from tests.e2e.test_fleet import _all_joined, configure, conversations, send, session_scores, until
-from tests.e2e.test_targets import SESSION_RULE
+from tests.e2e.otlp_clients import export, grpc_exporter
+from tests.e2e.test_fleet import _all_joined, configure, conversations, query, send, session_scores, until
+from tests.e2e.test_targets import SESSION_RULE, rag_traces
 from tests.service_setup import make_service_config, new_database_name
 from tests.tcp_proxy import PartitionProxy
 from tests.zookeeper import ZooKeeperServer
@@ -41,10 +42,15 @@ async def start_replica(chdb_dsn: str, zookeeper: ZooKeeperServer, tmp_path: Pat
     proxies: list[PartitionProxy] = []
 
     async def start(
-        index: int, *, quiet_s: float, runs: dict[str, float] | None = None, proxy: PartitionProxy | None = None
+        index: int,
+        *,
+        quiet_s: float,
+        runs: dict[str, float] | None = None,
+        proxy: PartitionProxy | None = None,
+        rules: list[dict[str, Any]] | None = None,
     ) -> Service:
         config = make_service_config(chdb_dsn, database, tmp_path / f"replica-{index}")
-        configure(config, [SESSION_RULE], quiet_s)
+        configure(config, rules or [SESSION_RULE], quiet_s)
         if runs:
             config.collector.runs = config.collector.runs.model_copy(update=runs)
         address = f"127.0.0.1:{proxy.port}{chroot}" if proxy is not None else keeper
@@ -89,6 +95,34 @@ async def test_a_replica_cut_from_keeper_scores_no_session_its_new_owners_score(
     assert await decided_once_with_every_turn(replicas, 9, 3) == {}  # no session scored twice, none partly
     cut = replicas[0]
     assert cut.fleet is not None and cut.fleet.fleet.session_losses >= 1  # Keeper did end its session
+
+
+async def test_a_run_a_cut_replica_still_holds_is_not_scored_again_once_another_took_it_up(
+    start_replica: StartReplica, zookeeper: ZooKeeperServer
+) -> None:
+    """A replica cut from Keeper keeps its OTLP and its store, and the runs it was assembling. Once Keeper ended
+    its session, the others take those runs up from the store (a lost replica's orphans) and score them. Before,
+    the cut replica then scored them too when they became ready there: a second judge bill. Its slower readiness
+    (a quiet period of 12 s against the others' 1 s) stands for a replica paused or slowed for that long."""
+    rules = [{"name": "answers", "scorers": ["completeness"]}]
+    proxy = PartitionProxy(zookeeper.host, zookeeper.port)
+    cut = await start_replica(0, quiet_s=1.0, proxy=proxy, rules=rules, runs={"quiet_period_s": 12.0})
+    other = await start_replica(1, quiet_s=1.0, rules=rules, runs={"quiet_period_s": 1.0, "max_wait_s": 2.0})
+    await until(lambda: _all_joined([cut, other], 2))
+    spans = rag_traces(1, first=900)
+    assert await asyncio.to_thread(export, grpc_exporter(cut.grpc.port if cut.grpc else 0), spans) == "SUCCESS"
+    proxy.cut()
+
+    async def decided(count: int) -> bool:
+        rows = await query(other, "SELECT count() FROM score_decisions WHERE Rule = 'answers'")
+        return int(rows[0][0]) >= count
+
+    await until(lambda: decided(1), timeout_s=30)  # the other replica took the run up and decided it
+    await asyncio.sleep(14.0)  # past the cut replica's own readiness (12 s after the spans came)
+    proxy.heal()
+    assert await query(other, "SELECT count() FROM score_decisions WHERE Rule = 'answers'") == [(1,)]
+    assert await query(other, "SELECT count() FROM scores WHERE Rule = 'answers'") == [(1,)]
+    assert cut.live is not None and cut.live.dispatcher.runs_fenced == 1
 
 
 async def test_a_joining_replica_does_not_score_finished_sessions_again(start_replica: StartReplica) -> None:

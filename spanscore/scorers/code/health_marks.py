@@ -206,25 +206,24 @@ def _scripts(text: str) -> dict[str, int]:
     return counts
 
 
+_SCRIPT_RANGES: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = (
+    ("Latin", ((0, 0x250), (0x1E00, 0x1F00))),
+    ("Cyrillic", ((0x400, 0x530),)),
+    ("Greek", ((0x370, 0x400),)),
+    ("Hebrew", ((0x590, 0x600),)),
+    ("Arabic", ((0x600, 0x780),)),
+    ("Devanagari", ((0x900, 0x980),)),
+    ("Thai", ((0xE00, 0xE80),)),
+    ("Hangul", ((0x1100, 0x1200), (0xAC00, 0xD7B0), (0x3130, 0x3190))),
+    ("CJK", ((0x3040, 0x3100), (0x3400, 0xA000), (0xF900, 0xFB00))),
+)
+"""Code point ranges (start inclusive, end exclusive) of the scripts a mismatch is told by; the rest is "other"."""
+
+
 def _script(code: int) -> str:
-    if code < 0x250 or 0x1E00 <= code < 0x1F00:
-        return "Latin"
-    if 0x400 <= code < 0x530:
-        return "Cyrillic"
-    if 0x370 <= code < 0x400:
-        return "Greek"
-    if 0x590 <= code < 0x600:
-        return "Hebrew"
-    if 0x600 <= code < 0x780:
-        return "Arabic"
-    if 0x900 <= code < 0x980:
-        return "Devanagari"
-    if 0xE00 <= code < 0xE80:
-        return "Thai"
-    if 0x1100 <= code < 0x1200 or 0xAC00 <= code < 0xD7B0 or 0x3130 <= code < 0x3190:
-        return "Hangul"
-    if 0x3040 <= code < 0x3100 or 0x3400 <= code < 0xA000 or 0xF900 <= code < 0xFB00:
-        return "CJK"
+    for script, ranges in _SCRIPT_RANGES:
+        if any(start <= code < end for start, end in ranges):
+            return script
     return "other"
 
 
