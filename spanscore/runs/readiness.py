@@ -33,12 +33,13 @@ import logging
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal
 
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.run import Run
 from spanscore.runs.assembly import AssembledRun, assemble_runs, run_fingerprint
 from spanscore.runs.config import RunsConfig
+from spanscore.runs.recovered import RecoveredTrace, SpanSource, is_handled
 from spanscore.runs.sizes import log_bytes, span_bytes
 
 logger = logging.getLogger(__name__)
@@ -58,31 +59,6 @@ class ReadyRun:
     """The run's span-level views of the targets the assembler was asked for (``RunAssembler.span_targets``)."""
     too_large: str = ""
     """Why the run's trace was cut or evicted for size, or empty: sampling decides such a run ``too_large``."""
-
-
-@dataclass(frozen=True, slots=True)
-class RecoveredTrace:
-    """One trace read back from storage after a restart."""
-
-    trace_id: str
-    spans: list[SpanRecord]
-    logs: list[LogRecord] = field(default_factory=list)
-
-
-class SpanSource(Protocol):
-    """What the assembler needs from storage to recover after a restart (implemented by the storage layer)."""
-
-    def recent_traces(self, since_ns: int) -> Iterable[RecoveredTrace]:
-        """Traces with a span received at or after ``since_ns`` (Unix ns), with all their spans and GenAI logs."""
-        ...
-
-    def handled_runs(self, trace_ids: Iterable[str]) -> Mapping[str, Mapping[str, bool]]:
-        """Per trace id: every subject decided on -> whether it needs nothing more.
-
-        A subject is a run id, or a span id for span targets; it needs nothing more when every rule that
-        sampled it has a score.
-        """
-        ...
 
 
 @dataclass(slots=True)
@@ -361,7 +337,7 @@ class RunAssembler:
             marks = handled.get(recovered.trace_id, {})
             if trace is not None and marks:
                 for item in assemble_runs(trace.spans.values(), trace.logs, self.config):
-                    if _handled(item, marks):
+                    if is_handled(item, marks):
                         trace.handled[item.run.run_id] = ""
         self.stats.recovered_traces += len(traces)
         return len(traces)
@@ -372,9 +348,3 @@ class RunAssembler:
 
 
 _WAIT = object()
-
-
-def _handled(item: AssembledRun, marks: Mapping[str, bool]) -> bool:
-    """A run needs nothing more when it or its spans were decided on and every sampled one has its scores."""
-    decided = [marks[subject] for subject in (item.run.run_id, *item.span_ids) if subject in marks]
-    return bool(decided) and all(decided)

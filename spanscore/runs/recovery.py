@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spanscore.runs.readiness import RecoveredTrace
+from spanscore.runs.recovered import RecoveredTrace
 from spanscore.storage.reads.recovery import handled_runs, recent_trace_spans, trace_logs
 
 

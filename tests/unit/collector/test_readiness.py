@@ -11,7 +11,8 @@ from recorded_traces import load
 
 from spanscore.records import SpanRecord
 from spanscore.runs.config import RunsConfig
-from spanscore.runs.readiness import RecoveredTrace, RunAssembler
+from spanscore.runs.readiness import RunAssembler
+from spanscore.runs.recovered import RecoveredTrace
 
 S = 1_000_000_000
 T0 = 1_767_225_600 * S
