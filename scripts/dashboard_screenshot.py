@@ -14,16 +14,15 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from pathlib import Path
 
 from spanscore.testing.ports import free_port
+from spanscore.testing.served import spanscore_serve
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "images" / "dashboard.png"
@@ -36,25 +35,6 @@ rules:
     sample: 0.5
     scorers: [{name: tool_call_accuracy, expected_tool: get_weather}]
 """
-
-
-def _serve(directory: Path, environ: dict[str, str]) -> subprocess.Popen[str]:
-    (directory / "spanscore.yaml").write_text(CONFIG, encoding="utf-8")
-    command = [sys.executable, "-m", "spanscore.cli.commands", "serve", "-c", "spanscore.yaml"]
-    process = subprocess.Popen(
-        command, cwd=directory, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    assert process.stdout is not None
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        if line.startswith(("    rule ", "    rules:")):
-            threading.Thread(target=process.stdout.read, daemon=True).start()  # never block on a full pipe
-            return process
-    process.kill()
-    raise SystemExit("spanscore serve did not start")
 
 
 def _scored(api: str) -> int:
@@ -100,8 +80,8 @@ def main() -> int:
     }
     base = f"http://127.0.0.1:{api}"
     with tempfile.TemporaryDirectory(prefix="spanscore-screenshot-") as directory:
-        process = _serve(Path(directory), environ)
-        try:
+        (Path(directory) / "spanscore.yaml").write_text(CONFIG, encoding="utf-8")
+        with spanscore_serve(Path(directory), environ, "-c", "spanscore.yaml"):
             demo = [sys.executable, "-m", "spanscore.cli.commands", "demo", "-c", "spanscore.yaml"]
             demo += ["--traces", str(args.traces), "--hours", "12"]
             subprocess.run(demo, cwd=directory, env=environ, check=True, capture_output=True, timeout=120)
@@ -109,9 +89,6 @@ def main() -> int:
             while _scored(base) < args.traces and time.monotonic() < deadline:
                 time.sleep(0.5)
             _screenshot(f"{base}/dashboard/?since=24h", args.out)
-        finally:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=60)
     print(f"wrote {args.out}")
     return 0
 

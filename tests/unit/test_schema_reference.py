@@ -7,9 +7,7 @@ them from its own throwaway store (#40 item 8: there was no column reference, an
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,18 +16,14 @@ import pytest
 
 from spanscore.storage.schema.migrations import migrate
 from spanscore.storage.schema.reference import Column, Table, schema_tables
+from tests.scripts_loader import load_script
 from tests.service_setup import new_database_name
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("schema_reference", ROOT / "scripts" / "schema_reference.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("schema_reference")
 
 
 @pytest.fixture(scope="module")
