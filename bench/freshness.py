@@ -1,6 +1,6 @@
 """Span received -> queryable: send one span, poll the query API until it is counted.
 
-The span goes out over gRPC (the ack already means stored, README "An OK means
+The span goes out over gRPC (the ack already means stored, docs/receivers.md "An OK means
 stored"); the clock starts before the send, so the figure includes the
 acknowledgement. Polls run at a steady modest rate (every ``POLL_INTERVAL_S``),
 each sample is bounded by ``SAMPLE_TIMEOUT_S`` (later counts as a timeout) and

@@ -241,7 +241,7 @@ def _describe(
         if error["type"] == "extra_forbidden":
             loc = prefix + tuple(error["loc"])
             hint = did_you_mean(str(loc[-1]), _keys_beside(loc))
-            message = f"unknown key{hint or ' (check the spelling against the configuration reference in README)'}"
+            message = f"unknown key{hint or ' (check the spelling against docs/configuration.md)'}"
         got = error.get("input")
         secret = is_secret_location(prefix + tuple(error["loc"])) or is_secret_value(got)
         if secret:

@@ -17,7 +17,7 @@ DEFAULT_RULE = {
     "sample": 1.0,
     "scorers": ["answer_health"],
 }
-"""Documented in README ("Quick start") and docs/scorers.md ("answer_health"): every run, one local code scorer."""
+"""Documented in README (its opening) and docs/scorers.md ("answer_health"): every run, one local code scorer."""
 
 
 def apply_default_rules(config: ServiceConfig) -> bool:
@@ -31,7 +31,7 @@ def apply_default_rules(config: ServiceConfig) -> bool:
 def describe_rules(config: ServiceConfig) -> list[str]:
     """One line per loaded rule, or the reason nothing will be scored."""
     if not config.rules:
-        return ["rules: none loaded, so nothing is scored (add rules: to the config; see README 'Live scoring')"]
+        return ["rules: none loaded, so nothing is scored (add rules: to the config; see docs/sampling.md)"]
     lines = []
     for rule in config.rules:
         scorers = ", ".join(spec.name for spec in rule.scorers)

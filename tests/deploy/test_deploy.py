@@ -317,6 +317,7 @@ def grafana_to_sql(sql: str) -> str:
     )
     sql = sql.replace("${rule:singlequote}", "'prod', 'beta'")
     sql = sql.replace("${target:singlequote}", "'run', 'llm'")
+    sql = sql.replace("${scorer:singlequote}", "'faithfulness', 'toxicity', 'completeness'")
     assert "$" not in sql, sql
     return sql
 
@@ -359,8 +360,10 @@ def test_every_panel_query_runs_on_the_schema_and_returns_rows(seeded: ClickHous
                 assert name in tables, (panel["title"], name)
             rows = seeded.internal_query(grafana_to_sql(target["rawSql"]))
             assert rows, panel["title"]
-    variables = json.loads(DASHBOARD.read_text(encoding="utf-8"))["templating"]["list"]
-    expected = {"rule": {"prod", "beta"}, "target": {"run"}}  # the seeded scores are run scores
+    listed = json.loads(DASHBOARD.read_text(encoding="utf-8"))["templating"]["list"]
+    variables = [variable for variable in listed if variable["type"] == "query"]
+    scorers = {"faithfulness", "toxicity", "completeness"}
+    expected = {"rule": {"prod", "beta"}, "target": {"run"}, "scorer": scorers}  # the seeded scores are run scores
     assert {variable["name"] for variable in variables} == set(expected)
     for variable in variables:
         assert {r[0] for r in seeded.internal_query(variable["query"])} == expected[variable["name"]]

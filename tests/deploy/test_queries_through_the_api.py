@@ -20,7 +20,8 @@ __all__ = ["seeded"]  # the fixture, imported for pytest
 
 def shipped_queries() -> list[str]:
     panels = [grafana_to_sql(t["rawSql"]) for panel in dashboard_panels() for t in panel["targets"]]
-    variables = [v["query"] for v in json.loads(DASHBOARD.read_text(encoding="utf-8"))["templating"]["list"]]
+    listed = json.loads(DASHBOARD.read_text(encoding="utf-8"))["templating"]["list"]
+    variables = [v["query"] for v in listed if v["type"] == "query"]  # a textbox's "query" is its default text
     alerting = yaml.safe_load((DEPLOY / "grafana" / "provisioning" / "alerting" / "spanscore.yaml").read_text())
     rules = [
         item["model"]["rawSql"]

@@ -30,6 +30,7 @@ README = ROOT / "README.md"
 NODE_DIR = ROOT / "tests" / "fixtures" / "traces" / "node-hand"
 QUESTION = "What is the weather in Paris?"
 ANSWER = "It is sunny, 22 C in Paris."
+MODEL = "gpt-4o-mini"
 DEFAULT_SCORERS = tuple(str(name) for name in DEFAULT_RULE["scorers"])
 
 
@@ -72,6 +73,7 @@ def _check_run(cwd: Path, environ: dict[str, str], trace_id: str) -> None:
     )
     assert [(m["role"], m["content"]) for m in view["input"]] == [("user", QUESTION)]
     assert view["answer"] == ANSWER
+    assert view["model"] == MODEL  # without it the run showed `model -` (#40 item 9)
     assert [(c["name"], c["arguments"], c["result"]) for c in view["tool_calls"]] == [
         ("get_weather", {"city": "Paris"}, "sunny, 22 C")
     ]

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
+
+from tests.scripts_loader import load_script
 
 ROOT = Path(__file__).resolve().parents[1].parent
 
 
 def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("frameworks_doc", ROOT / "scripts" / "frameworks_doc.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("frameworks_doc")
 
 
 def test_committed_doc_is_up_to_date() -> None:

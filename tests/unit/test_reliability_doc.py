@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
+
+from tests.scripts_loader import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("reliability_doc", ROOT / "scripts" / "reliability_doc.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+    return load_script("reliability_doc")
 
 
 def test_committed_doc_is_up_to_date() -> None:

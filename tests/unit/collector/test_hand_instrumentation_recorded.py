@@ -20,5 +20,6 @@ def test_the_recorded_javascript_snippet_is_one_run_with_every_field() -> None:
         ("get_weather", {"city": "Paris"}, "sunny, 22 C")
     ]
     assert (run.agent_name, run.session_id, run.service_name) == ("weather_agent", "session-42", "weather-app")
+    assert run.model == "gpt-4o-mini"
     assert run.span_id == next(span.span_id for span in spans if span.name == "invoke_agent weather_agent")
     assert parse_filter({"agent.name": "weather_agent"}).matches(run)
