@@ -20,7 +20,7 @@ from importlib import resources
 from typing import Annotated, Any, Literal, TypeVar
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from spanscore.durations import duration_seconds, parse_since
 from spanscore.errors import ConfigError, PermanentError
@@ -31,6 +31,7 @@ from spanscore.server.static_pages import assemble
 from spanscore.server.wire import json_error
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.reads.dashboard import DashboardReader, scored_runs
+from spanscore.storage.reads.dashboard_minutes import MAX_MINUTE_WINDOW_S
 
 MAX_WINDOW_S = 400 * 86400
 """The longest ``since`` window accepted (the hourly roll-up keeps history; this bounds one read)."""
@@ -98,14 +99,26 @@ class ScorerWindow(Window):
         return {**super().where, "scorer": self.scorer or ""}
 
 
+Bucket = Literal["minute", "hour", "day"]
+
+
+def _short_enough(query: Any) -> Any:
+    """Minute buckets only over short windows (``MAX_MINUTE_WINDOW_S``): a week of minutes is 10,080 points a name."""
+    if query.by == "minute" and query.since_s > MAX_MINUTE_WINDOW_S:
+        raise ValueError(f"minute buckets are for windows up to {MAX_MINUTE_WINDOW_S // 3600}h; use by=hour or by=day")
+    return query
+
+
 class TrendQuery(ScorerWindow):
     """The score chart, and the coverage and cost charts drawn on its time axis: one window, one bucket."""
 
-    by: Literal["hour", "day"] = "hour"
+    by: Bucket = "hour"
+    _short = model_validator(mode="after")(_short_enough)
 
 
 class CoverageQuery(Window):
-    by: Literal["hour", "day"] = "hour"
+    by: Bucket = "hour"
+    _short = model_validator(mode="after")(_short_enough)
 
 
 class WorstQuery(ScorerWindow):
@@ -213,7 +226,7 @@ class Dashboard:
 
     async def _trend(self, request: web.Request) -> web.Response:
         async def fetch(query: TrendQuery) -> dict[str, Any]:
-            points = await self._reader.trend(query.since_s, **query.where, daily=query.by == "day")
+            points = await self._reader.trend(query.since_s, **query.where, **_grain(query.by))
             return {"by": query.by, "points": points}
 
         return await self._answer(request, TrendQuery, fetch)
@@ -227,13 +240,13 @@ class Dashboard:
 
     async def _coverage(self, request: web.Request) -> web.Response:
         async def fetch(query: CoverageQuery) -> dict[str, Any]:
-            return {"points": await self._reader.coverage(query.since_s, **query.where, daily=query.by == "day")}
+            return {"points": await self._reader.coverage(query.since_s, **query.where, **_grain(query.by))}
 
         return await self._answer(request, CoverageQuery, fetch)
 
     async def _cost(self, request: web.Request) -> web.Response:
         async def fetch(query: TrendQuery) -> dict[str, Any]:
-            return {"points": await self._reader.judge_cost(query.since_s, **query.where, daily=query.by == "day")}
+            return {"points": await self._reader.judge_cost(query.since_s, **query.where, **_grain(query.by))}
 
         return await self._answer(request, TrendQuery, fetch)
 
@@ -299,6 +312,10 @@ class Dashboard:
         except Exception as exc:
             return _error(exc)
         return await _json(query.model_dump() | body)
+
+
+def _grain(by: str) -> dict[str, bool]:
+    return {"daily": by == "day", "minutes": by == "minute"}
 
 
 async def _json(body: dict[str, Any], status: int = 200) -> web.Response:
