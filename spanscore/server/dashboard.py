@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from importlib import resources
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypedDict, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -177,6 +177,7 @@ class Dashboard:
         router.add_get("/dashboard/", self._index)
         router.add_get("/dashboard/run", self._run_page)
         router.add_get("/dashboard/session", self._session_page)
+        router.add_get("/dashboard/runs", self._runs_page)
         router.add_get("/dashboard/static/{path:.+}", self._asset)
         router.add_get("/api/v1/dashboard/scorers", self._scorers)
         router.add_get("/api/v1/dashboard/trend", self._trend)
@@ -200,6 +201,9 @@ class Dashboard:
 
     async def _session_page(self, request: web.Request) -> web.Response:
         return self._file("session.html")
+
+    async def _runs_page(self, request: web.Request) -> web.Response:
+        return self._file("runs.html")
 
     async def _asset(self, request: web.Request) -> web.Response:
         return self._file(request.match_info["path"])
@@ -314,7 +318,13 @@ class Dashboard:
         return await _json(query.model_dump() | body)
 
 
-def _grain(by: str) -> dict[str, bool]:
+class Grain(TypedDict):
+    daily: bool
+    minutes: bool
+
+
+def _grain(by: str) -> Grain:
+    """The reader's bucket arguments for ``by`` (hours when neither is set)."""
     return {"daily": by == "day", "minutes": by == "minute"}
 
 
