@@ -28,7 +28,6 @@ from tests.e2e.test_dashboard import (
     RUN_NS,
     TOKEN,
     TRACES,
-    BrowserWatch,
     agent_spans,
     api_url,
     decision_rows,
@@ -168,45 +167,50 @@ async def test_a_score_names_the_context_it_was_judged_against(seeded: Service) 
     assert [(s["scorer"], s["context_source"]) for s in run["scores"]] == [("faithfulness", "tool_results")]
 
 
+def watch_problems(page: Any, problems: list[str]) -> None:
+    """Console and page errors (pages that navigate while answers arrive: their bodies are not read)."""
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+
+
 @needs_chromium
 @pytest.mark.slow
-async def test_runs_list_refresh_minutes_agents_and_context_in_chromium(seeded: Service, tmp_path: Path) -> None:
+@pytest.mark.parametrize("check", ["agents_and_minutes", "refresh", "runs_page", "run_page_context"])
+async def test_dashboard_observations_in_chromium(seeded: Service, tmp_path: Path, check: str) -> None:
+    """One observation of the issue per browser session, so each can fail on its own."""
     playwright = pytest.importorskip("playwright.async_api", reason="playwright is in the test extra")
     base = api_url(seeded, "")
     async with playwright.async_playwright() as driver:
         browser = await driver.chromium.launch(executable_path=CHROMIUM, headless=True)
         try:
             page = await browser.new_page(viewport={"width": 1280, "height": 1400})
-            watch = BrowserWatch(base)
-            watch.attach(page)
-            await check_minutes_agents_and_refresh(page, base, watch)
-            await page.close()
-            # The runs and run pages navigate while answers arrive: watched for problems, their bodies not read.
-            page = await browser.new_page(viewport={"width": 1280, "height": 1400})
-            watch_problems(page, watch.problems)
+            problems: list[str] = []
+            watch_problems(page, problems)
             await page.goto(f"{base}/dashboard/#token={TOKEN}")
-            await check_runs_page(page, base, tmp_path)
-            await check_run_page_context(page, base)
-            assert watch.problems == []
+            await page.wait_for_selector("body[data-state=ready]", timeout=20_000)
+            await CHECKS[check](page, base, tmp_path)
+            await page.wait_for_load_state("networkidle")
+            assert problems == []
         finally:
             await browser.close()
 
 
-def watch_problems(page: Any, problems: list[str]) -> None:
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-
-
-async def check_minutes_agents_and_refresh(page: Any, base: str, watch: BrowserWatch) -> None:
-    await page.goto(f"{base}/dashboard/?since=1h#token={TOKEN}")
-    await page.wait_for_selector("body[data-state=ready]", timeout=20_000)
-    assert watch.api_answers["trend"]["by"] == "minute"
-    assert await page.locator("#trend-chart .chart-host").first.get_attribute("data-by") == "minute"
+async def check_agents_and_minutes(page: Any, base: str, tmp_path: Path) -> None:
     # The run without an agent name shows its service, marked as the service.
     rows = await page.locator("#worst-table tbody tr").all_inner_texts()
     [late] = [row for row in rows if "not in the tool result" in row]
     assert f"{SERVICE} (service, no agent name)" in late
     assert all("support" in row for row in rows if row != late)
+    # The last hour is drawn in minutes.
+    trend = page.wait_for_event("response", lambda r: "/api/v1/dashboard/trend" in r.url)
+    await page.goto(f"{base}/dashboard/?since=1h")
+    answer = await (await trend).json()
+    await page.wait_for_selector("body[data-state=ready]", timeout=20_000)
+    assert answer["by"] == "minute" and len({p["time"] for p in answer["points"]}) == 2
+    assert await page.locator("#trend-chart .chart-host").first.get_attribute("data-by") == "minute"
+
+
+async def check_refresh(page: Any, base: str, tmp_path: Path) -> None:
     # Auto-refresh is off unless asked for; asked for in the address, the page reloads its data by itself.
     assert await page.locator("#refresh").input_value() == ""
     loads: list[str] = []
@@ -227,12 +231,9 @@ async def check_minutes_agents_and_refresh(page: Any, base: str, watch: BrowserW
     await asyncio.wait_for(three_loads.wait(), timeout=30)  # the first load and two refreshes
     await page.select_option("#refresh", "")
     assert "refresh" not in parse_qs(urlsplit(page.url).query)
-    await page.wait_for_load_state("networkidle")  # the reload the change started ends before the page is left
 
 
 async def check_runs_page(page: Any, base: str, tmp_path: Path) -> None:
-    await page.goto(f"{base}/dashboard/")
-    await page.wait_for_selector("body[data-state=ready]", timeout=20_000)
     await page.get_by_role("link", name="Runs", exact=True).click()
     await page.wait_for_url(lambda url: "/dashboard/runs" in url)
     await page.wait_for_selector("body[data-state=ready]", timeout=20_000)
@@ -261,7 +262,7 @@ async def check_runs_page(page: Any, base: str, tmp_path: Path) -> None:
     await page.wait_for_url(lambda url: f"/dashboard/run?trace={trace_id('c')}" in url)
 
 
-async def check_run_page_context(page: Any, base: str) -> None:
+async def check_run_page_context(page: Any, base: str, tmp_path: Path) -> None:
     await page.goto(f"{base}/dashboard/run?trace={N}")
     await page.wait_for_selector("body[data-state=ready]", timeout=20_000)
     box = page.locator("#scored-runs .turn.context").first
@@ -270,3 +271,11 @@ async def check_run_page_context(page: Any, base: str) -> None:
     assert "faithfulness" in text and "tool result" in text, text
     scores = await page.locator("#scores-table tbody").inner_text()
     assert "tool results" in scores, scores
+
+
+CHECKS = {
+    "agents_and_minutes": check_agents_and_minutes,
+    "refresh": check_refresh,
+    "runs_page": check_runs_page,
+    "run_page_context": check_run_page_context,
+}
