@@ -20,9 +20,11 @@ import orjson
 import pytest
 
 from spanscore.config import ServiceConfig
+from spanscore.sampling.rules import RuleConfig
 from spanscore.server.service import Service
 from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow, score_id
+from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_dashboard import (
     CHROMIUM,
     RUN_NS,
@@ -36,6 +38,8 @@ from tests.e2e.test_dashboard import (
     score_rows,
     trace_id,
 )
+from tests.e2e.test_live_scoring import agent_traces
+from tests.fakes.fake_openai import FakeJudgeServer, Reply
 
 LATE_NS = RUN_NS + 20 * 60 * 10**9  # ten minutes ago: another minute than a, b and c, inside the last hour
 N = f"{0xABC:032x}"  # the run without an agent name
@@ -279,3 +283,36 @@ CHECKS = {
     "runs_page": check_runs_page,
     "run_page_context": check_run_page_context,
 }
+
+
+async def test_a_live_faithfulness_score_stores_the_context_it_read(service_config: ServiceConfig) -> None:
+    """Real traffic through the real pipeline: an agent that called a tool and retrieved nothing is judged by
+    faithfulness against the tool's result, and its stored score, and the run page's data, say so."""
+    async with FakeJudgeServer() as judge:
+        judge.script(
+            "judge",
+            Reply.json({"claims": ["The capital of France is Paris."]}),
+            Reply.json({"verdicts": [{"verdict": "yes", "reason": "the search tool returned Paris"}]}),
+        )
+        service_config.judge = {"model": "openai/judge", "api_base": judge.base_url, "timeout_s": 5}
+        service_config.collector.runs = service_config.collector.runs.model_copy(update={"quiet_period_s": 0.2})
+        service_config.scoring.poll_interval_s = 0.05
+        service_config.collector.grpc.enabled = True  # the agent exports over OTLP/gRPC
+        service_config.rules = [RuleConfig.model_validate({"name": "grounded", "scorers": ["faithfulness"]})]
+        service = Service(service_config)
+        await service.start()
+        try:
+            assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), agent_traces(1)) == "SUCCESS"
+            sql = "SELECT TraceId, Status, Attributes['context.source'] FROM scores FINAL WHERE Scorer = 'faithfulness'"
+            rows: list[Any] = []
+            for _ in range(300):  # up to 30 s for the run to be assembled and judged
+                rows = await asyncio.to_thread(service.store.internal_query, sql)
+                if rows:
+                    break
+                await asyncio.sleep(0.1)
+            [(trace, status, source)] = rows
+            assert (status, source) == ("ok", "tool_results")
+            status_code, run, _ = await get(service, f"/api/v1/dashboard/runs/{trace}")
+            assert status_code == 200 and [s["context_source"] for s in run["scores"]] == ["tool_results"]
+        finally:
+            await service.shutdown()
