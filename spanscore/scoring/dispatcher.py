@@ -23,6 +23,7 @@ from spanscore.runs.readiness import ReadyRun
 from spanscore.runs.sessions import ReadySession, SessionTracker, with_history
 from spanscore.sampling.engine import RuleEngine
 from spanscore.scorers.base import Scorer, ScoreResult
+from spanscore.scorers.context_used import context_used
 from spanscore.scoring.config import ScoringConfig
 from spanscore.scoring.rows import decision_row, score_row
 from spanscore.scoring.subject import RuleRun, Subject, is_internal
@@ -206,7 +207,10 @@ class Dispatcher:
         """A job ended: its row goes out, its spend counts against the budget, and the last one refines."""
         book = job.context
         rule = book.decision.rule
-        row = score_row(job.scorer.info, job.run, book, result, pass_threshold=self._config.pass_threshold)
+        row = score_row(
+            job.scorer.info, job.run, book, result, pass_threshold=self._config.pass_threshold,
+            context_source=context_used(job.scorer.options, job.run),
+        )  # fmt: skip
         if await self._outdated(book):
             self.sessions_fenced += 1  # an outdated owner's score: its successor's, over more turns, stands
             log.warning("fleet: session score refused, a newer owner scored it session_id=%s rule=%s", row.run_id, rule)

@@ -10,6 +10,7 @@ from spanscore.runs.assembly import run_fingerprint
 from spanscore.sampling.decisions import Decision, Outcome
 from spanscore.scorers.base import ScoreResult, ScorerInfo, Status
 from spanscore.scorers.bounds import CUT_ATTRIBUTE, describe_cuts
+from spanscore.scorers.context_used import ATTRIBUTE as CONTEXT_ATTRIBUTE
 from spanscore.scoring.subject import RuleRun, Subject
 from spanscore.storage.scores import DecisionRow, RunColumns, ScoreRow, score_id
 
@@ -28,9 +29,23 @@ def run_columns(run: Run) -> dict[str, Any]:
     )
 
 
-def score_row(info: ScorerInfo, run: Run, book: RuleRun, result: ScoreResult, *, pass_threshold: float) -> ScoreRow:
-    """The row of one scorer's result; its id is deterministic, so a rescore or a retry replaces, never adds."""
+def score_row(
+    info: ScorerInfo,
+    run: Run,
+    book: RuleRun,
+    result: ScoreResult,
+    *,
+    pass_threshold: float,
+    context_source: str | None = None,
+) -> ScoreRow:
+    """The row of one scorer's result; its id is deterministic, so a rescore or a retry replaces, never adds.
+
+    ``context_source`` is the context a context scorer read (``spanscore.scorers.context_used``), stored so the
+    run page names it: a run judged against its tool results has no retrieved context, and is not "missing" one.
+    """
     attributes = {"run.fingerprint": book.subject.fingerprint or run_fingerprint(run)}
+    if context_source is not None:
+        attributes[CONTEXT_ATTRIBUTE] = context_source
     if run.parent_run_id:
         attributes["run.id"] = run.parent_run_id
     if run.turns is not None:

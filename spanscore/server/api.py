@@ -27,6 +27,7 @@ from spanscore.server.origin import BrowserGuard, is_loopback
 from spanscore.server.otlp_http import serve_app
 from spanscore.server.prometheus import exposition
 from spanscore.server.rules_api import RuleHolder, RulesApi, checked_rules
+from spanscore.server.runs_api import RunsList
 from spanscore.server.scores_api import ScoresApi, ScoreTaker
 from spanscore.server.wire import json_error
 from spanscore.storage.clickhouse import ClickHouseStore
@@ -101,6 +102,7 @@ class ApiServer:
         ScoresApi(self._operations, self._tokens, self._config.host).add_routes(app)
         RulesApi(self._rule_holder, self._tokens, self._config.host, self._judge).add_routes(app)
         Dashboard(self._store, self._tokens, rules=self._operations.rules_summary).add_routes(app)
+        RunsList(self._store, self._tokens).add_routes(app)
         return app
 
     async def _alert_states(self, request: web.Request) -> web.Response:

@@ -17,10 +17,10 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from importlib import resources
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypedDict, TypeVar
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from spanscore.durations import duration_seconds, parse_since
 from spanscore.errors import ConfigError, PermanentError
@@ -31,6 +31,7 @@ from spanscore.server.static_pages import assemble
 from spanscore.server.wire import json_error
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.reads.dashboard import DashboardReader, scored_runs
+from spanscore.storage.reads.dashboard_minutes import MAX_MINUTE_WINDOW_S
 
 MAX_WINDOW_S = 400 * 86400
 """The longest ``since`` window accepted (the hourly roll-up keeps history; this bounds one read)."""
@@ -98,14 +99,26 @@ class ScorerWindow(Window):
         return {**super().where, "scorer": self.scorer or ""}
 
 
+Bucket = Literal["minute", "hour", "day"]
+
+
+def _short_enough(query: Any) -> Any:
+    """Minute buckets only over short windows (``MAX_MINUTE_WINDOW_S``): a week of minutes is 10,080 points a name."""
+    if query.by == "minute" and query.since_s > MAX_MINUTE_WINDOW_S:
+        raise ValueError(f"minute buckets are for windows up to {MAX_MINUTE_WINDOW_S // 3600}h; use by=hour or by=day")
+    return query
+
+
 class TrendQuery(ScorerWindow):
     """The score chart, and the coverage and cost charts drawn on its time axis: one window, one bucket."""
 
-    by: Literal["hour", "day"] = "hour"
+    by: Bucket = "hour"
+    _short = model_validator(mode="after")(_short_enough)
 
 
 class CoverageQuery(Window):
-    by: Literal["hour", "day"] = "hour"
+    by: Bucket = "hour"
+    _short = model_validator(mode="after")(_short_enough)
 
 
 class WorstQuery(ScorerWindow):
@@ -164,6 +177,7 @@ class Dashboard:
         router.add_get("/dashboard/", self._index)
         router.add_get("/dashboard/run", self._run_page)
         router.add_get("/dashboard/session", self._session_page)
+        router.add_get("/dashboard/runs", self._runs_page)
         router.add_get("/dashboard/static/{path:.+}", self._asset)
         router.add_get("/api/v1/dashboard/scorers", self._scorers)
         router.add_get("/api/v1/dashboard/trend", self._trend)
@@ -187,6 +201,9 @@ class Dashboard:
 
     async def _session_page(self, request: web.Request) -> web.Response:
         return self._file("session.html")
+
+    async def _runs_page(self, request: web.Request) -> web.Response:
+        return self._file("runs.html")
 
     async def _asset(self, request: web.Request) -> web.Response:
         return self._file(request.match_info["path"])
@@ -213,7 +230,7 @@ class Dashboard:
 
     async def _trend(self, request: web.Request) -> web.Response:
         async def fetch(query: TrendQuery) -> dict[str, Any]:
-            points = await self._reader.trend(query.since_s, **query.where, daily=query.by == "day")
+            points = await self._reader.trend(query.since_s, **query.where, **_grain(query.by))
             return {"by": query.by, "points": points}
 
         return await self._answer(request, TrendQuery, fetch)
@@ -227,13 +244,13 @@ class Dashboard:
 
     async def _coverage(self, request: web.Request) -> web.Response:
         async def fetch(query: CoverageQuery) -> dict[str, Any]:
-            return {"points": await self._reader.coverage(query.since_s, **query.where, daily=query.by == "day")}
+            return {"points": await self._reader.coverage(query.since_s, **query.where, **_grain(query.by))}
 
         return await self._answer(request, CoverageQuery, fetch)
 
     async def _cost(self, request: web.Request) -> web.Response:
         async def fetch(query: TrendQuery) -> dict[str, Any]:
-            return {"points": await self._reader.judge_cost(query.since_s, **query.where, daily=query.by == "day")}
+            return {"points": await self._reader.judge_cost(query.since_s, **query.where, **_grain(query.by))}
 
         return await self._answer(request, TrendQuery, fetch)
 
@@ -299,6 +316,16 @@ class Dashboard:
         except Exception as exc:
             return _error(exc)
         return await _json(query.model_dump() | body)
+
+
+class Grain(TypedDict):
+    daily: bool
+    minutes: bool
+
+
+def _grain(by: str) -> Grain:
+    """The reader's bucket arguments for ``by`` (hours when neither is set)."""
+    return {"daily": by == "day", "minutes": by == "minute"}
 
 
 async def _json(body: dict[str, Any], status: int = 200) -> web.Response:

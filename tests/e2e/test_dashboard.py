@@ -221,7 +221,7 @@ async def test_dashboard_endpoints_answer_the_seeded_numbers_and_refuse_bad_inpu
         ("/api/v1/dashboard/worst?since=forever", 400, "since: Value error, must look like"),
         ("/api/v1/dashboard/worst?since=9999d", 400, "must be between"),
         ("/api/v1/dashboard/worst?scorer=x%27%20OR%20%271%27%3D%271", 400, "scorer: String should match pattern"),
-        ("/api/v1/dashboard/trend?by=minute", 400, "by: Input should be 'hour' or 'day'"),
+        ("/api/v1/dashboard/trend?by=week", 400, "by: Input should be 'minute', 'hour' or 'day'"),
         ("/api/v1/dashboard/worst?target=span", 400, "target: Value error, must be one of run, llm, tool"),
         ("/api/v1/dashboard/worst?limit=0", 400, "limit: Input should be greater than or equal to 1"),
         ("/api/v1/dashboard/cost?sql=SELECT%201", 400, "sql: Extra inputs are not permitted"),

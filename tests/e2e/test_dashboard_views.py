@@ -115,7 +115,7 @@ async def test_feedback_counts_scales_buckets_and_session_rules(seeded: Service)
     assert status == 200 and all(p["time"] % 86400 == 0 for p in cost["points"])
     assert sum(p["cost_usd"] for p in cost["points"]) == pytest.approx(0.012)
     status, wrong, _ = await get(seeded, "/api/v1/dashboard/coverage?by=week")
-    assert status == 400 and "by: Input should be 'hour' or 'day'" in wrong["error"]
+    assert status == 400 and "by: Input should be 'minute', 'hour' or 'day'" in wrong["error"]
 
     # 5. the session endpoint says which rules score sessions (none here)
     status, session, _ = await get(seeded, f"/api/v1/dashboard/sessions/{SESSION}")

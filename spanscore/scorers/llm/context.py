@@ -229,7 +229,7 @@ def context_relevance(
         build,
         "Graded relevance and use of the retrieved context, with penalties for unused and missing context.",
         ("input", "output"),
-        {"scale": scale, **penalties},
+        {"scale": scale, "context": list(configured) if configured else None, **penalties},
     )
     analyze = build.step(
         "analyze",

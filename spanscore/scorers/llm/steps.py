@@ -176,6 +176,7 @@ def run_context(run: Run, configured: tuple[str, ...] | None) -> list[str] | Non
     """The context to judge against; ``None`` when there is none at all.
 
     The ``context`` option wins, then the run's retrieved documents, then its tool results (each as text).
+    ``spanscore.scorers.context_used`` names the same choice for the stored score; keep the two in step.
     """
     if configured is not None:
         return list(configured)

@@ -162,11 +162,19 @@ const Spanscore = (() => {
     return `${n} ${n === 1 ? noun : plural || `${noun}s`}`;
   }
 
+  /* A run's agent as spans named it; a run without an agent name shows its service, marked as the service. */
+  function agentLabel(agentName, serviceName) {
+    if (agentName) return agentName;
+    return serviceName ? `${serviceName} (service, no agent name)` : "– (no agent name)";
+  }
+
   function dateTime(ms) {
     const d = new Date(ms);
     const pad = (n) => String(n).padStart(2, "0");
     return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
   }
 
-  return { AuthError, getJson, postJson, setStatus, start, el, fillTable, num, decimal, percent, usd, dateTime, count };
+  return {
+    AuthError, getJson, postJson, setStatus, start, el, fillTable, num, decimal, percent, usd, dateTime, count, agentLabel,
+  };
 })();

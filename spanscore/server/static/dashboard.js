@@ -3,17 +3,21 @@
  * The view lives in the address: ?since=7d&scorer=faithfulness&rule=support-quality&target=llm. Loading
  * such an address (a bookmark, a shared link, an alert's link) opens that view; changing a filter writes it
  * back (a new history entry, so Back returns to the previous view). Scores are drawn one chart per scale
- * (0-1, 1-5, ...), and coverage and judge cost on the score chart's time axis and bucket.
+ * (0-1, 1-5, ...), and coverage and judge cost on the score chart's time axis and bucket: minutes up to 6 hours
+ * (the per-minute roll-up), hours up to 2 days, UTC days beyond. ?refresh=30s reloads the view every 30 s.
  */
 "use strict";
 
 (() => {
-  const { getJson, el, fillTable, num, decimal, percent, usd, dateTime, setStatus, count } = Spanscore;
+  const { getJson, el, fillTable, num, decimal, percent, usd, dateTime, setStatus, count, agentLabel } = Spanscore;
   const Charts = SpanscoreCharts;
-  const FILTERS = ["since", "scorer", "rule", "target"];
+  const FILTERS = ["since", "scorer", "rule", "target", "refresh"];
   const SINCE = /^(\d+(?:\.\d+)?)([smhdw])$/;
   const UNIT = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
   const MAX_WINDOW_S = 400 * 86400;
+  const MAX_MINUTE_WINDOW_S = 6 * 3600;  // as the API allows by=minute
+  const STEP = { minute: 60, hour: 3600, day: 86400 };
+  const bucketFor = (seconds) => (seconds <= MAX_MINUTE_WINDOW_S ? "minute" : seconds <= 2 * 86400 ? "hour" : "day");
   let addressNote = "";
 
   const windowSeconds = (since) => {
@@ -47,6 +51,8 @@
     const target = params.get("target") || "";
     if ([...field("target").options].some((o) => o.value === target)) field("target").value = target;
     else problems.push(`target=${target} is not a target`);
+    const refreshProblem = SpanscoreRefresh.read(params);
+    if (refreshProblem) problems.push(refreshProblem);
     addressNote = problems.length ? ` Address: ${problems.join("; ")}.` : "";
   }
 
@@ -99,12 +105,13 @@
     }
   }
 
-  /* The shared time axis: the whole window (from the hour it starts in, as the API reads it) to now, one bucket
-     of margin each side, widened to any point outside it. */
+  /* The shared time axis: the whole window (from the minute or hour it starts in, as the API reads it) to now,
+     one bucket of margin each side, widened to any point outside it. */
   function timeAxis(since, by, times) {
-    const step = by === "hour" ? 3600 : 86400;
+    const step = STEP[by];
     const now = Date.now() / 1000;
-    const start = Math.floor((now - windowSeconds(since)) / 3600) * 3600;
+    const startStep = Math.min(step, 3600);
+    const start = Math.floor((now - windowSeconds(since)) / startStep) * startStep;
     const first = Math.min(Math.floor(start / step) * step, ...times);
     const last = Math.max(Math.floor(now / step) * step, ...times);
     return [first - step / 2, last + step / 2];
@@ -140,7 +147,7 @@
 
   /* A rule's name, with its target when it scores something other than whole runs. */
   const ruleLabel = (r) => (r.target && r.target !== "run" ? `${r.rule} (${r.target})` : r.rule);
-  /* A bucket's start: local date and hour for hours, the UTC date for days (days are UTC days). */
+  /* A bucket's start: local date and time for minutes and hours, the UTC date for days (days are UTC days). */
   const bucketText = (time, by) => (by === "day" ? new Date(time * 1000).toISOString().slice(0, 10) : dateTime(time * 1000));
 
   function renderWorst(runs) {
@@ -153,7 +160,7 @@
       }, `${r.trace_id.slice(0, 12)}…`);
       const reason = r.reason_cut ? `${r.reason}…` : r.reason;
       return [dateTime(r.run_time_ms), r.scorer, ruleLabel(r), num(null, decimal(r.score)), r.label,
-        r.agent_name || r.service_name, el("td", { className: "reason" }, reason), el("td", {}, link)];
+        agentLabel(r.agent_name, r.service_name), el("td", { className: "reason" }, reason), el("td", {}, link)];
     }, "No scored runs in this window.");
   }
 
@@ -200,7 +207,7 @@
 
   async function load() {
     const [since, scorer, rule, target] = FILTERS.map((id) => field(id).value);
-    const by = windowSeconds(since) <= 2 * 86400 ? "hour" : "day";
+    const by = bucketFor(windowSeconds(since));
     const shared = { since, rule, target };  // an empty filter is not sent: the API reads that as "all"
     const [scorers, trend, worst, coverage, cost] = await Promise.all([
       getJson("scorers", shared),
@@ -219,11 +226,12 @@
     renderCost(cost.points, axis);
     setStatus(`Showing ${field("since").selectedOptions[0].textContent}` + (scorer ? ` for ${scorer}` : "") +
       (rule ? `, rule ${rule}` : "") + (target ? `, ${field("target").selectedOptions[0].textContent} only` : "") +
-      `; updated ${dateTime(Date.now())}.` + rulesNote(scorers.rules) + addressNote, "ready");
+      `; updated ${dateTime(Date.now())}` + (field("refresh").value ? `, again every ${field("refresh").value}` : "") + "." + rulesNote(scorers.rules) + addressNote, "ready");
   }
 
   readAddress();
   const reload = Spanscore.start(load);
+  SpanscoreRefresh.every(reload);
   field("filters").addEventListener("submit", (event) => {
     event.preventDefault();
     reload();
@@ -237,6 +245,7 @@
   }
   window.addEventListener("popstate", () => {
     readAddress();
+    SpanscoreRefresh.schedule();
     reload();
   });
 })();

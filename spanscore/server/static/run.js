@@ -2,7 +2,7 @@
 "use strict";
 
 (() => {
-  const { getJson, postJson, el, fillTable, num, decimal, usd, setStatus, count } = Spanscore;
+  const { getJson, postJson, el, fillTable, num, decimal, usd, setStatus, count, agentLabel } = Spanscore;
   const params = new URLSearchParams(location.search);
   const traceId = (params.get("trace") || "").toLowerCase();
   const focusSpan = (params.get("span") || "").toLowerCase();
@@ -40,11 +40,51 @@
   }
 
   /* One box of the conversation: a role, where it came from, and the text (or that the spans lacked it). */
-  function turn(kind, title, source, text) {
+  function turn(kind, title, source, text, missingText) {
     const missing = text === null || text === undefined;
     return el("div", { className: `turn ${kind}${missing ? " missing" : ""}` },
       el("h3", {}, title, source ? el("span", { className: "source" }, ` · ${source}`) : null),
-      el("pre", { className: "text" }, missing ? "missing: the spans did not carry it" : text));
+      el("pre", { className: "text" }, missing ? missingText || "missing: the spans did not carry it" : text));
+  }
+
+  /* What a context scorer was judged against, as stored with its score (Attributes['context.source']). Scores
+     stored before that attribute existed are placed by the order the scorers read context in (inferred). */
+  const CONTEXT_SCORERS = new Set(["faithfulness", "hallucination", "context_precision", "context_relevance", "context_recall"]);
+  const CONTEXT_TEXT = {
+    retrieved: "the retrieved context", tool_results: "the tool results", option: "the context set in its options",
+    none: "no context (the run had none)",
+  };
+  const hasToolResults = (view) => (view.tool_calls || []).some((c) => c.result !== null && c.result !== undefined);
+  const inferredSource = (view) => (view.context ? "retrieved" : hasToolResults(view) ? "tool_results" : "none");
+
+  function contextUses(view, scores) {
+    const uses = new Map();
+    for (const s of scores) {
+      if (s.run_id !== view.run_id) continue;
+      const source = s.context_source || (CONTEXT_SCORERS.has(s.scorer) ? `${inferredSource(view)}?` : "");
+      if (!source) continue;
+      if (!uses.has(source)) uses.set(source, new Set());
+      uses.get(source).add(s.scorer);
+    }
+    return [...uses].map(([source, names]) => {
+      const inferred = source.endsWith("?");
+      return `${[...names].join(", ")} judged against ${CONTEXT_TEXT[source.replace("?", "")]}${inferred ? " (inferred)" : ""}`;
+    });
+  }
+
+  /* The retrieved context, and which context each scorer used: a run judged against its tool results has no
+     retrieved context, and is not "missing" one. */
+  function contextTurn(view, scores) {
+    const src = view.sources || {};
+    const uses = contextUses(view, scores);
+    const used = uses.length ? el("p", { className: "used" }, `${uses.join("; ")}.`) : null;
+    if (view.context) {
+      const box = turn("context", "retrieved context", src.context, view.context.join("\n\n"));
+      if (used) box.append(used);
+      return box;
+    }
+    if (!uses.length) return turn("context", "retrieved context", src.context, null, "none: the spans carried no retrieved documents");
+    return turn("context", "context the scorers used", null, `No retrieved context. ${uses.join("; ")}.`);
   }
 
   function callText(call) {
@@ -54,10 +94,11 @@
   }
 
   /* The scored run as a conversation: system, user, tool calls and results, answer, retrieved context. */
-  function conversation(view) {
+  function conversation(view, scores) {
     const src = view.sources || {};
     const box = el("div", { className: "conversation", dataset: { runId: view.run_id } });
-    box.append(el("p", { className: "note" }, `Run ${view.run_id} · agent ${view.agent_name || "–"} · model ${view.model || "–"}`));
+    box.append(el("p", { className: "note" },
+      `Run ${view.run_id} · agent ${agentLabel(view.agent_name, view.service_name)} · model ${view.model || "–"}`));
     box.append(turn("system", "system", src.system, view.system));
     /* An LLM call's view lists the tools the model could call, so a wrong or missing call can be judged. */
     if (view.tools) {
@@ -79,14 +120,14 @@
     }
     if (hasAnswer) box.append(turn("assistant", "answer", src.output, view.answer));
     else if (!view.output) box.append(turn("assistant", "output", src.output, null));
-    box.append(turn("context", "retrieved context", src.context, view.context ? view.context.join("\n\n") : null));
+    box.append(contextTurn(view, scores));
     if (view.ground_truth !== null) box.append(turn("context", "ground truth", src.ground_truth, view.ground_truth));
     return box;
   }
 
   function render(run) {
     const views = run.scored_runs || [];
-    document.getElementById("scored-runs").replaceChildren(...(views.length ? views.map(conversation)
+    document.getElementById("scored-runs").replaceChildren(...(views.length ? views.map((v) => conversation(v, run.scores))
       : [el("p", { className: "empty" }, "No scored run stored for this trace (not scored, or expired).")]));
     const scored = new Set(run.scores.map((s) => s.span_id));
     /* Feedback posted before its trace is stored and attached when the trace comes; say so, not just "ok". */
@@ -102,7 +143,9 @@
     const ruleOf = (x) => (x.target && x.target !== "run" ? `${x.rule} (${x.target}${x.target === "session" ? ` ${x.run_id}` : ""})` : x.rule);
     fillTable(document.getElementById("scores-table"), run.scores, (s) => [
       s.scorer, ruleOf(s), num(null, decimal(s.score)), s.label || "–", scoreState(s),
-      el("td", { className: "reason" }, s.reason || s.error || "–"), s.judge_model || "–",
+      el("td", { className: "reason" }, s.reason || s.error || "–",
+        s.context_source ? el("p", { className: "used" }, `Judged against ${CONTEXT_TEXT[s.context_source] || s.context_source}.`) : null),
+      s.judge_model || "–",
       num(null, s.judge_model ? usd(s.cost_usd) : "–"), el("td", {}, spanLink(s.span_id)),
     ], "No scores for this trace.");
     fillTable(document.getElementById("decisions-table"), run.decisions, (d) => [

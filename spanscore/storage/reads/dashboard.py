@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.reads.dashboard_minutes import COST_MINUTES_SQL, COVERAGE_MINUTES_SQL, TREND_MINUTES_SQL
 from spanscore.storage.reads.dashboard_series import (
     COST_SQL,
     COVERAGE_SQL,
@@ -71,7 +72,8 @@ SELECT toUnixTimestamp64Milli(RunTimestamp) AS run_time_ms, Rule AS rule, Scorer
        Status AS status, Reason AS reason, Error AS error, SpanId AS span_id, RunId AS run_id,
        SampleRate AS sample_rate, JudgeModel AS judge_model, CostUsd AS cost_usd,
        InputTokens AS input_tokens, OutputTokens AS output_tokens, Target AS target, SessionId AS session_id,
-       Attributes['pending_span'] != '' AS waiting_for_trace, Attributes['never_resolved'] != '' AS never_resolved
+       Attributes['pending_span'] != '' AS waiting_for_trace, Attributes['never_resolved'] != '' AS never_resolved,
+       Attributes['context.source'] AS context_source
 FROM scores FINAL
 WHERE TraceId = {trace_id:String}
 ORDER BY Scorer, Rule, SpanId
@@ -145,7 +147,14 @@ class DashboardReader:
         return await self._rows(VALUE_RANGES_SQL, since=since_s, rule=rule, target=target, names=list(names))
 
     async def trend(
-        self, since_s: int, *, scorer: str = "", rule: str = "", target: str = "", daily: bool = False
+        self,
+        since_s: int,
+        *,
+        scorer: str = "",
+        rule: str = "",
+        target: str = "",
+        daily: bool = False,
+        minutes: bool = False,
     ) -> list[dict[str, Any]]:
         """One point per bucket and name: the chosen scorer's, or the window's most scored names' (``TOP_NAMES``)."""
         names: list[str] = []
@@ -154,8 +163,9 @@ class DashboardReader:
             if not names:
                 return []
         return await self._rows(
-            TREND_SQL, since=since_s, scorer=scorer, rule=rule, target=target, daily=daily, names=names
-        )
+            TREND_MINUTES_SQL if minutes else TREND_SQL,
+            since=since_s, scorer=scorer, rule=rule, target=target, daily=daily, names=names,
+        )  # fmt: skip
 
     async def worst_runs(
         self, since_s: int, *, scorer: str = "", rule: str = "", target: str = "", limit: int = 20
@@ -163,14 +173,23 @@ class DashboardReader:
         return await self._rows(WORST_SQL, since=since_s, scorer=scorer, rule=rule, target=target, limit=limit)
 
     async def coverage(
-        self, since_s: int, *, rule: str = "", target: str = "", daily: bool = False
+        self, since_s: int, *, rule: str = "", target: str = "", daily: bool = False, minutes: bool = False
     ) -> list[dict[str, Any]]:
-        return await self._rows(COVERAGE_SQL, since=since_s, rule=rule, target=target, daily=daily)
+        sql = COVERAGE_MINUTES_SQL if minutes else COVERAGE_SQL
+        return await self._rows(sql, since=since_s, rule=rule, target=target, daily=daily)
 
     async def judge_cost(
-        self, since_s: int, *, scorer: str = "", rule: str = "", target: str = "", daily: bool = False
+        self,
+        since_s: int,
+        *,
+        scorer: str = "",
+        rule: str = "",
+        target: str = "",
+        daily: bool = False,
+        minutes: bool = False,
     ) -> list[dict[str, Any]]:
-        return await self._rows(COST_SQL, since=since_s, scorer=scorer, rule=rule, target=target, daily=daily)
+        sql = COST_MINUTES_SQL if minutes else COST_SQL
+        return await self._rows(sql, since=since_s, scorer=scorer, rule=rule, target=target, daily=daily)
 
     async def run(self, trace_id: str, max_spans: int = 1000) -> dict[str, Any]:
         """Spans, scores and decisions of one trace; ``spans_cut`` says the span list hit ``max_spans``."""
