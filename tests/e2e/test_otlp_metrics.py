@@ -1,0 +1,206 @@
+"""OTLP metrics from the real SDK exporters (gRPC, HTTP/protobuf) and OTLP/JSON reach the otel_metrics_* tables.
+
+Issue #39 item 3: an app that sets OTEL_EXPORTER_OTLP_ENDPOINT sends metrics too, and spanscore answered
+/v1/metrics with 404 and the gRPC MetricsService with UNIMPLEMENTED, so the app logged an export error every
+interval. These tests send what such an app sends and read it back through the query API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+import pytest
+
+from spanscore.server.service import Service
+from tests.e2e.api_client import api_json
+from tests.e2e.metric_clients import DURATION, TOKENS, Recorder, every_kind, metric_exporter, send
+
+
+def query(service: Service, sql: str) -> list[dict[str, Any]]:
+    assert service.api is not None
+    rows: list[dict[str, Any]] = api_json(service.api.port, "/api/v1/query", {"sql": sql, "format": "json"})["data"]
+    return rows
+
+
+async def rows(service: Service, sql: str) -> list[dict[str, Any]]:
+    return await asyncio.to_thread(query, service, sql)
+
+
+def port(service: Service, protocol: str) -> int:
+    listener = service.grpc if protocol == "grpc" else service.http
+    assert listener is not None
+    return listener.port
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http"])
+async def test_sdk_metrics_of_every_kind_are_stored(service: Service, protocol: str) -> None:
+    data = every_kind(f"metrics-{protocol}")
+    assert await asyncio.to_thread(send, metric_exporter(protocol, port(service, protocol)), data) == "SUCCESS"
+
+    where = f"ServiceName = 'metrics-{protocol}'"
+    sums = await rows(
+        service,
+        "SELECT MetricName, MetricUnit, MetricDescription, Value, IsMonotonic, AggregationTemporality, Attributes,"
+        f" ScopeName, ScopeVersion FROM otel_metrics_sum WHERE {where} ORDER BY MetricName",
+    )
+    assert [(r["MetricName"], float(r["Value"]), bool(r["IsMonotonic"])) for r in sums] == [
+        ("queue.depth", -2.0, False),
+        ("requests", 3.0, True),
+    ]
+    requests = sums[1]
+    assert (requests["MetricUnit"], requests["MetricDescription"]) == ("1", "requests served")
+    assert requests["Attributes"] == {"route": "/a"} and requests["AggregationTemporality"] == 2
+    assert (requests["ScopeName"], requests["ScopeVersion"]) == ("spanscore.tests.metrics", "0.1")
+
+    gauge = await rows(service, f"SELECT MetricName, Value, Attributes FROM otel_metrics_gauge WHERE {where}")
+    assert gauge == [{"MetricName": "temperature", "Value": 21.5, "Attributes": {"room": "lab"}}]
+
+    histograms = await rows(
+        service,
+        "SELECT MetricName, Count, Sum, Min, Max, BucketCounts, ExplicitBounds, Attributes"
+        f" FROM otel_metrics_histogram WHERE {where} ORDER BY MetricName, Attributes['gen_ai.token.type']",
+    )
+    assert [(r["MetricName"], int(r["Count"]), float(r["Sum"])) for r in histograms] == [
+        (DURATION, 1, 0.25),
+        (TOKENS, 1, 10.0),
+        (TOKENS, 1, 5.0),
+    ]
+    tokens = histograms[1]
+    assert len(tokens["BucketCounts"]) == len(tokens["ExplicitBounds"]) + 1
+    assert sum(int(count) for count in tokens["BucketCounts"]) == 1
+    assert tokens["Attributes"]["gen_ai.request.model"] == "gpt-4o-mini"
+
+    exponential = await rows(
+        service,
+        "SELECT MetricName, Count, Sum, Scale, ZeroCount, PositiveBucketCounts, Min, Max"
+        f" FROM otel_metrics_exponential_histogram WHERE {where}",
+    )
+    assert len(exponential) == 1
+    point = exponential[0]
+    assert (point["MetricName"], int(point["Count"]), float(point["Sum"])) == ("latency.exp", 4, 1007.0)
+    assert sum(int(count) for count in point["PositiveBucketCounts"]) == 4
+    assert (float(point["Min"]), float(point["Max"])) == (1.0, 1000.0)
+
+
+def _summary_and_bad_points(service_name: str) -> dict[str, Any]:
+    """An OTLP/JSON export with a summary, a good gauge point and three points no store can take."""
+    start, now = "1700000000000000000", "1700000060000000000"
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service_name}}]}
+    metrics = [
+        {
+            "name": "rpc.latency",
+            "unit": "ms",
+            "summary": {
+                "dataPoints": [
+                    {
+                        "startTimeUnixNano": start,
+                        "timeUnixNano": now,
+                        "count": "4",
+                        "sum": 10.0,
+                        "quantileValues": [{"quantile": 0.5, "value": 2.0}, {"quantile": 0.99, "value": 5.0}],
+                    }
+                ]
+            },
+        },
+        {
+            "name": "gauge.mixed",
+            "gauge": {
+                "dataPoints": [
+                    {"timeUnixNano": now, "asDouble": 1.5},
+                    {"timeUnixNano": now},  # no value at all
+                    {"timeUnixNano": "0", "asInt": "3"},  # no time
+                ]
+            },
+        },
+        {
+            "name": "bad.histogram",
+            "histogram": {
+                "aggregationTemporality": 1,
+                "dataPoints": [
+                    # three bounds need four bucket counts
+                    {"timeUnixNano": now, "count": "2", "bucketCounts": ["1", "1"], "explicitBounds": [1, 2, 3]}
+                ],
+            },
+        },
+    ]
+    scope_metrics = [{"scope": {"name": "raw"}, "metrics": metrics}]
+    return {"resourceMetrics": [{"resource": resource, "scopeMetrics": scope_metrics}]}
+
+
+async def test_otlp_json_summary_and_refused_points_get_partial_success(service: Service) -> None:
+    assert service.http is not None
+    url = f"http://127.0.0.1:{service.http.port}/v1/metrics"
+    async with aiohttp.ClientSession() as session:
+        async with session.post(url, json=_summary_and_bad_points("json-app")) as response:
+            assert response.status == 200, await response.text()
+            answer = json.loads(await response.text())
+    partial = answer["partialSuccess"]
+    assert int(partial["rejectedDataPoints"]) == 3
+    message = partial["errorMessage"]
+    assert "gauge.mixed" in message and "bad.histogram" in message and "bucket" in message
+
+    summary = await rows(
+        service,
+        "SELECT MetricName, Count, Sum, ValueAtQuantiles.Quantile AS q, ValueAtQuantiles.Value AS v,"
+        " toUnixTimestamp64Nano(TimeUnix) AS t FROM otel_metrics_summary WHERE ServiceName = 'json-app'",
+    )
+    assert len(summary) == 1
+    assert (summary[0]["MetricName"], int(summary[0]["Count"]), float(summary[0]["Sum"])) == ("rpc.latency", 4, 10.0)
+    assert [float(q) for q in summary[0]["q"]] == [0.5, 0.99] and [float(v) for v in summary[0]["v"]] == [2.0, 5.0]
+    assert int(summary[0]["t"]) == 1700000060000000000
+    gauge = await rows(service, "SELECT Value FROM otel_metrics_gauge WHERE ServiceName = 'json-app'")
+    assert gauge == [{"Value": 1.5}]
+    histograms = await rows(service, "SELECT count() AS n FROM otel_metrics_histogram WHERE ServiceName = 'json-app'")
+    assert int(histograms[0]["n"]) == 0
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http"])
+async def test_metrics_need_the_same_token_as_traces(service_config: Any, protocol: str) -> None:
+    service_config.collector.auth_tokens = ["s3cret"]
+    service = Service(service_config)
+    await service.start()
+    try:
+        data = every_kind("guarded")
+        wrong = metric_exporter(protocol, port(service, protocol), {"authorization": "Bearer nope"})
+        assert await asyncio.to_thread(send, wrong, data) == "FAILURE"
+        right = metric_exporter(protocol, port(service, protocol), {"authorization": "Bearer s3cret"})
+        assert await asyncio.to_thread(send, right, data) == "SUCCESS"
+        stored = await rows(service, "SELECT count() AS n FROM otel_metrics_sum WHERE ServiceName = 'guarded'")
+        assert int(stored[0]["n"]) == 2
+    finally:
+        await service.shutdown()
+
+
+@pytest.mark.parametrize("delta", [False, True], ids=["cumulative", "delta"])
+async def test_genai_rollups_count_cumulative_points_once(service: Service, delta: bool) -> None:
+    """Three exports of one app: the roll-up counts each call once, whatever the temporality.
+
+    A cumulative histogram repeats every earlier call in each export; summing its points as if they were
+    deltas would count the first call three times.
+    """
+    name = f"rollup-{'delta' if delta else 'cumulative'}"
+    recorder = Recorder(name, delta=delta)
+    for calls in (2, 1, 3):
+        for _ in range(calls):
+            recorder.call("gpt-4o", 100, 20, 0.5, agent="planner")
+        recorder.call("claude-3", 7, 3, 2.0)
+        assert await asyncio.to_thread(send, metric_exporter("http", port(service, "http")), recorder.collect()) == (
+            "SUCCESS"
+        )
+    for grain in ("minute", "hour"):
+        series = await rows(
+            service,
+            "SELECT Agent, Model, sum(Calls) AS calls, sum(InputTokens) AS input, sum(OutputTokens) AS output,"
+            f" sum(DurationSum) AS seconds FROM genai_usage_{grain} WHERE ServiceName = '{name}'"
+            " GROUP BY Agent, Model ORDER BY Agent, Model",
+        )
+        assert [
+            (r["Agent"], r["Model"], int(r["calls"]), int(r["input"]), int(r["output"]), float(r["seconds"]))
+            for r in series
+        ] == [
+            (name, "claude-3", 3, 21, 9, 6.0),
+            ("planner", "gpt-4o", 6, 600, 120, 3.0),
+        ], grain
