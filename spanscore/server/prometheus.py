@@ -35,6 +35,7 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "storage_inserts": ("counter", "Span inserts into storage."),
     "storage_insert_failures": ("counter", "Span inserts that failed."),
     "logs_stored": ("counter", "Log records inserted into storage."),
+    "metric_points_stored": ("counter", "OTLP metric data points inserted into storage (otel_metrics_* tables)."),
     "attribute_values_truncated": ("counter", "Attribute values cut to the configured length."),
     "attributes_dropped": ("counter", "Attributes dropped beyond the per-span, per-event or per-link limit."),
     "span_events_dropped": ("counter", "Span events dropped beyond collector.limits.max_events_per_span."),
