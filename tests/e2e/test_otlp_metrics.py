@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
 from spanscore.server.service import Service
-from tests.e2e.api_client import api_json
+from tests.e2e.api_client import api_call, api_json
 from tests.e2e.metric_clients import DURATION, TOKENS, Recorder, every_kind, metric_exporter, send
+from tests.e2e.test_dashboard import TOKEN, BrowserWatch, chromium_path
 
 
 def query(service: Service, sql: str) -> list[dict[str, Any]]:
@@ -201,6 +203,109 @@ async def test_genai_rollups_count_cumulative_points_once(service: Service, delt
             (r["Agent"], r["Model"], int(r["calls"]), int(r["input"]), int(r["output"]), float(r["seconds"]))
             for r in series
         ] == [
-            (name, "claude-3", 3, 21, 9, 6.0),
             ("planner", "gpt-4o", 6, 600, 120, 3.0),
+            (name, "claude-3", 3, 21, 9, 6.0),
         ], grain
+
+
+async def test_dashboard_usage_panel_reads_the_rollups(service: Service) -> None:
+    """The dashboard's usage endpoint: tokens and mean latency per agent and model, in the score charts' hours."""
+    recorder = Recorder("panel-app")
+    recorder.call("gpt-4o", 100, 20, 0.5, agent="planner")
+    recorder.call("gpt-4o", 50, 10, 1.5, agent="planner")
+    assert (
+        await asyncio.to_thread(send, metric_exporter("grpc", port(service, "grpc")), recorder.collect()) == "SUCCESS"
+    )
+    assert service.api is not None
+    answer = await asyncio.to_thread(api_json, service.api.port, "/api/v1/dashboard/usage?since=1h&by=hour")
+    [point] = [p for p in answer["points"] if p["service_name"] == "panel-app"]
+    assert (point["agent"], point["model"], point["calls"]) == ("planner", "gpt-4o", 2)
+    assert (point["input_tokens"], point["output_tokens"], point["mean_duration_s"]) == (150, 30, 1.0)
+    status, body = await asyncio.to_thread(
+        api_call, service.api.port, "/api/v1/dashboard/usage?since=1h&rule=x", method="GET"
+    )
+    assert status == 400 and "since and by only" in body["error"]
+
+
+def _duration_export(service_name: str, points: list[tuple[int, int, float]], cumulative: bool) -> dict[str, Any]:
+    """One gen_ai.client.operation.duration point per (minute, count, sum), all of one series started at minute 0."""
+    start = 1_700_000_040 * 10**9  # a whole minute
+    model = {"key": "gen_ai.request.model", "value": {"stringValue": "m"}}
+    data_points = [
+        {
+            "startTimeUnixNano": str(start),
+            "timeUnixNano": str(start + minute * 60 * 10**9 + 30 * 10**9),
+            "count": str(count),
+            "sum": total,
+            "attributes": [model],
+        }
+        for minute, count, total in points
+    ]
+    metric = {"name": DURATION, "unit": "s", "histogram": {"aggregationTemporality": 2 if cumulative else 1}}
+    metric["histogram"]["dataPoints"] = data_points  # type: ignore[index]
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service_name}}]}
+    return {"resourceMetrics": [{"resource": resource, "scopeMetrics": [{"metrics": [metric]}]}]}
+
+
+@pytest.mark.parametrize("cumulative", [True, False], ids=["cumulative", "delta"])
+async def test_genai_rollups_per_minute_across_minutes(service: Service, cumulative: bool) -> None:
+    """Calls made in three minutes: 2, then 1, then 3. Cumulative points say 2, 3 and 6; each minute counts its own."""
+    name = f"minutes-{cumulative}"
+    points = [(0, 2, 1.0), (1, 3, 1.5), (2, 6, 4.5)] if cumulative else [(0, 2, 1.0), (1, 1, 0.5), (2, 3, 3.0)]
+    assert service.http is not None
+    async with aiohttp.ClientSession() as session:
+        url = f"http://127.0.0.1:{service.http.port}/v1/metrics"
+        async with session.post(url, json=_duration_export(name, points, cumulative)) as response:
+            assert response.status == 200, await response.text()
+    minutes = await rows(
+        service,
+        f"SELECT toUnixTimestamp(Bucket) - 1700000040 AS at, Calls, DurationSum FROM genai_usage_minute"
+        f" WHERE ServiceName = '{name}' ORDER BY Bucket",
+    )
+    assert [(int(r["at"]), int(r["Calls"]), float(r["DurationSum"])) for r in minutes] == [
+        (0, 2, 1.0),
+        (60, 1, 0.5),
+        (120, 3, 3.0),
+    ]
+    hours = await rows(service, f"SELECT sum(Calls) AS calls FROM genai_usage_hour WHERE ServiceName = '{name}'")
+    assert int(hours[0]["calls"]) == 6
+
+
+@pytest.mark.slow
+async def test_usage_panel_in_headless_chromium(service_config: Any, tmp_path: Path) -> None:
+    """The dashboard draws tokens and latency per agent and model from metrics sent by the real SDK."""
+    playwright = pytest.importorskip("playwright.async_api", reason="playwright is in the test extra")
+    chromium = chromium_path()
+    if chromium is None:
+        pytest.skip("no Chromium on this machine")
+    service_config.api.auth_tokens = [TOKEN]
+    service = Service(service_config)
+    await service.start()
+    try:
+        recorder = Recorder("browser-app")
+        recorder.call("gpt-4o", 100, 20, 0.5, agent="planner")
+        recorder.call("claude-3", 7, 3, 2.0, agent="writer")
+        exporter = metric_exporter("http", port(service, "http"))
+        assert await asyncio.to_thread(send, exporter, recorder.collect()) == "SUCCESS"
+        base = f"http://127.0.0.1:{service.api.port}" if service.api else ""
+        async with playwright.async_playwright() as driver:
+            browser = await driver.chromium.launch(executable_path=chromium, headless=True)
+            try:
+                page = await browser.new_page(viewport={"width": 1280, "height": 1400})
+                watch = BrowserWatch(base)
+                watch.attach(page)
+                await page.goto(f"{base}/dashboard/#token={TOKEN}")
+                await page.locator("#usage-table tbody", has_text="planner").wait_for(timeout=20_000)
+                await page.screenshot(path=str(tmp_path / "usage.png"), full_page=True)
+                rows = await page.locator("#usage-table tbody tr").all_inner_texts()
+                assert any("planner" in r and "gpt-4o" in r and "100" in r and "0.500" in r for r in rows), rows
+                assert any("writer" in r and "claude-3" in r and "2.000" in r for r in rows), rows
+                for chart in ("usage-tokens-chart", "usage-latency-chart"):
+                    assert await page.locator(f"#{chart} canvas").count() == 1, chart
+                legend = await page.locator("#usage-tokens-chart .u-legend").inner_text()
+                assert "planner · gpt-4o" in legend and "writer · claude-3" in legend
+                assert watch.problems == []
+            finally:
+                await browser.close()
+    finally:
+        await service.shutdown()
