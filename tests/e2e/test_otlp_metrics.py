@@ -15,6 +15,8 @@ from typing import Any
 import aiohttp
 import pytest
 
+from spanscore.errors import RetryableError
+from spanscore.pipeline import Calling
 from spanscore.server.service import Service
 from tests.e2e.api_client import api_call, api_json
 from tests.e2e.metric_clients import DURATION, TOKENS, Recorder, every_kind, metric_exporter, send
@@ -307,5 +309,42 @@ async def test_usage_panel_in_headless_chromium(service_config: Any, tmp_path: P
                 assert watch.problems == []
             finally:
                 await browser.close()
+    finally:
+        await service.shutdown()
+
+
+async def test_metrics_acknowledged_during_a_storage_outage_are_stored_after_it(service_config: Any) -> None:
+    """Spooled acknowledgement, as for spans: an OK while storage is down, and every point lands once it is back."""
+    service_config.storage.acknowledge = "spooled"
+    service = Service(service_config)
+    await service.start()
+    try:
+        inserts = service.metric_writer.inserter.inserts
+        real_insert, state = inserts.rows, {"down": True}
+
+        async def insert(batch: Any) -> None:
+            if state["down"]:
+                raise RetryableError("storage unavailable (injected)")
+            await real_insert.consume(batch)
+
+        inserts.rows = Calling(insert)
+        data = every_kind("outage-metrics")
+        assert await asyncio.to_thread(send, metric_exporter("grpc", port(service, "grpc")), data) == "SUCCESS"
+        assert service.metric_writer.stats.stored == 0
+        state["down"] = False
+        counts = (
+            "SELECT (SELECT count() FROM otel_metrics_sum WHERE ServiceName = 'outage-metrics') AS sums,"
+            " (SELECT count() FROM otel_metrics_histogram WHERE ServiceName = 'outage-metrics') AS histograms,"
+            " (SELECT count() FROM otel_metrics_exponential_histogram WHERE ServiceName = 'outage-metrics') AS exp,"
+            " (SELECT count() FROM otel_metrics_gauge WHERE ServiceName = 'outage-metrics') AS gauges"
+        )
+        wanted = {"sums": 2, "histograms": 3, "exp": 1, "gauges": 1}
+        found: dict[str, int] = {}
+        for _ in range(300):
+            found = {key: int(value) for key, value in (await rows(service, counts))[0].items()}
+            if found == wanted:
+                break
+            await asyncio.sleep(0.1)
+        assert found == wanted
     finally:
         await service.shutdown()
