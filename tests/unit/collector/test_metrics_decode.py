@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue
 from opentelemetry.proto.metrics.v1 import metrics_pb2
 
 from spanscore.collector.limits import LimitCounters, Limiter, LimitsConfig
@@ -71,7 +71,7 @@ def test_unusable_points_are_refused_with_the_metric_named(metric: metrics_pb2.M
 def test_attributes_nested_too_deep_refuse_their_point_only() -> None:
     deep = AnyValue(string_value="x")
     for _ in range(5):
-        deep = AnyValue(array_value={"values": [deep]})
+        deep = AnyValue(array_value=ArrayValue(values=[deep]))
     metric = metrics_pb2.Metric(name="g")
     metric.gauge.data_points.add(time_unix_nano=NOW, as_int=1).attributes.append(KeyValue(key="k", value=deep))
     metric.gauge.data_points.add(time_unix_nano=NOW, as_double=2.0)
