@@ -102,7 +102,7 @@ def install(service: Any, phases: PhaseLog) -> None:
     """Wrap the service's ingest steps and span writer with timers (the service object only, nothing global)."""
     workers = service.ingest.workers
     workers.as_protobuf = phases.timed(
-        "json_to_protobuf", workers.as_protobuf, lambda body, json_body, logs: len(body) if json_body else 0
+        "json_to_protobuf", workers.as_protobuf, lambda body, json_body, signal: len(body) if json_body else 0
     )
     workers.off_loop = phases.timed("decode", workers.off_loop, lambda size, work: size)
     writer = service.span_writer

@@ -64,6 +64,7 @@ async def replay_locally(config: ServiceConfig, payload: dict[str, str | None]) 
         write_paths.decision_writer(store, config.storage),
         write_paths.scored_run_writer(store, config.storage),
         write_paths.feedback_writer(store, config.storage),
+        write_paths.metric_writer(store, config.storage),
     ]
     try:
         for writer in writers:

@@ -169,7 +169,7 @@ def _add_deadletter_parser(commands: Subcommands) -> None:
     replay.add_argument("-c", "--config", help="YAML configuration file")
     replay.add_argument(
         "--writer",
-        choices=["spans", "logs", "scores", "decisions", "scored_runs", "feedback"],
+        choices=["spans", "logs", "scores", "decisions", "scored_runs", "feedback", "metrics"],
         help="only this writer's",
     )
     replay.add_argument("--id", dest="entry_id", help="only this entry (see `spanscore deadletter list`)")

@@ -1,4 +1,4 @@
-"""OTLP trace and log requests (protobuf or OTLP/JSON) to ``SpanRecord`` rows.
+"""OTLP trace and log requests (protobuf or OTLP/JSON) to ``SpanRecord`` and ``LogRecord`` rows.
 
 Decoding is a pure function so it can be round-trip and property tested. Spans
 that cannot be stored (bad id lengths, times storage cannot hold, values nested too
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
@@ -36,7 +36,7 @@ from spanscore.errors import PermanentError
 from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
 
 T = TypeVar("T")
-M = TypeVar("M", ExportTraceServiceRequest, ExportLogsServiceRequest)
+R = TypeVar("R", bound=Message)
 
 SPAN_KINDS = ("Unspecified", "Internal", "Server", "Client", "Producer", "Consumer")
 STATUS_CODES = ("Unset", "Ok", "Error")
@@ -286,12 +286,7 @@ def _log_body(body: AnyValue, depth: int) -> str:
 # --- parsing the wire formats -------------------------------------------------------------------
 
 
-def _parse_json(body: bytes, message: M) -> M:
-    parsed: M = parse_otlp_json(body, type(message))
-    return parsed
-
-
-def _parse_protobuf(body: bytes, message: M) -> M:
+def _parse_protobuf(body: bytes, message: R) -> R:
     try:
         message.ParseFromString(body)
     except (DecodeError, RecursionError, ValueError) as exc:
@@ -299,17 +294,17 @@ def _parse_protobuf(body: bytes, message: M) -> M:
     return message
 
 
+def parse_request(body: bytes, message: R, *, json_body: bool) -> R:
+    """Parse an OTLP export request (``message``: an empty one of its type) from protobuf or OTLP/JSON bytes."""
+    parsed: R = parse_otlp_json(body, type(message)) if json_body else _parse_protobuf(body, message)
+    return parsed
+
+
 def parse_traces(body: bytes, *, json_body: bool) -> ExportTraceServiceRequest:
     """Parse an OTLP trace export request from protobuf or OTLP/JSON bytes."""
-    parse: Callable[[bytes, ExportTraceServiceRequest], ExportTraceServiceRequest] = (
-        _parse_json if json_body else _parse_protobuf
-    )
-    return parse(body, ExportTraceServiceRequest())
+    return parse_request(body, ExportTraceServiceRequest(), json_body=json_body)
 
 
 def parse_logs(body: bytes, *, json_body: bool) -> ExportLogsServiceRequest:
     """Parse an OTLP logs export request from protobuf or OTLP/JSON bytes."""
-    parse: Callable[[bytes, ExportLogsServiceRequest], ExportLogsServiceRequest] = (
-        _parse_json if json_body else _parse_protobuf
-    )
-    return parse(body, ExportLogsServiceRequest())
+    return parse_request(body, ExportLogsServiceRequest(), json_body=json_body)

@@ -1,12 +1,12 @@
 """The receivers' single entry point: decode an export request and hand rows to storage.
 
-Both receivers (gRPC and HTTP) call ``export_trace_body`` / ``export_log_body`` with the raw request bytes.
-Parsing, row building and limits run on the event loop only for small bodies; larger ones go to a worker
-thread (``decode_pool``), and large OTLP/JSON bodies are first turned into protobuf in a worker process
-(``json_pool``), so one big export cannot hold every listener still while it is decoded. A protobuf body over
-1 MiB is parsed a piece at a time (``export_chunks``), so the parser never holds more than one piece. The
-result says how many items were rejected and why, for the OTLP ``partial_success`` field. Errors propagate
-as ``RetryableError`` / ``PermanentError`` for ``status.py`` to map.
+Both receivers (gRPC and HTTP) call ``export_trace_body`` / ``export_log_body`` / ``export_metric_body`` with
+the raw request bytes. Parsing, row building and limits run on the event loop only for small bodies; larger
+ones go to a worker thread (``decode_pool``), and large OTLP/JSON bodies are first turned into protobuf in a
+worker process (``json_pool``), so one big export cannot hold every listener still while it is decoded. A
+protobuf body over 1 MiB is parsed a piece at a time (``export_chunks``), so the parser never holds more than
+one piece. The result says how many items were rejected and why, for the OTLP ``partial_success`` field.
+Errors propagate as ``RetryableError`` / ``PermanentError`` for ``status.py`` to map.
 """
 
 from __future__ import annotations
@@ -20,16 +20,19 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from spanscore.collector.bounds import DecodeBounds
 from spanscore.collector.decode import Decoded, logs_from_request, parse_logs, parse_traces, spans_from_request
 from spanscore.collector.decode_budget import check_json
 from spanscore.collector.export_chunks import split_export
-from spanscore.collector.limits import LimitCounters, LimitsConfig, apply_limits, apply_log_limits
+from spanscore.collector.limits import LimitCounters, Limiter, LimitsConfig, apply_limits, apply_log_limits
+from spanscore.collector.metrics_decode import check_point_count, metrics_from_request, parse_metrics
 from spanscore.collector.otlp_json import otlp_json_to_protobuf
 from spanscore.pipeline import Consumer
 from spanscore.records import LogRecord, SpanRecord
+from spanscore.storage.metric_rows import MetricPoint
 
 T = TypeVar("T")
 M = TypeVar("M")
@@ -72,13 +75,13 @@ class DecodeWorkers:
         if process is not None:
             process.shutdown(wait=True, cancel_futures=True)
 
-    async def as_protobuf(self, body: bytes, json_body: bool, logs: bool) -> tuple[bytes, bool]:
+    async def as_protobuf(self, body: bytes, json_body: bool, signal: str) -> tuple[bytes, bool]:
         """Large OTLP/JSON bodies become protobuf in the worker process; everything else is returned as is."""
         if not json_body or len(body) <= INLINE_DECODE_BYTES:
             return body, json_body
         check_json(body)  # a body refused for its object count costs no worker process
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.process(), otlp_json_to_protobuf, body, logs), False
+        return await loop.run_in_executor(self.process(), otlp_json_to_protobuf, body, signal), False
 
     async def off_loop(self, size: int, work: Callable[[], T]) -> T:
         if size <= INLINE_DECODE_BYTES:
@@ -130,12 +133,15 @@ class Ingest:
         logs: Consumer[Sequence[LogRecord]],
         passthrough: Consumer[ExportTraceServiceRequest] | None = None,
         limits: LimitsConfig | None = None,
+        *,
+        metrics: Consumer[Sequence[MetricPoint]],
     ) -> None:
         self._limits = limits or LimitsConfig()
         self.limit_counters = LimitCounters()
         self._passthrough = passthrough
         self._spans = spans
         self._logs = logs
+        self._metrics = metrics
         self.received_spans = 0
         self.rejected_spans = 0
         self.workers = DecodeWorkers()
@@ -161,14 +167,14 @@ class Ingest:
 
         ``decoded_hook`` is called once the body is decoded and no longer held, before storage is waited for.
         """
-        decoded = await self._decode(body, json_body, False, self._decode_traces)
+        decoded = await self._decode(body, json_body, "traces", self._decode_traces)
         del body  # the rows are built: the request's bytes need not wait for storage
         if decoded_hook is not None:
             decoded_hook()
         return await self._store_traces(decoded)
 
-    async def _decode(self, body: bytes, json_body: bool, logs: bool, rows: Callable[[bytes, bool], T]) -> T:
-        body, json_body = await self.workers.as_protobuf(body, json_body, logs=logs)
+    async def _decode(self, body: bytes, json_body: bool, signal: str, rows: Callable[[bytes, bool], T]) -> T:
+        body, json_body = await self.workers.as_protobuf(body, json_body, signal)
         return await self.workers.off_loop(len(body), lambda: rows(body, json_body))
 
     async def _store_traces(self, decoded: _DecodedTraces) -> ExportOutcome:
@@ -194,9 +200,30 @@ class Ingest:
         self, body: bytes, *, json_body: bool, decoded_hook: Callable[[], None] | None = None
     ) -> ExportOutcome:
         """Parse, limit and store one log export given as protobuf or OTLP/JSON bytes (``decoded_hook``: as above)."""
-        records, rejected, message = await self._decode(body, json_body, True, self._decode_logs)
+        records, rejected, message = await self._decode(body, json_body, "logs", self._decode_logs)
         del body
         if decoded_hook is not None:
             decoded_hook()
         await self._logs.consume(records)
         return ExportOutcome(len(records), rejected, message)
+
+    def _decode_metrics(self, body: bytes, json_body: bool) -> Decoded[MetricPoint]:
+        decoded = Decoded[MetricPoint]([])
+        limiter = Limiter(self._limits, self.limit_counters)
+        for request in _parsed(body, json_body, parse_metrics, ExportMetricsServiceRequest, decoded):
+            part = metrics_from_request(request, limiter)
+            decoded.items.extend(part.items)
+            decoded.reject(part.rejected, part.error_message)
+        check_point_count(len(decoded.items), self._limits)
+        return decoded
+
+    async def export_metric_body(
+        self, body: bytes, *, json_body: bool, decoded_hook: Callable[[], None] | None = None
+    ) -> ExportOutcome:
+        """Parse, limit and store one metrics export (``decoded_hook``: as above); points, not metrics, count."""
+        decoded = await self._decode(body, json_body, "metrics", self._decode_metrics)
+        del body
+        if decoded_hook is not None:
+            decoded_hook()
+        await self._metrics.consume(decoded.items)
+        return ExportOutcome(len(decoded.items), decoded.rejected, decoded.error_message)

@@ -18,7 +18,7 @@ from spanscore.collector.limits_config import LimitsConfig
 from spanscore.errors import PayloadTooLargeError
 from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
 
-__all__ = ["LimitCounters", "LimitsConfig", "apply_limits", "apply_log_limits"]
+__all__ = ["LimitCounters", "Limiter", "LimitsConfig", "apply_limits", "apply_log_limits"]
 
 TRUNCATION_MARKER = "...[truncated by spanscore: {dropped} more characters]"
 
@@ -36,7 +36,7 @@ class LimitCounters:
         self.dropped.add(bounds.dropped)
 
 
-class _Limiter:
+class Limiter:
     """Applies one config to the strings of one request; shared resource dicts are limited once."""
 
     def __init__(self, config: LimitsConfig, counters: LimitCounters) -> None:
@@ -134,7 +134,7 @@ def apply_limits(spans: Sequence[SpanRecord], config: LimitsConfig, counters: Li
         raise PayloadTooLargeError(
             f"request holds {len(spans)} spans; the limit is {config.max_spans_per_request} per request"
         )
-    limiter = _Limiter(config, counters)
+    limiter = Limiter(config, counters)
     return [limiter.span(span) for span in spans]
 
 
@@ -146,5 +146,5 @@ def apply_log_limits(records: Sequence[LogRecord], config: LimitsConfig, counter
             f"request holds {len(records)} log records; the limit is {config.max_log_records_per_request} "
             "per request (collector.limits.max_log_records_per_request)"
         )
-    limiter = _Limiter(config, counters)
+    limiter = Limiter(config, counters)
     return [limiter.log(record) for record in records]

@@ -18,6 +18,8 @@ class LimitsConfig(BaseModel):
     """More spans than this in one export request refuses the request (413 / RESOURCE_EXHAUSTED)."""
     max_log_records_per_request: int = Field(100_000, ge=1)
     """More log records than this in one export request refuses the request (413 / RESOURCE_EXHAUSTED)."""
+    max_metric_points_per_request: int = Field(100_000, ge=1)
+    """More metric data points than this in one export request refuses the request (413 / RESOURCE_EXHAUSTED)."""
     max_attribute_value_chars: int = Field(1_000_000, ge=64)
     """Longer span, event, link and log attribute values, log bodies and status messages are cut to this
     length plus a marker saying how much was dropped."""

@@ -142,16 +142,22 @@ def parse_otlp_json(body: bytes, message_class: Any) -> Any:
         raise PermanentError(f"request body is not an OTLP export request: {exc}") from None
 
 
-def otlp_json_to_protobuf(body: bytes, logs: bool) -> bytes:
+def otlp_json_to_protobuf(body: bytes, signal: str) -> bytes:
     """The protobuf encoding of an OTLP/JSON export body; runs in a worker process for large bodies.
 
     Parsing JSON (orjson) and building the messages are single calls that hold the GIL for hundreds of
     milliseconds on tens of MB, which a thread cannot hide from the event loop; a process can. Protobuf bytes
-    come back, which the service parses in about a tenth of the time.
+    come back, which the service parses in about a tenth of the time. ``signal``: traces, logs or metrics.
     """
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-    message_class = ExportLogsServiceRequest if logs else ExportTraceServiceRequest
+    classes: dict[str, Any] = {
+        "traces": ExportTraceServiceRequest,
+        "logs": ExportLogsServiceRequest,
+        "metrics": ExportMetricsServiceRequest,
+    }
+    message_class = classes[signal]
     encoded: bytes = parse_otlp_json(body, message_class).SerializeToString()
     return encoded

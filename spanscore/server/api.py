@@ -22,6 +22,7 @@ from spanscore.server.auth import TokenCheck
 from spanscore.server.bodies import json_body, read_limited
 from spanscore.server.client_gone import while_connected
 from spanscore.server.dashboard import Dashboard
+from spanscore.server.dashboard_usage import UsagePanel
 from spanscore.server.listeners_config import ApiConfig
 from spanscore.server.origin import BrowserGuard, is_loopback
 from spanscore.server.otlp_http import serve_app
@@ -103,6 +104,7 @@ class ApiServer:
         RulesApi(self._rule_holder, self._tokens, self._config.host, self._judge).add_routes(app)
         Dashboard(self._store, self._tokens, rules=self._operations.rules_summary).add_routes(app)
         RunsList(self._store, self._tokens).add_routes(app)
+        UsagePanel(self._store, self._tokens).add_routes(app)
         return app
 
     async def _alert_states(self, request: web.Request) -> web.Response:

@@ -1,4 +1,4 @@
-"""OTLP/gRPC receiver: TraceService/Export and LogsService/Export on grpc.aio.
+"""OTLP/gRPC receiver: TraceService, LogsService and MetricsService Export on grpc.aio.
 
 The handlers authenticate from the call's metadata, then read the message as raw bytes in one of a few read
 slots (``grpc_admission.py``: nothing of an unauthenticated message is read), call ``Ingest`` (which parses,
@@ -26,13 +26,12 @@ from typing import Any, TypeVar
 
 import grpc
 from google.protobuf.message import Message
-from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from spanscore.collector.ingest import ExportOutcome, Ingest
+from spanscore.collector.ingest import Ingest
 from spanscore.server.auth import TokenCheck, require_tokens_beyond_loopback
 from spanscore.server.grpc_admission import ReadSlots, read_message
 from spanscore.server.listeners_config import GrpcReceiverConfig
+from spanscore.server.otlp_signals import SIGNALS, Signal
 from spanscore.server.wire import classify, grpc_trailers
 
 log = logging.getLogger(__name__)
@@ -62,79 +61,46 @@ def _run_in(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, T]) 
 
 
 class _ExportHandler:
-    """One Export method that receives the request as raw bytes, after the token check (``grpc_admission``).
+    """One signal's Export method, which receives the request as raw bytes after the token check (``grpc_admission``).
 
     Registered as request-streaming without a deserializer: grpcio reads nothing of the message before the
     token is checked and a read slot is held, a message that does not parse is INVALID_ARGUMENT with the
     parser's reason (grpcio's own deserializer failure is UNKNOWN), and parsing a large message runs off the
-    event loop.
+    event loop. Traces, logs and metrics differ only in their ``Signal``.
     """
 
     def __init__(
-        self, ingest: Ingest, tokens: TokenCheck, logs: bool, on_service_loop: OnServiceLoop[Any], slots: ReadSlots
+        self, signal: Signal, ingest: Ingest, tokens: TokenCheck, on_service_loop: OnServiceLoop[Any], slots: ReadSlots
     ) -> None:
-        self._ingest = ingest
+        self._signal = signal
+        self._export = signal.export(ingest)
         self._tokens = tokens
-        self._logs = logs
         self._on_service_loop = on_service_loop
         self._slots = slots
 
     async def export(self, requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Message:
-        response: Message
         try:
             self._tokens.verify(_authorization(context))
             async with self._slots.slot(context.time_remaining()) as release:
-                if self._logs:
-                    export = self._ingest.export_log_body(
-                        await read_message(context), json_body=False, decoded_hook=release
-                    )
-                    response = _logs_response(await self._on_service_loop(export))
-                else:
-                    export = self._ingest.export_trace_body(
-                        await read_message(context), json_body=False, decoded_hook=release
-                    )
-                    response = _traces_response(await self._on_service_loop(export))
+                export = self._export(await read_message(context), json_body=False, decoded_hook=release)
+                return self._signal.response(await self._on_service_loop(export))
         except Exception as exc:
             await _fail(context, exc)
             raise AssertionError("unreachable: context.abort raises") from exc
-        return response
-
-
-def _traces_response(outcome: ExportOutcome) -> Message:
-    response = trace_service_pb2.ExportTraceServiceResponse()
-    if outcome.rejected:
-        response.partial_success.rejected_spans = outcome.rejected
-        response.partial_success.error_message = outcome.error_message
-    return response
-
-
-def _logs_response(outcome: ExportOutcome) -> Message:
-    response = logs_service_pb2.ExportLogsServiceResponse()
-    if outcome.rejected:
-        response.partial_success.rejected_log_records = outcome.rejected
-        response.partial_success.error_message = outcome.error_message
-    return response
 
 
 def _register(
     server: grpc.aio.Server, ingest: Ingest, tokens: TokenCheck, on_service_loop: OnServiceLoop[Any], slots: ReadSlots
 ) -> None:
-    def export(logs: bool) -> grpc.RpcMethodHandler:
+    def export(signal: Signal) -> grpc.RpcMethodHandler:
         return grpc.stream_unary_rpc_method_handler(
-            _ExportHandler(ingest, tokens, logs, on_service_loop, slots).export,
+            _ExportHandler(signal, ingest, tokens, on_service_loop, slots).export,
             request_deserializer=None,
             response_serializer=lambda message: message.SerializeToString(),
         )
 
     server.add_generic_rpc_handlers(
-        (
-            grpc.method_handlers_generic_handler(
-                "opentelemetry.proto.collector.trace.v1.TraceService", {"Export": export(False)}
-            ),
-            grpc.method_handlers_generic_handler(
-                "opentelemetry.proto.collector.logs.v1.LogsService", {"Export": export(True)}
-            ),
-        )
+        tuple(grpc.method_handlers_generic_handler(s.grpc_service, {"Export": export(s)}) for s in SIGNALS)
     )
 
 

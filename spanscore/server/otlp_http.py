@@ -1,4 +1,4 @@
-"""OTLP/HTTP receiver: POST /v1/traces and /v1/logs, protobuf or JSON, plain or gzip.
+"""OTLP/HTTP receiver: POST /v1/traces, /v1/logs and /v1/metrics, protobuf or JSON, plain or gzip.
 
 Responses use the request's encoding, as the OTLP specification asks: an
 ``Export*ServiceResponse`` (with ``partial_success`` when some items were
@@ -10,6 +10,7 @@ limit.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import ssl
 import zlib
@@ -19,15 +20,14 @@ from typing import Any
 from aiohttp import web
 from google.protobuf import json_format
 from google.protobuf.message import Message
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from spanscore.collector.ingest import ExportOutcome, Ingest
+from spanscore.collector.ingest import Ingest
 from spanscore.errors import PayloadTooLargeError, PermanentError, RequestShapeError
 from spanscore.server.auth import TokenCheck, require_tokens_beyond_loopback
 from spanscore.server.bodies import read_limited
 from spanscore.server.listeners_config import HttpReceiverConfig
 from spanscore.server.origin import HostCheck
+from spanscore.server.otlp_signals import SIGNALS, Signal
 from spanscore.server.read_slots import READ_TIMEOUT_S, ReadSlots
 from spanscore.server.wire import classify, http_headers, http_status_body
 
@@ -82,8 +82,6 @@ def _media_type(request: web.Request) -> bool:
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-Exporter = Callable[[bytes, bool, Callable[[], None]], Awaitable[Message]]
-"""Stores one decoded body; calls its third argument once the body is decoded (the read slot is given back)."""
 
 
 class HttpReceiver:
@@ -98,33 +96,11 @@ class HttpReceiver:
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=self._config.max_body_bytes)
-        app.router.add_post("/v1/traces", self._traces)
-        app.router.add_post("/v1/logs", self._logs)
+        for signal in SIGNALS:
+            app.router.add_post(signal.http_path, functools.partial(self._export, signal))
         return app
 
-    async def _traces(self, request: web.Request) -> web.StreamResponse:
-        return await self._export(request, self._export_traces)
-
-    async def _logs(self, request: web.Request) -> web.StreamResponse:
-        return await self._export(request, self._export_logs)
-
-    async def _export_traces(self, body: bytes, json_body: bool, decoded: Callable[[], None]) -> Message:
-        outcome = await self._ingest.export_trace_body(body, json_body=json_body, decoded_hook=decoded)
-        response = ExportTraceServiceResponse()
-        if outcome.rejected:
-            response.partial_success.rejected_spans = outcome.rejected
-            response.partial_success.error_message = outcome.error_message
-        return response
-
-    async def _export_logs(self, body: bytes, json_body: bool, decoded: Callable[[], None]) -> Message:
-        outcome: ExportOutcome = await self._ingest.export_log_body(body, json_body=json_body, decoded_hook=decoded)
-        response = ExportLogsServiceResponse()
-        if outcome.rejected:
-            response.partial_success.rejected_log_records = outcome.rejected
-            response.partial_success.error_message = outcome.error_message
-        return response
-
-    async def _export(self, request: web.Request, export: Exporter) -> web.Response:
+    async def _export(self, signal: Signal, request: web.Request) -> web.Response:
         """Host, token and media type first; then the body is read and decoded holding one of the read slots."""
         json_body = request.content_type.lower() == JSON
         try:
@@ -135,7 +111,8 @@ class HttpReceiver:
             json_body = _media_type(request)
             async with self._slots.slot() as release:
                 body = await read_body(request, self._config.max_body_bytes)
-                message = await export(body, json_body, release)
+                export = signal.export(self._ingest)
+                message = signal.response(await export(body, json_body=json_body, decoded_hook=release))
         except Exception as exc:
             error = classify(exc)
             payload = _encode(http_status_body(error), json_body)

@@ -78,7 +78,10 @@ class Service:
         self.feedback_resolver = FeedbackResolver(self.store, self.feedback_writer)
         self.span_tap = EvaluationTap(self.span_writer, evaluations_in_spans, self.feedback_writer)
         self.log_tap = EvaluationTap(self.log_writer, evaluations_in_logs, self.feedback_writer)
-        self.ingest = Ingest(self.span_tap, self.log_tap, self.passthrough, config.collector.limits)
+        self.metric_writer = write_paths.metric_writer(self.store, config.storage)
+        self.ingest = Ingest(
+            self.span_tap, self.log_tap, self.passthrough, config.collector.limits, metrics=self.metric_writer
+        )
         tokens = TokenCheck(config.collector.auth_tokens)
         self.grpc = GrpcReceiver(config.collector.grpc, self.ingest, tokens) if config.collector.grpc.enabled else None
         self.http = HttpReceiver(config.collector.http, self.ingest, tokens) if config.collector.http.enabled else None
@@ -148,8 +151,8 @@ class Service:
         return service_metrics(self)
 
     def writers(self) -> list[BatchWriter[Any]]:
-        """Every durable write path: spans, logs, and (with rules) scores, decisions and scored runs."""
-        found: list[BatchWriter[Any]] = [self.span_writer, self.log_writer, self.feedback_writer]
+        """Every durable write path: spans, logs, metrics, and (with rules) scores, decisions and scored runs."""
+        found: list[BatchWriter[Any]] = [self.span_writer, self.log_writer, self.feedback_writer, self.metric_writer]
         if self.live is not None:
             found += [self.live.score_writer, self.live.decision_writer, self.live.run_writer]
         return found
@@ -166,6 +169,7 @@ class Service:
         await self.feedback_resolver.start()
         await self.span_writer.start()
         await self.log_writer.start()
+        await self.metric_writer.start()
         if self.passthrough is not None:
             await self.passthrough.start()
         await self.alerting.start()
@@ -185,6 +189,7 @@ class Service:
                 log.exception("listener shutdown failed")
         await self.span_writer.shutdown()
         await self.log_writer.shutdown()
+        await self.metric_writer.shutdown()
         await self.feedback_resolver.shutdown()
         await self.feedback_writer.shutdown()
         if self.passthrough is not None:

@@ -36,6 +36,7 @@ def service_metrics(service: Service) -> dict[str, float]:
             "storage_inserts": spans.inserts,
             "storage_insert_failures": spans.failed_inserts,
             "logs_stored": service.log_writer.stats.stored,
+            "metric_points_stored": service.metric_writer.stats.stored,
             # Rows written, less the resolver's rewrites of rows already counted: scores received, once each.
             "outside_scores_stored": max(
                 0,

@@ -24,6 +24,7 @@ from spanscore.storage.config import StorageConfig
 from spanscore.storage.connection import clean_engine_error, connect, discard_partial_output, is_embedded, redact
 from spanscore.storage.insert_errors import classify_engine_error, encoding_error
 from spanscore.storage.insert_token import run_with_token, token_settings
+from spanscore.storage.metric_rows import MetricPoint, metric_columns
 from spanscore.storage.query.check import FunctionCatalog, engine_checked_statement, load_catalog
 from spanscore.storage.query.engine_errors import query_failure
 from spanscore.storage.query.guard import QUERY_FORMATS, QueryLimits, dashboard_settings, engine_settings, guard_query
@@ -41,6 +42,8 @@ log = logging.getLogger(__name__)
 # drop what an earlier try of it stored, in the tables down the view chain too.
 _SPAN_INSERT = {"insert_deduplicate": 1, "deduplicate_blocks_in_dependent_materialized_views": 1}
 
+_METRIC_INSERT = {"deduplicate_blocks_in_dependent_materialized_views": 1}
+"""A replayed histogram batch is dropped in the GenAI roll-ups too (migration 0016's windows)."""
 
 C = TypeVar("C")
 
@@ -205,7 +208,19 @@ class ClickHouseStore:
     def insert_logs_sync(self, logs: Sequence[LogRecord], client: Any = None) -> None:
         self._insert("otel_logs", LOG_COLUMNS, log_columns(logs), client)
 
-    def _insert(self, table: str, columns: Sequence[str], data: list[list[Any]], client: Any = None) -> None:
+    def insert_metrics_sync(self, points: Sequence[MetricPoint], client: Any = None) -> None:
+        """Metric points, each kind into its ``otel_metrics_*`` table (one insert per kind in the batch)."""
+        for table, names, columns in metric_columns(points):
+            self._insert(table, names, columns, client, _METRIC_INSERT)
+
+    def _insert(
+        self,
+        table: str,
+        columns: Sequence[str],
+        data: list[list[Any]],
+        client: Any = None,
+        settings: dict[str, Any] | None = None,
+    ) -> None:
         if not data or not data[0]:
             return
         self._guarded(
@@ -215,7 +230,7 @@ class ClickHouseStore:
                 data,
                 column_names=list(columns),
                 column_oriented=True,
-                settings={**self._insert_settings, **token_settings()} or None,
+                settings={**(settings or {}), **self._insert_settings, **token_settings()} or None,
             ),
         )
 
@@ -263,6 +278,12 @@ class ClickHouseStore:
 
     async def insert_logs(self, logs: Sequence[LogRecord]) -> None:
         await run_with_token(self._writer, self.insert_logs_sync, logs)
+
+    async def insert_metrics(self, points: Sequence[MetricPoint]) -> None:
+        await run_with_token(self._writer, self.insert_metrics_sync, points)
+
+    async def insert_metrics_bulk(self, points: Sequence[MetricPoint]) -> None:
+        await run_with_token(self._bulk_writer, lambda: self.insert_metrics_sync(points, self._bulk()))
 
     async def insert_spans_bulk(self, spans: Sequence[SpanRecord]) -> None:
         """Large exports' spans, on a connection and a thread of their own (see ``BatchWriter``'s bulk lane)."""

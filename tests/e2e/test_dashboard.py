@@ -330,7 +330,9 @@ async def check_dashboard_and_run_page(browser: Any, base: str, tmp_path: Path) 
 
     assert page.url == f"{base}/dashboard/"  # the token left the address bar at once
     assert await page.evaluate("sessionStorage.getItem('spanscore.apiToken')") == TOKEN
-    assert set(watch.api_answers) == {"scorers", "trend", "worst", "coverage", "cost"}
+    assert set(watch.api_answers) == {"scorers", "trend", "worst", "coverage", "cost", "usage"}
+    usage = watch.api_answers.pop("usage")  # the usage panel (OTLP metrics, test_otlp_metrics.py): none seeded here
+    assert usage["points"] == []
     check_seeded_numbers(**watch.api_answers)
 
     for chart in ("trend-chart", "coverage-chart", "cost-chart"):

@@ -24,8 +24,13 @@ SPAN_TABLES: tuple[tuple[str, str], ...] = (
     ("otel_traces", "toDateTime(Timestamp)"),
     ("otel_traces_trace_id_ts", "Start"),
     ("otel_logs", "TimestampTime"),
+    ("otel_metrics_sum", "toDateTime(TimeUnix)"),
+    ("otel_metrics_gauge", "toDateTime(TimeUnix)"),
+    ("otel_metrics_histogram", "toDateTime(TimeUnix)"),
+    ("otel_metrics_exponential_histogram", "toDateTime(TimeUnix)"),
+    ("otel_metrics_summary", "toDateTime(TimeUnix)"),
 )
-"""Tables holding spans and log records, each with the time its TTL counts from."""
+"""Tables holding spans, log records and metric points, each with the time its TTL counts from."""
 
 SCORE_TABLES: tuple[tuple[str, str], ...] = (
     ("scores", "toDateTime(RunTimestamp)"),

@@ -18,6 +18,7 @@ import orjson
 from spanscore.pipeline import Calling, Consumer
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.metric_rows import MetricPoint, metric_points_from_json, metric_points_to_json
 from spanscore.storage.rows import join_json_arrays, logs_from_json, records_to_json, spans_from_json
 from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 R = TypeVar("R", ScoreRow, DecisionRow, ScoredRunRow)
 
-WRITERS = ("spans", "logs", "scores", "decisions", "scored_runs", "feedback")
+WRITERS = ("spans", "logs", "scores", "decisions", "scored_runs", "feedback", "metrics")
 SCORE_ROWS_PENDING = 100_000
 """Score or decision rows waiting for a flush beyond which scoring is told to wait."""
 
@@ -67,6 +68,7 @@ def _rows_to_json(rows: object) -> bytes:
 
 SPAN_SPOOL_CODEC: SpoolCodec[SpanRecord] = SpoolCodec(records_to_json, spans_from_json, join_json_arrays)
 LOG_SPOOL_CODEC: SpoolCodec[LogRecord] = SpoolCodec(records_to_json, logs_from_json)
+METRIC_SPOOL_CODEC: SpoolCodec[MetricPoint] = SpoolCodec(metric_points_to_json, metric_points_from_json)
 SCORE_SPOOL_CODEC: SpoolCodec[ScoreRow] = SpoolCodec(_rows_to_json, _scores_from_json)
 DECISION_SPOOL_CODEC: SpoolCodec[DecisionRow] = SpoolCodec(_rows_to_json, _decisions_from_json)
 SCORED_RUN_SPOOL_CODEC: SpoolCodec[ScoredRunRow] = SpoolCodec(_rows_to_json, _scored_runs_from_json)
@@ -78,6 +80,10 @@ def _span_day(span: SpanRecord) -> int:
 
 def _log_day(record: LogRecord) -> int:
     return record.time_ns // DAY_NS
+
+
+def _metric_day(point: MetricPoint) -> int:
+    return point.time_ns // DAY_NS
 
 
 def _run_day(row: ScoreRow | DecisionRow | ScoredRunRow) -> int:
@@ -97,6 +103,7 @@ def open_dead_letters(spool_dir: str | Path) -> dict[str, DeadLetters[object]]:
         "decisions": DECISION_SPOOL_CODEC,  # type: ignore[dict-item]
         "scored_runs": SCORED_RUN_SPOOL_CODEC,  # type: ignore[dict-item]
         "feedback": SCORE_SPOOL_CODEC,  # type: ignore[dict-item]
+        "metrics": METRIC_SPOOL_CODEC,  # type: ignore[dict-item]
     }
     return {name: DeadLetters(dead_letter_dir(spool_dir, name), name, codecs[name]) for name in WRITERS}
 
@@ -146,6 +153,12 @@ def log_writer(
     return _telemetry_writer("logs", inserts, storage, LOG_SPOOL_CODEC, _log_day, stored)
 
 
+def metric_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[MetricPoint]:
+    """OTLP metric points, acknowledged and spooled as spans and logs are."""
+    inserts = Inserts(Calling(store.insert_metrics), bulk=Calling(store.insert_metrics_bulk))
+    return _telemetry_writer("metrics", inserts, storage, METRIC_SPOOL_CODEC, _metric_day, None)
+
+
 def _telemetry_writer(
     name: str,
     inserts: Inserts[T],
@@ -154,7 +167,7 @@ def _telemetry_writer(
     partition_key: PartitionKey[T],
     stored: Consumer[Sequence[T]] | None,
 ) -> BatchWriter[T]:
-    """Spans and logs: acknowledged as ``storage.acknowledge`` says, bounded by ``max_pending_spans``."""
+    """Spans, logs and metrics: acknowledged as ``storage.acknowledge`` says, bounded by ``max_pending_spans``."""
     return _writer(
         name,
         inserts,

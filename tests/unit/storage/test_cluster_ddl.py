@@ -35,6 +35,13 @@ EXPECTED_ENGINES = {
     "scores_1h": ("ReplicatedAggregatingMergeTree", "rand()"),
     "alert_deliveries": ("ReplicatedMergeTree", "rand()"),
     "fleet_rule_sets": ("ReplicatedMergeTree", "rand()"),
+    "otel_metrics_sum": ("ReplicatedMergeTree", "rand()"),
+    "otel_metrics_gauge": ("ReplicatedMergeTree", "rand()"),
+    "otel_metrics_histogram": ("ReplicatedMergeTree", "rand()"),
+    "otel_metrics_exponential_histogram": ("ReplicatedMergeTree", "rand()"),
+    "otel_metrics_summary": ("ReplicatedMergeTree", "rand()"),
+    "genai_usage_1m": ("ReplicatedAggregatingMergeTree", "rand()"),
+    "genai_usage_1h": ("ReplicatedAggregatingMergeTree", "rand()"),
 }
 
 
@@ -115,7 +122,8 @@ def test_every_create_runs_on_the_cluster(migrations: list[Migration], rewritten
 
 def test_materialized_views_read_and_write_local_tables(rewritten: list[Migration]) -> None:
     views = [s for s in all_statements(rewritten) if s.startswith("CREATE MATERIALIZED VIEW")]
-    assert len(views) == 6  # the roll-ups' two views are created again with Target (migration 11)
+    # the roll-ups' two views are created again with Target (migration 11); two GenAI roll-ups (migration 16)
+    assert len(views) == 8
     intake = [v for v in views if "_intake_mv" in v]
     assert len(intake) == 1 and f"TO {DB}.otel_traces\n" in intake[0] and "_local" not in intake[0]
     views = [v for v in views if v not in intake]
@@ -127,6 +135,8 @@ def test_materialized_views_read_and_write_local_tables(rewritten: list[Migratio
     assert f"TO {DB}.scores_1h_local" in mvs["scores_1h_mv"]
     assert f"FROM {DB}.scores_local\n" in mvs["scores_1h_mv"]
     assert f"TO {DB}.otel_traces_trace_id_ts_local" in mvs["otel_traces_trace_id_ts_mv"]
+    assert f"TO {DB}.genai_usage_1m_local" in mvs["genai_usage_1m_mv"]
+    assert f"FROM {DB}.otel_metrics_histogram_local\n" in mvs["genai_usage_1m_mv"]
 
 
 def test_plain_views_read_distributed_tables_but_join_locally(rewritten: list[Migration]) -> None:
@@ -137,7 +147,7 @@ def test_plain_views_read_distributed_tables_but_join_locally(rewritten: list[Mi
     }
     assert set(views) == {
         "score_events", "span_events", "score_trend_hourly", "worst_runs", "coverage_daily", "judge_cost_daily",
-        "scores_with_spans",
+        "scores_with_spans", "genai_usage_minute", "genai_usage_hour",
     }  # fmt: skip
     assert f"FROM {DB}.scores FINAL" in views["worst_runs"]
     assert f"FROM {DB}.scores_1h)\n" in views["score_trend_hourly"]
