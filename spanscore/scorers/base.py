@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from spanscore.errors import ConfigError, RetryableError
+from spanscore.redaction.scope import redacting_run
 from spanscore.run import Run
 from spanscore.scorers.bounds import recording_cuts
 from spanscore.scorers.contracts import (
@@ -189,9 +190,14 @@ class Scorer:
         )
 
     async def _execute(self, run: Run) -> ScoreResult:
-        """Run the steps; what the built-in text helpers cut on the way is recorded in ``cuts`` (see ``bounds``)."""
-        with recording_cuts() as cuts:
+        """Run the steps; what the built-in text helpers cut on the way is recorded in ``cuts`` (see ``bounds``).
+
+        Judge steps share one run's placeholders and record what their redaction masked (``redaction.scope``).
+        """
+        with recording_cuts() as cuts, redacting_run() as redaction:
             result = await self._run_steps(run)
+        if redaction.counts:
+            result = replace(result, redactions=dict(redaction.counts))
         return replace(result, cuts=dict(cuts)) if cuts else result
 
     async def _run_steps(self, run: Run) -> ScoreResult:

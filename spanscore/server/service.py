@@ -122,6 +122,7 @@ class Service:
             flush_interval=config.storage.flush_interval_s,
             exporter=exporter,
             judge=self.judge,
+            redact=config.redact,
             writers=(
                 write_paths.score_writer(self.store, config.storage),
                 write_paths.decision_writer(self.store, config.storage),

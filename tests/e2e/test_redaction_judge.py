@@ -1,0 +1,113 @@
+"""Redaction before the judge (#42): the fake judge, reached by litellm over real HTTP, never sees the values.
+
+A run whose question, answer and tool result carry an email, a card number and an API key is scored by an
+``llm_judge`` rule; what the fake OpenAI-compatible server received is the evidence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from spanscore.config import ServiceConfig
+from spanscore.sampling.rules import RuleConfig
+from spanscore.server.service import Service
+from tests.e2e.otlp_clients import export, grpc_exporter
+from tests.fakes.fake_openai import FakeJudgeServer, Reply
+
+EMAIL = "jane.doe@example.org"
+CARD = "4111 1111 1111 1111"
+API_KEY = "sk-proj-" + "Xq7Lm2Vb9Rt4Kp8Wz3Hn6Jc1Fd5Gs0Ya"
+JUDGE_RULE = {
+    "name": "answer-check",
+    "scorers": [
+        {
+            "name": "llm_judge",
+            "options": {
+                "id": "answer_meaning",
+                "instructions": "You check an agent's answer.",
+                "analyze": {
+                    "prompt": "Question: {input}\nAnswer: {output}\nTool results: {context}\nIs it right?",
+                    "schema": {
+                        "type": "object",
+                        "properties": {"ok": {"type": "integer", "enum": [0, 1]}},
+                        "required": ["ok"],
+                    },
+                },
+                "score": {"field": "ok"},
+            },
+        }
+    ],
+}
+
+
+def _messages(role: str, text: str) -> str:
+    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+
+
+def sensitive_run() -> list:  # type: ignore[type-arg]
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "billing-bot"}))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("agent")
+    with tracer.start_as_current_span("invoke_agent billing") as root:
+        question = f"I am {EMAIL}, please charge card {CARD} again; my key is {API_KEY}"
+        root.set_attributes(
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "billing",
+                "gen_ai.input.messages": _messages("user", question),
+                "gen_ai.output.messages": _messages("assistant", f"Done: I wrote to {EMAIL} about card {CARD}."),
+            }
+        )
+        with tracer.start_as_current_span("execute_tool lookup") as tool:
+            tool.set_attributes(
+                {
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "lookup",
+                    "gen_ai.tool.call.arguments": json.dumps({"email": EMAIL}),
+                    "gen_ai.tool.call.result": f"customer {EMAIL} card {CARD} token {API_KEY}",
+                }
+            )
+    provider.shutdown()
+    return list(memory.get_finished_spans())
+
+
+async def _wait_rows(service: Service, sql: str, expected: int, wait_s: float = 30.0) -> list[tuple]:  # type: ignore[type-arg]
+    deadline = time.monotonic() + wait_s
+    while True:
+        rows = await asyncio.to_thread(service.store.internal_query, sql)
+        if len(rows) >= expected or time.monotonic() > deadline:
+            return rows
+        await asyncio.sleep(0.2)
+
+
+async def test_the_judge_receives_placeholders_not_the_values(service_config: ServiceConfig) -> None:
+    async with FakeJudgeServer() as judge:
+        judge.script("judge", Reply.json({"ok": 1}))
+        service_config.judge = {"model": "openai/judge", "api_base": judge.base_url, "timeout_s": 5}
+        service_config.collector.runs = service_config.collector.runs.model_copy(update={"quiet_period_s": 0.2})
+        service_config.scoring.poll_interval_s = 0.05
+        service_config.rules = [RuleConfig.model_validate(JUDGE_RULE)]
+        service = Service(service_config)
+        await service.start()
+        try:
+            assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), sensitive_run()) == "SUCCESS"
+            rows = await _wait_rows(service, "SELECT Score, Status FROM scores FINAL", 1)
+            assert rows == [(1.0, "ok")]
+        finally:
+            await service.shutdown()
+    sent = json.dumps(judge.requests_for("judge"))
+    assert len(judge.requests_for("judge")) == 1
+    for value in (EMAIL, "4111 1111 1111 1111", "4111111111111111", API_KEY, "Xq7Lm2Vb9Rt4Kp8Wz3Hn6Jc1Fd5Gs0Ya"):
+        assert value not in sent
+    # The same email in the question, the answer and the tool result is one placeholder throughout.
+    prompt = judge.answers[0].prompt if judge.answers else ""
+    assert prompt.count("<EMAIL_1>") == 3 and "<EMAIL_2>" not in prompt, prompt
+    assert prompt.count("<CARD_1>") == 3 and prompt.count("<SECRET_1>") == 2, prompt
