@@ -12,6 +12,7 @@ import ipaddress
 from collections.abc import Iterator
 
 from spanscore.redaction.patterns import compiled
+from spanscore.redaction.secrets import is_provider_key
 
 Hit = tuple[int, int, str]
 
@@ -37,6 +38,8 @@ def find_emails(text: str) -> Iterator[Hit]:
         start, end = match.start(), match.end()
         if text[start - 1 : start] in ("/", ":") and _is_url_userinfo(text, start):
             continue  # user@host inside scheme://...: the URL detector's business, not an email
+        if text[end : end + 1] == ":" and text[end + 1 : end + 2] not in ("", " ", "\n", "\t"):
+            continue  # git@github.com:org/repo: an SSH remote (user@host:path), nobody's mailbox
         yield start, end, match.group().lower()
 
 
@@ -50,7 +53,8 @@ def find_url_credentials(text: str) -> Iterator[Hit]:
         if ":" in userinfo or len(userinfo) >= 20:
             yield match.start(1), match.end(), userinfo
     for match in _URL_QUERY_SECRET.finditer(text):
-        yield match.start(1), match.end(1), match.group(1)
+        if not is_provider_key(match.group(1)):  # a provider's key in a link is a secret, named as one
+            yield match.start(1), match.end(1), match.group(1)
 
 
 def find_ips(text: str) -> Iterator[Hit]:

@@ -6,7 +6,7 @@ default, never put in its place, so a token holder can make a rule mask more but
 
     redact:
       default: standard            # absent: every built-in detector
-      phone_region: US             # how numbers without a country code are read
+      phone_regions: [US, GB, DE]  # whose national formats are read (numbers without a country code)
       sets:
         standard: {detectors: [email, phone, card, iban, national_id, ip, secret, url_credentials]}
         billing:
@@ -20,11 +20,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
+from phonenumbers import SUPPORTED_REGIONS
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from spanscore.errors import ConfigError
 from spanscore.redaction.detectors import (
     BUILTIN_DETECTORS,
+    DEFAULT_PHONE_REGIONS,
     Detector,
     builtin_detectors,
     pattern_detector,
@@ -71,7 +73,20 @@ class RedactConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     default: str = Field(default=ALL, description="The set every judge rule gets; rules may only add to it.")
-    phone_region: str = Field(default="US", min_length=2, max_length=2, description="Region of national numbers.")
+    phone_regions: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_PHONE_REGIONS),
+        min_length=1,
+        description="Regions (ISO 3166 codes) whose national phone formats are read; the first that fits wins.",
+    )
+
+    @field_validator("phone_regions")
+    @classmethod
+    def _known_regions(cls, regions: list[str]) -> list[str]:
+        unknown = [region for region in regions if region.upper() not in SUPPORTED_REGIONS]
+        if unknown:
+            raise ValueError(f"unknown region(s) {unknown}: use ISO 3166 alpha-2 codes such as US, GB, DE")
+        return [region.upper() for region in regions]
+
     sets: dict[str, RedactSetConfig] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -88,7 +103,7 @@ class RedactionPolicies:
 
     def __init__(self, config: RedactConfig | None = None) -> None:
         self.config = config or RedactConfig()
-        self._builtins = builtin_detectors(self.config.phone_region.upper())
+        self._builtins = builtin_detectors(tuple(self.config.phone_regions))
         self._cache: dict[tuple[str, ...], Redactor] = {}
 
     def unknown_sets(self, names: Iterable[str]) -> list[str]:

@@ -18,6 +18,8 @@ from spanscore.redaction.secrets import find_secrets
 Hit = tuple[int, int, str]
 Finder = Callable[[str], Iterator[Hit]]
 CUSTOM_PREFIX = "custom:"
+DEFAULT_PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "IN", "BR", "JP", "CA", "AU")
+"""Whose national number formats are read without a ``+``: the first region that knows a number wins."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +37,7 @@ class Detector:
     find: Finder
 
 
-def builtin_detectors(phone_region: str = "US") -> dict[str, Detector]:
+def builtin_detectors(phone_regions: tuple[str, ...] = DEFAULT_PHONE_REGIONS) -> dict[str, Detector]:
     """Every built-in detector, in the order in which they win overlapping text."""
     finders: tuple[tuple[str, Finder], ...] = (
         ("url_credentials", find_url_credentials),
@@ -45,7 +47,7 @@ def builtin_detectors(phone_region: str = "US") -> dict[str, Detector]:
         ("card", find_cards),
         ("national_id", find_national_ids),
         ("ip", find_ips),
-        ("phone", phone_finder(phone_region)),
+        ("phone", phone_finder(phone_regions)),
     )
     return {name: Detector(name, find) for name, find in finders}
 

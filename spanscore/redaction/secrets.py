@@ -59,6 +59,12 @@ _ASSIGNED = compiled(
     r"[\"']?\s{0,3}(?:[:=]|=>|\s)\s{0,3}[\"']?([^\s\"',;)}\]]{6,300})"
 )
 _TOKEN = compiled(r"[A-Za-z0-9+/_-]{24,500}={0,2}")
+_NOT_SECRET_PREFIXES = (
+    "sha1-", "sha256-", "sha384-", "sha512-",  # subresource and lockfile integrity digests
+    "chatcmpl-", "cmpl-", "msg_", "req_", "request_", "resp_", "run_", "call_", "toolu_", "file-", "file_",
+    "asst_", "thread_", "batch_", "evt_", "span_", "trace_",  # provider object and request ids
+)  # fmt: skip
+"""Random-looking tokens that identify a request or a digest, not a credential: never taken on looks."""
 MIN_ENTROPY_BITS = 4.0
 """Per character, for a token taken on its look alone (a random base62 token of 24+ characters scores ~4.3+)."""
 
@@ -74,8 +80,15 @@ def find_secrets(text: str) -> Iterator[Hit]:
         start, end = match.start(), match.end()
         if text[start - 1 : start].isalnum() or text[end : end + 1].isalnum():
             continue
-        if random_looking(match.group()):
-            yield start, end, match.group()
+        token = match.group()
+        if not token.lower().startswith(_NOT_SECRET_PREFIXES) and random_looking(token):
+            yield start, end, token
+
+
+def is_provider_key(value: str) -> bool:
+    """Whether ``value`` starts with a provider key's shape (``sk-...``, ``AKIA...``, ``ghp_...``)."""
+    match = _PROVIDER_KEYS.search(value)
+    return match is not None and match.start() == 0
 
 
 def _credential_like(value: str) -> bool:
