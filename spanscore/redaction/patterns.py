@@ -30,6 +30,8 @@ class Pattern(Protocol):
 
     def search(self, text: str) -> Match | None: ...
 
+    def split(self, text: str) -> list[str]: ...
+
 
 def compiled(pattern: str, *, ignore_case: bool = False) -> Pattern:
     """``pattern`` on RE2, or ``ValueError`` naming why RE2 refuses it."""
