@@ -16,8 +16,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from spanscore.config import ServiceConfig
+from spanscore.redaction.config import RedactConfig
 from spanscore.sampling.rules import RuleConfig
 from spanscore.server.service import Service
+from tests.e2e.api_client import api_call
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.fakes.fake_openai import FakeJudgeServer, Reply
 
@@ -111,3 +113,41 @@ async def test_the_judge_receives_placeholders_not_the_values(service_config: Se
     prompt = judge.answers[0].prompt if judge.answers else ""
     assert prompt.count("<EMAIL_1>") == 3 and "<EMAIL_2>" not in prompt, prompt
     assert prompt.count("<CARD_1>") == 3 and prompt.count("<SECRET_1>") == 2, prompt
+
+
+def _put(port: int, rules: list[dict]) -> tuple[int, dict]:  # type: ignore[type-arg]
+    return api_call(port, "/api/v1/rules", {"rules": rules}, method="PUT")  # type: ignore[no-any-return]
+
+
+async def test_a_token_holder_can_add_to_the_policy_but_not_turn_it_off(service_config: ServiceConfig) -> None:
+    """The operator's default masks emails only; over the rules API a rule can add the operator's card set,
+    but emptying its own ``redact`` or naming a set the file lacks neither unmasks nor defines anything."""
+    service_config.redact = RedactConfig.model_validate(
+        {"default": "contacts", "sets": {"contacts": {"detectors": ["email"]}, "payments": {"detectors": ["card"]}}}
+    )
+    async with FakeJudgeServer() as judge:
+        judge.script("judge", Reply.json({"ok": 1}), Reply.json({"ok": 1}))
+        service_config.judge = {"model": "openai/judge", "api_base": judge.base_url, "timeout_s": 5}
+        service_config.collector.runs = service_config.collector.runs.model_copy(update={"quiet_period_s": 0.2})
+        service_config.scoring.poll_interval_s = 0.05
+        service_config.rules = [RuleConfig.model_validate(JUDGE_RULE)]
+        service = Service(service_config)
+        await service.start()
+        try:
+            port = service.api.port
+            widened = {**JUDGE_RULE, "redact": ["payments"]}
+            status, body = await asyncio.to_thread(_put, port, [{**widened, "redact": ["nothing"]}])
+            assert status == 400 and "no set named 'nothing'" in json.dumps(body), body
+            status, body = await asyncio.to_thread(_put, port, [{**JUDGE_RULE, "redact": []}])
+            assert status == 200, body
+            assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), sensitive_run()) == "SUCCESS"
+            await _wait_rows(service, "SELECT Score FROM scores FINAL", 1)
+            status, body = await asyncio.to_thread(_put, port, [{**widened, "name": "with-cards"}])
+            assert status == 200, body
+            assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), sensitive_run()) == "SUCCESS"
+            await _wait_rows(service, "SELECT Score FROM scores FINAL", 2)
+        finally:
+            await service.shutdown()
+    first, second = (answer.prompt for answer in judge.answers)
+    assert EMAIL not in first and "<EMAIL_1>" in first and CARD in first  # the default holds with redact: []
+    assert EMAIL not in second and CARD not in second and "<CARD_1>" in second  # the added set applies too
