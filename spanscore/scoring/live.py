@@ -179,6 +179,9 @@ class LiveScoring:
         names = {rule.name for rule in rules}
         for rule, status in [key for key in self.scores_written if key[0] not in names]:
             del self.scores_written[rule, status]
+        redactions = self.dispatcher.workers.redactions
+        for rule, detector in [key for key in redactions if key[0] not in names]:
+            del redactions[rule, detector]
 
     # -- what the dispatcher holds, by name ----------------------------------------------------------
 
@@ -318,6 +321,8 @@ class LiveScoring:
             out[f"scoring_jobs_{state}"] = count
         for (rule, status), count in self.scores_written.items():
             out[metric_key("scores_written", rule=rule, status=status)] = count
+        for (rule, detector), count in self.workers.redactions.items():
+            out[metric_key("judge_redactions", rule=rule, detector=detector)] = count
         for decision, count in self.decisions_written.items():
             out[metric_key("decisions_written", decision=decision)] = count
         return out

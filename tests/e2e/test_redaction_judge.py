@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import urllib.request
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -19,7 +20,7 @@ from spanscore.config import ServiceConfig
 from spanscore.redaction.config import RedactConfig
 from spanscore.sampling.rules import RuleConfig
 from spanscore.server.service import Service
-from tests.e2e.api_client import api_call
+from tests.e2e.api_client import api_call, api_json
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.fakes.fake_openai import FakeJudgeServer, Reply
 
@@ -101,10 +102,19 @@ async def test_the_judge_receives_placeholders_not_the_values(service_config: Se
         await service.start()
         try:
             assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), sensitive_run()) == "SUCCESS"
-            rows = await _wait_rows(service, "SELECT Score, Status FROM scores FINAL", 1)
-            assert rows == [(1.0, "ok")]
+            rows = await _wait_rows(service, "SELECT Score, Status, TraceId FROM scores FINAL", 1)
+            assert [row[:2] for row in rows] == [(1.0, "ok")]
+            port = service.api.port
+            run = await asyncio.to_thread(api_json, port, f"/api/v1/dashboard/runs/{rows[0][2]}")
+            metrics = await asyncio.to_thread(_metrics, port)
         finally:
             await service.shutdown()
+    # The run page's "What was scored": the text as sent (placeholders) and the counts, never the values.
+    (score,) = run["scores"]
+    assert score["judge_redactions"] == "card=3, email=3, secret=2"
+    assert "<EMAIL_1>" in score["judge_sent"] and EMAIL not in json.dumps(run["scores"])
+    # /metrics counts redactions per rule and detector.
+    assert 'spanscore_judge_redactions_total{detector="email",rule="answer-check"} 3.0' in metrics, metrics[-2000:]
     sent = json.dumps(judge.requests_for("judge"))
     assert len(judge.requests_for("judge")) == 1
     for value in (EMAIL, "4111 1111 1111 1111", "4111111111111111", API_KEY, "Xq7Lm2Vb9Rt4Kp8Wz3Hn6Jc1Fd5Gs0Ya"):
@@ -113,6 +123,11 @@ async def test_the_judge_receives_placeholders_not_the_values(service_config: Se
     prompt = judge.answers[0].prompt if judge.answers else ""
     assert prompt.count("<EMAIL_1>") == 3 and "<EMAIL_2>" not in prompt, prompt
     assert prompt.count("<CARD_1>") == 3 and prompt.count("<SECRET_1>") == 2, prompt
+
+
+def _metrics(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as response:
+        return str(response.read().decode("utf-8"))
 
 
 def _put(port: int, rules: list[dict]) -> tuple[int, dict]:  # type: ignore[type-arg]

@@ -71,7 +71,8 @@ SELECT toUnixTimestamp64Milli(RunTimestamp) AS run_time_ms, Rule AS rule, Scorer
        Status AS status, Reason AS reason, Error AS error, SpanId AS span_id, RunId AS run_id,
        SampleRate AS sample_rate, JudgeModel AS judge_model, CostUsd AS cost_usd,
        InputTokens AS input_tokens, OutputTokens AS output_tokens, Target AS target, SessionId AS session_id,
-       Attributes['pending_span'] != '' AS waiting_for_trace, Attributes['never_resolved'] != '' AS never_resolved
+       Attributes['pending_span'] != '' AS waiting_for_trace, Attributes['never_resolved'] != '' AS never_resolved,
+       Attributes['judge.sent'] AS judge_sent, Attributes['judge.redactions'] AS judge_redactions
 FROM scores FINAL
 WHERE TraceId = {trace_id:String}
 ORDER BY Scorer, Rule, SpanId
