@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from spanscore.errors import ConfigError
+from spanscore.redaction.redactor import Redactor
 from spanscore.run import SPAN_TARGETS, Run, Turn
 from spanscore.runs.assembly import assemble_runs
 from spanscore.runs.config import RunsConfig
@@ -85,6 +86,8 @@ class Preview:
     llm_scorers: int
     estimated_judge_calls: int
     estimated_cost_usd: float | None
+    would_send: list[dict[str, Any]] = field(default_factory=list)
+    """What the rule's judges would be sent for the newest sampled run, redacted (``judge_preview``)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -95,19 +98,31 @@ class Preview:
             "outcomes": self.outcomes,
             "estimated_judge_calls": self.estimated_judge_calls,
             "estimated_cost_usd": self.estimated_cost_usd,
+            "would_send": self.would_send,
         }
 
 
 def preview(
-    store: ClickHouseStore, rule: RuleConfig, since_s: float, runs: RunsConfig, judge: Judge | None = None
+    store: ClickHouseStore,
+    rule: RuleConfig,
+    since_s: float,
+    runs: RunsConfig,
+    judge: Judge | None = None,
+    redactor: Redactor | None = None,
 ) -> Preview:
-    """How many stored runs the rule matches and would sample, and what the judge would cost."""
+    """How many stored runs the rule matches and would sample, what the judge would cost and be sent."""
+    from spanscore.offline.judge_preview import would_send  # scorer and judge modules: only when previewing
+    from spanscore.redaction.scope import default_redactor
     from spanscore.scoring.live import build_rule_scorers
 
     candidates = stored_runs(store, since_s, runs, target=rule.target)
     outcomes: Counter[str] = Counter()
+    newest_sampled: Run | None = None
     for run in candidates:
-        outcomes[preview_run([rule], run)[0].outcome.value] += 1
+        outcome = preview_run([rule], run)[0].outcome.value
+        outcomes[outcome] += 1
+        if outcome == "sampled" and (newest_sampled is None or run.start_time_ns > newest_sampled.start_time_ns):
+            newest_sampled = run
     scorers = build_rule_scorers([rule], judge)[rule.name]
     llm = [s for s in scorers if s.info.kind == "llm"]
     sampled = outcomes["sampled"]
@@ -121,6 +136,7 @@ def preview(
         llm_scorers=len(llm),
         estimated_judge_calls=sampled * sum(scorer.judge_steps for scorer in llm),
         estimated_cost_usd=None if cost is None else round(cost * sampled, 6),
+        would_send=[] if newest_sampled is None else would_send(llm, newest_sampled, redactor or default_redactor()),
     )
 
 

@@ -113,7 +113,7 @@ class RedactionPolicies:
         """The default set plus ``added`` (set names): a rule can only widen what is masked."""
         unknown = self.unknown_sets(added)
         if unknown:
-            raise ValueError(f"redact: no set named {unknown[0]!r}; the sets are {self.set_names()}")
+            raise ConfigError(f"redact: no set named {unknown[0]!r} in the config file; the sets are {self.set_names()}")
         key = tuple(sorted({self.config.default, *added}))
         redactor = self._cache.get(key)
         if redactor is None:
@@ -124,7 +124,7 @@ class RedactionPolicies:
     def only(self, name: str) -> Redactor:
         """One set on its own, without the default: what ``spanscore redact --policy NAME`` shows."""
         if self.unknown_sets([name]):
-            raise ValueError(f"redact: no set named {name!r}; the sets are {self.set_names()}")
+            raise ConfigError(f"redact: no set named {name!r} in the config file; the sets are {self.set_names()}")
         return Redactor(self._detectors((name,)))
 
     def set_names(self) -> list[str]:

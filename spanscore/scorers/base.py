@@ -105,6 +105,11 @@ class Scorer:
         return self.info.id
 
     @property
+    def steps(self) -> dict[str, Step | None]:
+        """The four steps by name (``preprocess`` ... ``generate_reason``); None where a scorer has none."""
+        return dict(zip(STEP_NAMES, self._steps, strict=True))
+
+    @property
     def judge_steps(self) -> int:
         """How many of the steps ask the judge: the fewest judge calls one scored run costs (re-asks add more)."""
         return sum(1 for step in self._steps if is_async_step(step))

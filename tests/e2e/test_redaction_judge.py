@@ -10,12 +10,16 @@ import asyncio
 import json
 import time
 import urllib.request
+from pathlib import Path
 
+import pytest
+import yaml
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from spanscore.cli.commands import main
 from spanscore.config import ServiceConfig
 from spanscore.redaction.config import RedactConfig
 from spanscore.sampling.rules import RuleConfig
@@ -166,3 +170,30 @@ async def test_a_token_holder_can_add_to_the_policy_but_not_turn_it_off(service_
     first, second = (answer.prompt for answer in judge.answers)
     assert EMAIL not in first and "<EMAIL_1>" in first and CARD in first  # the default holds with redact: []
     assert EMAIL not in second and CARD not in second and "<CARD_1>" in second  # the added set applies too
+
+
+async def test_rules_preview_shows_what_the_judge_would_be_sent_redacted(
+    service_config: ServiceConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service_config.judge = {"model": "openai/judge", "api_base": "http://127.0.0.1:9/v1", "timeout_s": 5}
+    service = Service(service_config)
+    await service.start()
+    try:
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), sensitive_run()) == "SUCCESS"
+        await _wait_rows(service, "SELECT TraceId FROM otel_traces", 2)
+        port = service.api.port
+        body = {"rule": "answer-check", "since": "1h", "rules": [JUDGE_RULE]}
+        status, answer = await asyncio.to_thread(api_call, port, "/api/v1/rules/preview", body)
+        assert status == 200, answer
+        (shown,) = answer["would_send"]
+        assert shown["scorer"] == "answer_meaning" and shown["masked"] == {"card": 3, "email": 3, "secret": 2}
+        assert "<EMAIL_1>" in shown["text"] and EMAIL not in json.dumps(answer) and API_KEY not in json.dumps(answer)
+        file = tmp_path / "rules.yaml"
+        file.write_text(yaml.safe_dump({"rules": [JUDGE_RULE]}), encoding="utf-8")
+        monkeypatch.setenv("SPANSCORE_API__PORT", str(port))
+        argv = ["rules", "preview", "answer-check", "--file", str(file), "--since", "1h"]
+        assert await asyncio.to_thread(main, argv) == 0
+        out = capsys.readouterr().out
+        assert "would send (masked: card=3, email=3, secret=2)" in out and "<CARD_1>" in out and EMAIL not in out
+    finally:
+        await service.shutdown()
