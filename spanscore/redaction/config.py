@@ -111,9 +111,7 @@ class RedactionPolicies:
 
     def for_rule(self, added: Sequence[str] = ()) -> Redactor:
         """The default set plus ``added`` (set names): a rule can only widen what is masked."""
-        unknown = self.unknown_sets(added)
-        if unknown:
-            raise ConfigError(f"redact: no set named {unknown[0]!r} in the config file; the sets are {self.set_names()}")
+        self._refuse_unknown(added)
         key = tuple(sorted({self.config.default, *added}))
         redactor = self._cache.get(key)
         if redactor is None:
@@ -123,9 +121,14 @@ class RedactionPolicies:
 
     def only(self, name: str) -> Redactor:
         """One set on its own, without the default: what ``spanscore redact --policy NAME`` shows."""
-        if self.unknown_sets([name]):
-            raise ConfigError(f"redact: no set named {name!r} in the config file; the sets are {self.set_names()}")
+        self._refuse_unknown([name])
         return Redactor(self._detectors((name,)))
+
+    def _refuse_unknown(self, names: Sequence[str]) -> None:
+        unknown = self.unknown_sets(names)
+        if unknown:
+            sets = ", ".join(self.set_names())
+            raise ConfigError(f"redact: no set named {unknown[0]!r} in the config file; the sets are {sets}")
 
     def set_names(self) -> list[str]:
         return [ALL, *self.config.sets]
