@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from spanscore.errors import ConfigError
+from spanscore.redaction.config import RedactConfig
 from spanscore.redaction.redactor import Redactor
 from spanscore.run import SPAN_TARGETS, Run, Turn
 from spanscore.runs.assembly import assemble_runs
@@ -192,8 +193,11 @@ async def backfill(
     scoring: Any = None,
     progress: BackfillProgress | None = None,
     judge: Judge | None = None,
+    redact: RedactConfig | None = None,
 ) -> dict[str, Any]:
     """Score the stored runs of the last ``since_s`` seconds with ``rule``; safe to repeat or resume.
+
+    ``redact`` is the config's policy: the rule's judges are sent what they would be sent live.
 
     Runs go to the live pipeline in chunks, so decisions are written one insert per chunk (as live
     scoring batches them) and cancellation is checked between chunks.
@@ -214,7 +218,7 @@ async def backfill(
     todo = [run for run in candidates if run.run_id not in done]
     progress.total, progress.skipped = len(candidates), len(candidates) - len(todo)
     progress.done, progress.started = progress.skipped, time.monotonic()
-    live = LiveScoring(store, [rule], runs=runs, scoring=settings, judge=judge)
+    live = LiveScoring(store, [rule], runs=runs, scoring=settings, judge=judge, redact=redact)
     await live.start()
     try:
         for start in range(0, len(todo), _CHUNK):

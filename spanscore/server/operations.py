@@ -99,7 +99,9 @@ class ServiceOperations:
         self.backfill_progress = self._backfills[rule.name] = progress = BackfillProgress(rule.name)
         runs, scoring = self._config.collector.runs, self._config.scoring
         try:
-            return await backfill(self._store, rule, parse_since(since), runs, scoring, progress, self._judge())
+            return await backfill(
+                self._store, rule, parse_since(since), runs, scoring, progress, self._judge(), self._config.redact
+            )
         finally:
             progress.finished = True
 
