@@ -2,7 +2,7 @@
 
 A digit run alone says little (order numbers, timestamps and prices look alike), so every candidate from
 the RE2 scan must also pass the number's own check: Luhn and an issuer prefix for cards, the ISO 7064
-checksum for IBANs (python-stdnum), each national format's check digits (python-stdnum), and Google's
+checksum for IBANs (their check digits), each national format's check digits (their check digits), and Google's
 numbering plan for phones (phonenumbers).
 """
 
@@ -11,18 +11,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import phonenumbers
-from stdnum import iban as stdnum_iban
-from stdnum.br import cpf
-from stdnum.ca import sin
-from stdnum.de import idnr
-from stdnum.es import dni, nie
-from stdnum.fr import nir
-from stdnum.in_ import aadhaar
-from stdnum.it import codicefiscale
-from stdnum.nl import bsn
-from stdnum.pl import pesel
-from stdnum.se import personnummer
 
+from spanscore.redaction.checksums import (
+    aadhaar_valid,
+    bsn_valid,
+    codice_fiscale_valid,
+    cpf_valid,
+    dni_valid,
+    iban_valid,
+    luhn_valid,
+    nie_valid,
+    nir_valid,
+    personnummer_valid,
+    pesel_valid,
+    sin_valid,
+    steuer_id_valid,
+)
 from spanscore.redaction.patterns import Pattern, compiled
 
 Hit = tuple[int, int, str]
@@ -53,38 +57,28 @@ def _ssn_digits_valid(digits: str) -> bool:
     return _ssn_valid(digits[:3], digits[3:5], digits[5:])
 
 
-# Written forms distinctive enough to find on their own, each with python-stdnum's check.
+# Written forms distinctive enough to find on their own, each with their check digits's check.
 _NATIONAL: tuple[tuple[Pattern, Callable[[str], bool]], ...] = (
-    (compiled(r"\b\d{8}-?[A-Z]\b"), dni.is_valid),
-    (compiled(r"\b[XYZ]-?\d{7}-?[A-Z]\b"), nie.is_valid),
-    (compiled(r"\b[A-Z]{6}\d{2}[A-Z]\d{2}[A-Z]\d{3}[A-Z]\b"), codicefiscale.is_valid),
-    (compiled(r"\b\d{3}\.\d{3}\.\d{3}-\d{2}\b"), cpf.is_valid),
+    (compiled(r"\b\d{8}-?[A-Z]\b"), dni_valid),
+    (compiled(r"\b[XYZ]-?\d{7}-?[A-Z]\b"), nie_valid),
+    (compiled(r"\b[A-Z]{6}\d{2}[A-Z]\d{2}[A-Z]\d{3}[A-Z]\b"), codice_fiscale_valid),
+    (compiled(r"\b\d{3}\.\d{3}\.\d{3}-\d{2}\b"), cpf_valid),
 )
 # Plain digit runs that a check digit alone cannot tell from an order number: only after a word naming them.
 _NAMED_NATIONAL: tuple[tuple[Pattern, Callable[[str], bool], tuple[str, ...]], ...] = (
-    (compiled(r"\b\d{9}\b"), bsn.is_valid, ("bsn", "burgerservicenummer", "citizen service")),
-    (compiled(r"\b\d{11}\b"), pesel.is_valid, ("pesel",)),
-    (compiled(r"\b\d{11}\b"), idnr.is_valid, ("steuer-id", "steuerid", "idnr", "steueridentifikationsnummer")),
-    (compiled(r"\b(?:\d{2})?\d{6}[-+]?\d{4}\b"), personnummer.is_valid, ("personnummer", "personal identity")),
-    (compiled(r"\b[2-9]\d{3} ?\d{4} ?\d{4}\b"), aadhaar.is_valid, ("aadhaar", "aadhar")),
-    (compiled(r"\b\d{3}[ -]?\d{3}[ -]?\d{3}\b"), sin.is_valid, ("sin", "social insurance")),
-    (compiled(r"\b[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}\b"), nir.is_valid, ("nir", "sécu")),
+    (compiled(r"\b\d{9}\b"), bsn_valid, ("bsn", "burgerservicenummer", "citizen service")),
+    (compiled(r"\b\d{11}\b"), pesel_valid, ("pesel",)),
+    (compiled(r"\b\d{11}\b"), steuer_id_valid, ("steuer-id", "steuerid", "idnr", "steueridentifikationsnummer")),
+    (compiled(r"\b(?:\d{2})?\d{6}[-+]?\d{4}\b"), personnummer_valid, ("personnummer", "personal identity")),
+    (compiled(r"\b[2-9]\d{3} ?\d{4} ?\d{4}\b"), aadhaar_valid, ("aadhaar", "aadhar")),
+    (compiled(r"\b\d{3}[ -]?\d{3}[ -]?\d{3}\b"), sin_valid, ("sin", "social insurance")),
+    (compiled(r"\b[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}\b"), nir_valid, ("nir", "sécu")),
     (compiled(r"\b\d{9}\b"), _ssn_digits_valid, ("ssn", "social security")),
 )
 
 
 def _digits(text: str) -> str:
     return "".join(c for c in text if c.isdigit())
-
-
-def luhn_valid(digits: str) -> bool:
-    total = 0
-    for index, char in enumerate(reversed(digits)):
-        value = int(char)
-        if index % 2:
-            value = value * 2 - 9 if value > 4 else value * 2
-        total += value
-    return total % 10 == 0
 
 
 def find_cards(text: str) -> Iterator[Hit]:
@@ -105,7 +99,7 @@ def find_ibans(text: str) -> Iterator[Hit]:
         groups = match.group().split(" ")
         for count in range(len(groups), 0, -1):
             compact = "".join(groups[:count])
-            if len(compact) >= 15 and stdnum_iban.is_valid(compact):
+            if len(compact) >= 15 and iban_valid(compact):
                 yield match.start(), match.start() + len(" ".join(groups[:count])), compact
                 break
 

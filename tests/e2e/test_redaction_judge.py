@@ -26,6 +26,7 @@ from spanscore.sampling.rules import RuleConfig
 from spanscore.server.service import Service
 from tests.e2e.api_client import api_call, api_json
 from tests.e2e.otlp_clients import export, grpc_exporter
+from tests.e2e.test_dashboard import CHROMIUM, BrowserWatch
 from tests.fakes.fake_openai import FakeJudgeServer, Reply
 
 EMAIL = "jane.doe@example.org"
@@ -111,8 +112,11 @@ async def test_the_judge_receives_placeholders_not_the_values(service_config: Se
             port = service.api.port
             run = await asyncio.to_thread(api_json, port, f"/api/v1/dashboard/runs/{rows[0][2]}")
             metrics = await asyncio.to_thread(_metrics, port)
+            shown = await _run_page_judge_sent(port, rows[0][2])
         finally:
             await service.shutdown()
+    if shown is not None:  # the page itself, where Chromium is installed
+        assert "masked: card=3, email=3, secret=2" in shown and "<EMAIL_1>" in shown and EMAIL not in shown
     # The run page's "What was scored": the text as sent (placeholders) and the counts, never the values.
     (score,) = run["scores"]
     assert score["judge_redactions"] == "card=3, email=3, secret=2"
@@ -127,6 +131,28 @@ async def test_the_judge_receives_placeholders_not_the_values(service_config: Se
     prompt = judge.answers[0].prompt if judge.answers else ""
     assert prompt.count("<EMAIL_1>") == 3 and "<EMAIL_2>" not in prompt, prompt
     assert prompt.count("<CARD_1>") == 3 and prompt.count("<SECRET_1>") == 2, prompt
+
+
+async def _run_page_judge_sent(port: int, trace_id: str) -> str | None:
+    """The run page's "What was scored" block of what the judge was sent, as Chromium renders it."""
+    if CHROMIUM is None:
+        return None
+    from playwright.async_api import async_playwright
+
+    base = f"http://127.0.0.1:{port}"
+    async with async_playwright() as driver:
+        browser = await driver.chromium.launch(executable_path=CHROMIUM, headless=True)
+        try:
+            page = await browser.new_page()
+            watch = BrowserWatch(base)
+            watch.attach(page)
+            await page.goto(f"{base}/dashboard/run?trace={trace_id}")
+            await page.wait_for_selector("body[data-state=ready]", timeout=20_000)
+            text = await page.locator("#scored-runs .judge-sent").inner_text()
+        finally:
+            await browser.close()
+    assert watch.problems == []
+    return str(text)
 
 
 def _metrics(port: int) -> str:
