@@ -57,6 +57,9 @@ class CollectorConfig(_Section):
     """When a conversation is ready for ``target: session`` rules (see docs/sampling.md, "Sessions")."""
     limits: LimitsConfig = LimitsConfig()
     """Per-request span count, attribute value length and attributes per span."""
+    redact: str | None = None
+    """A set of ``redact.sets`` (or ``all``) masked in span attributes and log bodies before they are spooled or
+    stored; unset: stored as sent, and redaction happens only before a judge call (docs/security.md)."""
     auth_tokens: list[str] = []
     """Bearer tokens accepted on the OTLP receivers; empty means no authentication. One token may be given
     as a plain string (``SPANSCORE_COLLECTOR__AUTH_TOKENS=<token>``), so one secret serves every consumer."""
@@ -118,7 +121,15 @@ class ServiceConfig(_Section):
 
     @model_validator(mode="after")
     def _rules_name_defined_redaction_sets(self) -> ServiceConfig:
-        problems = rule_redaction_problems(self.rules, RedactionPolicies(self.redact))
+        policies = RedactionPolicies(self.redact)
+        problems = rule_redaction_problems(self.rules, policies)
+        if self.collector.redact is not None and policies.unknown_sets([self.collector.redact]):
+            problems.append(f"collector.redact: no set named {self.collector.redact!r} under redact.sets (or 'all')")
+        if self.collector.redact is not None and self.forward is not None and self.forward.spans:
+            problems.append(
+                "collector.redact and forward.spans: pass-through forwards the spans as received, unredacted; "
+                "turn one of them off"
+            )
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -28,6 +28,7 @@ from spanscore.collector.decode_budget import check_json
 from spanscore.collector.export_chunks import split_export
 from spanscore.collector.limits import LimitCounters, LimitsConfig, apply_limits, apply_log_limits
 from spanscore.collector.otlp_json import otlp_json_to_protobuf
+from spanscore.collector.redaction import IngestRedaction
 from spanscore.pipeline import Consumer
 from spanscore.records import LogRecord, SpanRecord
 
@@ -130,8 +131,11 @@ class Ingest:
         logs: Consumer[Sequence[LogRecord]],
         passthrough: Consumer[ExportTraceServiceRequest] | None = None,
         limits: LimitsConfig | None = None,
+        redaction: IngestRedaction | None = None,
     ) -> None:
         self._limits = limits or LimitsConfig()
+        self.redaction = redaction
+        """``collector.redact``: masks values before they are spooled or stored (None: stored as sent)."""
         self.limit_counters = LimitCounters()
         self._passthrough = passthrough
         self._spans = spans
@@ -151,6 +155,8 @@ class Ingest:
             if self._passthrough is not None:
                 requests.append(request)
         spans = apply_limits(decoded.items, self._limits, self.limit_counters)
+        if self.redaction is not None:
+            spans = self.redaction.spans(spans)
         self.limit_counters.add_decode_drops(bounds)
         return _DecodedTraces(requests, spans, decoded.rejected, decoded.error_message)
 
@@ -188,6 +194,8 @@ class Ingest:
             decoded.items.extend(part.items)
             decoded.reject(part.rejected, part.error_message)
         records = apply_log_limits(decoded.items, self._limits, self.limit_counters)
+        if self.redaction is not None:
+            records = self.redaction.logs(records)
         return records, decoded.rejected, decoded.error_message
 
     async def export_log_body(

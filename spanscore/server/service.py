@@ -24,11 +24,13 @@ from spanscore.alerting.notify import Notifier
 from spanscore.collector.evaluation_events import evaluations_in_logs, evaluations_in_spans
 from spanscore.collector.evaluation_tap import EvaluationTap
 from spanscore.collector.ingest import Ingest
+from spanscore.collector.redaction import IngestRedaction
 from spanscore.config import ServiceConfig
 from spanscore.errors import ConfigError
 from spanscore.export.forward import ScoreExporter, SpanPassThrough
 from spanscore.pipeline import Relay
 from spanscore.records import LogRecord, SpanRecord
+from spanscore.redaction.config import RedactionPolicies
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
 from spanscore.scoring.feedback_resolver import FeedbackResolver
@@ -78,7 +80,9 @@ class Service:
         self.feedback_resolver = FeedbackResolver(self.store, self.feedback_writer)
         self.span_tap = EvaluationTap(self.span_writer, evaluations_in_spans, self.feedback_writer)
         self.log_tap = EvaluationTap(self.log_writer, evaluations_in_logs, self.feedback_writer)
-        self.ingest = Ingest(self.span_tap, self.log_tap, self.passthrough, config.collector.limits)
+        self.ingest = Ingest(
+            self.span_tap, self.log_tap, self.passthrough, config.collector.limits, ingest_redaction(config)
+        )
         tokens = TokenCheck(config.collector.auth_tokens)
         self.grpc = GrpcReceiver(config.collector.grpc, self.ingest, tokens) if config.collector.grpc.enabled else None
         self.http = HttpReceiver(config.collector.http, self.ingest, tokens) if config.collector.http.enabled else None
@@ -220,6 +224,13 @@ async def _close_judge_workers(judge: Judge) -> None:
         await judge.aclose()
     except Exception:
         log.exception("judge worker shutdown failed")
+
+
+def ingest_redaction(config: ServiceConfig) -> IngestRedaction | None:
+    """``collector.redact``'s set as an ingest policy, or None when values are stored as sent."""
+    if config.collector.redact is None:
+        return None
+    return IngestRedaction(RedactionPolicies(config.redact).only(config.collector.redact))
 
 
 def _alerting(config: ServiceConfig, store: ClickHouseStore, fleet: FleetParts | None) -> AlertEvaluator:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 import urllib.request
 from pathlib import Path
@@ -155,6 +156,12 @@ async def _run_page_judge_sent(port: int, trace_id: str) -> str | None:
     return str(text)
 
 
+def _spooled_bytes(spool_dir: str) -> bytes:
+    """Everything left in the spool directory (segments, dead letters) after the service stopped."""
+    spool = Path(spool_dir)
+    return b"".join(path.read_bytes() for path in spool.rglob("*") if path.is_file()) if spool.is_dir() else b""
+
+
 def _metrics(port: int) -> str:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as response:
         return str(response.read().decode("utf-8"))
@@ -223,3 +230,22 @@ async def test_rules_preview_shows_what_the_judge_would_be_sent_redacted(
         assert "would send (masked: card=3, email=3, secret=2)" in out and "<CARD_1>" in out and EMAIL not in out
     finally:
         await service.shutdown()
+
+
+async def test_collector_redact_masks_before_the_spool_and_the_store(service_config: ServiceConfig) -> None:
+    service_config.collector.redact = "all"
+    service = Service(service_config)
+    await service.start()
+    try:
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), sensitive_run()) == "SUCCESS"
+        sql = "SELECT toString(SpanAttributes) FROM otel_traces ORDER BY SpanName"
+        stored = " ".join(row[0] for row in await _wait_rows(service, sql, 2))
+        metrics = await asyncio.to_thread(_metrics, service.api.port)
+    finally:
+        await service.shutdown()
+    for value in (EMAIL, CARD, API_KEY):
+        assert value not in stored
+    emails = set(re.findall(r"<EMAIL_[0-9a-f]{8}>", stored))
+    assert len(emails) == 1 and stored.count(emails.pop()) == 4  # one email, four places, two spans
+    assert EMAIL.encode() not in await asyncio.to_thread(_spooled_bytes, service_config.storage.spool_dir or "")
+    assert 'spanscore_ingest_redactions_total{detector="email"} 4.0' in metrics
