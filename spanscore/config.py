@@ -24,6 +24,7 @@ from spanscore.config_secrets import is_secret_location, is_secret_value, scrub
 from spanscore.errors import ConfigError
 from spanscore.export.forward import ForwardConfig
 from spanscore.fleet.config import FleetConfig
+from spanscore.redaction.config import RedactConfig, RedactionPolicies, rule_redaction_problems
 from spanscore.runs.config import RunsConfig, SessionsConfig
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.judge.config import JudgeConfig
@@ -56,6 +57,9 @@ class CollectorConfig(_Section):
     """When a conversation is ready for ``target: session`` rules (see docs/sampling.md, "Sessions")."""
     limits: LimitsConfig = LimitsConfig()
     """Per-request span count, attribute value length and attributes per span."""
+    redact: str | None = None
+    """A set of ``redact.sets`` (or ``all``) masked in span attributes and log bodies before they are spooled or
+    stored; unset: stored as sent, and redaction happens only before a judge call (docs/security.md)."""
     auth_tokens: list[str] = []
     """Bearer tokens accepted on the OTLP receivers; empty means no authentication. One token may be given
     as a plain string (``SPANSCORE_COLLECTOR__AUTH_TOKENS=<token>``), so one secret serves every consumer."""
@@ -78,6 +82,8 @@ class ServiceConfig(_Section):
     """The default LLM judge (model, api_base, api_key_env, limits), as written: scorers merge their own
     ``judge`` options into it. Checked against ``JudgeConfig`` when the file is loaded; ``judge_config()`` is
     the typed form."""
+    redact: RedactConfig = RedactConfig()
+    """What is masked in run text before a judge sees it (docs/security.md, "Redaction"); rules may add sets."""
     alerts: list[AlertConfig] = []
     """Alerts on scores: an aggregate over a window against a threshold, with receivers (docs/alerts.md)."""
     alerting: AlertingConfig = AlertingConfig()
@@ -112,6 +118,21 @@ class ServiceConfig(_Section):
     log_level: str = Field("INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
     shutdown_timeout_s: float = Field(30.0, gt=0)
     """How long SIGTERM may take to drain buffered spans before the process gives up."""
+
+    @model_validator(mode="after")
+    def _rules_name_defined_redaction_sets(self) -> ServiceConfig:
+        policies = RedactionPolicies(self.redact)
+        problems = rule_redaction_problems(self.rules, policies)
+        if self.collector.redact is not None and policies.unknown_sets([self.collector.redact]):
+            problems.append(f"collector.redact: no set named {self.collector.redact!r} under redact.sets (or 'all')")
+        if self.collector.redact is not None and self.forward is not None and self.forward.spans:
+            problems.append(
+                "collector.redact and forward.spans: pass-through forwards the spans as received, unredacted; "
+                "turn one of them off"
+            )
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
 
     @model_validator(mode="after")
     def _drain_fits_in_shutdown(self) -> ServiceConfig:

@@ -48,6 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(offline.main(args_list[1:]))
     if args_list[:2] == ["judge", "check"]:
         return _judge_check(args_list[2:])
+    if args_list[:1] == ["redact"]:
+        from spanscore.cli import redact as redact_cli
+
+        return redact_cli.main(args_list[1:])
     args = build_parser().parse_args(args_list)
     try:
         config = load_config(args.config)

@@ -19,8 +19,19 @@ def preview_text(answer: dict[str, Any], since: str) -> str:
             f"sampled {answer.get('sampled', 0)}",
             f"  outcomes: {outcomes}",
             f"  estimated judge calls {answer.get('estimated_judge_calls', 0)}, estimated cost {cost_text}",
+            *_would_send_lines(answer.get("would_send") or []),
         ]
     )
+
+
+def _would_send_lines(shown: list[dict[str, Any]]) -> list[str]:
+    """What the judges would be sent for the newest sampled run, redacted; masked values counted per detector."""
+    lines: list[str] = []
+    for item in shown:
+        masked = ", ".join(f"{name}={count}" for name, count in sorted((item.get("masked") or {}).items())) or "none"
+        lines.append(f"  {printable(str(item.get('scorer')))} {item.get('step')} would send (masked: {masked}):")
+        lines.extend(f"    | {printable(line)}" for line in str(item.get("text", "")).splitlines())
+    return lines
 
 
 def backfill_text(answer: dict[str, Any]) -> str:

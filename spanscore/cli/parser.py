@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("sql", help="one read statement: SELECT, WITH, SHOW, DESCRIBE, EXPLAIN or EXISTS")
 
     commands.add_parser("score", help="score runs offline from JSONL or an OTLP JSON export", add_help=False)
+    commands.add_parser("redact", help="mask personal data and secrets in JSON Lines texts, as a judge rule would")
     judge = commands.add_parser("judge", help="judge tools: 'judge check' measures a judge model's agreement")
     judge.add_argument(
         "judge_command",

@@ -30,6 +30,7 @@ from spanscore.collector.export_chunks import split_export
 from spanscore.collector.limits import LimitCounters, Limiter, LimitsConfig, apply_limits, apply_log_limits
 from spanscore.collector.metrics_decode import check_point_count, metrics_from_request, parse_metrics
 from spanscore.collector.otlp_json import otlp_json_to_protobuf
+from spanscore.collector.redaction import IngestRedaction
 from spanscore.pipeline import Consumer
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.storage.metric_rows import MetricPoint
@@ -133,10 +134,13 @@ class Ingest:
         logs: Consumer[Sequence[LogRecord]],
         passthrough: Consumer[ExportTraceServiceRequest] | None = None,
         limits: LimitsConfig | None = None,
+        redaction: IngestRedaction | None = None,
         *,
         metrics: Consumer[Sequence[MetricPoint]],
     ) -> None:
         self._limits = limits or LimitsConfig()
+        self.redaction = redaction
+        """``collector.redact``: masks values before they are spooled or stored (None: stored as sent)."""
         self.limit_counters = LimitCounters()
         self._passthrough = passthrough
         self._spans = spans
@@ -157,6 +161,8 @@ class Ingest:
             if self._passthrough is not None:
                 requests.append(request)
         spans = apply_limits(decoded.items, self._limits, self.limit_counters)
+        if self.redaction is not None:
+            spans = self.redaction.spans(spans)
         self.limit_counters.add_decode_drops(bounds)
         return _DecodedTraces(requests, spans, decoded.rejected, decoded.error_message)
 
@@ -194,6 +200,8 @@ class Ingest:
             decoded.items.extend(part.items)
             decoded.reject(part.rejected, part.error_message)
         records = apply_log_limits(decoded.items, self._limits, self.limit_counters)
+        if self.redaction is not None:
+            records = self.redaction.logs(records)
         return records, decoded.rejected, decoded.error_message
 
     async def export_log_body(

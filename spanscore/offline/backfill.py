@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from spanscore.errors import ConfigError
+from spanscore.redaction.config import RedactConfig
+from spanscore.redaction.redactor import Redactor
 from spanscore.run import SPAN_TARGETS, Run, Turn
 from spanscore.runs.assembly import assemble_runs
 from spanscore.runs.config import RunsConfig
@@ -85,6 +87,8 @@ class Preview:
     llm_scorers: int
     estimated_judge_calls: int
     estimated_cost_usd: float | None
+    would_send: list[dict[str, Any]] = field(default_factory=list)
+    """What the rule's judges would be sent for the newest sampled run, redacted (``judge_preview``)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -95,19 +99,31 @@ class Preview:
             "outcomes": self.outcomes,
             "estimated_judge_calls": self.estimated_judge_calls,
             "estimated_cost_usd": self.estimated_cost_usd,
+            "would_send": self.would_send,
         }
 
 
 def preview(
-    store: ClickHouseStore, rule: RuleConfig, since_s: float, runs: RunsConfig, judge: Judge | None = None
+    store: ClickHouseStore,
+    rule: RuleConfig,
+    since_s: float,
+    runs: RunsConfig,
+    judge: Judge | None = None,
+    redactor: Redactor | None = None,
 ) -> Preview:
-    """How many stored runs the rule matches and would sample, and what the judge would cost."""
+    """How many stored runs the rule matches and would sample, what the judge would cost and be sent."""
+    from spanscore.offline.judge_preview import would_send  # scorer and judge modules: only when previewing
+    from spanscore.redaction.scope import default_redactor
     from spanscore.scoring.live import build_rule_scorers
 
     candidates = stored_runs(store, since_s, runs, target=rule.target)
     outcomes: Counter[str] = Counter()
+    newest_sampled: Run | None = None
     for run in candidates:
-        outcomes[preview_run([rule], run)[0].outcome.value] += 1
+        outcome = preview_run([rule], run)[0].outcome.value
+        outcomes[outcome] += 1
+        if outcome == "sampled" and (newest_sampled is None or run.start_time_ns > newest_sampled.start_time_ns):
+            newest_sampled = run
     scorers = build_rule_scorers([rule], judge)[rule.name]
     llm = [s for s in scorers if s.info.kind == "llm"]
     sampled = outcomes["sampled"]
@@ -121,6 +137,7 @@ def preview(
         llm_scorers=len(llm),
         estimated_judge_calls=sampled * sum(scorer.judge_steps for scorer in llm),
         estimated_cost_usd=None if cost is None else round(cost * sampled, 6),
+        would_send=[] if newest_sampled is None else would_send(llm, newest_sampled, redactor or default_redactor()),
     )
 
 
@@ -176,8 +193,11 @@ async def backfill(
     scoring: Any = None,
     progress: BackfillProgress | None = None,
     judge: Judge | None = None,
+    redact: RedactConfig | None = None,
 ) -> dict[str, Any]:
     """Score the stored runs of the last ``since_s`` seconds with ``rule``; safe to repeat or resume.
+
+    ``redact`` is the config's policy: the rule's judges are sent what they would be sent live.
 
     Runs go to the live pipeline in chunks, so decisions are written one insert per chunk (as live
     scoring batches them) and cancellation is checked between chunks.
@@ -198,7 +218,7 @@ async def backfill(
     todo = [run for run in candidates if run.run_id not in done]
     progress.total, progress.skipped = len(candidates), len(candidates) - len(todo)
     progress.done, progress.started = progress.skipped, time.monotonic()
-    live = LiveScoring(store, [rule], runs=runs, scoring=settings, judge=judge)
+    live = LiveScoring(store, [rule], runs=runs, scoring=settings, judge=judge, redact=redact)
     await live.start()
     try:
         for start in range(0, len(todo), _CHUNK):

@@ -26,8 +26,11 @@ concern at 48 bits, and the value stays short enough to read in a dashboard colu
 
 
 def canonical_rules(rules: Sequence[RuleConfig]) -> list[dict[str, Any]]:
-    """The rules as plain data, defaults filled in and filters in their configured form."""
-    return [rule.model_dump(mode="json") for rule in rules]
+    """The rules as plain data, defaults filled in and filters in their configured form.
+
+    An empty ``redact`` is left out, so that rule sets written before redaction keep their version.
+    """
+    return [rule.model_dump(mode="json", exclude={"redact"} if not rule.redact else None) for rule in rules]
 
 
 def rule_set_version(rules: Sequence[RuleConfig]) -> str:

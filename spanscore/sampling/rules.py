@@ -123,6 +123,16 @@ class RuleConfig(BaseModel):
     always: AlwaysConfig = Field(default_factory=AlwaysConfig, description="Overrides scored at probability 1.")
     salt: str | None = Field(default=None, description="Draw independently of unsalted rules (breaks nesting).")
     budget: BudgetConfig | None = Field(default=None, description="Daily judge budget that lowers the rate.")
+    redact: list[str] = Field(
+        default_factory=list,
+        description="Sets of the config's redact.sets masked in what this rule's judges are sent, on top of "
+        "redact.default: a rule can add to the operator's redaction, never remove from it.",
+    )
+
+    @field_validator("redact", mode="before")
+    @classmethod
+    def _one_set_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
 
     @field_validator("where", mode="before")
     @classmethod

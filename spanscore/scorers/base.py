@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from spanscore.errors import ConfigError, RetryableError
+from spanscore.redaction.scope import redacting_run
 from spanscore.run import Run
 from spanscore.scorers.bounds import recording_cuts
 from spanscore.scorers.contracts import (
@@ -102,6 +103,11 @@ class Scorer:
     @property
     def id(self) -> str:
         return self.info.id
+
+    @property
+    def steps(self) -> dict[str, Step | None]:
+        """The four steps by name (``preprocess`` ... ``generate_reason``); None where a scorer has none."""
+        return dict(zip(STEP_NAMES, self._steps, strict=True))
 
     @property
     def judge_steps(self) -> int:
@@ -189,9 +195,14 @@ class Scorer:
         )
 
     async def _execute(self, run: Run) -> ScoreResult:
-        """Run the steps; what the built-in text helpers cut on the way is recorded in ``cuts`` (see ``bounds``)."""
-        with recording_cuts() as cuts:
+        """Run the steps; what the built-in text helpers cut on the way is recorded in ``cuts`` (see ``bounds``).
+
+        Judge steps share one run's placeholders and record what their redaction masked (``redaction.scope``).
+        """
+        with recording_cuts() as cuts, redacting_run() as redaction:
             result = await self._run_steps(run)
+        if redaction.counts:
+            result = replace(result, redactions=dict(redaction.counts))
         return replace(result, cuts=dict(cuts)) if cuts else result
 
     async def _run_steps(self, run: Run) -> ScoreResult:

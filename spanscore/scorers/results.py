@@ -74,6 +74,8 @@ class ScoreResult:
     """False when litellm could not price a judge call: ``cost_usd`` then counts only the priced ones."""
     cuts: Mapping[str, int] = field(default_factory=dict)
     """Texts cut to ``bounds.MAX_TEXT_CHARS`` before scoring: what ("output", "input", ...) -> original length."""
+    redactions: Mapping[str, int] = field(default_factory=dict)
+    """Values masked in what the judge was sent, per detector (``spanscore.redaction``); counts, never values."""
 
     @property
     def ok(self) -> bool:
@@ -104,6 +106,7 @@ class ScoreResult:
             "cost": "priced" if self.cost_known else "unknown",
             "judge_mode": self.judge_mode,
             "cuts": dict(self.cuts),
+            "redactions": dict(self.redactions),
         }
 
 

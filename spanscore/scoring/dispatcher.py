@@ -14,10 +14,11 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from spanscore.pipeline import Consumer
+from spanscore.redaction.redactor import Redactor
 from spanscore.run import Run, Turn
 from spanscore.runs.readiness import ReadyRun
 from spanscore.runs.sessions import ReadySession, SessionTracker, with_history
@@ -42,6 +43,8 @@ class ActiveRules:
     scorers: dict[str, list[Scorer]]
     version: str
     scores_sessions: bool
+    redactors: dict[str, Redactor] = field(default_factory=dict)
+    """Each rule's redaction policy (``redaction.config``): what its judge calls mask."""
 
 
 class SessionFence(Protocol):
@@ -192,7 +195,10 @@ class Dispatcher:
                     rules.engine.settle_run(decision.rule)  # nothing to run: release its budget reservation
                 book = RuleRun(decision, subject, outstanding=len(scorers), rule_version=rules.version)
                 book.grant = grants.get(run.run_id) if run.target == "session" else None
-                jobs.extend(ScoringJob(decision.rule, scorer, run, context=book) for scorer in scorers)
+                redactor = rules.redactors.get(decision.rule)
+                jobs.extend(
+                    ScoringJob(decision.rule, scorer, run, context=book, redactor=redactor) for scorer in scorers
+                )
                 key = (run.trace_id, run.run_id)
                 if scorers and run.target != "session" and key not in scored:  # a session turn is stored already
                     scored[key] = ScoredRunRow.of(run)

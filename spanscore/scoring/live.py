@@ -27,6 +27,7 @@ from spanscore.errors import ConfigError
 from spanscore.export.forward import ScoreExporter
 from spanscore.metric_keys import metric_key
 from spanscore.pipeline import Calling, Consumer, FanOut
+from spanscore.redaction.config import RedactConfig, RedactionPolicies, rule_redactors
 from spanscore.run import SPAN_TARGETS, Run, Turn
 from spanscore.runs.config import RunsConfig, SessionsConfig
 from spanscore.runs.intake import StoredLogs, StoredSpans
@@ -106,6 +107,7 @@ class LiveScoring:
         exporter: ScoreExporter | None = None,
         judge: Judge | None = None,
         writers: tuple[BatchWriter[ScoreRow], BatchWriter[DecisionRow], BatchWriter[ScoredRunRow]] | None = None,
+        redact: RedactConfig | None = None,
     ) -> None:
         """Build the stage; ``writers`` are the durable score, decision and scored-run write paths.
 
@@ -113,6 +115,7 @@ class LiveScoring:
         writers are used (backfill, tests).
         """
         self.config = scoring or ScoringConfig()
+        self.redaction = RedactionPolicies(redact)
         self._store = store
         self._exporter = exporter
         self.judge = judge
@@ -155,11 +158,14 @@ class LiveScoring:
     def _active(self, rules: Sequence[RuleConfig], engine: RuleEngine | None = None) -> ActiveRules:
         """Build every scorer of ``rules`` (``ConfigError`` if one fails) and point the assembler at their targets."""
         scorers = build_rule_scorers(rules, self.judge)
+        redactors = rule_redactors(rules, self.redaction)
         config = SamplingConfig(rules=list(rules))
         engine = engine.with_rules(config) if engine is not None else RuleEngine(config)
         targets = {rule.target for rule in rules}
         self.assembler.span_targets = frozenset(targets & set(SPAN_TARGETS))
-        return ActiveRules(engine, scorers, rule_set_version(rules), scores_sessions="session" in targets)
+        return ActiveRules(
+            engine, scorers, rule_set_version(rules), scores_sessions="session" in targets, redactors=redactors
+        )
 
     def replace_rules(self, rules: Sequence[RuleConfig]) -> None:
         """Score with ``rules`` from the next dispatch on; ``ConfigError`` (and no change) if any scorer fails to build.
@@ -173,6 +179,9 @@ class LiveScoring:
         names = {rule.name for rule in rules}
         for rule, status in [key for key in self.scores_written if key[0] not in names]:
             del self.scores_written[rule, status]
+        redactions = self.dispatcher.workers.redactions
+        for rule, detector in [key for key in redactions if key[0] not in names]:
+            del redactions[rule, detector]
 
     # -- what the dispatcher holds, by name ----------------------------------------------------------
 
@@ -312,6 +321,8 @@ class LiveScoring:
             out[f"scoring_jobs_{state}"] = count
         for (rule, status), count in self.scores_written.items():
             out[metric_key("scores_written", rule=rule, status=status)] = count
+        for (rule, detector), count in self.workers.redactions.items():
+            out[metric_key("judge_redactions", rule=rule, detector=detector)] = count
         for decision, count in self.decisions_written.items():
             out[metric_key("decisions_written", decision=decision)] = count
         return out

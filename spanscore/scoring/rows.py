@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from spanscore.redaction.shown import judge_sent_attributes
 from spanscore.run import Run
 from spanscore.runs.assembly import run_fingerprint
 from spanscore.sampling.decisions import Decision, Outcome
@@ -56,6 +57,7 @@ def score_row(
         attributes["judge.cost"] = "unknown"  # CostUsd then counts only the calls litellm could price
     if result.cuts:
         attributes[CUT_ATTRIBUTE] = describe_cuts(result.cuts)  # the score is of the text's start only
+    attributes.update(judge_sent_attributes(result.prompts, result.redactions))
     # A session is identified by its id, not by the run it currently ends with: a rescore replaces.
     trace_key, span_key = ("session", run.run_id) if run.target == "session" else (run.trace_id, run.span_id)
     return ScoreRow(

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from spanscore.pipeline import Consumer
+from spanscore.redaction.redactor import Redactor
+from spanscore.redaction.scope import under_policy
 from spanscore.run import Run
 from spanscore.scorers.base import Scorer, ScoreResult, Status
 from spanscore.scoring.code_pool import CodeScorerPool
@@ -59,6 +61,8 @@ class ScoringJob(Generic[C]):
     result: ScoreResult | None = None
     counted: bool = False
     created_at: float = field(default_factory=time.monotonic)
+    redactor: Redactor | None = None
+    """The rule's redaction policy for what its judges are sent (None: every built-in detector)."""
 
 
 class ScoringWorkers(Generic[C]):
@@ -84,6 +88,8 @@ class ScoringWorkers(Generic[C]):
         self._tasks: list[asyncio.Task[None]] = []
         self.states: Counter[str] = Counter()
         self.completed_per_rule: Counter[str] = Counter()
+        self.redactions: Counter[tuple[str, str]] = Counter()
+        """Values masked before a judge call, per (rule, detector), over every attempt (/metrics)."""
 
     @property
     def depth(self) -> int:
@@ -155,4 +161,11 @@ class ScoringWorkers(Generic[C]):
     async def _score(self, job: ScoringJob[C]) -> ScoreResult:
         if job.scorer.info.kind == "code":
             return await self.code.score(job.scorer, job.run)
-        return await job.scorer.arun(job.run)
+        if job.redactor is None:
+            result = await job.scorer.arun(job.run)
+        else:
+            with under_policy(job.redactor):
+                result = await job.scorer.arun(job.run)
+        for detector, count in result.redactions.items():
+            self.redactions[job.rule, detector] += count
+        return result

@@ -17,6 +17,7 @@ from spanscore.config import ServiceConfig
 from spanscore.durations import parse_since
 from spanscore.errors import ConflictError
 from spanscore.offline.backfill import BackfillProgress, backfill, find_rule, preview
+from spanscore.redaction.config import RedactionPolicies
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scoring.feedback import PENDING_SPAN, parse_scores, row_for_posted, row_for_unresolved
 from spanscore.storage.clickhouse import ClickHouseStore
@@ -81,7 +82,8 @@ class ServiceOperations:
         else:
             rule = find_rule(rules, rule_name, where="rules given")
         runs = self._config.collector.runs
-        result = await asyncio.to_thread(preview, self._store, rule, parse_since(since), runs, self._judge())
+        redactor = RedactionPolicies(self._config.redact).for_rule(rule.redact)  # as the rule's judges would mask
+        result = await asyncio.to_thread(preview, self._store, rule, parse_since(since), runs, self._judge(), redactor)
         return result.as_dict()
 
     async def backfill(self, rule_name: str, since: str) -> dict[str, Any]:
@@ -97,7 +99,9 @@ class ServiceOperations:
         self.backfill_progress = self._backfills[rule.name] = progress = BackfillProgress(rule.name)
         runs, scoring = self._config.collector.runs, self._config.scoring
         try:
-            return await backfill(self._store, rule, parse_since(since), runs, scoring, progress, self._judge())
+            return await backfill(
+                self._store, rule, parse_since(since), runs, scoring, progress, self._judge(), self._config.redact
+            )
         finally:
             progress.finished = True
 

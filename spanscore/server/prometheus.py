@@ -164,6 +164,8 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "sessions_continued_ignored": ("counter", "Runs of already scored sessions ignored under rescore: never."),
     "sessions_turns_dropped": ("counter", "Oldest turns dropped from sessions longer than max_turns."),
     "scores_written": ("counter", "Scores produced, by rule and status."),
+    "ingest_redactions": ("counter", "Values masked in spans and logs at ingest (collector.redact), by detector."),
+    "judge_redactions": ("counter", "Values masked in run text before a judge call, by rule and detector."),
     "decisions_written": ("counter", "Sampling decisions recorded, by decision."),
     "scoring_jobs": ("gauge", "Scoring jobs now in each live state."),
     "scoring_jobs_ended": ("counter", "Scoring jobs that ended, by final state."),

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from spanscore.config import ServiceConfig, load_config
 from spanscore.errors import ConfigError, RetryableError
+from spanscore.redaction.config import RedactionPolicies, rule_redactors
 from spanscore.sampling.rule_sets import RuleSet, canonical_rules, diff_rules
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
@@ -62,6 +63,7 @@ class RuleControl:
         async with self._lock:
             rules = list(rules)
             check_scorers(rule_scorer_uses(rules), self._config.judge, os.environ, source=source)
+            rule_redactors(rules, RedactionPolicies(self._config.redact))  # ConfigError: a set the file lacks
             if publish and self.publisher is not None:
                 await self.publisher.publish(rules, source)  # refused without Keeper: nothing changes
             old = canonical_rules(self.rule_set.rules)

@@ -24,11 +24,13 @@ from spanscore.alerting.notify import Notifier
 from spanscore.collector.evaluation_events import evaluations_in_logs, evaluations_in_spans
 from spanscore.collector.evaluation_tap import EvaluationTap
 from spanscore.collector.ingest import Ingest
+from spanscore.collector.redaction import IngestRedaction
 from spanscore.config import ServiceConfig
 from spanscore.errors import ConfigError
 from spanscore.export.forward import ScoreExporter, SpanPassThrough
 from spanscore.pipeline import Relay
 from spanscore.records import LogRecord, SpanRecord
+from spanscore.redaction.config import RedactionPolicies
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
 from spanscore.scoring.feedback_resolver import FeedbackResolver
@@ -80,7 +82,12 @@ class Service:
         self.log_tap = EvaluationTap(self.log_writer, evaluations_in_logs, self.feedback_writer)
         self.metric_writer = write_paths.metric_writer(self.store, config.storage)
         self.ingest = Ingest(
-            self.span_tap, self.log_tap, self.passthrough, config.collector.limits, metrics=self.metric_writer
+            self.span_tap,
+            self.log_tap,
+            self.passthrough,
+            config.collector.limits,
+            ingest_redaction(config),
+            metrics=self.metric_writer,
         )
         tokens = TokenCheck(config.collector.auth_tokens)
         self.grpc = GrpcReceiver(config.collector.grpc, self.ingest, tokens) if config.collector.grpc.enabled else None
@@ -125,6 +132,7 @@ class Service:
             flush_interval=config.storage.flush_interval_s,
             exporter=exporter,
             judge=self.judge,
+            redact=config.redact,
             writers=(
                 write_paths.score_writer(self.store, config.storage),
                 write_paths.decision_writer(self.store, config.storage),
@@ -224,6 +232,13 @@ async def _close_judge_workers(judge: Judge) -> None:
         await judge.aclose()
     except Exception:
         log.exception("judge worker shutdown failed")
+
+
+def ingest_redaction(config: ServiceConfig) -> IngestRedaction | None:
+    """``collector.redact``'s set as an ingest policy, or None when values are stored as sent."""
+    if config.collector.redact is None:
+        return None
+    return IngestRedaction(RedactionPolicies(config.redact).only(config.collector.redact))
 
 
 def _alerting(config: ServiceConfig, store: ClickHouseStore, fleet: FleetParts | None) -> AlertEvaluator:

@@ -61,7 +61,16 @@ def service_metrics(service: Service) -> dict[str, float]:
             metric_key("rules_version", version=rule_control.rule_set.version): 1,
         }
         | {metric_key("rule_scorers", rule=rule.name): len(rule.scorers) for rule in rules}
+        | ingest_redaction_metrics(service)
     )
+
+
+def ingest_redaction_metrics(service: Service) -> dict[str, float]:
+    """``collector.redact``: values masked before storage, per detector (none without the option)."""
+    redaction = service.ingest.redaction
+    if redaction is None:
+        return {}
+    return {metric_key("ingest_redactions", detector=name): count for name, count in redaction.counts.items()}
 
 
 def write_path_metrics(service: Service) -> dict[str, float]:

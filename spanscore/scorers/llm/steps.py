@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from spanscore.redaction.scope import for_judge
 from spanscore.run import Run
 from spanscore.scorers import StepContext, StepOutput
 from spanscore.scorers.bounds import capped
@@ -99,6 +100,7 @@ class JudgeStep:
         prompt = self.prompt(context)
         if prompt is None:
             return self.when_empty(context) if self.when_empty is not None else None
+        prompt = for_judge(prompt)  # the run's redaction policy, right before the text leaves (redaction.scope)
         config = self.settings.for_step(self.step)
         check = check_for(self.expect(context)) if self.expect is not None else None
         try:

@@ -125,10 +125,19 @@
     return box;
   }
 
+  /* What each judge score's judge was sent, after redaction: placeholders, and which detectors fired (counts). */
+  function judgeSent(scores) {
+    return scores.filter((s) => s.judge_sent).map((s) => el("div", { className: "judge-sent", dataset: { scorer: s.scorer } },
+      el("h3", {}, `Sent to the judge for ${s.scorer} (${s.rule}), redacted`,
+        el("span", { className: "source" }, ` · masked: ${s.judge_redactions || "none"}`)),
+      el("pre", { className: "text" }, s.judge_sent)));
+  }
+
   function render(run) {
     const views = run.scored_runs || [];
     document.getElementById("scored-runs").replaceChildren(...(views.length ? views.map((v) => conversation(v, run.scores))
-      : [el("p", { className: "empty" }, "No scored run stored for this trace (not scored, or expired).")]));
+      : [el("p", { className: "empty" }, "No scored run stored for this trace (not scored, or expired).")]),
+      ...judgeSent(run.scores));
     const scored = new Set(run.scores.map((s) => s.span_id));
     /* Feedback posted before its trace is stored and attached when the trace comes; say so, not just "ok". */
     const scoreState = (s) => (s.waiting_for_trace ? "waiting for its trace" : s.never_resolved ? "never resolved" : s.status);

@@ -73,7 +73,8 @@ SELECT toUnixTimestamp64Milli(RunTimestamp) AS run_time_ms, Rule AS rule, Scorer
        SampleRate AS sample_rate, JudgeModel AS judge_model, CostUsd AS cost_usd,
        InputTokens AS input_tokens, OutputTokens AS output_tokens, Target AS target, SessionId AS session_id,
        Attributes['pending_span'] != '' AS waiting_for_trace, Attributes['never_resolved'] != '' AS never_resolved,
-       Attributes['context.source'] AS context_source
+       Attributes['context.source'] AS context_source,
+       Attributes['judge.sent'] AS judge_sent, Attributes['judge.redactions'] AS judge_redactions
 FROM scores FINAL
 WHERE TraceId = {trace_id:String}
 ORDER BY Scorer, Rule, SpanId
