@@ -155,6 +155,13 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "sessions_continued_ignored": ("counter", "Runs of already scored sessions ignored under rescore: never."),
     "sessions_turns_dropped": ("counter", "Oldest turns dropped from sessions longer than max_turns."),
     "scores_written": ("counter", "Scores produced, by rule and status."),
+    "scores_errors_held": (
+        "gauge",
+        "Scores whose latest version is an error now (scores FINAL, runs of the last 7 days); a backfill clears them.",
+    ),
+    "scores_errors_held_by_rule": ("gauge", "scores_errors_held per rule."),
+    "judge_failing_calls": ("gauge", "Failed calls of a judge model since its last answer, labelled with the cause."),
+    "judge_failing_seconds": ("gauge", "Seconds since a failing judge model last answered (its first failure)."),
     "decisions_written": ("counter", "Sampling decisions recorded, by decision."),
     "scoring_jobs": ("gauge", "Scoring jobs now in each live state."),
     "scoring_jobs_ended": ("counter", "Scoring jobs that ended, by final state."),
