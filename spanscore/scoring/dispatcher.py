@@ -95,6 +95,10 @@ class Dispatcher:
         self.scores_written: Counter[tuple[str, str]] = Counter()  # (rule, status)
         self.decisions_written: Counter[str] = Counter()
         self.internal_runs_skipped = 0
+        self.subjects_decided = 0
+        """Subjects decided since start; with ``runs_in_flight``, how far a batch of them got (backfill progress)."""
+        self.runs_in_flight = 0
+        """Sampled subjects (per rule) whose scorers have not all ended yet."""
 
     async def consume(self, items: Sequence[ReadyRun], /) -> None:
         """Decide every run (and its span views), write all decisions in one insert, then queue the jobs.
@@ -157,6 +161,8 @@ class Dispatcher:
                 key = (run.trace_id, run.run_id)
                 if scorers and run.target != "session" and key not in scored:  # a session turn is stored already
                     scored[key] = ScoredRunRow.of(run)
+                self.runs_in_flight += 1 if scorers else 0
+        self.subjects_decided += len(subjects)
         if rows:
             await self._write_decisions(rows)
         if scored:
@@ -184,6 +190,7 @@ class Dispatcher:
         book.statuses[result.status.value] += 1
         book.outstanding -= 1
         if book.outstanding == 0:
+            self.runs_in_flight -= 1
             self.rules.engine.settle_run(rule, book.spent_usd, tokens=book.spent_tokens)
             refined = book.refined()
             if refined is not None:
