@@ -123,16 +123,22 @@ def _scores_line(value: Mapping[str, float]) -> str:
     the rules that hold them and the documented way to score them again (docs/judge.md, after a judge outage).
     """
     written = sum(number for metric, number in value.items() if _SCORES.match(metric))
+    unpriced = sum(_labelled(value, "scores_cost_unknown", "rule").values())
+    if unpriced:
+        # The judge cost of these is unknown, not $0: litellm has no price for their judge model.
+        written_text = f"{written:,.0f} written ({unpriced:,.0f} of unknown judge cost: no price for the model)"
+    else:
+        written_text = f"{written:,.0f} written"
     if "scores_errors_held" not in value:
-        return f"  scores    since start: {written:,.0f} written; scores in an error: not counted yet"
+        return f"  scores    since start: {written_text}; scores in an error: not counted yet"
     errors = _labelled(value, "scores_errors_held_by_rule", "rule")
     errors = {rule: count for rule, count in errors.items() if count}
     if not errors:
-        return f"  scores    since start: {written:,.0f} written; none stands in an error"
+        return f"  scores    since start: {written_text}; none stands in an error"
     by_rule = ", ".join(f"{rule} {count:,.0f}" for rule, count in sorted(errors.items()))
     first = sorted(errors)[0]
     return (
-        f"  scores    since start: {written:,.0f} written; {sum(errors.values()):,.0f} stand in an error now "
+        f"  scores    since start: {written_text}; {sum(errors.values()):,.0f} stand in an error now "
         f"({by_rule}); not retried live: spanscore backfill {first} --since <outage> scores them again"
     )
 

@@ -93,6 +93,8 @@ class Dispatcher:
         self.sessions = sessions
         self.workers: ScoringWorkers[RuleRun] = ScoringWorkers(_Finished(self), config)
         self.scores_written: Counter[tuple[str, str]] = Counter()  # (rule, status)
+        self.scores_cost_unknown: Counter[str] = Counter()
+        """Scores per rule whose judge calls litellm could not price: their cost is unknown (NULL), not 0."""
         self.decisions_written: Counter[str] = Counter()
         self.internal_runs_skipped = 0
         self.subjects_decided = 0
@@ -181,6 +183,7 @@ class Dispatcher:
         else:
             await self._scores.consume([row])
             self.scores_written[rule, result.status.value] += 1
+            self.scores_cost_unknown[rule] += 0 if result.cost_known else 1
         tokens = result.input_tokens + result.output_tokens
         if result.cost_usd or tokens:
             # Both units: a rule's budget counts the one it is set in (daily_usd or daily_tokens).

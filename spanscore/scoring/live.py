@@ -312,6 +312,8 @@ class LiveScoring:
             out[f"scoring_jobs_{state}"] = count
         for (rule, status), count in self.scores_written.items():
             out[metric_key("scores_written", rule=rule, status=status)] = count
+        for rule, count in self.dispatcher.scores_cost_unknown.items():
+            out[metric_key("scores_cost_unknown", rule=rule)] = count
         for decision, count in self.decisions_written.items():
             out[metric_key("decisions_written", decision=decision)] = count
         return out

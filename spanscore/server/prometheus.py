@@ -160,6 +160,7 @@ KINDS: dict[str, tuple[Kind, str]] = {
         "Scores whose latest version is an error now (scores FINAL, runs of the last 7 days); a backfill clears them.",
     ),
     "scores_errors_held_by_rule": ("gauge", "scores_errors_held per rule."),
+    "scores_cost_unknown": ("counter", "Scores whose judge cost is unknown (litellm has no price for the model)."),
     "judge_failing_calls": ("gauge", "Failed calls of a judge model since its last answer, labelled with the cause."),
     "judge_failing_seconds": ("gauge", "Seconds since a failing judge model last answered (its first failure)."),
     "decisions_written": ("counter", "Sampling decisions recorded, by decision."),

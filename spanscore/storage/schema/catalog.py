@@ -13,12 +13,12 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-from spanscore.storage.schema import dashboard_views, rollups, run_columns
+from spanscore.storage.schema import dashboard_views, rollups, run_columns, unknown_cost
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FRAGMENT = re.compile(r"\{((?:rollup|dashboard|run)_[a-z_]+)\}")
-FRAGMENTS = {**rollups.FRAGMENTS, **dashboard_views.FRAGMENTS, **run_columns.FRAGMENTS}
+FRAGMENTS = {**rollups.FRAGMENTS, **dashboard_views.FRAGMENTS, **run_columns.FRAGMENTS, **unknown_cost.FRAGMENTS}
 
 
 @dataclass(frozen=True, slots=True)
