@@ -46,7 +46,8 @@ def run_remote(config: Any, rule: str, since: str, call_api: CallApi) -> dict[st
     try:
         while worker.is_alive():
             worker.join(1.0)
-            _print_progress(config, call_api)
+            if worker.is_alive():  # a request that already ended (an unknown rule, say) has no progress to show
+                _print_progress(config, call_api)
     except KeyboardInterrupt:
         answer = cancel(config, call_api, rule)
         print("\nbackfill cancelled on the service" if answer.get("cancelled") else "", file=sys.stderr)
@@ -65,10 +66,20 @@ def _print_progress(config: Any, call_api: CallApi) -> None:
         return
     if body is None:
         return
-    status = json.loads(body)
-    if "backfill_total" not in status:
-        return
+    line = progress_line(json.loads(body))
+    if line is not None:
+        sys.stderr.write(f"\r{line}   ")
+        sys.stderr.flush()
+
+
+def progress_line(status: dict[str, Any]) -> str | None:
+    """The progress line for the service's latest backfill, or None when none is running.
+
+    A finished backfill is the previous one (this request's has not started yet) or this one, whose
+    answer is printed next: either way not progress. The ETA is "unknown" until a run was scored.
+    """
+    if "backfill_total" not in status or status.get("backfill_finished", 0) > 0:
+        return None
     done, total = int(status["backfill_done"]), int(status["backfill_total"])
-    rate, eta = status["backfill_rate_runs_per_s"], status["backfill_eta_s"]
-    sys.stderr.write(f"\rbackfill {done}/{total} runs  {rate:.0f} runs/s  ETA {max(eta, 0):.0f}s   ")
-    sys.stderr.flush()
+    rate, eta = float(status["backfill_rate_runs_per_s"]), float(status["backfill_eta_s"])
+    return f"backfill {done}/{total} runs  {rate:.1f} runs/s  ETA {f'{eta:.0f}s' if eta >= 0 else 'unknown'}"

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from spanscore.metric_keys import parse_metric_key
+
 _LABELLED = re.compile(r'^(?P<name>\w+)\{(?P<key>\w+)="(?P<value>.*)"\}$')
 
 
@@ -19,12 +21,11 @@ def format_status(metrics: Mapping[str, float], url: str) -> str:
     def n(key: str) -> str:
         return f"{value.get(key, 0):,.0f}"
 
-    degraded = value.get("write_path_degraded", 0) > 0
-    health = (
-        "degraded: rows are dead-lettered or a writer is stuck (spanscore deadletter list; /healthz)"
-        if degraded
-        else "healthy"
-    )
+    problems = _judge_problems(value)
+    if value.get("write_path_degraded", 0) > 0:
+        problems.append("rows are dead-lettered or a writer is stuck (spanscore deadletter list; /healthz)")
+    degraded = bool(problems)
+    health = "degraded: " + "; ".join(problems) if problems else "healthy"
     if value.get("fleet_keeper_connected", 1) <= 0:
         health = (
             "degraded: Keeper unreachable (no leader or alerts here, "
@@ -47,7 +48,8 @@ def format_status(metrics: Mapping[str, float], url: str) -> str:
         f"  storage   inserts {n('storage_inserts')}, failed {n('storage_insert_failures')}, "
         f"spooled {n('spans_spooled')}, replayed {n('spans_replayed')}",
         f"  scoring   runs ready {n('runs_ready')}, traces in memory {n('runs_pending_traces')}, "
-        f"queue {n('scoring_queue_depth')}, sessions open {n('sessions_open')}",
+        f"queue {n('scoring_queue_depth')}, jobs retrying {n('scoring_jobs_retrying')}, "
+        f"sessions open {n('sessions_open')}",
         _scores_line(value),
         f"  rules     {n('rules_loaded')} loaded, version {version} (generation {n('rules_generation')})"
         + (f": {rule_text}" if rule_text else ": none, so nothing is scored (add rules: to the config)"),
@@ -65,6 +67,26 @@ def format_status(metrics: Mapping[str, float], url: str) -> str:
         lines.append(f"  alerts    firing: {', '.join(firing) if firing else 'none'}")
     lines.append("every figure: spanscore status --format json, or GET /metrics")
     return "\n".join(lines) + "\n"
+
+
+def _judge_problems(value: Mapping[str, float]) -> list[str]:
+    """One problem per judge model failing now, its cause in plain words, how long, and the jobs waiting on it."""
+    calls: dict[str, tuple[str, float]] = {}
+    seconds: dict[str, float] = {}
+    for metric, number in value.items():
+        if not metric.startswith("judge_failing_"):
+            continue
+        name, labels = parse_metric_key(metric)
+        if name == "judge_failing_calls":
+            calls[labels.get("model", "")] = (labels.get("cause", ""), number)
+        elif name == "judge_failing_seconds":
+            seconds[labels.get("model", "")] = number
+    retrying = value.get("scoring_jobs_retrying", 0)
+    waiting = f"; {retrying:,.0f} scoring jobs retrying" if retrying else ""
+    return [
+        f"judge {model} {cause or 'failing'} ({count:,.0f} calls failing for {seconds.get(model, 0):,.0f} s{waiting})"
+        for model, (cause, count) in sorted(calls.items())
+    ]
 
 
 def _fleet_line(value: Mapping[str, float]) -> str:
@@ -92,28 +114,32 @@ _SCORES = re.compile(r'^scores_written\{rule="(?P<rule>.*)",status="(?P<status>\
 
 
 def _scores_line(value: Mapping[str, float]) -> str:
-    """Scores written live since start, and those that ended in an error, by rule.
+    """Scores written live since start, and the scores standing in an error now, by rule.
 
-    These are counters: a backfill that scored the errors again does not lower them, hence "since start".
+    The errors are the store's present state (``scores FINAL``, recounted in the background and after every
+    backfill), not the counter of errors ever written: a backfill that scored them again clears them here.
 
     Live scoring never goes back to an error score (a judge outage leaves them behind), so the summary names
     the rules that hold them and the documented way to score them again (docs/judge.md, after a judge outage).
     """
-    written = 0.0
-    errors: dict[str, float] = {}
-    for metric, number in value.items():
-        match = _SCORES.match(metric)
-        if match:
-            written += number
-            if match["status"] == "error" and number:
-                errors[match["rule"]] = errors.get(match["rule"], 0) + number
+    written = sum(number for metric, number in value.items() if _SCORES.match(metric))
+    unpriced = sum(_labelled(value, "scores_cost_unknown", "rule").values())
+    if unpriced:
+        # The judge cost of these is unknown, not $0: litellm has no price for their judge model.
+        written_text = f"{written:,.0f} written ({unpriced:,.0f} of unknown judge cost: no price for the model)"
+    else:
+        written_text = f"{written:,.0f} written"
+    if "scores_errors_held" not in value:
+        return f"  scores    since start: {written_text}; scores in an error: not counted yet"
+    errors = _labelled(value, "scores_errors_held_by_rule", "rule")
+    errors = {rule: count for rule, count in errors.items() if count}
     if not errors:
-        return f"  scores    since start: {written:,.0f} written, none ended in an error"
+        return f"  scores    since start: {written_text}; none stands in an error"
     by_rule = ", ".join(f"{rule} {count:,.0f}" for rule, count in sorted(errors.items()))
     first = sorted(errors)[0]
     return (
-        f"  scores    since start: {written:,.0f} written, {sum(errors.values()):,.0f} ended in an error ({by_rule}); "
-        f"not retried live: spanscore backfill {first} --since <outage> scores them again"
+        f"  scores    since start: {written_text}; {sum(errors.values()):,.0f} stand in an error now "
+        f"({by_rule}); not retried live: spanscore backfill {first} --since <outage> scores them again"
     )
 
 

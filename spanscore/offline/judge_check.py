@@ -43,12 +43,15 @@ class ScorerAgreement:
     exact: int = 0
     score_errors: list[float] = field(default_factory=list)
     cost_usd: float = 0.0
+    cost_known: bool = True
+    """False once any judge call had no price in litellm's table: the cost is unknown, not the sum shown."""
     durations_ms: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
     def add(self, case: LabelledCase, result: ScoreResult) -> None:
         self.cases += 1
         self.cost_usd += result.cost_usd
+        self.cost_known = self.cost_known and result.cost_known
         self.durations_ms.append(result.duration_ms)
         if result.status is not Status.OK or result.score is None:
             self.errors += 1
@@ -71,7 +74,7 @@ class ScorerAgreement:
         latency = f"{statistics.median(self.durations_ms):.0f}" if self.durations_ms else "n/a"
         return (
             f"{self.scorer:<24} {self.cases:>5} {self.errors:>6} {agreement:>14} {error:>11} "
-            f"{self.cost_usd:>10.5f} {latency:>10}"
+            f"{f'{self.cost_usd:.5f}' if self.cost_known else 'unknown':>10} {latency:>10}"
         )
 
 

@@ -106,8 +106,14 @@ class Dispatcher:
         self.sessions = sessions
         self.workers: ScoringWorkers[RuleRun] = ScoringWorkers(_Finished(self), config)
         self.scores_written: Counter[tuple[str, str]] = Counter()  # (rule, status)
+        self.scores_cost_unknown: Counter[str] = Counter()
+        """Scores per rule whose judge calls litellm could not price: their cost is unknown (NULL), not 0."""
         self.decisions_written: Counter[str] = Counter()
         self.internal_runs_skipped = 0
+        self.subjects_decided = 0
+        """Subjects decided since start; with ``runs_in_flight``, how far a batch of them got (backfill progress)."""
+        self.runs_in_flight = 0
+        """Sampled subjects (per rule) whose scorers have not all ended yet."""
 
     async def consume(self, items: Sequence[ReadyRun], /) -> None:
         """Decide every run (and its span views), write all decisions in one insert, then queue the jobs.
@@ -202,6 +208,8 @@ class Dispatcher:
                 key = (run.trace_id, run.run_id)
                 if scorers and run.target != "session" and key not in scored:  # a session turn is stored already
                     scored[key] = ScoredRunRow.of(run)
+                self.runs_in_flight += 1 if scorers else 0
+        self.subjects_decided += len(subjects)
         if rows:
             await self._write_decisions(rows)
         if scored:
@@ -223,6 +231,7 @@ class Dispatcher:
         else:
             await self._scores.consume([row])
             self.scores_written[rule, result.status.value] += 1
+            self.scores_cost_unknown[rule] += 0 if result.cost_known else 1
         tokens = result.input_tokens + result.output_tokens
         if result.cost_usd or tokens:
             # Both units: a rule's budget counts the one it is set in (daily_usd or daily_tokens).
@@ -232,6 +241,7 @@ class Dispatcher:
         book.statuses[result.status.value] += 1
         book.outstanding -= 1
         if book.outstanding == 0:
+            self.runs_in_flight -= 1
             self.rules.engine.settle_run(rule, book.spent_usd, tokens=book.spent_tokens)
             refined = book.refined()
             if refined is not None:

@@ -323,6 +323,8 @@ class LiveScoring:
             out[metric_key("scores_written", rule=rule, status=status)] = count
         for (rule, detector), count in self.workers.redactions.items():
             out[metric_key("judge_redactions", rule=rule, detector=detector)] = count
+        for rule, count in self.dispatcher.scores_cost_unknown.items():
+            out[metric_key("scores_cost_unknown", rule=rule)] = count
         for decision, count in self.decisions_written.items():
             out[metric_key("decisions_written", decision=decision)] = count
         return out

@@ -54,7 +54,7 @@ def score_row(
     if result.judge_mode:
         attributes["judge.mode"] = result.judge_mode  # as sent on the wire, not as asked for
     if not result.cost_known:
-        attributes["judge.cost"] = "unknown"  # CostUsd then counts only the calls litellm could price
+        attributes["judge.cost"] = "unknown"  # and CostUsd is NULL: unknown, never a 0 that sums
     if result.cuts:
         attributes[CUT_ATTRIBUTE] = describe_cuts(result.cuts)  # the score is of the text's start only
     attributes.update(judge_sent_attributes(result.prompts, result.redactions))
@@ -79,7 +79,7 @@ def score_row(
         judge_model=result.judge_model or "",
         input_tokens=result.input_tokens,
         output_tokens=result.output_tokens,
-        cost_usd=result.cost_usd,
+        cost_usd=result.cost_usd if result.cost_known else None,
         duration_ms=result.duration_ms,
         ready_reason=book.subject.ready_reason,
         run_duration_ms=max(0, run.end_time_ns - run.start_time_ns) / 1e6,

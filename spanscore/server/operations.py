@@ -7,8 +7,9 @@ change at run time) and its store, and none of them starts or stops anything.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from spanscore.alerting.evaluator import AlertEvaluator
@@ -27,6 +28,8 @@ from spanscore.storage.write.writer import BatchWriter
 
 if TYPE_CHECKING:
     from spanscore.scorers.judge.current import Judge
+
+log = logging.getLogger(__name__)
 
 
 class ServiceOperations:
@@ -47,6 +50,8 @@ class ServiceOperations:
         self._judge = judge
         """The service's judge, which exists only once there are rules: read at each call, not at start."""
         self.backfill_progress: BackfillProgress | None = None
+        self.after_backfill: Callable[[], Awaitable[None]] | None = None
+        """Run once a backfill ended (the service recounts the scores standing in an error)."""
         self._backfills: dict[str, BackfillProgress] = {}
 
     def alerting_state(self) -> list[dict[str, Any]]:
@@ -104,6 +109,14 @@ class ServiceOperations:
             )
         finally:
             progress.finished = True
+            await self._after_backfill()
+
+    async def _after_backfill(self) -> None:
+        if self.after_backfill is not None:
+            try:
+                await self.after_backfill()
+            except Exception as exc:  # the backfill's answer matters more than a recount
+                log.warning("scores in error not recounted after the backfill: %s", exc)
 
     async def cancel_backfill(self, rule_name: str | None = None) -> dict[str, Any]:
         """Ask running backfills (this rule's, or every one) to stop after their chunk; scored runs stay written.

@@ -34,6 +34,7 @@ from spanscore.redaction.config import RedactionPolicies
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.preflight import check_scorers, rule_scorer_uses
 from spanscore.scoring.feedback_resolver import FeedbackResolver
+from spanscore.scoring.held_errors import HeldErrors
 from spanscore.scoring.live import LiveScoring
 from spanscore.server.api import ApiServer
 from spanscore.server.auth import TokenCheck
@@ -78,6 +79,7 @@ class Service:
         # Outside evaluation results ride in with the spans and logs: stored before the export is acknowledged.
         self.feedback_writer: BatchWriter[ScoreRow] = write_paths.feedback_writer(self.store, config.storage)
         self.feedback_resolver = FeedbackResolver(self.store, self.feedback_writer)
+        self.held_errors = HeldErrors(self.store)
         self.span_tap = EvaluationTap(self.span_writer, evaluations_in_spans, self.feedback_writer)
         self.log_tap = EvaluationTap(self.log_writer, evaluations_in_logs, self.feedback_writer)
         self.metric_writer = write_paths.metric_writer(self.store, config.storage)
@@ -95,6 +97,7 @@ class Service:
         self.dead_letters = DeadLetterOps(self.writers)
         self.alerting = _alerting(config, self.store, self.fleet)
         self.operations = ServiceOperations(config, self.store, self.feedback_writer, self.alerting, lambda: self.judge)
+        self.operations.after_backfill = self.held_errors.refresh  # a backfill that repaired errors clears them
         self.api = (
             ApiServer(
                 config.api,
@@ -175,6 +178,7 @@ class Service:
             await self.live.start()
         await self.feedback_writer.start()
         await self.feedback_resolver.start()
+        await self.held_errors.start()
         await self.span_writer.start()
         await self.log_writer.start()
         await self.metric_writer.start()
@@ -199,6 +203,7 @@ class Service:
         await self.log_writer.shutdown()
         await self.metric_writer.shutdown()
         await self.feedback_resolver.shutdown()
+        await self.held_errors.shutdown()
         await self.feedback_writer.shutdown()
         if self.passthrough is not None:
             await self.passthrough.shutdown()

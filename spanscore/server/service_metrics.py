@@ -24,6 +24,8 @@ def service_metrics(service: Service) -> dict[str, float]:
         live
         | service.alerting.metrics()
         | service.operations.backfill_metrics()
+        | service.held_errors.metrics()
+        | (service.judge.health_metrics() if service.judge is not None else {})
         | (service.fleet.metrics() if service.fleet is not None else {})
         | {
             "spans_received": service.ingest.received_spans,

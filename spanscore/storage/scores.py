@@ -70,7 +70,8 @@ class ScoreRow(RunColumns):
     judge_model: str
     input_tokens: int
     output_tokens: int
-    cost_usd: float
+    cost_usd: float | None
+    """None when litellm could not price a judge call of the score: unknown (NULL), not 0 (migration 0017)."""
     duration_ms: float
     ready_reason: str
     run_duration_ms: float

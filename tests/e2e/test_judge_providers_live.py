@@ -49,7 +49,7 @@ async def test_stored_scores_record_the_mode_sent_and_an_unknown_cost(
             )
         finally:
             await service.shutdown()
-    assert rows == [(0.0, "ok", "tool_call", "unknown", 0.0)] * 2
+    assert rows == [(0.0, "ok", "tool_call", "unknown", None)] * 2  # CostUsd NULL: unknown, not 0 (#40 item 6)
     assert {seen.path for seen in judge.requests} == {"/v1/messages"}
     assert all(seen.body.get("tool_choice", {}).get("type") == "tool" for seen in judge.requests)
     assert {seen.headers.get("x-api-key") for seen in judge.requests} == {"k-live"}

@@ -158,7 +158,7 @@ class FakeJudgeServer:
             self._runner = None
 
     async def __aenter__(self) -> FakeJudgeServer:
-        await self.start()
+        await self.start(self.port)  # a port given up front: a judge coming back on the address it had
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -29,15 +29,16 @@ from opentelemetry import trace
 from pydantic import BaseModel, ValidationError
 
 from spanscore.scorers.judge.answer_checks import AnswerCheck
+from spanscore.scorers.judge.causes import plain_cause
 from spanscore.scorers.judge.config import JudgeConfig
 from spanscore.scorers.judge.errors import JudgeAnswerError, JudgeError, JudgeSpend, JudgeUnavailableError
+from spanscore.scorers.judge.health import JudgeHealth
 from spanscore.scorers.judge.messages import (
     DATA_RULE,
     AnswerMismatchError,
     Attempt,
     describe_problem,
     request_kwargs,
-    short_error,
 )
 from spanscore.scorers.judge.output import (
     MODE_BY_LABEL,
@@ -124,6 +125,8 @@ class JudgeClient:
         self._environ = os.environ if environ is None else environ
         self._sleep = sleep
         self._clock = clock
+        self.health = JudgeHealth(clock)
+        """Which models are failing now, since when and why (``spanscore status``, the dashboard)."""
 
     async def aclose(self) -> None:
         """Stop the transport's worker processes, if any; idempotent, safe without a call ever made."""
@@ -237,6 +240,7 @@ class JudgeClient:
             try:
                 state.breaker.admit()
             except BreakerOpenError as exc:
+                self.health.failed(config.model, None)
                 raise JudgeUnavailableError(str(exc), spend=spend, retry_after=exc.retry_after) from exc
             kwargs = request_kwargs(config, mode, attempt, instructions, json_schema, name, api_key)
             structured = mode is not OutputMode.TEXT
@@ -246,7 +250,7 @@ class JudgeClient:
                 if isinstance(exc, CallFailed):
                     failure, hint, problem = exc.failure, exc.retry_after, str(exc)
                 else:  # our own timeout, or a transport problem
-                    failure, hint, problem = classify(exc, structured=structured), retry_after(exc), short_error(exc)
+                    failure, hint, problem = classify(exc, structured=structured), retry_after(exc), plain_cause(exc)
                 if failure is Failure.MODE_REFUSED:
                     state.breaker.release()
                     lower = mode.next_down()
@@ -260,12 +264,15 @@ class JudgeClient:
                     state.breaker.release()
                     raise JudgeAnswerError(f"judge {config.model}: request refused: {problem}", spend=spend) from exc
                 state.breaker.record_failure(str(problem))
+                self.health.failed(config.model, problem)
                 delay = _retry_delay(config, transient_failures, hint, problem, spend, exc)
                 transient_failures += 1
-                logger.info("judge transient failure model=%s retry_in=%.2fs error=%s", config.model, delay, problem)
+                # WARNING: an unreachable or failing judge is an operator's problem, and scores end in errors.
+                logger.warning("judge call failed model=%s retry_in=%.2fs cause=%s", config.model, delay, problem)
                 await self._sleep(delay)
                 continue
             state.breaker.record_success()
+            self.health.answered(config.model)
             if attempt.mode > state.mode:
                 logger.info("judge output mode remembered model=%s mode=%s", config.model, attempt.mode.label)
                 state.mode = attempt.mode

@@ -45,6 +45,10 @@ class Judge:
         """The same judge with ``overrides`` on its config (``spanscore score --judge-*``); a client of its own."""
         return Judge(self.config.with_overrides(dict(overrides)), tracer=self._tracer)
 
+    def health_metrics(self) -> dict[str, float]:
+        """Failing judge models now (``JudgeHealth.metrics``); empty before the first call."""
+        return self._client.health.metrics() if self._client is not None else {}
+
     async def aclose(self) -> None:
         """Stop the client's worker processes, if a client was ever made; it stays usable."""
         if self._client is not None:

@@ -78,8 +78,3 @@ def describe_problem(error: Exception) -> str:
         where = ".".join(str(part) for part in first["loc"]) or "(root)"
         return f"{error.error_count()} schema error(s), first at {where}: {first['msg']}"
     return str(error)
-
-
-def short_error(error: BaseException) -> str:
-    text = str(error).replace("\n", " ")
-    return f"{type(error).__name__}: {text[:300]}"

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from spanscore.scorers.judge.causes import plain_cause
 from spanscore.scorers.judge.litellm_call import litellm
 from spanscore.scorers.judge.output import reply_text
 from spanscore.scorers.judge.resilience import Failure, classify, retry_after
@@ -107,8 +108,8 @@ def _local_model_known(model: str) -> None:
 
 
 def describe_error(error: BaseException) -> str:
-    text = str(error).replace("\n", " ")
-    return f"{type(error).__name__}: {text[:300]}"
+    """The failure in plain words (``causes.plain_cause``): logged, stored in the score's error, shown by status."""
+    return plain_cause(error)
 
 
 async def call_litellm(kwargs: dict[str, Any], *, structured: bool) -> Reply:

@@ -186,12 +186,15 @@
     drawOne("cost-chart", points.map((d) => ({ x: d.time, key: d.judge_model, value: d.cost_usd })), {
       label: `Judge cost in US dollars per ${axis.by}`, format: (v) => usd(v), yRange: (u, min, max) => [0, (max || 0.001) * 1.15],
     }, axis);
-    const total = points.reduce((sum, d) => sum + d.cost_usd, 0);
+    // A model litellm cannot price has no cost (null): "unknown", never a $0 added to the total.
+    const priced = points.reduce((sum, d) => sum + (d.priced_cost_usd || 0), 0);
+    const unpriced = points.reduce((sum, d) => sum + (d.unpriced_scores || 0), 0);
+    const unknown = unpriced ? `; unknown for ${count(unpriced, "score")} whose judge calls have no price` : "";
     field("cost-total").textContent =
-      `Total ${usd(total)} over ${count(points.reduce((sum, d) => sum + d.scores, 0), "judged score")}.`;
+      `Total ${unpriced ? "at least " : ""}${usd(priced)} over ${count(points.reduce((sum, d) => sum + d.scores, 0), "judged score")}${unknown}.`;
     fillTable(field("cost-table"), points, (d) => [
-      bucketText(d.time, axis.by), d.judge_model, num(d.scores), num(null, usd(d.cost_usd)), num(d.input_tokens),
-      num(d.output_tokens),
+      bucketText(d.time, axis.by), d.judge_model, num(d.scores), num(null, d.cost_usd === null ? "unknown" : usd(d.cost_usd)),
+      num(d.input_tokens), num(d.output_tokens),
     ], "No judge calls in this window.");
   }
 

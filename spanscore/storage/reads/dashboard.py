@@ -31,6 +31,7 @@ from spanscore.storage.reads.dashboard_series import (
     TREND_SQL,
     VALUE_RANGES_SQL,
 )
+from spanscore.storage.reads.score_errors import SCORER_ERRORS_SQL
 from spanscore.storage.scored_runs import parse_stored_run
 
 REASON_CHARS = 400
@@ -131,6 +132,12 @@ class DashboardReader:
     ) -> tuple[list[dict[str, Any]], dict[str, int] | None]:
         """The ``limit`` most scored names of the window in name order, and what the rest add up to (None: none)."""
         rows = await self._rows(SCORERS_SQL, since=since_s, rule=rule, target=target, limit=limit)
+        # The roll-up counts every error ever inserted; the errors standing now are in scores FINAL.
+        errors = await self._rows(SCORER_ERRORS_SQL, since=since_s, rule=rule, target=target)
+        standing = {row["scorer"]: row["errors"] for row in errors}
+        for row in rows:
+            if row["source"] == "":
+                row["errors"] = standing.get(row["scorer"], 0)
         rows.sort(key=lambda row: (row["scorer"], row["source"]))
         if len(rows) < limit:
             return rows, None

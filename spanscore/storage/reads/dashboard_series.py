@@ -11,7 +11,8 @@ in the roll-up. Their rows carry ``source``; spanscore's own carry ``''``. ``sco
 score (a label counts, with or without a number), ``valued`` the ones with a number, which the mean is over.
 
 Coverage is read from ``score_decisions FINAL`` in the same buckets (the ``coverage_daily`` view is per day
-only), judge cost from ``score_trend_hourly`` (``judge_cost_daily`` is per day only).
+only), judge cost from ``score_trend_hourly`` (``judge_cost_daily`` is per day only). A bucket and judge model
+with any score litellm could not price has ``cost_usd`` None (unknown), next to the priced part and the count.
 """
 
 from __future__ import annotations
@@ -106,7 +107,8 @@ ORDER BY time, rule, target
 
 COST_SQL = f"""
 SELECT {_HOUR_BUCKET} AS time, JudgeModel AS judge_model,
-       sum(Scores) AS scores, sum(CostUsd) AS cost_usd,
+       sum(Scores) AS scores, if(sum(UnpricedScores) > 0, NULL, sum(PricedCostUsd)) AS cost_usd,
+       sum(PricedCostUsd) AS priced_cost_usd, sum(UnpricedScores) AS unpriced_scores,
        sum(InputTokens) AS input_tokens, sum(OutputTokens) AS output_tokens
 FROM score_trend_hourly
 WHERE Hour >= {_START} AND JudgeModel != '' AND {_SCORER} AND {_RULE} AND {_TARGET}

@@ -25,7 +25,8 @@ def trend_sql(scorer: str, bucket: str, seconds: int, rule: str | None = None) -
         " round(quantilesMerge(0.5, 0.9, 0.99)(QuantilesState)[1], 4) AS p50,"
         " round(countIfMerge(PassState) / nullIf(countIfMerge(PassState) + countIfMerge(FailState), 0), 4)"
         " AS pass_rate,"
-        " round(sumMerge(CostUsdState), 6) AS judge_cost_usd"
+        # Unknown (NULL) when litellm could not price a judge call of the bucket: a partial sum is not its cost.
+        " if(countIfMerge(UnpricedState) > 0, NULL, round(sumMerge(CostUsdState), 6)) AS judge_cost_usd"
         f" FROM scores_1h WHERE Scorer = '{scorer}' AND NOT startsWith(Rule, 'source:'){rule_filter}"
         f" AND Bucket >= now() - INTERVAL {seconds} SECOND"
         " GROUP BY bucket ORDER BY bucket"

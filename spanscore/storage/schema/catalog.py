@@ -13,12 +13,18 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-from spanscore.storage.schema import dashboard_views, metric_tables, rollups, run_columns
+from spanscore.storage.schema import dashboard_views, metric_tables, rollups, run_columns, unknown_cost
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FRAGMENT = re.compile(r"\{((?:rollup|dashboard|run|metrics)_[a-z_]+)\}")
-FRAGMENTS = {**rollups.FRAGMENTS, **dashboard_views.FRAGMENTS, **run_columns.FRAGMENTS, **metric_tables.FRAGMENTS}
+FRAGMENTS = {
+    **rollups.FRAGMENTS,
+    **dashboard_views.FRAGMENTS,
+    **run_columns.FRAGMENTS,
+    **metric_tables.FRAGMENTS,
+    **unknown_cost.FRAGMENTS,
+}
 
 
 @dataclass(frozen=True, slots=True)

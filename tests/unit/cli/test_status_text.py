@@ -38,23 +38,43 @@ def test_no_rules_says_nothing_is_scored() -> None:
     assert "none, so nothing is scored" in format_status({**bare, "rules_loaded": 0.0}, "http://x:1")
 
 
-def test_scores_that_ended_in_an_error_are_counted_by_rule_with_how_to_score_them_again() -> None:
+def test_scores_standing_in_an_error_are_counted_by_rule_with_how_to_score_them_again() -> None:
     """A judge outage leaves error scores that live scoring never revisits (#30 item 6): status must show them.
 
-    The figures are the service's own ``scores_written{rule,status}``; the hint is the documented remedy.
+    The count is the store's present state (``scores_errors_held``, from scores FINAL), not the counter of
+    errors ever written (#40 item 3): after a backfill repaired them, 8 errors written are 0 standing.
     """
     metrics = {
         **METRICS,
         'scores_written{rule="default",status="ok"}': 21.0,
         'scores_written{rule="judged",status="ok"}': 13.0,
         'scores_written{rule="judged",status="error"}': 8.0,
+        "scores_errors_held": 8.0,
+        'scores_errors_held_by_rule{rule="judged"}': 8.0,
     }
     text = format_status(metrics, "http://127.0.0.1:4319")
     assert len(text.splitlines()) <= 10
-    assert "scores    since start: 42 written, 8 ended in an error (judged 8)" in text, text
+    assert "scores    since start: 42 written; 8 stand in an error now (judged 8)" in text, text
     assert "not retried live: spanscore backfill judged --since <outage>" in text
-    clean = format_status({**METRICS, 'scores_written{rule="default",status="ok"}': 5.0}, "http://x:1")
-    assert "scores    since start: 5 written, none ended in an error" in clean
+    repaired = {**metrics, "scores_errors_held": 0.0, 'scores_errors_held_by_rule{rule="judged"}': 0.0}
+    assert "scores    since start: 42 written; none stands in an error" in format_status(repaired, "http://x:1")
+    assert "not counted yet" in format_status({**METRICS}, "http://x:1")
+
+
+def test_a_failing_judge_makes_the_service_degraded_with_its_cause_and_the_jobs_waiting() -> None:
+    cause = "unreachable: connection refused to 127.0.0.1:9"
+    metrics = {
+        **METRICS,
+        f'judge_failing_calls{{model="openai/judge",cause="{cause}"}}': 12.0,
+        'judge_failing_seconds{model="openai/judge"}': 40.2,
+        "scoring_jobs_retrying": 3.0,
+    }
+    first = format_status(metrics, "http://x:1").splitlines()[0]
+    assert first == (
+        f"spanscore at http://x:1: degraded: judge openai/judge {cause} (12 calls failing for 40 s; "
+        "3 scoring jobs retrying)"
+    )
+    assert "jobs retrying 3" in format_status(metrics, "http://x:1")
 
 
 def test_traces_kept_for_late_spans_are_not_called_assembling() -> None:
