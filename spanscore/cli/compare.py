@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from spanscore.alerting.comparison import Observation, ScorerComparison, Settings, VersionResult, compare
+from spanscore.alerting.comparison import Observation, ScorerComparison, Settings, Sums, VersionResult, compare
 from spanscore.cli.tables import format_table
 from spanscore.errors import ConfigError
 
@@ -151,4 +151,5 @@ def compare_csv(path: str, by: str, baseline: str, confidence: float, output: st
     groups = read_scores_csv(path, by)
     check_baseline(groups, baseline, by)
     settings = Settings(baseline, confidence, min_effect)
-    return render(as_document(by, settings, compare(groups, settings)), output)
+    sums = {scorer: {v: Sums.of(obs) for v, obs in versions.items()} for scorer, versions in groups.items()}
+    return render(as_document(by, settings, compare(sums, settings)), output)
