@@ -14,6 +14,7 @@ from spanscore.errors import RequestShapeError
 from spanscore.server.auth import TokenCheck
 from spanscore.server.bodies import json_body, read_limited
 from spanscore.server.client_gone import while_connected
+from spanscore.server.dashboard import PAGE_HEADERS, load_assets
 from spanscore.server.wire import json_error
 from spanscore.storage.reads.compare import Reads
 
@@ -24,9 +25,16 @@ class CompareApi:
     def __init__(self, store: Reads, tokens: TokenCheck) -> None:
         self._store = store
         self._tokens = tokens
+        self._pages = load_assets()
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/api/v1/compare", self._post)
+        app.router.add_get("/dashboard/compare", self._page)
+
+    async def _page(self, request: web.Request) -> web.Response:
+        """The dashboard's compare page (static/compare.html): it asks this API, with the form in its address."""
+        body, content_type = self._pages["compare.html"]
+        return web.Response(body=body, content_type=content_type, charset="utf-8", headers=PAGE_HEADERS)
 
     async def _post(self, request: web.Request) -> web.Response:
         try:
