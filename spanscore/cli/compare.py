@@ -19,10 +19,10 @@ from typing import Any
 
 from spanscore.alerting.comparison import Observation, Settings, Sums, compare
 from spanscore.alerting.version_report import RUN_FIGURES, CompareRequest, as_document, check_baseline, compare_store
-from spanscore.cli.reach import call_api, refuse_store_held_elsewhere, require_existing_store, unopenable
+from spanscore.cli.reach import call_api, open_existing_store
 from spanscore.cli.tables import format_table
 from spanscore.config import ServiceConfig
-from spanscore.errors import ConfigError, SpanscoreError
+from spanscore.errors import ConfigError
 
 CSV_COLUMNS = ("version", "scorer", "value", "inclusion_probability")
 Groups = dict[str, dict[str, list[Observation]]]
@@ -138,16 +138,7 @@ def compare_stored(config: ServiceConfig, by: str, baseline: str, since: str, co
 
 
 async def _from_store(config: ServiceConfig, request: CompareRequest) -> dict[str, Any]:
-    from spanscore.storage.clickhouse import ClickHouseStore
-
-    require_existing_store(config)
-    refuse_store_held_elsewhere(config)
-    config.storage.migrate = False
-    store = ClickHouseStore.from_config(config.storage)
-    try:
-        store.open()
-    except Exception as exc:
-        raise SpanscoreError(unopenable(config, exc)) from None
+    store = open_existing_store(config)
     try:
         return await compare_store(store, request)
     finally:
