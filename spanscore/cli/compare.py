@@ -1,8 +1,8 @@
 """``spanscore report compare``: versions side by side per scorer, with intervals and a verdict.
 
-The scores come from a CSV (``--scores-csv``, no service or store needed; /work's contract C2) or from the
-store. The arithmetic is spanscore.alerting.comparison; this module reads the input and renders the answer
-as JSON, CSV or a table.
+The scores come from a CSV (``--scores-csv``, no service or store needed; the CSV and JSON shapes are in
+docs/compare.md) or from the store. The arithmetic is spanscore.alerting.comparison; this module reads the
+input and renders the answer as JSON, CSV or a table.
 """
 
 from __future__ import annotations
