@@ -130,11 +130,28 @@ def _report(config: ServiceConfig, args: argparse.Namespace) -> int:
         body = query_service(config, sql, fmt)
         return body if body is not None else query_store(config, sql, fmt)
 
+    if args.report_command == "compare":
+        return _compare(config, args)
     if args.report_command == "agreement":
         code, text = agreement_report(run_query, args.scorer, args.name, args.source, args.since, args.format)
         (sys.stdout if code == 0 else sys.stderr).write(text)
         return code
     sys.stdout.write(trend(run_query, args.scorer, args.since, args.by, args.format, args.rule))
+    return 0
+
+
+def _compare(config: ServiceConfig, args: argparse.Namespace) -> int:
+    from spanscore.cli.compare import compare_csv, compare_stored
+
+    if args.scores_csv is not None:
+        by = args.by or "version"
+        text = compare_csv(args.scores_csv, by, args.baseline, args.confidence, args.format, args.min_effect)
+    else:
+        by = args.by or "service.version"
+        text = compare_stored(
+            config, by, args.baseline, args.since, args.confidence, args.format, args.min_effect, args.scorer
+        )
+    sys.stdout.write(text)
     return 0
 
 

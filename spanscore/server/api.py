@@ -21,6 +21,7 @@ from spanscore.sampling.rules import RuleConfig
 from spanscore.server.auth import TokenCheck
 from spanscore.server.bodies import json_body, read_limited
 from spanscore.server.client_gone import while_connected
+from spanscore.server.compare_api import CompareApi
 from spanscore.server.dashboard import Dashboard
 from spanscore.server.dashboard_usage import UsagePanel
 from spanscore.server.listeners_config import ApiConfig
@@ -105,6 +106,7 @@ class ApiServer:
         Dashboard(self._store, self._tokens, rules=self._operations.rules_summary).add_routes(app)
         RunsList(self._store, self._tokens).add_routes(app)
         UsagePanel(self._store, self._tokens).add_routes(app)
+        CompareApi(self._store, self._tokens).add_routes(app)
         return app
 
     async def _alert_states(self, request: web.Request) -> web.Response:
