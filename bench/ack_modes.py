@@ -47,34 +47,51 @@ def _loadavg() -> str:
 
 
 def measure(
-    repeat: int, seconds: float, batches: tuple[int, ...], before: Path | None, rule_sets: list[str]
+    repeat: int,
+    seconds: float,
+    batches: tuple[int, ...],
+    before: Path | None,
+    rule_sets: list[str],
+    modes: tuple[str, ...] = MODES,
+    storage: dict[str, object] | None = None,
+    before_storage: dict[str, object] | None = None,
 ) -> list[dict[str, Any]]:
     plan = Plan.make(quick=True, smoke=False)
     plan.seconds, plan.runs = seconds, 1
-    trees: list[tuple[str, dict[str, str] | None]] = [("this", None)]
-    if before is not None:
-        trees.insert(0, ("before", {"PYTHONPATH": str(before.resolve())}))
+    trees: list[tuple[str, dict[str, str] | None, dict[str, object]]] = [("this", None, storage or {})]
+    if before is not None or before_storage is not None:
+        env = {"PYTHONPATH": str(before.resolve())} if before is not None else None
+        trees.insert(0, ("before", env, before_storage if before_storage is not None else storage or {}))
     rows = []
     for attempt in range(repeat):
         for batch in batches:
-            for mode in MODES:
+            for mode in modes:
                 for rules in rule_sets:
-                    for tree, env in trees:
-                        rows.append(_one(plan, attempt, batch, mode, rules, tree, env))
+                    for tree, env, settings in trees:
+                        rows.append(_one(plan, attempt, batch, mode, rules, tree, env, settings))
     return rows
 
 
 def _one(
-    plan: Plan, attempt: int, batch: int, mode: str, rules: str, tree: str, env: dict[str, str] | None
+    plan: Plan,
+    attempt: int,
+    batch: int,
+    mode: str,
+    rules: str,
+    tree: str,
+    env: dict[str, str] | None,
+    storage: dict[str, object],
 ) -> dict[str, Any]:
+    """One fresh service for one case; ``storage`` is merged over its storage settings."""
     load = _loadavg()
     print(f"{tree} x{batch} ack={mode} rules={rules} load {load}", file=sys.stderr)
-    config: dict[str, object] = {"rules": RULE_SETS[rules]}
+    config: dict[str, object] = {"rules": RULE_SETS[rules], "storage": storage}
     case = run_ingest_case(
         plan, "grpc", False, batch, lambda m: print(m, file=sys.stderr), mode, config=config, env=env
     )
     half = case["half_rate_runs"][0] if case["half_rate_runs"] else {}
     return {"attempt": attempt + 1, "batch": batch, "acknowledge": mode, "rules": rules, "code": tree,
+            "storage": storage,
             "load_average": load, "sustained_spans_per_s": case["runs"][0]["spans_per_s"],
             "sustained_p99_ms": case["runs"][0]["ack_p99_ms"],
             "service_cpu_share": case["service_cpu_share"],
@@ -196,14 +213,20 @@ def main() -> None:
     parser.add_argument("--batch", type=int, action="append", help="spans per request (default: 100 and 1000)")
     parser.add_argument("--rules", choices=sorted(RULE_SETS), action="append", help="rule sets (default: both)")
     parser.add_argument("--before", type=Path, help="an older tree to measure beside this one, case by case")
+    parser.add_argument("--acknowledge", choices=MODES, action="append", help="modes (default: both)")
+    parser.add_argument("--storage", type=json.loads, default={}, help="storage settings as JSON, e.g. '{\"a\": 1}'")
+    parser.add_argument("--before-storage", type=json.loads, help="storage settings (JSON) of the 'before' rows")
     args = parser.parse_args()
     if args.before is not None and not (args.before / "spanscore" / "__init__.py").is_file():
         parser.error(f"--before {args.before} holds no spanscore package (export a commit there first)")
     if args.render:
         rows = json.loads(args.json.read_text())
     else:
+        modes = tuple(args.acknowledge or MODES)
+        rule_sets = args.rules or ["rule", "none"]
+        batches = tuple(args.batch or BATCHES)
         rows = measure(
-            args.repeat, args.seconds, tuple(args.batch or BATCHES), args.before, args.rules or ["rule", "none"]
+            args.repeat, args.seconds, batches, args.before, rule_sets, modes, args.storage, args.before_storage
         )
         if args.json:
             args.json.write_text(json.dumps(rows, indent=1))

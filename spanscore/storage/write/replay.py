@@ -3,7 +3,7 @@
 It runs whenever the spool holds batches: behind an acknowledging spool (``acknowledge: spooled``) all
 the time, otherwise only after a failed insert put batches there (and after a restart found some).
 Batches this process logged are still in memory (``LoggedBatches``) and are merged into inserts of up
-to ``batch_max`` records; a batch read back from disk goes alone, and a failed set is retried exactly
+to ``records_per_insert`` records; a batch read back from disk goes alone, and a failed set is retried exactly
 as it was. A set the engine refuses for its content is salvaged, and the salvage resumes on the retry
 after an outage.
 
@@ -52,7 +52,7 @@ class SpoolReplay(Generic[T]):
         self._inserter = inserter
         self.logged = logged
         """Batches logged for a spooled acknowledgement, kept in memory until inserted."""
-        self._insert_max = config.batch_max
+        self._insert_max = config.records_per_insert
         self._linger_enabled = config.acknowledge == "spooled"
         self._insert_interval = config.insert_interval
         self._backoff = config.replay_backoff_s
@@ -117,7 +117,7 @@ class SpoolReplay(Generic[T]):
 
         Every insert has a fixed engine cost (tens of milliseconds of CPU in chDB, whatever its
         size), so back-to-back inserts of whatever just arrived would take CPU from the receivers
-        at moderate rates. Waiting lets batches merge; a full ``batch_max`` or shutdown goes at once.
+        at moderate rates. Waiting lets batches merge; a full ``records_per_insert`` or shutdown goes at once.
         """
         if not self._linger_enabled or self._retry:
             return
@@ -158,7 +158,7 @@ class SpoolReplay(Generic[T]):
         return taken, token, records, 0
 
     async def _replay_some(self) -> bool:
-        """Insert the oldest waiting batches as one insert of at most ``batch_max`` records; False if it failed."""
+        """Insert the oldest waiting batches as one insert of at most ``records_per_insert``; False if it failed."""
         loop = asyncio.get_running_loop()
         taken, token, records, from_disk = await self._next()
         if not taken:

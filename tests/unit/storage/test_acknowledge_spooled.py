@@ -279,3 +279,31 @@ async def test_logged_batches_past_the_byte_bound_are_read_back_from_the_log(tmp
     assert sorted(from_memory + read_back, key=lambda span: span.name) == [_span(index) for index in range(5)]
     assert read_back and writer.stats.replayed == len(read_back)  # the uncached ones came from the log
     assert writer._replay.logged.size == 0 and not _logged(writer)
+
+
+async def test_inserts_behind_the_log_merge_up_to_insert_max_not_batch_max(tmp_path: Path) -> None:
+    """A spooled ack does not wait for the insert, so the insert gathers more than one group commit's batch."""
+    store = GatedStore()
+    config = WriterConfig(
+        batch_max=2, flush_interval=0.0, max_pending=1000, acknowledge="spooled", replay_backoff_s=0.01,
+        insert_interval=30.0, insert_max=7,
+    )  # fmt: skip
+    writer = BatchWriter("t", Inserts(Calling(store.insert)), config, spool=SPOOL(tmp_path, 1 << 20))
+    await writer.start()
+    await writer.consume([0])
+    for value in range(1, 15):  # each a logged batch of one: the first insert is held at the gate meanwhile
+        await writer.consume([value])
+    store.gate.set()
+    await _until(lambda: len(store.stored) == 15)
+    await writer.shutdown()
+    assert store.stored == list(range(15))
+    assert max(len(call) for call in store.calls) == 7 and all(len(call) <= 7 for call in store.calls)
+
+
+def test_the_storage_config_sets_the_rows_per_insert_behind_the_spool() -> None:
+    storage = load_config(None, environ={"SPANSCORE_STORAGE__INSERT_MAX_SPANS": "60000"}).storage
+    config = WriterConfig.from_storage(storage, max_pending=10, acknowledge="spooled")
+    assert config.records_per_insert == 60_000 and config.batch_max == storage.batch_max_spans
+    assert WriterConfig(batch_max=5, flush_interval=0, max_pending=1).records_per_insert == 5
+    with pytest.raises(ValueError, match="insert_max"):
+        WriterConfig(batch_max=5, flush_interval=0, max_pending=1, insert_max=-1)
