@@ -15,6 +15,7 @@ from pathlib import Path
 
 from bench.payloads import build_template
 from spanscore.collector.decode import parse_traces, spans_from_request
+from spanscore.records import SpanRecord
 from spanscore.storage.clickhouse import ClickHouseStore
 
 
@@ -34,15 +35,20 @@ def decode_rate(spans_per_request: int, llm: bool, seconds: float, max_requests:
     return {"spans_per_s": spans / elapsed, "requests": requests, "elapsed_s": elapsed}
 
 
-def insert_rate(spans_per_insert: int, llm: bool, seconds: float, max_inserts: int) -> dict[str, float]:
-    """Spans per second through ``insert_spans_sync`` into a fresh embedded store, one thread."""
-    template = build_template(min(spans_per_insert, 1000), llm)
-    rows = []
+def decoded_rows(count: int, llm: bool) -> list[SpanRecord]:
+    """``count`` spans of the bench's template, decoded as the receiver decodes them."""
+    template = build_template(min(count, 1000), llm)
+    rows: list[SpanRecord] = []
     sequence = 0
-    while len(rows) < spans_per_insert:
+    while len(rows) < count:
         rows.extend(spans_from_request(parse_traces(template.encode(sequence), json_body=False)).items)
         sequence += 1
-    rows = rows[:spans_per_insert]
+    return rows[:count]
+
+
+def insert_rate(spans_per_insert: int, llm: bool, seconds: float, max_inserts: int) -> dict[str, float]:
+    """Spans per second through ``insert_spans_sync`` into a fresh embedded store, one thread."""
+    rows = decoded_rows(spans_per_insert, llm)
     with tempfile.TemporaryDirectory(prefix="spanscore-bench-insert-") as workdir:
         store = ClickHouseStore(f"chdb:///{Path(workdir, 'data').as_posix().lstrip('/')}", "spanscore")
         store.open()

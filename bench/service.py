@@ -59,9 +59,13 @@ class _ExitedEarlyError(RuntimeError):
 class ServiceProcess:
     """A running ``spanscore serve -c <tmp config>``; use as a context manager."""
 
-    def __init__(self, workdir: Path, extra: dict[str, object] | None = None) -> None:
+    def __init__(
+        self, workdir: Path, extra: dict[str, object] | None = None, *, env: dict[str, str] | None = None
+    ) -> None:
         self.workdir = workdir
         self.extra = extra or {}
+        self.env = env
+        """Variables added to the service's environment (``bench.ack_modes --before`` sets PYTHONPATH)."""
         self.config_path = workdir / "spanscore.yaml"
         self.log_path = workdir / "service.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -114,6 +118,7 @@ class ServiceProcess:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=self.workdir,
+                env=None if self.env is None else {**os.environ, **self.env},
             )
         deadline = started + START_TIMEOUT_S
         while time.perf_counter() < deadline:

@@ -92,20 +92,31 @@ def _pool() -> ProcessPoolExecutor:
 
 
 def run_ingest_case(
-    plan: Plan, transport: str, llm: bool, batch: int, log: Callable[[str], None], acknowledge: str = "stored"
+    plan: Plan,
+    transport: str,
+    llm: bool,
+    batch: int,
+    log: Callable[[str], None],
+    acknowledge: str = "stored",
+    *,
+    config: dict[str, object] | None = None,
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Sustained runs (then paced half-rate runs over gRPC) against one fresh service.
 
-    ``acknowledge`` is the service's ``storage.acknowledge``: after the insert, or once spooled.
+    ``acknowledge`` is the service's ``storage.acknowledge``: after the insert, or once spooled. ``config`` is
+    merged over the service's config (e.g. its ``rules``), ``env`` into its environment.
     """
     case: dict[str, Any] = {
         "transport": transport, "llm": llm, "batch": batch, "acknowledge": acknowledge, "runs": [],
         "half_rate_runs": [],
     }  # fmt: skip
-    extra: dict[str, object] = {"storage": {"acknowledge": acknowledge}}
+    extra: dict[str, object] = dict(config or {})
+    storage = extra.get("storage")
+    extra["storage"] = {**(storage if isinstance(storage, dict) else {}), "acknowledge": acknowledge}
     with (
         temp_workdir(f"{transport}-{batch}") as workdir,
-        ServiceProcess(Path(workdir), extra) as service,
+        ServiceProcess(Path(workdir), extra, env=env) as service,
         _pool() as pool,
     ):
         case["service_start_s"] = service.start_seconds

@@ -43,17 +43,21 @@ GUARANTEES = (
         "No acknowledged span is lost",
         "No acknowledged span is lost: an OK means the span is in storage or fsynced in the local spool, which is "
         "replayed in order when storage returns (also after a restart); SIGTERM drains, kill -9 loses nothing "
-        "acknowledged.",
+        "acknowledged. The spool is an append-only log: a batch is one record with its length and checksum, "
+        "acknowledged after an `fdatasync` that covers it (one sync serves every batch written meanwhile); a "
+        "record torn by a crash fails its checksum and is cut when the spool opens (it was never acknowledged), "
+        "and a spool of one file per batch left by an earlier version replays first.",
         (
             "Exactly once, also across a crash: every batch (spans, logs, scores, decisions, scored runs) is "
             "deduplicated by the engine: a live insert by its block's content hash (so an exporter's retry of the "
             "same export is dropped too, and a batch spooled after a failed insert replays alone as that block), "
-            "a batch written to the spool first by a random insert deduplication token kept in its spool file's "
-            "name; a "
+            "a batch written to the spool first by a random insert deduplication token kept in its log record "
+            "(or, in a spool from before the log, its file's name); a "
             "replay that merges files records the files and the insert's token (`replay.intent`, fsynced) before "
             "the insert. Every retry carries the same token: after an insert that failed but landed, after an "
             "insert that failed part-way down a view chain (ClickHouse does not make the chain atomic), and after "
-            "a kill -9 between a replayed insert and its spool delete. Each table an insert reaches, the views' "
+            "a kill -9 between a replayed insert and the synced DONE record that marks it inserted. Each table "
+            "an insert reaches, the views' "
             "targets included, drops a token it has already taken (migration 0013).",
             "The window is 10,000 blocks per table (`non_replicated_deduplication_window` on the embedded engine; "
             "on a cluster `replicated_deduplication_window`, which ClickHouse also ages out after "

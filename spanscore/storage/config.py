@@ -60,6 +60,11 @@ class StorageConfig(BaseModel):
     """With ``acknowledge: spooled``, the least time between two inserts behind the spool (sooner when
     ``batch_max_spans`` are waiting). Each insert has a fixed engine cost, so fewer, larger inserts leave the
     CPU to the receivers; spans become queryable up to this much later."""
+    insert_max_spans: int = Field(50_000, ge=1)
+    """With ``acknowledge: spooled``, the most spans one insert behind the spool merges (sooner than
+    ``insert_interval_s`` once this many wait). An insert's fixed engine cost and its part's later merges are
+    shared by its rows, so larger inserts cost less CPU per row; acknowledgements do not wait for them. The
+    batches waiting are bounded by ``max_pending_spans``."""
     max_pending_spans: int = Field(200_000, ge=1)
     """Spans waiting for storage beyond which receivers answer with backpressure (retry later); once for
     small exports and once more for large ones (``bulk_min_records``)."""

@@ -47,6 +47,10 @@ def test_ack_table_marks_each_run_against_the_50_ms_target() -> None:
         "stored_equals_acked": True,
     }
     runs = [{**row, "attempt": 1, "half_rate_p99_ms": 42.0}, {**row, "attempt": 2, "half_rate_p99_ms": 51.0}]
-    text = render(runs, [], "")
-    assert "| 100 | spooled | 1 | 1.00 / 1.00 / 1.00 | 10,000 | 5,000 | 300 | 9.0 | 42.0 | meets | yes |" in text
-    assert "| 100 | spooled | 2 | 1.00 / 1.00 / 1.00 | 10,000 | 5,000 | 300 | 9.0 | 51.0 | misses | yes |" in text
+    runs.append({**row, "attempt": 1, "half_rate_p99_ms": 84.0, "code": "before", "sustained_spans_per_s": 5e3})
+    text = render([{**run, "rules": "rule"} for run in runs], [], "")
+    cells = "1.00 / 1.00 / 1.00 | 10,000 | 5,000 | 300 | 9.0"
+    assert f"| 100 | spooled | rule | this | 1 | {cells} | 42.0 | meets | yes |" in text
+    assert f"| 100 | spooled | rule | this | 2 | {cells} | 51.0 | misses | yes |" in text
+    # the summary: min / median / max over the runs, and the median's ratio to the rows measured before
+    assert "| 100 | spooled | rule | this | 2 | 10,000 / 10,000 / 10,000 | 42.0 / 46.5 / 51.0 | 2.00x | 0.55x |" in text

@@ -23,7 +23,7 @@ from spanscore.errors import RetryableError
 from spanscore.pipeline import Calling
 from spanscore.records import SpanRecord
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.write import replay
+from spanscore.storage.write import log_segments, replay
 from spanscore.storage.write.paths import score_writer, span_writer
 from spanscore.storage.write.writer import BatchWriter
 from tests.unit.storage.test_rollups import BASE_NS, make_scores
@@ -39,6 +39,16 @@ def _kill_before_delete(merged_only: bool) -> None:
         _remove_all(*args)
 
     replay._remove_all = remove_or_die  # type: ignore[assignment]
+
+
+def _kill_at_next_sync() -> None:
+    """Every batch is acknowledged: the next sync is of the DONE record that marks the replayed ones inserted."""
+
+    def die(fd: int) -> None:
+        print("killing", flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)  # the insert returned and its DONE record is written, not synced
+
+    log_segments.os.fdatasync = die  # type: ignore[assignment]
 
 
 def _batch(kind: str, index: int, rows: int, total: int) -> list[Any]:
@@ -80,11 +90,14 @@ async def first(kind: str, settings: dict[str, Any]) -> None:
         await real.consume(batch)
 
     writer.inserter.inserts = replace(inserts, **{lane: Calling(insert)})
-    _kill_before_delete(merged_only=kind == "spans")
+    if settings.get("kill_at") != "done_unsynced":
+        _kill_before_delete(merged_only=kind == "spans")
     await writer.start()
     for index in range(settings["batches"]):  # one at a time: one spool file each
         await writer.consume(_batch(kind, index, settings["rows"], settings["batches"] * settings["rows"]))
     print(f"acknowledged {settings['batches'] * settings['rows']}", flush=True)
+    if settings.get("kill_at") == "done_unsynced":
+        _kill_at_next_sync()
     down["on"] = False
     await asyncio.sleep(60)
     print("no insert reached the delete", flush=True)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from spanscore.storage.write.spool_log import waiting_batches
+
 ROOT = Path(__file__).resolve().parents[2]
 BATCHES = 4
 ROWS = 25
@@ -37,9 +39,13 @@ async def _run(role: str, kind: str, settings: dict[str, object]) -> list[str]:
 
 @pytest.mark.reliability("no-acknowledged-span-lost")
 @pytest.mark.parametrize("kind", ["spans", "scores"])
-async def test_a_kill_between_insert_and_delete_stores_nothing_twice(tmp_path: Path, kind: str) -> None:
-    """kill -9 after a replayed insert returned, before its spool files were deleted: the next process stores once."""
+@pytest.mark.parametrize("kill_at", ["before_delete", "done_unsynced"])
+async def test_a_kill_between_insert_and_delete_stores_nothing_twice(tmp_path: Path, kind: str, kill_at: str) -> None:
+    """kill -9 after a replayed insert returned, before its batches left the spool: the next process stores once.
+
+    ``done_unsynced``: the kill comes with the log's DONE record for the batches written and not synced."""
     settings = {
+        "kill_at": kill_at,
         "dsn": f"chdb://{(tmp_path / 'chdb').as_posix()}",
         "database": "replay_kill",
         "spool_dir": (tmp_path / "spool").as_posix(),
@@ -49,7 +55,8 @@ async def test_a_kill_between_insert_and_delete_stores_nothing_twice(tmp_path: P
     sent = BATCHES * ROWS
     first = await _run("first", kind, settings)
     assert first == [-9, f"acknowledged {sent}", "killing"], "the first process did not die between insert and delete"
-    assert list((tmp_path / "spool" / kind).glob("*.batch")), "the kill left no spool file to replay"
+    if kill_at == "before_delete":
+        assert waiting_batches(tmp_path / "spool" / kind), "the kill left no spooled batch to replay"
     successor = await _run("successor", kind, settings)
     assert successor[0] == 0, successor
     held = json.loads(successor[-1])

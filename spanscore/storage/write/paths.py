@@ -24,7 +24,8 @@ from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow
 from spanscore.storage.write.deadletter import DeadLetters
 from spanscore.storage.write.salvage import DAY_NS, PartitionKey, Salvager
-from spanscore.storage.write.spool import Spool, SpoolCodec
+from spanscore.storage.write.spool import SpoolCodec
+from spanscore.storage.write.spool_log import SpoolLog
 from spanscore.storage.write.writer import BatchWriter, Inserts
 from spanscore.storage.write.writer_config import WriterConfig
 
@@ -39,13 +40,13 @@ SCORE_ROWS_PENDING = 100_000
 """Score or decision rows waiting for a flush beyond which scoring is told to wait."""
 
 
-def spool_for(storage: StorageConfig, name: str, codec: SpoolCodec[T]) -> Spool[T]:
-    """The write path's spool, which stops at half the store's free-space floor.
+def spool_for(storage: StorageConfig, name: str, codec: SpoolCodec[T]) -> SpoolLog[T]:
+    """The write path's spool (an append-only log), which stops at half the store's free-space floor.
 
     When it shares the embedded store's disk (the default), inserts stop first and the spool then keeps the
     rest of the room for the engine's merges.
     """
-    return Spool(
+    return SpoolLog(
         Path(storage.spool_dir) / name, storage.spool_max_bytes, codec, min_free_bytes=storage.min_free_disk_bytes // 2
     )
 

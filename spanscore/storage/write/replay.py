@@ -3,7 +3,7 @@
 It runs whenever the spool holds batches: behind an acknowledging spool (``acknowledge: spooled``) all
 the time, otherwise only after a failed insert put batches there (and after a restart found some).
 Batches this process logged are still in memory (``LoggedBatches``) and are merged into inserts of up
-to ``batch_max`` records; a batch read back from disk goes alone, and a failed set is retried exactly
+to ``records_per_insert`` records; a batch read back from disk goes alone, and a failed set is retried exactly
 as it was. A set the engine refuses for its content is salvaged, and the salvage resumes on the retry
 after an outage.
 
@@ -29,7 +29,7 @@ from spanscore.storage.write.inserter import Inserter
 from spanscore.storage.write.logged_batches import LoggedBatches
 from spanscore.storage.write.replay_intent import ReplayIntents
 from spanscore.storage.write.salvage import Salvage
-from spanscore.storage.write.spool import Spool
+from spanscore.storage.write.spool import BatchSpool
 from spanscore.storage.write.writer_config import WriterConfig
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ T = TypeVar("T")
 class SpoolReplay(Generic[T]):
     def __init__(
         self,
-        spool: Spool[T],
+        spool: BatchSpool[T],
         inserter: Inserter[T],
         logged: LoggedBatches[T],
         config: WriterConfig,
@@ -52,12 +52,12 @@ class SpoolReplay(Generic[T]):
         self._inserter = inserter
         self.logged = logged
         """Batches logged for a spooled acknowledgement, kept in memory until inserted."""
-        self._batch_max = config.batch_max
+        self._insert_max = config.records_per_insert
         self._linger_enabled = config.acknowledge == "spooled"
         self._insert_interval = config.insert_interval
         self._backoff = config.replay_backoff_s
         self._join_encoded = join_encoded
-        self._intents = ReplayIntents(spool.directory)
+        self._intents = ReplayIntents(spool.directory, spool.holds)
         # The batch files and token of a failed insert, retried exactly as they were; first, a merged insert a
         # previous process recorded and may have made (read here, so an unreadable record stops the start).
         intent = self._intents.read()
@@ -117,14 +117,14 @@ class SpoolReplay(Generic[T]):
 
         Every insert has a fixed engine cost (tens of milliseconds of CPU in chDB, whatever its
         size), so back-to-back inserts of whatever just arrived would take CPU from the receivers
-        at moderate rates. Waiting lets batches merge; a full ``batch_max`` or shutdown goes at once.
+        at moderate rates. Waiting lets batches merge; a full ``records_per_insert`` or shutdown goes at once.
         """
         if not self._linger_enabled or self._retry:
             return
         await wait_while(
             self._spooled,
             self._last_insert + self._insert_interval,
-            lambda: not self.closing and self.logged.count < self._batch_max,
+            lambda: not self.closing and self.logged.count < self._insert_max,
         )
 
     async def _next(self) -> tuple[list[Path], str, list[T], int]:
@@ -150,7 +150,7 @@ class SpoolReplay(Generic[T]):
                     records = await loop.run_in_executor(None, spool.read, path)
                     return [path], spool.token(path), records, len(records)
                 break
-            if taken and len(records) + len(batch) > self._batch_max:
+            if taken and len(records) + len(batch) > self._insert_max:
                 break
             taken.append(path)
             records.extend(batch)
@@ -158,7 +158,7 @@ class SpoolReplay(Generic[T]):
         return taken, token, records, 0
 
     async def _replay_some(self) -> bool:
-        """Insert the oldest waiting batches as one insert of at most ``batch_max`` records; False if it failed."""
+        """Insert the oldest waiting batches as one insert of at most ``records_per_insert``; False if it failed."""
         loop = asyncio.get_running_loop()
         taken, token, records, from_disk = await self._next()
         if not taken:
@@ -210,8 +210,7 @@ class SpoolReplay(Generic[T]):
         return salvage.stored
 
 
-def _remove_all(spool: Spool[T], paths: list[Path], intents: ReplayIntents) -> None:
-    """Delete the inserted files, then the intent naming them: a crash between leaves an intent to replay."""
-    for path in paths:
-        spool.remove(path)
+def _remove_all(spool: BatchSpool[T], paths: list[Path], intents: ReplayIntents) -> None:
+    """Remove the inserted batches, then the intent naming them: a crash between leaves an intent to replay."""
+    spool.remove_many(paths)
     intents.clear()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,8 +33,10 @@ class Intent:
 class ReplayIntents:
     """The one intent a spool directory holds at a time (the replay makes one insert at a time)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, holds: Callable[[Path], bool] = Path.exists) -> None:
         self._path = directory / _FILE
+        self._holds = holds
+        """Whether a batch named in the record is still waiting in the spool (a file, or a record of the log)."""
 
     def write(self, files: list[Path], token: str) -> None:
         """Record the insert about to be made, durably (blocking: call off the event loop)."""
@@ -63,7 +66,7 @@ class ReplayIntents:
             raise RuntimeError(f"the replay intent {self._path} cannot be read ({exc}); inspect it") from exc
         if any("/" in name or name.startswith(".") for name in names):
             raise RuntimeError(f"the replay intent {self._path} names files outside its spool: {names}")
-        files = tuple(self._path.parent / name for name in names if (self._path.parent / name).exists())
+        files = tuple(self._path.parent / name for name in names if self._holds(self._path.parent / name))
         return Intent(files, token)
 
     def clear(self) -> None:

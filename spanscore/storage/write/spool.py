@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from spanscore.errors import RetryableError
 from spanscore.storage.insert_token import TOKEN_PATTERN, check_token, new_token
@@ -36,6 +36,19 @@ from spanscore.storage.insert_token import TOKEN_PATTERN, check_token, new_token
 T = TypeVar("T")
 
 _NAME = re.compile(rf"^(\d{{12}})(?:-({TOKEN_PATTERN}))?\.batch$")
+
+
+def batch_name(number: int, token: str) -> str:
+    """The name of a spooled batch: its number, then its insert deduplication token."""
+    return f"{number:012d}-{token}.batch"
+
+
+def parse_name(name: str) -> tuple[int, str]:
+    """(number, token) of a batch named by ``batch_name``; ValueError for any other name."""
+    match = _NAME.match(name)
+    if match is None or match.group(2) is None:
+        raise ValueError(f"{name} is not a spool batch named with its token")
+    return int(match.group(1)), match.group(2)
 
 
 def _pickle_encode(records: Sequence[Any]) -> bytes:
@@ -88,6 +101,11 @@ class Spool(Generic[T]):
         return self._count
 
     @property
+    def next_number(self) -> int:
+        """The number the next batch file would get: a log over the same directory numbers after it."""
+        return self._next
+
+    @property
     def size_bytes(self) -> int:
         return self._bytes
 
@@ -122,7 +140,7 @@ class Spool(Generic[T]):
                 handle.flush()
                 os.fsync(handle.fileno())
             with self._lock:  # numbered when complete, so the files' order is the order they became durable
-                target = self.directory / f"{self._next:012d}-{token}.batch"
+                target = self.directory / batch_name(self._next, token)
                 self._next += 1
                 os.replace(temporary, target)
                 fsync_directory(self.directory)
@@ -157,6 +175,17 @@ class Spool(Generic[T]):
         records: list[T] = self.codec.decode(path.read_bytes())
         return records
 
+    def holds(self, path: Path) -> bool:
+        """Whether the batch named ``path`` is still waiting."""
+        return path.parent == self.directory and _NAME.match(path.name) is not None and path.exists()
+
+    def remove_many(self, paths: Sequence[Path]) -> None:
+        for path in paths:
+            self.remove(path)
+
+    def close(self) -> None:
+        """Nothing stays open between appends."""
+
     def remove(self, path: Path) -> None:
         with self._lock:
             size = path.stat().st_size
@@ -175,10 +204,38 @@ def _give_tokens(directory: Path, files: list[Path]) -> None:
     for path in files:
         match = _NAME.match(path.name)
         if match is not None and match.group(2) is None:
-            os.replace(path, directory / f"{match.group(1)}-{new_token()}.batch")
+            os.replace(path, directory / batch_name(int(match.group(1)), new_token()))
             renamed = True
     if renamed:
         fsync_directory(directory)
+
+
+class BatchSpool(Protocol[T]):
+    """What the write path needs of a spool: ``Spool`` (a file per batch) and ``SpoolLog`` (one log) both are."""
+
+    codec: SpoolCodec[T]
+    directory: Path
+
+    @property
+    def batches(self) -> int: ...
+
+    @property
+    def size_bytes(self) -> int: ...
+
+    def append(self, records: Sequence[T], token: str | None = None) -> tuple[Path, bytes]: ...
+
+    def waiting(self, limit: int) -> list[Path]: ...
+
+    @staticmethod
+    def token(path: Path) -> str: ...
+
+    def holds(self, path: Path) -> bool: ...
+
+    def read(self, path: Path) -> list[T]: ...
+
+    def remove_many(self, paths: Sequence[Path]) -> None: ...
+
+    def close(self) -> None: ...
 
 
 def fsync_directory(directory: Path) -> None:

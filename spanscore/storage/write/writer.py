@@ -58,7 +58,7 @@ from spanscore.storage.write.inserts import Inserts
 from spanscore.storage.write.logged_batches import LoggedBatches
 from spanscore.storage.write.replay import SpoolReplay
 from spanscore.storage.write.salvage import Salvager
-from spanscore.storage.write.spool import Spool
+from spanscore.storage.write.spool import BatchSpool
 from spanscore.storage.write.writer_config import WriterConfig
 
 __all__ = ["BatchWriter", "Inserts", "WriterConfig"]
@@ -80,7 +80,7 @@ class BatchWriter(Generic[T]):
         config: WriterConfig,
         *,
         stored: Consumer[Sequence[T]] | None = None,
-        spool: Spool[T] | None = None,
+        spool: BatchSpool[T] | None = None,
         salvager: Salvager[T] | None = None,
     ) -> None:
         ack_spooled = config.acknowledge == "spooled"
@@ -108,7 +108,7 @@ class BatchWriter(Generic[T]):
         return sum(lane.pending for lane in self._lanes)
 
     @property
-    def spool(self) -> Spool[T] | None:
+    def spool(self) -> BatchSpool[T] | None:
         """The write-ahead log, when the writer has one (what the replay drains)."""
         return None if self._replay is None else self._replay.spool
 
@@ -151,3 +151,4 @@ class BatchWriter(Generic[T]):
             await lane.shutdown()
         if self._replay is not None:
             await self._replay.stop()
+            self._replay.spool.close()

@@ -35,6 +35,10 @@ class WriterConfig:
     """Seconds of failing inserts after which ``problems()`` reports the writer."""
     bulk_min: int = 0
     """Records from which one batch takes the bulk lane; 0: no bulk lane."""
+    insert_max: int = 0
+    """Records per insert behind an acknowledging spool, merged from many logged batches; 0: ``batch_max``.
+    Larger than ``batch_max`` because the acknowledgement does not wait for it, and the engine's fixed and merge
+    costs per insert are then shared by more rows."""
 
     def __post_init__(self) -> None:
         if self.acknowledge not in ACKNOWLEDGE:
@@ -42,7 +46,14 @@ class WriterConfig:
         for name in ("batch_max", "max_pending"):
             if getattr(self, name) < 1:
                 raise ValueError(f"writer {name} must be at least 1, got {getattr(self, name)!r}")
-        for name in ("flush_interval", "insert_interval", "replay_backoff_s", "stuck_after_s", "bulk_min"):
+        for name in (
+            "flush_interval",
+            "insert_interval",
+            "replay_backoff_s",
+            "stuck_after_s",
+            "bulk_min",
+            "insert_max",
+        ):
             if getattr(self, name) < 0:
                 raise ValueError(f"writer {name} must not be negative, got {getattr(self, name)!r}")
 
@@ -59,4 +70,10 @@ class WriterConfig:
             insert_interval=storage.insert_interval_s,
             stuck_after_s=storage.stuck_after_s,
             bulk_min=storage.bulk_min_records if bulk else 0,
+            insert_max=storage.insert_max_spans,
         )
+
+    @property
+    def records_per_insert(self) -> int:
+        """The most records one insert behind the spool merges."""
+        return self.insert_max or self.batch_max

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
 from spanscore.storage.rows import join_json_arrays, records_to_json, spans_from_json
 from spanscore.storage.write.paths import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC
 from spanscore.storage.write.spool import Spool
+from spanscore.storage.write.spool_log import SpoolLog
 from spanscore.storage.write.writer import BatchWriter, Inserts, WriterConfig
 from tests.fakes.collected import Collected
 
@@ -39,8 +41,22 @@ class GatedStore:
         return [value for call in self.calls for value in call]
 
 
-def _logged(directory: Path) -> list[Path]:
-    return sorted(directory.glob("*.batch"))
+@pytest.fixture(autouse=True, params=["log", "files"])
+def spool_kind(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test runs over the append-only log (what ``spool_for`` makes) and the older file-per-batch spool."""
+    global SPOOL
+    SPOOL = SpoolLog if request.param == "log" else Spool  # type: ignore[assignment]
+    yield
+    SPOOL = SpoolLog  # type: ignore[assignment]
+
+
+SPOOL: type[Spool[Any]] = SpoolLog  # type: ignore[assignment]
+
+
+def _logged(writer: BatchWriter[Any]) -> list[Path]:
+    """The batches the writer's spool holds on disk (a file each, or records of the log)."""
+    assert writer.spool is not None
+    return writer.spool.waiting(1 << 20)
 
 
 def _writer(
@@ -55,7 +71,7 @@ def _writer(
         batch_max=batch_max, flush_interval=0.0, max_pending=1000, acknowledge="spooled",
         replay_backoff_s=0.01, insert_interval=insert_interval,
     )  # fmt: skip
-    return BatchWriter("t", Inserts(Calling(store.insert)), config, spool=Spool(spool_dir, 1 << 20), stored=stored)
+    return BatchWriter("t", Inserts(Calling(store.insert)), config, spool=SPOOL(spool_dir, 1 << 20), stored=stored)
 
 
 async def _until(condition, wait_s: float = 10.0) -> None:  # type: ignore[no-untyped-def]
@@ -73,14 +89,14 @@ async def test_acknowledged_once_logged_and_inserted_behind_in_merged_batches(tm
     for value in range(7):
         await asyncio.wait_for(writer.consume([value]), 5)  # storage is stuck, yet every export returns
     assert store.calls == [] and seen == []
-    assert len(_logged(tmp_path)) >= 6  # the first may already be waiting on the gate
+    assert len(_logged(writer)) >= 6  # the first may already be waiting on the gate
     store.gate.set()
     await _until(lambda: len(store.stored) == 7)
     await writer.shutdown()
     assert store.stored == list(range(7))
     assert seen == store.stored  # downstream hears of records only once they are in storage
     assert max(len(call) for call in store.calls) > 1 and all(len(call) <= 5 for call in store.calls)
-    assert not _logged(tmp_path)
+    assert not _logged(writer)
     assert writer.stats.replayed == 0  # nothing had to be read back from disk
 
 
@@ -92,7 +108,7 @@ async def test_shutdown_drains_the_log_into_storage(tmp_path: Path) -> None:
     await writer.consume([3])
     store.gate.set()
     await writer.shutdown()
-    assert store.stored == [1, 2, 3] and not _logged(tmp_path)
+    assert store.stored == [1, 2, 3] and not _logged(writer)
 
 
 async def test_a_log_left_by_a_dead_process_is_inserted_by_the_next(tmp_path: Path) -> None:
@@ -103,7 +119,7 @@ async def test_a_log_left_by_a_dead_process_is_inserted_by_the_next(tmp_path: Pa
     await first.start()
     await first.consume([1, 2, 3])
     await first.shutdown()  # storage refuses: the batch stays in the log
-    assert store.stored == [] and len(_logged(tmp_path)) == 1
+    assert store.stored == [] and len(_logged(first)) == 1
     store.down = False
     second = _writer(store, tmp_path)
     await second.start()
@@ -164,7 +180,7 @@ async def test_inserts_behind_the_log_are_spaced_by_the_insert_interval(tmp_path
     assert store.calls == [[0], [1, 2, 3]]
     await writer.consume([4])
     await asyncio.wait_for(writer.shutdown(), 5)  # shutdown does not wait out the interval either
-    assert store.stored == [0, 1, 2, 3, 4] and not _logged(tmp_path)
+    assert store.stored == [0, 1, 2, 3, 4] and not _logged(writer)
 
 
 def _span(index: int) -> SpanRecord:
@@ -196,7 +212,7 @@ async def test_inserts_reuse_the_logged_bytes_merged_without_encoding_again(tmp_
         Inserts(Calling(insert), encoded=Calling(insert_encoded)),
         WriterConfig(batch_max=100, flush_interval=0.0, max_pending=1000, acknowledge="spooled", replay_backoff_s=0.01),
         stored=seen,
-        spool=Spool(tmp_path, 1 << 20, SPAN_SPOOL_CODEC),
+        spool=SPOOL(tmp_path, 1 << 20, SPAN_SPOOL_CODEC),
     )
     await writer.start()
     batches = [[_span(0), _span(1)], [], [_span(2)], [_span(3), _span(4)]]
@@ -212,7 +228,7 @@ async def test_inserts_reuse_the_logged_bytes_merged_without_encoding_again(tmp_
     # and a body is the JSON the records would have been encoded to.
     assert attempts[1] == attempts[0]
     assert all(body == records_to_json(spans_from_json(body)) for body in bodies)
-    assert not _logged(tmp_path)
+    assert not _logged(writer)
 
 
 def test_joined_json_arrays_are_the_array_of_all_records() -> None:
@@ -249,7 +265,7 @@ async def test_logged_batches_past_the_byte_bound_are_read_back_from_the_log(tmp
             acknowledge="spooled",
             cache_max_bytes=2 * one_batch + 1,
         ),
-        spool=Spool(tmp_path, 1 << 20, SPAN_SPOOL_CODEC),
+        spool=SPOOL(tmp_path, 1 << 20, SPAN_SPOOL_CODEC),
     )
     await writer.start()
     for index in range(5):
@@ -262,4 +278,32 @@ async def test_logged_batches_past_the_byte_bound_are_read_back_from_the_log(tmp
     from_memory = [span for body in bodies for span in spans_from_json(body)]
     assert sorted(from_memory + read_back, key=lambda span: span.name) == [_span(index) for index in range(5)]
     assert read_back and writer.stats.replayed == len(read_back)  # the uncached ones came from the log
-    assert writer._replay.logged.size == 0 and not _logged(tmp_path)
+    assert writer._replay.logged.size == 0 and not _logged(writer)
+
+
+async def test_inserts_behind_the_log_merge_up_to_insert_max_not_batch_max(tmp_path: Path) -> None:
+    """A spooled ack does not wait for the insert, so the insert gathers more than one group commit's batch."""
+    store = GatedStore()
+    config = WriterConfig(
+        batch_max=2, flush_interval=0.0, max_pending=1000, acknowledge="spooled", replay_backoff_s=0.01,
+        insert_interval=30.0, insert_max=7,
+    )  # fmt: skip
+    writer = BatchWriter("t", Inserts(Calling(store.insert)), config, spool=SPOOL(tmp_path, 1 << 20))
+    await writer.start()
+    await writer.consume([0])
+    for value in range(1, 15):  # each a logged batch of one: the first insert is held at the gate meanwhile
+        await writer.consume([value])
+    store.gate.set()
+    await _until(lambda: len(store.stored) == 15)
+    await writer.shutdown()
+    assert store.stored == list(range(15))
+    assert max(len(call) for call in store.calls) == 7 and all(len(call) <= 7 for call in store.calls)
+
+
+def test_the_storage_config_sets_the_rows_per_insert_behind_the_spool() -> None:
+    storage = load_config(None, environ={"SPANSCORE_STORAGE__INSERT_MAX_SPANS": "60000"}).storage
+    config = WriterConfig.from_storage(storage, max_pending=10, acknowledge="spooled")
+    assert config.records_per_insert == 60_000 and config.batch_max == storage.batch_max_spans
+    assert WriterConfig(batch_max=5, flush_interval=0, max_pending=1).records_per_insert == 5
+    with pytest.raises(ValueError, match="insert_max"):
+        WriterConfig(batch_max=5, flush_interval=0, max_pending=1, insert_max=-1)
