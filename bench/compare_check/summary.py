@@ -1,0 +1,116 @@
+"""From per-version records to the figures issue #41 asks for, each rate with its own 95% interval.
+
+A rate over k trials gets a Clopper-Pearson interval, so that "false positives <= alpha" is read with the
+simulation's own noise in view rather than from a point estimate.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from statsmodels.stats.proportion import proportion_confint
+
+from bench.compare_check.agreement import agreement, bias
+
+Rec = dict[str, Any]
+
+
+def rate(hits: int, trials: int) -> str:
+    if not trials:
+        return "no trials"
+    low, high = proportion_confint(hits, trials, alpha=0.05, method="beta")
+    return f"{hits / trials:.4f} ({hits}/{trials}, 95% CI {low:.4f}-{high:.4f})"
+
+
+def _inside(low: Any, high: Any, value: float) -> bool:
+    return low is not None and high is not None and low <= value <= high
+
+
+def false_positives(records: list[Rec], alpha: float) -> list[str]:
+    lines = [f"\n== false 'better'/'worse' on versions equal to the baseline (must be <= {alpha:g}) =="]
+    for scenario in ("one_score", "one_passfail"):
+        for roles in (("null",), ("tiny",)):
+            sel = [r for r in records if r["scenario"] == scenario and r["role"] in roles]
+            hits = sum(r["tool"].get("verdict") in ("better", "worse") for r in sel)
+            lines.append(f"{scenario:13} {roles[0]:5} {rate(hits, len(sel))}")
+    family: dict[tuple[int, str], bool] = defaultdict(bool)
+    for r in records:
+        if r["scenario"] == "five_scorers" and r["role"] == "null":
+            family[(r["seed"], r["version"])] |= r["tool"].get("verdict") in ("better", "worse")
+    lines.append(f"five_scorers  any scorer of a version (family-wise) {rate(sum(family.values()), len(family))}")
+    for scorer in sorted({r["scorer"] for r in records if r["scenario"] == "five_scorers"}):
+        sel = [r for r in records if r["scenario"] == "five_scorers" and r["role"] == "null" and r["scorer"] == scorer]
+        hits = sum(r["tool"].get("verdict") in ("better", "worse") for r in sel)
+        lines.append(f"five_scorers  {scorer:9} {rate(hits, len(sel))}")
+    return lines
+
+
+def coverage(records: list[Rec]) -> list[str]:
+    lines = ["\n== coverage of the intervals (the truth inside [low, high]) =="]
+    for scenario in ("one_score", "one_passfail", "five_scorers"):
+        sel = [r for r in records if r["scenario"] == scenario and r["role"] != "tiny" and r["tool"]]
+        checks: list[tuple[str, Callable[[Rec], bool]]] = [
+            ("ci vs true mean", lambda r: _inside(r["tool"].get("ci_low"), r["tool"].get("ci_high"), r["true_mean"])),
+            (
+                "ci vs finite mean",
+                lambda r: _inside(r["tool"].get("ci_low"), r["tool"].get("ci_high"), r["finite_mean"]),
+            ),
+        ]
+        for name, ok in checks:
+            lines.append(f"{scenario:13} {name:22} {rate(sum(map(ok, sel)), len(sel))}")
+        diffs = [r for r in sel if r["role"] != "baseline"]
+        for name, truth in (("diff vs true delta", "delta"), ("diff vs finite diff", "finite_diff")):
+            hits = sum(_inside(r["tool"].get("diff_low"), r["tool"].get("diff_high"), r[truth]) for r in diffs)
+            lines.append(f"{scenario:13} {name:22} {rate(hits, len(diffs))}")
+    return lines
+
+
+def power(records: list[Rec]) -> list[str]:
+    lines = ["\n== power: share of right-direction verdicts when the versions differ (n ~ 300 vs ~1500) =="]
+    for scenario in ("one_score", "one_passfail", "five_scorers"):
+        for version in sorted({r["version"] for r in records if r["role"] == "effect"}):
+            sel = [r for r in records if r["scenario"] == scenario and r["version"] == version]
+            if not sel:
+                continue
+            want = "better" if sel[0]["delta"] > 0 else "worse"
+            wrong = "worse" if want == "better" else "better"
+            right = sum(r["tool"].get("verdict") == want for r in sel)
+            flipped = sum(r["tool"].get("verdict") == wrong for r in sel)
+            lines.append(
+                f"{scenario:13} delta {sel[0]['delta']:+.2f} {want}: {rate(right, len(sel))}; {wrong}: {flipped}"
+            )
+    return lines
+
+
+def _verdicts(records: Iterable[Rec]) -> str:
+    counts: dict[str, int] = defaultdict(int)
+    for r in records:
+        counts[str(r["tool"].get("verdict"))] += 1
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+
+
+def too_few(records: list[Rec]) -> list[str]:
+    lines = ["\n== verdicts by role (tiny: about ten scored runs) =="]
+    for role in ("null", "effect", "tiny"):
+        lines.append(f"{role:7} {_verdicts(r for r in records if r['role'] == role)}")
+    needed = sorted(
+        r["tool"]["n_needed"]
+        for r in records
+        if r["tool"].get("verdict") == "too_few" and r["tool"].get("n_needed") is not None
+    )
+    if needed:
+        lines.append(f"n_needed when too_few: min {needed[0]}, median {needed[len(needed) // 2]}, max {needed[-1]}")
+    return lines
+
+
+def summarise(records: list[Rec], confidence: float) -> list[str]:
+    return [
+        *false_positives(records, 1 - confidence),
+        *coverage(records),
+        *power(records),
+        *too_few(records),
+        *bias(records),
+        *agreement(records),
+    ]
