@@ -62,16 +62,32 @@ def estimate(aggregate: str, samples: Sequence[Sample], confidence: float) -> Es
 def _mean(samples: Sequence[Sample], z: float) -> Estimate:
     if not samples:
         return Estimate(None, None, None, 0)
-    pairs = [(s.weight, float(s.score)) for s in samples if s.score is not None]
-    total = sum(w for w, _ in pairs)
-    mean = sum(w * y for w, y in pairs) / total
-    variance = sum(w * w * (y - mean) ** 2 for w, y in pairs) / total**2
+    mean, variance = hajek([s.weight for s in samples], [float(s.score) for s in samples if s.score is not None])
     half = z * math.sqrt(variance) if len(samples) > 1 else math.inf
     return Estimate(mean, mean - half, mean + half, len(samples))
 
 
+def hajek(weights: Sequence[float], values: Sequence[float]) -> tuple[float, float]:
+    """The ratio (Hajek) mean sum(w*y)/sum(w) and its linearised variance sum(w^2 (y-m)^2) / sum(w)^2.
+
+    Shared by the alerts and the version comparison (spanscore.alerting.comparison), so both weigh a sampled
+    run the same way. The caller needs at least one value.
+    """
+    total = sum(weights)
+    mean = sum(w * y for w, y in zip(weights, values, strict=True)) / total
+    variance = sum(w * w * (y - mean) ** 2 for w, y in zip(weights, values, strict=True)) / total**2
+    return mean, variance
+
+
 def effective_size(weights: Sequence[float]) -> float:
     return sum(weights) ** 2 / sum(w * w for w in weights) if weights else 0.0
+
+
+def wilson(rate: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson's interval for a share ``rate`` seen over ``n`` (effective) runs: stays in [0, 1], sane near 0 or 1."""
+    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _pass_rate(samples: Sequence[Sample], z: float) -> Estimate:
@@ -79,10 +95,8 @@ def _pass_rate(samples: Sequence[Sample], z: float) -> Estimate:
         return Estimate(None, None, None, 0)
     weights = [s.weight for s in samples]
     rate = sum(w for s, w in zip(samples, weights, strict=True) if s.label == "pass") / sum(weights)
-    n = effective_size(weights)
-    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n))
-    return Estimate(rate, max(0.0, centre - half), min(1.0, centre + half), len(samples))
+    low, high = wilson(rate, effective_size(weights), z)
+    return Estimate(rate, low, high, len(samples))
 
 
 def weighted_quantile(samples: Sequence[Sample], q: float) -> float:

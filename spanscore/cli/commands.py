@@ -126,11 +126,25 @@ def _report(config: ServiceConfig, args: argparse.Namespace) -> int:
         body = query_service(config, sql, fmt)
         return body if body is not None else query_store(config, sql, fmt)
 
+    if args.report_command == "compare":
+        return _compare(run_query, args)
     if args.report_command == "agreement":
         code, text = agreement_report(run_query, args.scorer, args.name, args.source, args.since, args.format)
         (sys.stdout if code == 0 else sys.stderr).write(text)
         return code
     sys.stdout.write(trend(run_query, args.scorer, args.since, args.by, args.format, args.rule))
+    return 0
+
+
+def _compare(run_query: Callable[[str, str], bytes], args: argparse.Namespace) -> int:
+    from spanscore.cli.compare import compare_csv
+
+    if args.scores_csv is None:
+        raise SpanscoreError("report compare over the store is not built yet: give --scores-csv FILE")
+    text = compare_csv(
+        args.scores_csv, args.by or "version", args.baseline, args.confidence, args.format, args.min_effect
+    )
+    sys.stdout.write(text)
     return 0
 
 

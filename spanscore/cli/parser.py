@@ -116,6 +116,28 @@ def _add_backfill_and_report_parsers(commands: Subcommands) -> None:
     trend.add_argument("--by", choices=["hour", "day", "week"], default="hour", help="one point per hour, day or week")
     trend.add_argument("--format", choices=["table", "json", "csv"], default="table", help="output format")
     trend.add_argument("-c", "--config", help="YAML configuration file")
+    _add_compare_parser(report_commands)
+
+
+def _add_compare_parser(report_commands: Subcommands) -> None:
+    compare = report_commands.add_parser(
+        "compare", help="versions side by side per scorer: weighted means, intervals, a verdict (docs/compare.md)"
+    )
+    compare.add_argument(
+        "--by",
+        help="what a version is: a run attribute (default service.version), or a column of --scores-csv "
+        "(default version)",
+    )
+    compare.add_argument("--baseline", required=True, help="the version the others are compared with")
+    compare.add_argument("--confidence", type=float, default=0.95, help="confidence of intervals and verdicts")
+    compare.add_argument(
+        "--min-effect", type=float, default=0.05, help="a difference inside +-this counts as none (default 0.05)"
+    )
+    compare.add_argument("--scores-csv", help="compare a CSV version,scorer,value,inclusion_probability, not the store")
+    compare.add_argument("--since", default="24h", help="look-back window over the store: 30m, 24h, 7d")
+    compare.add_argument("--scorer", action="append", help="only this scorer (repeatable)")
+    compare.add_argument("--format", choices=["table", "json", "csv"], default="table", help="output format")
+    compare.add_argument("-c", "--config", help="YAML configuration file")
 
 
 def _add_setup_parsers(commands: Subcommands) -> None:

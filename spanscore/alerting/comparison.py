@@ -1,0 +1,242 @@
+"""Versions of an agent compared on sampled live traffic: a weighted mean per version, a difference, a verdict.
+
+Pure arithmetic, no I/O: the CLI (CSV or store), the API and the version alert feed it observations and render
+what it returns. Each observation is a score with the inclusion probability p of its run (weight 1/p), as the
+alerts weigh them (spanscore.alerting.statistics). docs/compare.md gives the estimators and their assumptions;
+in short:
+
+- per version, the Hajek mean with its linearised variance times n/(n-1) (the with-replacement survey
+  variance); its interval is Wilson's over Kish's effective n when every value is 0 or 1, else the normal one;
+- the difference from the baseline, with the two versions taken as independent samples: the variances add,
+  whatever sampling rate each version had;
+- a two-sided z test per scorer, Holm's step-down over the scorers of one version, so the chance of any false
+  better/worse among them stays within 1 - confidence;
+- ``too_few`` when a version has fewer than MIN_EFFECTIVE effective runs, or when the test found nothing and
+  the interval is still wider than +-min_effect; n_needed is then the runs per version that would detect the
+  observed difference (or min_effect, if larger) with POWER at the corrected level.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+from spanscore.alerting.statistics import effective_size, hajek, wilson, z_value
+
+MIN_EFFECTIVE = 10.0
+"""Fewer effective runs than this in either version: no verdict, since a normal test is not to be trusted."""
+DEFAULT_MIN_EFFECT = 0.05
+"""A difference inside +-this is treated as no difference once the interval fits in it (scores on [0, 1])."""
+POWER = 0.8
+"""The chance n_needed runs per version give of detecting the difference, if it is real."""
+VERDICTS = ("better", "worse", "no_difference", "too_few")
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    value: float
+    probability: float
+
+    @property
+    def weight(self) -> float:
+        return 1.0 / self.probability
+
+
+@dataclass(frozen=True, slots=True)
+class VersionSummary:
+    """One version's weighted mean for one scorer; ``variance`` is the mean's (None below two runs)."""
+
+    version: str
+    n: int
+    n_eff: float
+    mean: float
+    ci_low: float
+    ci_high: float
+    variance: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class VersionResult:
+    summary: VersionSummary
+    diff: float | None = None
+    diff_low: float | None = None
+    diff_high: float | None = None
+    verdict: str | None = None
+    n_needed: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerComparison:
+    scorer: str
+    versions: list[VersionResult]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    baseline: str
+    confidence: float = 0.95
+    min_effect: float = DEFAULT_MIN_EFFECT
+    bounds: tuple[float, float] | None = (0.0, 1.0)
+    """The range values can take: intervals are clipped to it, and it stands in for an unknown variance."""
+
+
+def summarise(version: str, observations: Sequence[Observation], settings: Settings) -> VersionSummary:
+    """Hajek mean, interval, n and Kish n_eff of one version's observations (at least one)."""
+    weights = [o.weight for o in observations]
+    values = [o.value for o in observations]
+    n = len(values)
+    n_eff = effective_size(weights)
+    mean, variance = hajek(weights, values)
+    z = z_value(settings.confidence)
+    if n < 2:
+        low, high = settings.bounds or (-math.inf, math.inf)
+        return VersionSummary(version, n, n_eff, mean, low, high, None)
+    variance *= n / (n - 1)
+    if all(v in (0.0, 1.0) for v in values):
+        low, high = wilson(mean, n_eff, z)
+    else:
+        low, high = _clip(mean - z * math.sqrt(variance), mean + z * math.sqrt(variance), settings.bounds)
+    return VersionSummary(version, n, n_eff, mean, low, high, variance)
+
+
+def compare(groups: Mapping[str, Mapping[str, Sequence[Observation]]], settings: Settings) -> list[ScorerComparison]:
+    """Every scorer's versions against the baseline; ``groups`` is scorer -> version -> observations.
+
+    Scorers and versions come out sorted, the baseline first among a scorer's versions.
+    """
+    summaries = {
+        scorer: [
+            summarise(v, obs, settings)
+            for v, obs in sorted(versions.items(), key=lambda item: (item[0] != settings.baseline, item[0]))
+            if obs
+        ]
+        for scorer, versions in sorted(groups.items())
+    }
+    tests = _tests(summaries, settings)
+    rejected = _holm_by_version(tests, 1 - settings.confidence)
+    family = _family_sizes(tests)
+    out = []
+    for scorer, rows in summaries.items():
+        base = next((s for s in rows if s.version == settings.baseline), None)
+        results = [
+            VersionResult(summary)
+            if summary.version == settings.baseline
+            else _against(summary, base, settings, rejected.get((scorer, summary.version)), family)
+            for summary in rows
+        ]
+        out.append(ScorerComparison(scorer, results))
+    return out
+
+
+def _testable(summary: VersionSummary) -> bool:
+    return summary.variance is not None and summary.n_eff >= MIN_EFFECTIVE
+
+
+def _tests(summaries: Mapping[str, list[VersionSummary]], settings: Settings) -> dict[tuple[str, str], float]:
+    """(scorer, version) -> two-sided p value, for every comparison with enough runs on both sides."""
+    tests: dict[tuple[str, str], float] = {}
+    for scorer, rows in summaries.items():
+        base = next((s for s in rows if s.version == settings.baseline), None)
+        if base is None or not _testable(base):
+            continue
+        for summary in rows:
+            if summary.version != settings.baseline and _testable(summary):
+                tests[(scorer, summary.version)] = _p_value(summary.mean - base.mean, _se(summary, base))
+    return tests
+
+
+def _se(a: VersionSummary, b: VersionSummary) -> float:
+    return math.sqrt((a.variance or 0.0) + (b.variance or 0.0))
+
+
+def _p_value(diff: float, se: float) -> float:
+    if se == 0:
+        return 0.0 if diff != 0 else 1.0
+    return 2 * (1 - NormalDist().cdf(abs(diff) / se))
+
+
+def holm(p_values: Mapping[str, float], alpha: float) -> dict[str, bool]:
+    """Holm's step-down: which hypotheses are rejected with the family-wise error rate held at ``alpha``."""
+    ordered = sorted(p_values.items(), key=lambda item: item[1])
+    rejected = {key: False for key in p_values}
+    for rank, (key, p) in enumerate(ordered):
+        if p > alpha / (len(ordered) - rank):
+            break
+        rejected[key] = True
+    return rejected
+
+
+def _holm_by_version(tests: Mapping[tuple[str, str], float], alpha: float) -> dict[tuple[str, str], bool]:
+    """One Holm family per version: the scorers it was compared on."""
+    rejected: dict[tuple[str, str], bool] = {}
+    for version in {v for _, v in tests}:
+        family = {scorer: p for (scorer, v), p in tests.items() if v == version}
+        rejected.update({(scorer, version): r for scorer, r in holm(family, alpha).items()})
+    return rejected
+
+
+def _family_sizes(tests: Mapping[tuple[str, str], float]) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for _, version in tests:
+        sizes[version] = sizes.get(version, 0) + 1
+    return sizes
+
+
+def _against(
+    summary: VersionSummary,
+    base: VersionSummary | None,
+    settings: Settings,
+    rejected: bool | None,
+    family: Mapping[str, int],
+) -> VersionResult:
+    """One version's difference from the baseline and its verdict; ``rejected`` is None when it was not tested."""
+    if base is None:
+        return VersionResult(summary, verdict="too_few", n_needed=int(MIN_EFFECTIVE))
+    diff = summary.mean - base.mean
+    low, high = _diff_interval(diff, summary, base, settings)
+    if rejected:
+        return VersionResult(summary, diff, low, high, "better" if diff > 0 else "worse")
+    if rejected is not None and -settings.min_effect < low and high < settings.min_effect:
+        return VersionResult(summary, diff, low, high, "no_difference")
+    needed = runs_needed(diff, summary, base, settings, family.get(summary.version, 1))
+    return VersionResult(summary, diff, low, high, "too_few", needed)
+
+
+def _diff_interval(diff: float, a: VersionSummary, b: VersionSummary, settings: Settings) -> tuple[float, float]:
+    span = None if settings.bounds is None else settings.bounds[1] - settings.bounds[0]
+    limits = None if span is None else (-span, span)
+    if a.variance is None or b.variance is None:
+        return limits or (-math.inf, math.inf)
+    half = z_value(settings.confidence) * _se(a, b)
+    return _clip(diff - half, diff + half, limits)
+
+
+def runs_needed(diff: float, a: VersionSummary, b: VersionSummary, settings: Settings, family: int = 1) -> int:
+    """Runs per version for a two-sided test at (1-confidence)/family to detect |diff| with POWER.
+
+    n = (z_{1-alpha/2} + z_power)^2 * (s_a^2 + s_b^2) / d^2, with s^2 = n * variance the per-run spread of
+    each version (sampling weights included) and d = max(|diff|, min_effect).
+    """
+    alpha = (1 - settings.confidence) / max(1, family)
+    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(POWER)
+    spread = _per_run_variance(a, settings) + _per_run_variance(b, settings)
+    if spread <= 0:
+        pooled = (a.mean + b.mean) / 2
+        spread = 2 * max(pooled * (1 - pooled), 0.01)
+    effect = max(abs(diff), settings.min_effect)
+    return max(math.ceil(z * z * spread / (effect * effect)), int(MIN_EFFECTIVE))
+
+
+def _per_run_variance(summary: VersionSummary, settings: Settings) -> float:
+    if summary.variance is not None:
+        return summary.n * summary.variance
+    span = 1.0 if settings.bounds is None else settings.bounds[1] - settings.bounds[0]
+    return span * span / 4  # the largest variance a value in the bounds can have
+
+
+def _clip(low: float, high: float, bounds: tuple[float, float] | None) -> tuple[float, float]:
+    if bounds is None:
+        return low, high
+    return max(bounds[0], low), min(bounds[1], high)

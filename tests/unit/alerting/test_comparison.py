@@ -1,0 +1,139 @@
+"""The version comparison's figures against statsmodels computing the same estimators another way.
+
+The Hajek mean is the intercept of a weighted least-squares fit on a constant; its linearised variance times
+n/(n-1) is that fit's HC1 (sandwich) variance. The difference of two versions is the slope on a version
+indicator; with the versions sampled independently its variance is the sum of the two HC1 variances.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import NormalIndPower
+from statsmodels.stats.proportion import proportion_confint
+
+from spanscore.alerting.comparison import (
+    MIN_EFFECTIVE,
+    Observation,
+    Settings,
+    VersionSummary,
+    compare,
+    holm,
+    runs_needed,
+    summarise,
+)
+from spanscore.alerting.statistics import z_value
+
+
+def _version(rng: random.Random, n: int, mean: float, rates: tuple[float, ...], binary: bool) -> list[Observation]:
+    out = []
+    for _ in range(n):
+        value = float(rng.random() < mean) if binary else min(1.0, max(0.0, rng.gauss(mean, 0.2)))
+        out.append(Observation(value, rng.choice(rates)))
+    return out
+
+
+def _hc1(observations: list[Observation]) -> tuple[float, float]:
+    y = np.array([o.value for o in observations])
+    fit = sm.WLS(y, np.ones((len(y), 1)), weights=np.array([o.weight for o in observations])).fit(cov_type="HC1")
+    return float(fit.params[0]), float(fit.bse[0]) ** 2
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_weighted_mean_and_interval_match_a_sandwich_wls_fit(seed: int) -> None:
+    rng = random.Random(seed)
+    observations = _version(rng, 40 + seed * 17, 0.6, (1.0, 0.5, 0.1), binary=False)
+    found = summarise("v", observations, Settings("v", bounds=None))
+    mean, variance = _hc1(observations)
+    assert found.mean == pytest.approx(mean, rel=1e-9)
+    assert found.variance == pytest.approx(variance, rel=1e-9)
+    half = z_value(0.95) * math.sqrt(variance)
+    assert (found.ci_low, found.ci_high) == (pytest.approx(mean - half), pytest.approx(mean + half))
+    weights = [o.weight for o in observations]
+    assert found.n == len(observations)
+    assert found.n_eff == pytest.approx(sum(weights) ** 2 / sum(w * w for w in weights))
+
+
+def test_pass_rate_interval_is_wilson_over_the_effective_size() -> None:
+    observations = _version(random.Random(7), 60, 0.8, (1.0, 0.25), binary=True)
+    found = summarise("v", observations, Settings("v"))
+    low, high = proportion_confint(found.mean * found.n_eff, found.n_eff, alpha=0.05, method="wilson")
+    assert (found.ci_low, found.ci_high) == (pytest.approx(low), pytest.approx(high))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_difference_under_unequal_sampling_rates_matches_the_regression_slope(seed: int) -> None:
+    rng = random.Random(100 + seed)
+    base = _version(rng, 80, 0.5, (1.0,), binary=False)  # every run of the baseline scored
+    new = _version(rng, 50, 0.6, (0.05, 0.2), binary=False)  # the new version sampled at 5-20 %
+    settings = Settings("a", bounds=None)
+    [result] = compare({"s": {"a": base, "b": new}}, settings)
+    entry = result.versions[1]
+    both = base + new
+    y = np.array([o.value for o in both])
+    x = sm.add_constant(np.array([0.0] * len(base) + [1.0] * len(new)))
+    fit = sm.WLS(y, x, weights=np.array([o.weight for o in both])).fit(cov_type="HC0")
+    assert entry.diff == pytest.approx(float(fit.params[1]), rel=1e-9)
+    variance = _hc1(base)[1] + _hc1(new)[1]  # independent versions: the per-version HC1 variances add
+    hc0 = float(fit.bse[1]) ** 2
+    assert hc0 == pytest.approx(variance, rel=0.05)  # HC0 lacks only the n/(n-1) factors
+    half = z_value(0.95) * math.sqrt(variance)
+    assert (entry.diff_low, entry.diff_high) == (pytest.approx(entry.diff - half), pytest.approx(entry.diff + half))
+
+
+def test_holm_rejects_what_statsmodels_rejects() -> None:
+    rng = random.Random(3)
+    for _ in range(200):
+        p_values = {f"s{i}": rng.random() ** 3 for i in range(rng.randint(1, 6))}
+        expected = multipletests(list(p_values.values()), alpha=0.05, method="holm")[0]
+        assert list(holm(p_values, 0.05).values()) == [bool(e) for e in expected]
+
+
+def test_runs_needed_matches_a_normal_power_solution() -> None:
+    # equal per-run spread s in both versions: n = (z_a/2 + z_power)^2 * 2 s^2 / d^2
+    a = VersionSummary("a", 50, 50.0, 0.50, 0.0, 1.0, 0.04 / 50)
+    b = VersionSummary("b", 50, 50.0, 0.56, 0.0, 1.0, 0.04 / 50)
+    expected = NormalIndPower().solve_power(effect_size=0.06 / 0.2, alpha=0.05, power=0.8, ratio=1.0)
+    assert runs_needed(0.06, b, a, Settings("a")) == math.ceil(expected)
+    assert runs_needed(0.06, b, a, Settings("a"), family=3) > runs_needed(0.06, b, a, Settings("a"))
+
+
+def _verdict(base: list[Observation], new: list[Observation]) -> tuple[str | None, int | None]:
+    [result] = compare({"s": {"1.4.0": base, "1.5.0": new}}, Settings("1.4.0"))
+    assert [r.summary.version for r in result.versions] == ["1.4.0", "1.5.0"]
+    assert result.versions[0].verdict is None and result.versions[0].diff is None
+    return result.versions[1].verdict, result.versions[1].n_needed
+
+
+def test_verdicts() -> None:
+    rng = random.Random(11)
+    assert _verdict(_version(rng, 2000, 0.7, (0.5,), True), _version(rng, 2000, 0.8, (0.1,), True))[0] == "better"
+    assert _verdict(_version(rng, 2000, 0.7, (0.5,), True), _version(rng, 2000, 0.6, (0.1,), True))[0] == "worse"
+    same = _verdict(_version(rng, 4000, 0.7, (1.0,), False), _version(rng, 4000, 0.7, (0.3,), False))
+    assert same == ("no_difference", None)
+    verdict, needed = _verdict(_version(rng, 6, 0.4, (1.0,), True), _version(rng, 6, 0.9, (1.0,), True))
+    assert verdict == "too_few" and needed is not None and needed > 6
+
+
+def test_fewer_effective_runs_than_the_minimum_get_no_verdict_even_when_far_apart() -> None:
+    base = [Observation(0.0, 1.0)] * 4
+    new = [Observation(1.0, 1.0)] * 4
+    verdict, needed = _verdict(base, new)
+    assert verdict == "too_few" and needed is not None and needed >= MIN_EFFECTIVE
+
+
+def test_several_scorers_are_corrected_together() -> None:
+    # one scorer alone at p ~ 0.03 is "better"; beside four scorers at p ~ 1 Holm asks p <= 0.01 of it
+    rng = random.Random(5)
+    base = [Observation(float(rng.random() < 0.5), 1.0) for _ in range(400)]
+    new = [Observation(float(i < 0.575 * 400), 1.0) for i in range(400)]
+    settings = Settings("a", min_effect=0.01)
+    [alone] = compare({"s0": {"a": base, "b": new}}, settings)
+    assert alone.versions[1].verdict == "better"
+    many = {"s0": {"a": base, "b": new}} | {f"s{i}": {"a": base, "b": base} for i in range(1, 5)}
+    assert compare(many, settings)[0].versions[1].verdict != "better"
