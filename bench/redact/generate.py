@@ -89,12 +89,23 @@ def parse(marked: str) -> dict[str, Any]:
     return rec
 
 
+def fill(rng: random.Random, template: str) -> str:
+    """Fill each slot; <<again>> repeats the previous sensitive fill, so a value can occur twice in one text."""
+    previous = ""
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal previous
+        if m.group(1) == "again":
+            return previous
+        piece = fill_slot(rng, m.group(1))
+        previous = piece if not piece.startswith("⟦-") else previous
+        return piece
+
+    return SLOT.sub(one, template)
+
+
 def generated(rng: random.Random) -> list[tuple[str, str]]:
-    items = []
-    for name, template in TEMPLATES:
-        for _ in range(FILLS_PER_TEMPLATE):
-            items.append((f"gen:{name}", SLOT.sub(lambda m: fill_slot(rng, m.group(1)), template)))
-    return items
+    return [(f"gen:{name}", fill(rng, template)) for name, template in TEMPLATES for _ in range(FILLS_PER_TEMPLATE)]
 
 
 def build() -> list[dict[str, Any]]:
