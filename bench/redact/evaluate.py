@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import subprocess
 import sys
 import time
@@ -114,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = None
     try:
         if args.spanscore:
-            outputs, elapsed = run_command([args.spanscore, "redact", *args.extra], records, args.timeout)
+            outputs, elapsed = run_command([*shlex.split(args.spanscore), "redact", *args.extra], records, args.timeout)
         else:
             outputs = load_jsonl(args.findings)
         check_outputs(records, outputs)

@@ -13,7 +13,7 @@ HAND_TEXTS: list[str] = [
     'Customer wrote: "Please update my email from ⟦email|maria.rossi@libero.it⟧ to ⟦email|M.Rossi+shop@proton.me⟧, '
     'thanks!" — order ⟦-order|ORD-2024-771204⟧',
     'Tool result: {"account": {"holder": "J. Smith", "iban": "⟦iban|GB82WEST12345698765432⟧", '
-    '"sort_code": "12-34-56", "balance": "⟦-price|£1,204.55⟧"}}',
+    '"balance": "⟦-price|£1,204.55⟧"}}',
     "Bitte überweisen Sie auf ⟦iban|DE89 3704 0044 0532 0130 00⟧ (⟦-bic|COBADEFFXXX⟧). Rechnung ⟦-order|RE-2024-0193⟧, "
     "fällig am ⟦-timestamp|2024-05-31⟧.",
     "Veuillez rembourser sur le compte ⟦iban|FR14 2004 1010 0505 0001 3M02 606⟧. Merci !",

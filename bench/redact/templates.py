@@ -107,7 +107,7 @@ TEMPLATES: list[tuple[str, str]] = [
     ),
     (
         "rag_context",
-        "[retrieved: crm note 2024-02-19]\nSpoke with the client; they moved to <<phone>>. "
+        "[retrieved: crm note ⟦-timestamp|2024-02-19⟧]\nSpoke with the client; they moved to <<phone>>. "
         "Their supplier account <<iban>> is verified. Next review after release <<version>>.",
     ),
     (
