@@ -75,6 +75,8 @@ def main() -> int:
         try:
             item = json.loads(line)
             text = item["text"]
+            if not isinstance(text, str):
+                raise TypeError("text is not a string")
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             print(f"line {number}: not a {{'id', 'text'}} JSON object ({exc})", file=sys.stderr)
             return 2
