@@ -131,7 +131,8 @@ def run_seeds(cmd: list[str], args: argparse.Namespace) -> tuple[list[dict[str, 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--spanscore", required=True, help="command to run, e.g. .venv/bin/spanscore (or a C2 stand-in)")
+    p.add_argument("--spanscore", help="command to run, e.g. .venv/bin/spanscore (or a C2 stand-in)")
+    p.add_argument("--from-records", type=Path, help="summarise a --records-out file again instead of running")
     p.add_argument("--seeds", type=int, default=100)
     p.add_argument("--first-seed", type=int, default=1)
     p.add_argument("--max-seconds", type=float, default=1200.0, help="stop starting new calls after this long")
@@ -139,11 +140,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--records-out", type=Path, help="write every record as JSON Lines here")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.from_records:
+        with open(args.from_records) as fh:
+            print("\n".join(summarise([json.loads(line) for line in fh], args.confidence)))
+        return 0
+    if not args.spanscore:
+        p.error("--spanscore (the command to check) or --from-records is required")
     began = time.monotonic()
     records, problems, calls = run_seeds(args.spanscore.split(), args)
     if args.records_out:
         with open(args.records_out, "w") as fh:
-            fh.writelines(json.dumps(r, default=str) + "\n" for r in records)
+            fh.writelines(json.dumps(r) + "\n" for r in records)
     print(f"{calls} calls, {len(records)} records, {time.monotonic() - began:.0f} s, confidence {args.confidence}")
     print("\n".join(summarise(records, args.confidence)))
     print(f"\nproblems: {len(problems)}")

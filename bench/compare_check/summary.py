@@ -105,12 +105,29 @@ def too_few(records: list[Rec]) -> list[str]:
     return lines
 
 
+def consistency(records: list[Rec]) -> list[str]:
+    """Verdicts set against the printed difference interval: with a correction across scorers they may differ."""
+    lines = ["\n== verdicts against the printed difference interval =="]
+    for scenario in ("one_score", "one_passfail", "five_scorers"):
+        sel = [r for r in records if r["scenario"] == scenario and r["tool"].get("diff_low") is not None]
+        decided = [r for r in sel if r["tool"].get("verdict") in ("better", "worse")]
+        undecided = [r for r in sel if r["tool"].get("verdict") == "no_difference"]
+        inside = sum(r["tool"]["diff_low"] <= 0 <= r["tool"]["diff_high"] for r in decided)
+        outside = sum(not r["tool"]["diff_low"] <= 0 <= r["tool"]["diff_high"] for r in undecided)
+        lines.append(
+            f"{scenario:13} better/worse with 0 inside the interval: {inside} of {len(decided)}; "
+            f"no_difference with 0 outside it: {outside} of {len(undecided)}"
+        )
+    return lines
+
+
 def summarise(records: list[Rec], confidence: float) -> list[str]:
     return [
         *false_positives(records, 1 - confidence),
         *coverage(records),
         *power(records),
         *too_few(records),
+        *consistency(records),
         *bias(records),
         *agreement(records),
     ]
