@@ -41,6 +41,19 @@ def _interval_gaps(records: list[Rec], keys: tuple[str, str], field: str, varian
     return out
 
 
+def _interval_lines(records: list[Rec], keys: tuple[str, str], field: str, title: str) -> list[str]:
+    """Per score type and reference variant: the largest gap over all records, then over the non-tiny ones."""
+    lines = []
+    for binary in (False, True):
+        sel = [r for r in records if r["binary"] == binary]
+        label = "pass/fail" if binary else "[0,1] score"
+        for variant in sorted({k for r in sel for k in r[field]}):
+            every = _largest(_interval_gaps(sel, keys, field, variant))
+            usual = _largest(_interval_gaps([r for r in sel if r["role"] != "tiny"], keys, field, variant))
+            lines.append(f"{label:11} {title} vs {variant:27} {every}; without tiny: {usual}")
+    return lines
+
+
 def agreement(records: list[Rec]) -> list[str]:
     comparable = [r for r in records if "ref_mean" in r and r["tool"]]
     lines = ["\n== largest differences from the reference on the same weighted data =="]
@@ -50,20 +63,10 @@ def agreement(records: list[Rec]) -> list[str]:
     lines.append(f"mean vs Hajek: {_largest(_gaps(comparable, 'mean', lambda r: r['ref_mean']))}")
     self_gap = max((abs(r["ref_mean"] - r["ref_wls_mean"]) for r in comparable), default=0.0)
     lines.append(f"(reference self-check: hand Hajek vs statsmodels WLS intercept {self_gap:.3g})")
-    for binary in (False, True):
-        sel = [r for r in comparable if r["binary"] == binary]
-        label = "pass/fail" if binary else "[0,1] score"
-        for variant in sorted({k for r in sel for k in r["ref_ci"]}):
-            gaps = _interval_gaps(sel, ("ci_low", "ci_high"), "ref_ci", variant)
-            lines.append(f"{label:11} ci vs {variant:22} {_largest(gaps)}")
+    lines += _interval_lines(comparable, ("ci_low", "ci_high"), "ref_ci", "ci")
     diffs = [r for r in comparable if "ref_diff" in r]
     lines.append(f"diff vs difference of Hajek means: {_largest(_gaps(diffs, 'diff', lambda r: r['ref_diff']))}")
-    for binary in (False, True):
-        sel = [r for r in diffs if r["binary"] == binary]
-        label = "pass/fail" if binary else "[0,1] score"
-        for variant in sorted({k for r in sel for k in r["ref_diff_ci"]}):
-            gaps = _interval_gaps(sel, ("diff_low", "diff_high"), "ref_diff_ci", variant)
-            lines.append(f"{label:11} diff ci vs {variant:27} {_largest(gaps)}")
+    lines += _interval_lines(diffs, ("diff_low", "diff_high"), "ref_diff_ci", "diff ci")
     return lines
 
 
