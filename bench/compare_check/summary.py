@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from bench.compare_check.agreement import agreement, bias
@@ -32,7 +33,7 @@ def false_positives(records: list[Rec], alpha: float) -> list[str]:
     lines = [f"\n== false 'better'/'worse' on versions equal to the baseline (must be <= {alpha:g}) =="]
     for scenario in ("one_score", "one_passfail"):
         for roles in (("null",), ("tiny",)):
-            sel = [r for r in records if r["scenario"] == scenario and r["role"] in roles]
+            sel = [r for r in records if r["scenario"] == scenario and r["role"] in roles and r["delta"] == 0]
             hits = sum(r["tool"].get("verdict") in ("better", "worse") for r in sel)
             lines.append(f"{scenario:13} {roles[0]:5} {rate(hits, len(sel))}")
     family: dict[tuple[int, str], bool] = defaultdict(bool)
@@ -95,14 +96,39 @@ def too_few(records: list[Rec]) -> list[str]:
     lines = ["\n== verdicts by role (tiny: about ten scored runs) =="]
     for role in ("null", "effect", "tiny"):
         lines.append(f"{role:7} {_verdicts(r for r in records if r['role'] == role)}")
-    needed = sorted(
-        r["tool"]["n_needed"]
-        for r in records
-        if r["tool"].get("verdict") == "too_few" and r["tool"].get("n_needed") is not None
-    )
-    if needed:
-        lines.append(f"n_needed when too_few: min {needed[0]}, median {needed[len(needed) // 2]}, max {needed[-1]}")
     return lines
+
+
+def needed_vs_reference(records: list[Rec], confidence: float) -> list[str]:
+    """n_needed against n = (z_{1-a/2} + z_{0.8})^2 (s_v^2 + s_b^2) / diff^2, s^2 the per-run variance of each side.
+
+    C2 says n_needed is how many runs per version would detect the observed difference; at 80% power that
+    grows as 1/diff^2, so tiny observed differences must ask for very many runs.
+    """
+    bases = {(r["scenario"], r["seed"], r["scorer"]): r for r in records if r["role"] == "baseline"}
+    rows = []
+    for r in records:
+        if r["tool"].get("verdict") != "too_few" or r["role"] == "tiny" or "ref_ci" not in r:
+            continue
+        b = bases[(r["scenario"], r["seed"], r["scorer"])]
+        spread = _per_run_var(r, confidence) + _per_run_var(b, confidence)
+        rows.append((abs(r["tool"]["diff"]), r["tool"]["n_needed"], spread))
+    lines = ["n_needed (too_few, non-tiny) against an 80%-power reference on the same variances:"]
+    zsum = float(stats.norm.ppf(0.5 + confidence / 2) + stats.norm.ppf(0.8))
+    for low, high in ((0, 0.01), (0.01, 0.03), (0.03, 0.05), (0.05, 0.08), (0.08, 1.0)):
+        sel = [x for x in rows if low <= x[0] < high and x[1] is not None]
+        if sel:
+            tool = sorted(x[1] for x in sel)
+            ref = sorted(int(zsum**2 * x[2] / max(x[0], 1e-9) ** 2) for x in sel)
+            lines.append(f"  |diff| in [{low}, {high}): {len(sel)}; n_needed median {tool[len(tool) // 2]}, "
+                         f"max {tool[-1]}; reference median {ref[len(ref) // 2]}")  # fmt: skip
+    return lines
+
+
+def _per_run_var(r: Rec, confidence: float) -> float:
+    """n times the HC0 variance of the mean, read back from the reference interval at the run's confidence."""
+    low, high = r["ref_ci"]["wald_hc0_z"]
+    return float(((high - low) / 2 / stats.norm.ppf(0.5 + confidence / 2)) ** 2 * r["ref_n"])
 
 
 def consistency(records: list[Rec]) -> list[str]:
@@ -127,6 +153,7 @@ def summarise(records: list[Rec], confidence: float) -> list[str]:
         *coverage(records),
         *power(records),
         *too_few(records),
+        *needed_vs_reference(records, confidence),
         *consistency(records),
         *bias(records),
         *agreement(records),
