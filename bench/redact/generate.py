@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bench.redact import values
+from bench.redact import lookalikes, values
 from bench.redact.hand import HAND_TEXTS
 from bench.redact.templates import TEMPLATES
 
@@ -31,14 +31,14 @@ DIGIT_RUN = re.compile(r"^[\d -]+$")
 def _lookalike(rng: random.Random, category: str) -> str:
     """A look-alike that is unambiguous: a bare 13-19 digit number that passed Luhn would be card-shaped."""
     while True:
-        value = values.lookalike(rng, category)
+        value = lookalikes.lookalike(rng, category)
         digits = sum(c.isdigit() for c in value)
         if not (DIGIT_RUN.match(value) and 13 <= digits <= 19 and values.luhn_ok(value)):
             return value
 
 
 def fill_slot(rng: random.Random, slot: str) -> str:
-    if slot in values.LOOKALIKES:
+    if slot in lookalikes.LOOKALIKES:
         return f"⟦-{slot}|{_lookalike(rng, slot)}⟧"
     simple = {
         "email": values.email,
