@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.blind_cases import judge, report
+
 HEADER = "version,scorer,value,inclusion_probability\n"
 
 
@@ -54,38 +56,22 @@ CASES: list[tuple[str, str, str, str | Callable[[Any], bool]]] = [
 ]  # fmt: skip
 
 
-def run_case(cmd: list[str], tmp: Path, case: tuple[str, str, str, Any]) -> tuple[bool, str]:
+def run_case(cmd: list[str], tmp: Path, case: tuple[str, str, str, Any]) -> tuple[str, bool, str]:
     name, text, baseline, expect = case
     path = tmp / "case.csv"
     path.write_text(text)
     args = [*cmd, "report", "compare", "--scores-csv", str(path), "--by", "version", "--baseline", baseline]
     proc = subprocess.run([*args, "--format", "json"], capture_output=True, text=True, timeout=120, check=False)
-    said = (proc.stderr.strip().splitlines() or [""])[-1][:200]
-    if isinstance(expect, str):
-        word = expect.split(":", 1)[1]
-        ok = proc.returncode != 0 and word.lower() in proc.stderr.lower() and "Traceback" not in proc.stderr
-        return ok, f"exit {proc.returncode}: {said!r}"
-    if proc.returncode != 0:
-        return False, f"exit {proc.returncode}: {said!r}"
-    try:
-        out = _strict_json(proc.stdout)
-        return bool(expect(out)), f"verdict {_verdict(out, 'b')!r}"
-    except (ValueError, KeyError, StopIteration) as exc:
-        return False, f"output unusable: {exc}"
+    ok, detail = judge(proc, expect, _strict_json, lambda out: f"verdict {_verdict(out, 'b')!r}")
+    return name, ok, detail
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--spanscore", required=True)
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
-    failed = 0
     with tempfile.TemporaryDirectory(prefix="compare_inputs_") as tmp:
-        for case in CASES:
-            ok, detail = run_case(shlex.split(args.spanscore), Path(tmp), case)
-            failed += not ok
-            print(f"{'ok  ' if ok else 'FAIL'} {case[0]:32} {detail}")
-    print(f"{len(CASES) - failed} of {len(CASES)} cases as expected")
-    return 1 if failed else 0
+        return report((run_case(shlex.split(args.spanscore), Path(tmp), case) for case in CASES), 32)
 
 
 if __name__ == "__main__":
