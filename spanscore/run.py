@@ -202,6 +202,9 @@ class Run:
     ``finish_reasons`` says why each of the run's model calls stopped, in the order the calls
     ended (None for a call that did not say), so the last that says is why the answer ended; a run whose
     model calls never said takes its agent span's, and a run with neither has None.
+    ``version_attributes`` are what says which version of the agent ran (``service.version``, a prompt's name
+    and version...; ``collector.runs.version_attributes``), found on any span of the run or its resource, so
+    scores can be compared between versions (docs/compare.md).
     """
 
     input: tuple[Message, ...] | None
@@ -232,6 +235,7 @@ class Run:
     parent_run_id: str | None
     tools: tuple[ToolSpec, ...] | None
     finish_reasons: tuple[str | None, ...] | None
+    version_attributes: Mapping[str, str]
 
     def __init__(
         self,
@@ -264,6 +268,7 @@ class Run:
         parent_run_id: str | None = None,
         tools: Iterable[ToolSpec | Mapping[str, Any] | str] | None = None,
         finish_reasons: Iterable[str | None] | None = None,
+        version_attributes: Mapping[str, str] | None = None,
     ) -> None:
         if target not in TARGETS:
             raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
@@ -300,6 +305,7 @@ class Run:
             ("parent_run_id", parent_run_id),
             ("tools", None if tools is None else tuple(ToolSpec.coerce(t) for t in tools)),
             ("finish_reasons", None if finish_reasons is None else tuple(finish_reasons)),
+            ("version_attributes", dict(version_attributes or {})),
         ):
             setter(self, name, value)
 

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from spanscore.alerting.statistics import effective_size, hajek, wilson, z_value
+from spanscore.alerting.statistics import wilson, z_value
 
 MIN_EFFECTIVE = 10.0
 """Fewer effective runs than this in either version: no verdict, since a normal test is not to be trusted."""
@@ -42,6 +42,43 @@ class Observation:
     @property
     def weight(self) -> float:
         return 1.0 / self.probability
+
+
+@dataclass(frozen=True, slots=True)
+class Sums:
+    """What the estimators need of one version's scores, so a store can add them up without sending rows.
+
+    Over the n scores y with weights w: sum(w), sum(w^2), sum(w*y), sum(w^2*y), sum(w^2*y^2), and whether every
+    y was 0 or 1 (a pass rate, which gets Wilson's interval).
+    """
+
+    n: int
+    w: float
+    w2: float
+    wy: float
+    w2y: float
+    w2y2: float
+    binary: bool
+
+    @classmethod
+    def of(cls, observations: Sequence[Observation]) -> Sums:
+        weights = [o.weight for o in observations]
+        values = [o.value for o in observations]
+        return cls(
+            n=len(values),
+            w=sum(weights),
+            w2=sum(w * w for w in weights),
+            wy=sum(w * y for w, y in zip(weights, values, strict=True)),
+            w2y=sum(w * w * y for w, y in zip(weights, values, strict=True)),
+            w2y2=sum(w * w * y * y for w, y in zip(weights, values, strict=True)),
+            binary=all(y in (0.0, 1.0) for y in values),
+        )
+
+    def hajek(self) -> tuple[float, float]:
+        """The Hajek mean and its linearised variance, as statistics.hajek computes them from the rows."""
+        mean = self.wy / self.w
+        spread = self.w2y2 - 2 * mean * self.w2y + mean * mean * self.w2
+        return mean, max(0.0, spread) / self.w**2
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,27 +119,25 @@ class Settings:
     """The range values can take: intervals are clipped to it, and it stands in for an unknown variance."""
 
 
-def summarise(version: str, observations: Sequence[Observation], settings: Settings) -> VersionSummary:
-    """Hajek mean, interval, n and Kish n_eff of one version's observations (at least one)."""
-    weights = [o.weight for o in observations]
-    values = [o.value for o in observations]
-    n = len(values)
-    n_eff = effective_size(weights)
-    mean, variance = hajek(weights, values)
+def summarise(version: str, sums: Sums, settings: Settings) -> VersionSummary:
+    """Hajek mean, interval, n and Kish n_eff of one version's scores (at least one)."""
+    n = sums.n
+    n_eff = sums.w**2 / sums.w2
+    mean, variance = sums.hajek()
     z = z_value(settings.confidence)
     if n < 2:
         low, high = settings.bounds or (-math.inf, math.inf)
         return VersionSummary(version, n, n_eff, mean, low, high, None)
     variance *= n / (n - 1)
-    if all(v in (0.0, 1.0) for v in values):
+    if sums.binary:
         low, high = wilson(mean, n_eff, z)
     else:
         low, high = _clip(mean - z * math.sqrt(variance), mean + z * math.sqrt(variance), settings.bounds)
     return VersionSummary(version, n, n_eff, mean, low, high, variance)
 
 
-def compare(groups: Mapping[str, Mapping[str, Sequence[Observation]]], settings: Settings) -> list[ScorerComparison]:
-    """Every scorer's versions against the baseline; ``groups`` is scorer -> version -> observations.
+def compare(groups: Mapping[str, Mapping[str, Sums]], settings: Settings) -> list[ScorerComparison]:
+    """Every scorer's versions against the baseline; ``groups`` is scorer -> version -> sums of its scores.
 
     Scorers and versions come out sorted, the baseline first among a scorer's versions.
     """
@@ -110,7 +145,7 @@ def compare(groups: Mapping[str, Mapping[str, Sequence[Observation]]], settings:
         scorer: [
             summarise(v, obs, settings)
             for v, obs in sorted(versions.items(), key=lambda item: (item[0] != settings.baseline, item[0]))
-            if obs
+            if obs.n
         ]
         for scorer, versions in sorted(groups.items())
     }

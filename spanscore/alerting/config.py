@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-Aggregate = Literal["mean", "pass_rate", "count", "p50"]
+Aggregate = Literal["mean", "pass_rate", "count", "p50", "version_diff"]
 _DURATION = re.compile(r"^(\d+)\s*(s|m|h|d)$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 WHERE_COLUMNS = {
@@ -71,6 +71,10 @@ class AlertConfig(_Strict):
     min_samples: int = Field(20, ge=1)
     confidence: float = Field(0.95, gt=0.5, lt=1.0)
     """Two-sided confidence of the interval that must lie entirely beyond the threshold."""
+    versions: str = Field("service.version", pattern=r"^[A-Za-z0-9_.:/-]{1,200}$")
+    """With ``aggregate: version_diff``: the run attribute naming versions (docs/compare.md). The aggregate is then
+    the newest version's weighted mean minus the previous one's (by first score in the window), so ``below: 0``
+    fires when the newest is worse with the alert's confidence; min_samples counts the smaller version's runs."""
     notify: list[NotifyTarget] = []
 
     @field_validator("window")

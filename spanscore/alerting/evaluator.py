@@ -32,13 +32,15 @@ from spanscore.alerting.links import dashboard_link
 from spanscore.alerting.notify import Notifier
 from spanscore.alerting.state import AlertState, AlertStateStore, FileAlertState, Versioned, transition_id
 from spanscore.alerting.statistics import Estimate, Sample, estimate
+from spanscore.alerting.version_alert import newest_against_previous
 from spanscore.metric_keys import metric_key
 from spanscore.pipeline import Background
 
 log = logging.getLogger(__name__)
 
-ReadWindow = Callable[[str, dict[str, str], int, int], list[tuple[float | None, float, str]]]
-"""(scorer, {column: value}, window seconds, row limit) -> (score, sample rate, label) rows."""
+ReadWindow = Callable[..., list[tuple[Any, ...]]]
+"""(scorer, {column: value}, window seconds, row limit[, version attribute]) -> (score, sample rate, label) rows,
+with the run's version and start time added when a version attribute is given (storage.reads.alerts)."""
 
 __all__ = ["AlertEvaluator", "AlertState", "ReadWindow"]
 
@@ -178,14 +180,20 @@ class AlertEvaluator:
         state = replace(current, pending="", pending_event=None)  # a mark without its payload cannot be sent
         where = {WHERE_COLUMNS[key]: value for key, value in alert.where.items()}
         try:
-            rows = await asyncio.to_thread(self._read, alert.scorer, where, alert.window_s, self._settings.max_rows)
+            versions = (alert.versions,) if alert.aggregate == "version_diff" else ()
+            rows = await asyncio.to_thread(
+                self._read, alert.scorer, where, alert.window_s, self._settings.max_rows, *versions
+            )
         except Exception as exc:
             self.evaluation_failures += 1
             current.error = f"{type(exc).__name__}: {exc}"
             log.warning("alert %s not evaluated: %s", alert.name, current.error)
             return current
         self.evaluations += 1
-        found = estimate(alert.aggregate, [Sample(score, rate, label) for score, rate, label in rows], alert.confidence)
+        if versions:
+            found = newest_against_previous(rows, alert.confidence)
+        else:
+            found = estimate(alert.aggregate, [Sample(r[0], r[1], r[2]) for r in rows], alert.confidence)
         now = self._clock()
         state.value, state.samples = found.value, found.samples
         state.low, state.high = _finite(found.low), _finite(found.high)  # None: no interval yet (one score)

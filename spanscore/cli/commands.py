@@ -127,7 +127,7 @@ def _report(config: ServiceConfig, args: argparse.Namespace) -> int:
         return body if body is not None else query_store(config, sql, fmt)
 
     if args.report_command == "compare":
-        return _compare(run_query, args)
+        return _compare(config, args)
     if args.report_command == "agreement":
         code, text = agreement_report(run_query, args.scorer, args.name, args.source, args.since, args.format)
         (sys.stdout if code == 0 else sys.stderr).write(text)
@@ -136,14 +136,17 @@ def _report(config: ServiceConfig, args: argparse.Namespace) -> int:
     return 0
 
 
-def _compare(run_query: Callable[[str, str], bytes], args: argparse.Namespace) -> int:
-    from spanscore.cli.compare import compare_csv
+def _compare(config: ServiceConfig, args: argparse.Namespace) -> int:
+    from spanscore.cli.compare import compare_csv, compare_stored
 
-    if args.scores_csv is None:
-        raise SpanscoreError("report compare over the store is not built yet: give --scores-csv FILE")
-    text = compare_csv(
-        args.scores_csv, args.by or "version", args.baseline, args.confidence, args.format, args.min_effect
-    )
+    if args.scores_csv is not None:
+        by = args.by or "version"
+        text = compare_csv(args.scores_csv, by, args.baseline, args.confidence, args.format, args.min_effect)
+    else:
+        by = args.by or "service.version"
+        text = compare_stored(
+            config, by, args.baseline, args.since, args.confidence, args.format, args.min_effect, args.scorer
+        )
     sys.stdout.write(text)
     return 0
 

@@ -7,15 +7,21 @@ as JSON, CSV or a table.
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
-from spanscore.alerting.comparison import Observation, ScorerComparison, Settings, VersionResult, compare
+from spanscore.alerting.comparison import Observation, Settings, Sums, compare
+from spanscore.alerting.version_report import RUN_FIGURES, CompareRequest, as_document, check_baseline, compare_store
+from spanscore.cli.reach import call_api, open_existing_store
 from spanscore.cli.tables import format_table
+from spanscore.config import ServiceConfig
 from spanscore.errors import ConfigError
 
 CSV_COLUMNS = ("version", "scorer", "value", "inclusion_probability")
@@ -66,47 +72,9 @@ def _number(row: Mapping[str, str | None], column: str, path: str, line: int) ->
     return value
 
 
-def check_baseline(groups: Groups, baseline: str, by: str) -> None:
-    versions = sorted({v for per_scorer in groups.values() for v in per_scorer})
-    if baseline not in versions:
-        shown = ", ".join(versions[:20]) + (" ..." if len(versions) > 20 else "")
-        raise ConfigError(f"--baseline {baseline!r} has no scores; the {by} values with scores are: {shown}")
-
-
 def check_confidence(confidence: float) -> None:
     if not 0.5 <= confidence < 1.0:
         raise ConfigError(f"--confidence must be in [0.5, 1), e.g. 0.95; got {confidence!r}")
-
-
-def as_document(by: str, settings: Settings, scorers: Sequence[ScorerComparison]) -> dict[str, object]:
-    """The JSON answer (contract C2): scorers, each with its versions' figures and verdicts."""
-    return {
-        "by": by,
-        "baseline": settings.baseline,
-        "confidence": settings.confidence,
-        "scorers": [{"scorer": s.scorer, "versions": [_version_entry(r) for r in s.versions]} for s in scorers],
-    }
-
-
-def _version_entry(result: VersionResult) -> dict[str, object]:
-    s = result.summary
-    return {
-        "version": s.version,
-        "n": s.n,
-        "n_eff": s.n_eff,
-        "mean": s.mean,
-        "ci_low": _finite(s.ci_low),
-        "ci_high": _finite(s.ci_high),
-        "diff": result.diff,
-        "diff_low": _finite(result.diff_low),
-        "diff_high": _finite(result.diff_high),
-        "verdict": result.verdict,
-        "n_needed": result.n_needed,
-    }
-
-
-def _finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
 
 
 ROW_COLUMNS = ("scorer", "version", "n", "n_eff", "mean", "ci_low", "ci_high", "diff", "diff_low", "diff_high",
@@ -119,12 +87,12 @@ def flat_rows(document: Mapping[str, object]) -> list[dict[str, object]]:
     return [{"scorer": s["scorer"], **entry} for s in scorers for entry in s["versions"]]
 
 
-def render(document: Mapping[str, object], output: str, extra_columns: Iterable[str] = ()) -> str:
+def render(document: Mapping[str, object], output: str) -> str:
     """JSON as the contract has it; CSV and the table one row per (scorer, version)."""
     if output == "json":
         return json.dumps(document, indent=2) + "\n"
-    columns = [*ROW_COLUMNS, *extra_columns]
     rows = flat_rows(document)
+    columns = [*ROW_COLUMNS, *(c for c in RUN_FIGURES if any(c in row for row in rows))]
     if output == "csv":
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
@@ -149,6 +117,29 @@ def compare_csv(path: str, by: str, baseline: str, confidence: float, output: st
     """``report compare --scores-csv``: read, compare, render."""
     check_confidence(confidence)
     groups = read_scores_csv(path, by)
-    check_baseline(groups, baseline, by)
+    check_baseline({v for versions in groups.values() for v in versions}, baseline, by)
     settings = Settings(baseline, confidence, min_effect)
-    return render(as_document(by, settings, compare(groups, settings)), output)
+    sums = {scorer: {v: Sums.of(obs) for v, obs in versions.items()} for scorer, versions in groups.items()}
+    return render(as_document(by, settings, compare(sums, settings)), output)
+
+
+def compare_stored(config: ServiceConfig, by: str, baseline: str, since: str, confidence: float, output: str,
+                   min_effect: float, scorers: list[str] | None) -> str:  # fmt: skip
+    """``report compare`` over the store: the running service answers (POST /api/v1/compare), else the store."""
+    request = CompareRequest(by, baseline, since, confidence, min_effect, tuple(scorers or ()))
+    problems = request.problems()
+    if problems:
+        raise ConfigError("; ".join(problems))
+    body = call_api(config, "compare", asdict(request), 120)
+    if body is not None:
+        return render(json.loads(body), output)
+    document = asyncio.run(_from_store(config, request))
+    return render(document, output)
+
+
+async def _from_store(config: ServiceConfig, request: CompareRequest) -> dict[str, Any]:
+    store = open_existing_store(config)
+    try:
+        return await compare_store(store, request)
+    finally:
+        store.close()

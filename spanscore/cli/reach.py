@@ -13,10 +13,14 @@ import re
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from spanscore.config import ServiceConfig
 from spanscore.errors import SpanscoreError
 from spanscore.storage.dsn import redact, scrub
+
+if TYPE_CHECKING:
+    from spanscore.storage.clickhouse import ClickHouseStore
 
 
 def query_service(config: ServiceConfig, sql: str, fmt: str) -> bytes | None:
@@ -56,6 +60,15 @@ def call_api(
 
 def query_store(config: ServiceConfig, sql: str, fmt: str) -> bytes:
     """Read the store directly (no service answers); never create or migrate one by reading."""
+    store = open_existing_store(config)
+    try:
+        return store.query_sync(sql, fmt)
+    finally:
+        store.close()
+
+
+def open_existing_store(config: ServiceConfig) -> ClickHouseStore:
+    """The configured store, opened for reading by a command (no service answers); never created or migrated."""
     from spanscore.storage.clickhouse import ClickHouseStore
 
     require_existing_store(config)
@@ -66,10 +79,7 @@ def query_store(config: ServiceConfig, sql: str, fmt: str) -> bytes:
         store.open()
     except Exception as exc:
         raise SpanscoreError(unopenable(config, exc)) from None
-    try:
-        return store.query_sync(sql, fmt)
-    finally:
-        store.close()
+    return store
 
 
 def api_url(config: ServiceConfig) -> str:

@@ -117,6 +117,18 @@ class RunsConfig(BaseModel):
         "metadata.ground_truth",
     )
     """Attributes (span, then resource) whose value is the expected answer, first match wins."""
+    version_attributes: tuple[str, ...] = (
+        "service.version",
+        "deployment.environment",
+        "deployment.environment.name",
+        "gen_ai.prompt.name",
+        "gen_ai.prompt.version",
+        "langfuse.observation.prompt.name",
+        "langfuse.observation.prompt.version",
+    )
+    """Attributes that say which version of the agent ran: kept with every score (the root span first, then its
+    resource, then the model calls and the other spans), so ``spanscore report compare --by`` can group by them.
+    Add your own (a prompt id, a feature flag); an attribute not listed here is compared from the raw spans."""
 
     @model_validator(mode="after")
     def _check_windows(self) -> RunsConfig:

@@ -103,6 +103,7 @@ class RunFields:
             sources=self._sources,
             trace_state=root.trace_state,
             finish_reasons=self._finish_reasons([self._root, *by_end]),
+            version_attributes=self._version_attributes(),
         )
 
     def _finish_reasons(self, speakers: list[str]) -> tuple[str | None, ...] | None:
@@ -183,6 +184,23 @@ class RunFields:
             return None
         self._sources["context"] = self._source(holders[0], self._facts[holders[0]].sources["documents"])
         return tuple(doc for m in holders for doc in self._facts[m].documents or ())
+
+    def _version_attributes(self) -> dict[str, str]:
+        """The first value of each configured version attribute: root span, its resource, model calls, the rest."""
+        keys = self._config.version_attributes
+        order = [self._root, *self._calls, *(m for m in self._members if m != self._root and m not in self._calls)]
+        holders = [
+            attributes
+            for span in (self._by_id[m] for m in order)
+            for attributes in (span.attributes, span.resource_attributes)
+            if not attributes.keys().isdisjoint(keys)
+        ]
+        found: dict[str, str] = {}
+        for key in keys:
+            value = next((attributes[key] for attributes in holders if attributes.get(key)), None)
+            if value is not None:
+                found[key] = str(value)
+        return found
 
     def _ground_truth(self, root: SpanRecord) -> str | None:
         keys = self._config.ground_truth_keys

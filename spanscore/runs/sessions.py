@@ -290,6 +290,7 @@ def session_view(session_id: str, turns: Iterable[Turn], last: Run) -> Run:
         trace_state=last.trace_state,
         target="session",
         turns=ordered,
+        version_attributes=last.version_attributes,
     )
 
 

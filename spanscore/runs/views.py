@@ -76,6 +76,7 @@ def _view(run: Run, span: SpanRecord, fact: SpanFacts, target: str) -> Run:
         "target": target,
         "model": fact.model or run.model,
         "provider": fact.provider or run.provider,
+        "version_attributes": run.version_attributes,
     }
     if target == "llm":
         requested = tuple(call for message in fact.output or () for call in message.tool_calls)

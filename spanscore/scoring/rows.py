@@ -11,7 +11,7 @@ from spanscore.sampling.decisions import Decision, Outcome
 from spanscore.scorers.base import ScoreResult, ScorerInfo, Status
 from spanscore.scorers.bounds import CUT_ATTRIBUTE, describe_cuts
 from spanscore.scoring.subject import RuleRun, Subject
-from spanscore.storage.scores import DecisionRow, RunColumns, ScoreRow, score_id
+from spanscore.storage.scores import RUN_TOKENS, VERSION_PREFIX, DecisionRow, RunColumns, ScoreRow, score_id
 
 
 def run_columns(run: Run) -> dict[str, Any]:
@@ -41,6 +41,7 @@ def score_row(info: ScorerInfo, run: Run, book: RuleRun, result: ScoreResult, *,
         attributes["judge.cost"] = "unknown"  # CostUsd then counts only the calls litellm could price
     if result.cuts:
         attributes[CUT_ATTRIBUTE] = describe_cuts(result.cuts)  # the score is of the text's start only
+    attributes.update(_version_attributes(run))
     # A session is identified by its id, not by the run it currently ends with: a rescore replaces.
     trace_key, span_key = ("session", run.run_id) if run.target == "session" else (run.trace_id, run.span_id)
     return ScoreRow(
@@ -71,6 +72,14 @@ def score_row(info: ScorerInfo, run: Run, book: RuleRun, result: ScoreResult, *,
         rule_version=book.rule_version,
         target=run.target,
     )
+
+
+def _version_attributes(run: Run) -> dict[str, str]:
+    """What version of the agent ran and what its model calls used, so versions can be compared by score."""
+    found = {VERSION_PREFIX + key: value for key, value in run.version_attributes.items()}
+    if run.usage.input_tokens or run.usage.output_tokens:
+        found.update(zip(RUN_TOKENS, (str(run.usage.input_tokens), str(run.usage.output_tokens)), strict=True))
+    return found
 
 
 def label(result: ScoreResult, higher_is_better: bool, pass_threshold: float) -> str:

@@ -21,6 +21,7 @@ from spanscore.sampling.rules import RuleConfig
 from spanscore.server.auth import TokenCheck
 from spanscore.server.bodies import json_body, read_limited
 from spanscore.server.client_gone import while_connected
+from spanscore.server.compare_api import CompareApi
 from spanscore.server.dashboard import Dashboard
 from spanscore.server.listeners_config import ApiConfig
 from spanscore.server.origin import BrowserGuard, is_loopback
@@ -101,6 +102,7 @@ class ApiServer:
         ScoresApi(self._operations, self._tokens, self._config.host).add_routes(app)
         RulesApi(self._rule_holder, self._tokens, self._config.host, self._judge).add_routes(app)
         Dashboard(self._store, self._tokens, rules=self._operations.rules_summary).add_routes(app)
+        CompareApi(self._store, self._tokens).add_routes(app)
         return app
 
     async def _alert_states(self, request: web.Request) -> web.Response:

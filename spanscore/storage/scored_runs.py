@@ -84,6 +84,8 @@ def run_view(run: Run) -> dict[str, Any]:
         view.update(target=run.target, parent_run_id=run.parent_run_id)
     if run.tools is not None:  # the tools an LLM call was offered
         view["tools"] = [_tool_spec(spec) for spec in run.tools]
+    if run.version_attributes:  # which version of the agent ran (docs/compare.md)
+        view["version_attributes"] = dict(run.version_attributes)
     if run.finish_reasons is not None:  # why each model call stopped
         view["finish_reasons"] = list(run.finish_reasons)
     return view
@@ -177,6 +179,7 @@ def run_from_view(view: dict[str, Any]) -> Run:
         parent_run_id=view.get("parent_run_id"),
         tools=view.get("tools"),
         finish_reasons=view.get("finish_reasons"),
+        version_attributes=view.get("version_attributes"),
     )
 
 

@@ -28,6 +28,12 @@ DECISION_COLUMNS = (
 )  # fmt: skip
 
 
+VERSION_PREFIX = "version."
+"""A score's ``Attributes`` key for a run's version attribute: ``version.service.version`` (docs/compare.md)."""
+RUN_TOKENS = ("run.input_tokens", "run.output_tokens")
+"""A score's ``Attributes`` keys for the run's own model tokens (not the judge's, which have their columns)."""
+
+
 def external_score_id(source: str, author: str, name: str, trace_id: str, span_id: str) -> str:
     """Deterministic id of an outside score: a resent one replaces itself, two authors' labels stay apart."""
     return score_id(f"source:{source}", name, f"author:{author}", trace_id, span_id)

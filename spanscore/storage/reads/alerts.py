@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
+
+from spanscore.storage.reads.compare import version_expression
 
 
 class Queries(Protocol):
@@ -11,20 +13,28 @@ class Queries(Protocol):
 
 
 def window_scores(
-    store: Queries, scorer: str, where: Mapping[str, str], window_s: int, limit: int
-) -> list[tuple[float | None, float, str]]:
+    store: Queries, scorer: str, where: Mapping[str, str], window_s: int, limit: int, versions: str | None = None
+) -> list[tuple[Any, ...]]:
     """(score, sample rate, label) of ``ok`` scores whose run started in the last ``window_s`` seconds.
 
     ``where`` maps column names (from a fixed list, never user text) to values, which travel as parameters.
+    With ``versions`` (a run attribute, see reads.compare) each row also has the run's version and its start
+    time in nanoseconds, and scores without a version are left out.
     """
     filters = "".join(f" AND {column} = {{w{index}:String}}" for index, column in enumerate(where))
+    extra, parameters = "", dict[str, Any]()
+    if versions is not None:
+        expression, bound = version_expression(versions, kept=True)
+        parameters.update(bound)
+        extra = f", {expression} AS V, toUnixTimestamp64Nano(RunTimestamp)"
+        filters += f" AND {expression} != ''"
     sql = (
-        "SELECT Score, SampleRate, Label FROM scores FINAL"
+        f"SELECT Score, SampleRate, Label{extra} FROM scores FINAL"
         " WHERE Scorer = {scorer:String} AND Status = 'ok'"
         " AND RunTimestamp >= now64(9) - toIntervalSecond({window:UInt32})"
         f"{filters} ORDER BY RunTimestamp DESC LIMIT {{limit:UInt32}}"
     )
-    parameters: dict[str, object] = {"scorer": scorer, "window": window_s, "limit": limit}
+    parameters.update({"scorer": scorer, "window": window_s, "limit": limit})
     parameters.update({f"w{index}": value for index, value in enumerate(where.values())})
     rows = store.internal_query(sql, parameters)
-    return [(None if r[0] is None else float(r[0]), float(r[1]), str(r[2])) for r in rows]  # type: ignore[arg-type]
+    return [(None if r[0] is None else float(r[0]), float(r[1]), str(r[2]), *r[3:]) for r in rows]  # type: ignore[arg-type]

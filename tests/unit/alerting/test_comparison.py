@@ -21,6 +21,7 @@ from spanscore.alerting.comparison import (
     MIN_EFFECTIVE,
     Observation,
     Settings,
+    Sums,
     VersionSummary,
     compare,
     holm,
@@ -48,7 +49,7 @@ def _hc1(observations: list[Observation]) -> tuple[float, float]:
 def test_weighted_mean_and_interval_match_a_sandwich_wls_fit(seed: int) -> None:
     rng = random.Random(seed)
     observations = _version(rng, 40 + seed * 17, 0.6, (1.0, 0.5, 0.1), binary=False)
-    found = summarise("v", observations, Settings("v", bounds=None))
+    found = summarise("v", Sums.of(observations), Settings("v", bounds=None))
     mean, variance = _hc1(observations)
     assert found.mean == pytest.approx(mean, rel=1e-9)
     assert found.variance == pytest.approx(variance, rel=1e-9)
@@ -61,7 +62,7 @@ def test_weighted_mean_and_interval_match_a_sandwich_wls_fit(seed: int) -> None:
 
 def test_pass_rate_interval_is_wilson_over_the_effective_size() -> None:
     observations = _version(random.Random(7), 60, 0.8, (1.0, 0.25), binary=True)
-    found = summarise("v", observations, Settings("v"))
+    found = summarise("v", Sums.of(observations), Settings("v"))
     low, high = proportion_confint(found.mean * found.n_eff, found.n_eff, alpha=0.05, method="wilson")
     assert (found.ci_low, found.ci_high) == (pytest.approx(low), pytest.approx(high))
 
@@ -72,7 +73,7 @@ def test_difference_under_unequal_sampling_rates_matches_the_regression_slope(se
     base = _version(rng, 80, 0.5, (1.0,), binary=False)  # every run of the baseline scored
     new = _version(rng, 50, 0.6, (0.05, 0.2), binary=False)  # the new version sampled at 5-20 %
     settings = Settings("a", bounds=None)
-    [result] = compare({"s": {"a": base, "b": new}}, settings)
+    [result] = compare({"s": {"a": Sums.of(base), "b": Sums.of(new)}}, settings)
     entry = result.versions[1]
     both = base + new
     y = np.array([o.value for o in both])
@@ -104,7 +105,7 @@ def test_runs_needed_matches_a_normal_power_solution() -> None:
 
 
 def _verdict(base: list[Observation], new: list[Observation]) -> tuple[str | None, int | None]:
-    [result] = compare({"s": {"1.4.0": base, "1.5.0": new}}, Settings("1.4.0"))
+    [result] = compare({"s": {"1.4.0": Sums.of(base), "1.5.0": Sums.of(new)}}, Settings("1.4.0"))
     assert [r.summary.version for r in result.versions] == ["1.4.0", "1.5.0"]
     assert result.versions[0].verdict is None and result.versions[0].diff is None
     return result.versions[1].verdict, result.versions[1].n_needed
@@ -133,7 +134,8 @@ def test_several_scorers_are_corrected_together() -> None:
     base = [Observation(float(rng.random() < 0.5), 1.0) for _ in range(400)]
     new = [Observation(float(i < 0.575 * 400), 1.0) for i in range(400)]
     settings = Settings("a", min_effect=0.01)
-    [alone] = compare({"s0": {"a": base, "b": new}}, settings)
+    a, b = Sums.of(base), Sums.of(new)
+    [alone] = compare({"s0": {"a": a, "b": b}}, settings)
     assert alone.versions[1].verdict == "better"
-    many = {"s0": {"a": base, "b": new}} | {f"s{i}": {"a": base, "b": base} for i in range(1, 5)}
+    many = {"s0": {"a": a, "b": b}} | {f"s{i}": {"a": a, "b": a} for i in range(1, 5)}
     assert compare(many, settings)[0].versions[1].verdict != "better"

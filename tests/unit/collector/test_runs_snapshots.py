@@ -20,7 +20,11 @@ from spanscore.runs.assembly import runs_from_spans
 
 def snapshot(run: Run) -> dict[str, Any]:
     # The raw attribute maps are what the normalizer reads, not what it derives; they stay out.
-    document = {name: getattr(run, name) for name in Run.__slots__ if name not in ("attributes", "resource_attributes")}
+    document = {
+        name: getattr(run, name)
+        for name in Run.__slots__
+        if name not in ("attributes", "resource_attributes", "version_attributes")
+    }
     document["usage"] = asdict(run.usage)
     for name in ("input", "output", "tool_calls"):
         if document[name] is not None:

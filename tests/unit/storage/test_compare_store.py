@@ -1,0 +1,163 @@
+"""``report compare`` / ``POST /api/v1/compare`` over stored scores (#41): the store adds up the sums, the
+figures equal the same comparison made from the rows in memory, and a version can be a score column, an
+attribute kept with the scores, or any attribute of the run's root span (read from the spans).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from spanscore.alerting.comparison import VERDICTS, Observation, Settings, Sums, compare
+from spanscore.alerting.version_report import CompareRequest, as_document, compare_store
+from spanscore.errors import ConfigError
+from spanscore.records import SpanRecord
+from spanscore.server.auth import TokenCheck
+from spanscore.server.compare_api import CompareApi
+from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.scores import ScoreRow, score_id
+from tests.ports import free_port
+
+HOUR_NS = 3600 * 10**9
+VERSIONS = {"1.4.0": (0.6, 1.0, "gpt-4o"), "1.5.0": (0.75, 0.25, "gpt-4.1")}
+"""version -> (true pass rate, sampling rate, model)."""
+
+
+def _rows() -> tuple[list[ScoreRow], list[SpanRecord]]:
+    rng = random.Random(4)
+    rows, spans = [], []
+    for index in range(900):
+        version = "1.4.0" if index % 3 else "1.5.0"
+        rate_true, sample_rate, model = VERSIONS[version]
+        trace_id = f"{index:032x}"
+        for scorer, value in (("correct", float(rng.random() < rate_true)), ("tone", rng.random())):
+            rows.append(ScoreRow(
+                score_id=score_id("r", scorer, "1", trace_id, "s" * 16),
+                run_timestamp_ns=time.time_ns() - (index % 5 + 1) * HOUR_NS,
+                trace_id=trace_id, span_id="s" * 16, run_id="s" * 16, service_name="svc", agent_name="a", model=model,
+                session_id="", user_id="", rule="r", scorer=scorer, scorer_version="1", score=value, label="",
+                reason="", status="ok", error="", sample_rate=sample_rate, higher_is_better=True, judge_model="j",
+                input_tokens=0, output_tokens=0, cost_usd=0.0, duration_ms=1.0, ready_reason="quiet_period",
+                run_duration_ms=100.0 + index, run_error="",
+                attributes={"version.service.version": version, "run.input_tokens": "20", "run.output_tokens": "5"},
+            ))  # fmt: skip
+        spans.append(SpanRecord(
+            trace_id=trace_id, span_id="s" * 16, parent_span_id="", name="agent", kind="Internal",
+            start_time_ns=time.time_ns() - HOUR_NS, end_time_ns=time.time_ns() - HOUR_NS + 10**8,
+            service_name="svc", attributes={"feature.flag": "new" if version == "1.5.0" else "old"},
+        ))  # fmt: skip
+    return rows, spans
+
+
+def _expected(rows: list[ScoreRow], key: object) -> dict[str, object]:
+    groups: dict[str, dict[str, list[Observation]]] = {}
+    for row in rows:
+        version = key(row)  # type: ignore[operator]
+        groups.setdefault(row.scorer, {}).setdefault(version, []).append(Observation(row.score or 0.0, row.sample_rate))
+    baseline = sorted({v for g in groups.values() for v in g})[0]
+    settings = Settings(baseline)
+    sums = {s: {v: Sums.of(o) for v, o in g.items()} for s, g in groups.items()}
+    return as_document("x", settings, compare(sums, settings))
+
+
+def _same_figures(found: dict[str, object], expected: dict[str, object]) -> None:
+    for got, want in zip(found["scorers"], expected["scorers"], strict=True):  # type: ignore[call-overload]
+        assert got["scorer"] == want["scorer"]
+        for g, w in zip(got["versions"], want["versions"], strict=True):
+            assert (g["version"], g["n"], g["verdict"], g["n_needed"]) == (
+                w["version"],
+                w["n"],
+                w["verdict"],
+                w["n_needed"],
+            )
+            for name in ("n_eff", "mean", "ci_low", "ci_high", "diff", "diff_low", "diff_high"):
+                assert g[name] == (None if w[name] is None else pytest.approx(w[name], rel=1e-6, abs=1e-9)), name
+
+
+@pytest.mark.parametrize(
+    ("by", "baseline", "key"),
+    [
+        ("service.version", "1.4.0", lambda r: r.attributes["version.service.version"]),
+        ("gen_ai.request.model", "gpt-4.1", lambda r: r.model),
+        ("feature.flag", "new", lambda r: "new" if r.attributes["version.service.version"] == "1.5.0" else "old"),
+    ],
+)
+async def test_stored_comparison_equals_the_in_memory_one(
+    store: ClickHouseStore, by: str, baseline: str, key: object
+) -> None:
+    rows, spans = _rows()
+    store.insert_scores_sync(rows)
+    store.insert_spans_sync(spans)
+    found = await compare_store(store, CompareRequest(by, baseline, "1d"))
+    _same_figures(found, _expected(rows, key))
+    new = found["scorers"][0]["versions"][1]
+    assert new["latency_p50_ms"] > 100 and new["input_tokens_per_run"] == 20.0
+
+
+async def test_an_unknown_baseline_or_attribute_is_a_clear_error(store: ClickHouseStore) -> None:
+    rows, _ = _rows()
+    store.insert_scores_sync(rows)
+    with pytest.raises(ConfigError, match="'1.3.0' has no scores.*1.4.0, 1.5.0"):
+        await compare_store(store, CompareRequest("service.version", "1.3.0", "1d"))
+    with pytest.raises(ConfigError, match="no scores with a 'nothing.here'"):
+        await compare_store(store, CompareRequest("nothing.here", "1", "1d"))
+    with pytest.raises(ConfigError, match="by must be an attribute name"):
+        await compare_store(store, CompareRequest("x' OR 1=1", "1", "1d"))
+
+
+async def test_post_compare_answers_the_document_and_names_bad_fields(store: ClickHouseStore) -> None:
+    rows, _ = _rows()
+    store.insert_scores_sync(rows)
+    app = web.Application()
+    CompareApi(store, TokenCheck(())).add_routes(app)
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        answer = await client.post(
+            "/api/v1/compare", json={"by": "service.version", "baseline": "1.4.0", "since": "1d"}
+        )
+        assert answer.status == 200
+        document = await answer.json()
+        assert [v["version"] for v in document["scorers"][0]["versions"]] == ["1.4.0", "1.5.0"]
+        bad = await client.post("/api/v1/compare", json={"baseline": "", "confidence": 2, "since": "forever", "x": 1})
+        assert bad.status == 400
+        text = await bad.text()
+        for problem in ("unknown field 'x'", "baseline must name", "confidence must be", "since"):
+            assert problem in text
+
+
+SEED = """
+from spanscore.config import load_config
+from spanscore.storage.clickhouse import ClickHouseStore
+from tests.unit.storage.test_compare_store import _rows
+
+store = ClickHouseStore.from_config(load_config(None).storage)
+store.open()
+store.insert_scores_sync(_rows()[0])
+store.close()
+"""
+
+
+def test_report_compare_reads_the_store_when_no_service_answers(tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "PYTHONPATH": str(repo), "SPANSCORE_API__PORT": str(free_port())}
+    seeded = subprocess.run([sys.executable, "-c", SEED], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=300, check=False)  # fmt: skip
+    assert seeded.returncode == 0, seeded.stderr
+    argv = ["report", "compare", "--by", "service.version", "--baseline", "1.4.0", "--since", "24h"]
+    done = subprocess.run([sys.executable, "-m", "spanscore.cli", *argv, "--format", "json"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["by"] == "service.version" and [s["scorer"] for s in document["scorers"]] == ["correct", "tone"]
+    assert {v["verdict"] for s in document["scorers"] for v in s["versions"][1:]} <= set(VERDICTS)
+    table = subprocess.run([sys.executable, "-m", "spanscore.cli", *argv], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    assert table.returncode == 0 and "latency_p50_ms" in table.stdout and "1.5.0" in table.stdout
