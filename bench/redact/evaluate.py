@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from bench.redact import placeholders
 from bench.redact.match import KINDS, PROVIDER, Result, leaks, score
 
 TARGET_RECALL = {"email": 0.98, "card": 0.98, "iban": 0.98, PROVIDER: 0.98}
@@ -62,7 +64,7 @@ def _fmt(value: float | None) -> str:
     return "  n/a" if value is None else f"{value:.3f}"
 
 
-def report(result: Result, leaked: list[dict[str, Any]], show: int) -> list[str]:
+def report(result: Result, leaked: list[dict[str, Any]], marks: list[dict[str, Any]], show: int) -> list[str]:
     lines = [f"{'kind':22} {'labelled':>8} {'found':>6} {'recall':>7} {'findings':>8} {'correct':>7} {'precision':>9}"]
     extra = sorted(k for k in result.tallies if k not in (*KINDS, PROVIDER, "overall"))
     for key in (*KINDS, PROVIDER, *extra, "overall"):
@@ -84,6 +86,7 @@ def report(result: Result, leaked: list[dict[str, Any]], show: int) -> list[str]
         ("false positives", result.false_positives),
         ("right span, wrong kind", result.wrong_kind),
         ("labelled values still in the redacted text", leaked),
+        ("placeholder problems (C1: <KIND_n>, same value same placeholder)", marks),
     ]
     for title, items in sections:
         lines.append(f"\n{title}: {len(items)}")
@@ -112,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = None
     try:
         if args.spanscore:
-            outputs, elapsed = run_command([args.spanscore, "redact", *args.extra], records, args.timeout)
+            outputs, elapsed = run_command([*shlex.split(args.spanscore), "redact", *args.extra], records, args.timeout)
         else:
             outputs = load_jsonl(args.findings)
         check_outputs(records, outputs)
@@ -120,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cannot score: {exc}", file=sys.stderr)
         return 2
     result = score(records, {o["id"]: o.get("findings", []) for o in outputs})
-    leaked = [x for rec, o in zip(records, outputs, strict=True) if "redacted" in o for x in leaks(rec, o["redacted"])]
+    pairs = [(rec, o) for rec, o in zip(records, outputs, strict=True) if "redacted" in o]
+    leaked = [x for rec, o in pairs for x in leaks(rec, o["redacted"])]
+    marks = [x for rec, o in pairs for x in placeholders.problems(rec["id"], rec["text"], o["redacted"], o["findings"])]
     if args.json:
         figures = {
             k: {
@@ -143,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                     "false_positives": result.false_positives,
                     "wrong_kind": result.wrong_kind,
                     "leaks": leaked,
+                    "placeholder_problems": marks,
                     "seconds": elapsed,
                 },
                 ensure_ascii=False,
@@ -152,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"set {args.set_file}: {len(records)} texts")
         if elapsed is not None:
             print(f"command wall time {elapsed:.2f} s for the set (process start included)")
-        print("\n".join(report(result, leaked, args.show)))
+        print("\n".join(report(result, leaked, marks, args.show)))
     return 0
 
 

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bench.redact import values
+from bench.redact import lookalikes, values
 from bench.redact.hand import HAND_TEXTS
 from bench.redact.templates import TEMPLATES
 
@@ -31,14 +31,14 @@ DIGIT_RUN = re.compile(r"^[\d -]+$")
 def _lookalike(rng: random.Random, category: str) -> str:
     """A look-alike that is unambiguous: a bare 13-19 digit number that passed Luhn would be card-shaped."""
     while True:
-        value = values.lookalike(rng, category)
+        value = lookalikes.lookalike(rng, category)
         digits = sum(c.isdigit() for c in value)
         if not (DIGIT_RUN.match(value) and 13 <= digits <= 19 and values.luhn_ok(value)):
             return value
 
 
 def fill_slot(rng: random.Random, slot: str) -> str:
-    if slot in values.LOOKALIKES:
+    if slot in lookalikes.LOOKALIKES:
         return f"⟦-{slot}|{_lookalike(rng, slot)}⟧"
     simple = {
         "email": values.email,
@@ -89,12 +89,23 @@ def parse(marked: str) -> dict[str, Any]:
     return rec
 
 
+def fill(rng: random.Random, template: str) -> str:
+    """Fill each slot; <<again>> repeats the previous sensitive fill, so a value can occur twice in one text."""
+    previous = ""
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal previous
+        if m.group(1) == "again":
+            return previous
+        piece = fill_slot(rng, m.group(1))
+        previous = piece if not piece.startswith("⟦-") else previous
+        return piece
+
+    return SLOT.sub(one, template)
+
+
 def generated(rng: random.Random) -> list[tuple[str, str]]:
-    items = []
-    for name, template in TEMPLATES:
-        for _ in range(FILLS_PER_TEMPLATE):
-            items.append((f"gen:{name}", SLOT.sub(lambda m: fill_slot(rng, m.group(1)), template)))
-    return items
+    return [(f"gen:{name}", fill(rng, template)) for name, template in TEMPLATES for _ in range(FILLS_PER_TEMPLATE)]
 
 
 def build() -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ HAND_TEXTS: list[str] = [
     'Customer wrote: "Please update my email from ⟦email|maria.rossi@libero.it⟧ to ⟦email|M.Rossi+shop@proton.me⟧, '
     'thanks!" — order ⟦-order|ORD-2024-771204⟧',
     'Tool result: {"account": {"holder": "J. Smith", "iban": "⟦iban|GB82WEST12345698765432⟧", '
-    '"sort_code": "12-34-56", "balance": "⟦-price|£1,204.55⟧"}}',
+    '"balance": "⟦-price|£1,204.55⟧"}}',
     "Bitte überweisen Sie auf ⟦iban|DE89 3704 0044 0532 0130 00⟧ (⟦-bic|COBADEFFXXX⟧). Rechnung ⟦-order|RE-2024-0193⟧, "
     "fällig am ⟦-timestamp|2024-05-31⟧.",
     "Veuillez rembourser sur le compte ⟦iban|FR14 2004 1010 0505 0001 3M02 606⟧. Merci !",
@@ -70,4 +70,28 @@ HAND_TEXTS: list[str] = [
     "Contact the DPO at ⟦email|dpo@acme-retail.com⟧; never share ⟦?email|jane.doe@example.org⟧-style test accounts.",
     "uuid ⟦-uuid|123e4567-e89b-42d3-a456-426614174000⟧ and sha ⟦-git_hash|da39a3ee5e6b4b0d3255bfef95601890afd80709⟧"
     " are fine to keep; the password ⟦secret|Tr0ub4dor&3xQ!⟧ is not.",
+    "From: Anna Kowalski <⟦email|Anna.Kowalski@Uni-Heidelberg.de⟧>\nTo: support\nSubject: Re: invoice ⟦-order|INV-2024-00871⟧",
+    '<a href="mailto:⟦email|carlos.garcia@hotmail.es⟧">write to us</a> or <a href="tel:⟦phone|+34612345678⟧">call</a>',
+    "X-Forwarded-For: ⟦ip|93.184.12.77⟧, ⟦ip|10.0.12.4⟧\nUser-Agent: Mozilla/5.0 Chrome/⟦-version|120.0.6099.109⟧ Safari/537.36",
+    "upstream connect error to ⟦ip|172.16.40.21⟧:8443 after ⟦-timestamp|2024-04-02T11:07:43Z⟧ (pod ⟦-order|api-7d9f8b6c5d-x2k9p⟧)",
+    "curl -H 'Authorization: Basic ⟦secret|c3ZjLXJlcG9ydGluZzpYOXFMbTJ2UHI3dEs=⟧' https://reports.acme.io/export",
+    "Docs say: export OPENAI_API_KEY=⟦-placeholder_key|sk-...your-key-here...⟧ and never commit it; the ⟦-placeholder_key|YOUR_API_KEY⟧ string is a placeholder.",
+    "The logo is inline: data:image/png;base64,⟦-integrity|iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==⟧",
+    "Windows error ⟦-product_code|0x80070005⟧ (access denied) on ⟦-version|10.0.22631.3296⟧; see CVE-2024-3094 for the xz issue.",
+    "Пользователь: мой телефон ⟦phone|+7 912 345-67-89⟧, почта ⟦email|ivan.petrov@yandex.ru⟧. Заказ ⟦-order|№ 4471-2290⟧.",
+    "사용자: 연락처는 ⟦phone|+82 10-2345-6789⟧ 이고 이메일은 ⟦email|minji.kim@naver.com⟧ 입니다.",
+    "المستخدم: رقمي ⟦phone|+971 50 123 4567⟧ والبريد ⟦email|omar.haddad@outlook.com⟧ — الطلب ⟦-order|ORD-2024-55120⟧",
+    "उपयोगकर्ता: मेरा नंबर ⟦phone|+91 98765 43210⟧ है, ऑर्डर ⟦-order|#771203344⟧ अभी तक नहीं आया।",
+    '{"messages": [{"role": "user", "content": "my card is ⟦card|5425-2334-3010-9903⟧ and it keeps failing"}], "model": "gpt-4o-mini", "temperature": 0.2}',
+    '{"tool_call_id": "call_⟦-request_id|Qm9vb2tzX2lzX25vdF9hX2tleQ⟧", "output": "{\\"ok\\": true, \\"ip\\": \\"⟦ip|188.62.14.201⟧\\"}"}',
+    "Container ⟦-sha256|3b7c1f0e9a2d4c6b8e5f7a9c1d3e5f7b9a2c4e6d8f0a1b3c5d7e9f1a3b5c7d9e⟧ exited 137 (OOMKilled) at ⟦-timestamp|1712045263⟧",
+    "Coordinates 52.520008, 13.404954 and elevation 34 m; meeting at 14:30 on ⟦-timestamp|2024-06-03⟧, room 4.12.",
+    "The test suite uses Stripe's test key ⟦secret|sk_test_51MzQ2pLkX9vT4nR8wZ1cY6jH0dF5gS2aE4uK7wXc3b0M⟧ — rotate even test keys if leaked.",
+    "Twilio webhook failed for ⟦phone|+1 646 201 7734⟧; message ⟦-request_id|SM4f9a2c81b7e3d6f0a5c2e8b9d1f4a7e3⟧ queued.",
+    "sha1 of the file: ⟦-git_hash|2fd4e1c67a2d28fced849ee1bb76e7391b93eb12⟧, md5 ⟦-git_hash|9e107d9d372bb6826bd81d3542a419d6⟧.",
+    "My IBAN is ⟦iban|ch9300762011623852957⟧ (I typed it in lower case, sorry)",
+    "Paid with ⟦card|6011 0009 9013 9424⟧; the receipt number is ⟦-luhn_invalid|6011 0009 9013 9425⟧.",
+    "Kontoinhaber: M. Jensen, IBAN ⟦iban|AT61 1904 3002 3457 3201⟧, Verwendungszweck ⟦-order|Rechnung 2024/118⟧",
+    'psql "host=⟦ip|10.20.30.40⟧ user=analytics password=⟦secret|pG7xQ2mLz9Vt4Kr8⟧ dbname=events"',
+    "Vault said: token ⟦secret|hvs.CAESIJx8Lm2Qp7vT4nR8wZ1cY6jH0dF5gS2aE4uK7wXc3b0MGh4KHGh2cy5WeEJr⟧ has expired",
 ]

@@ -40,7 +40,7 @@ def overlap(a_start: int, a_end: int, b_start: int, b_end: int) -> int:
 
 def covers(finding: dict[str, Any], span: dict[str, Any]) -> bool:
     """At least half of the labelled span is inside the finding (a one-character span needs that character)."""
-    length = span["end"] - span["start"]
+    length = int(span["end"]) - int(span["start"])
     return 2 * overlap(finding["start"], finding["end"], span["start"], span["end"]) >= length > 0
 
 

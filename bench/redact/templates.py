@@ -107,7 +107,7 @@ TEMPLATES: list[tuple[str, str]] = [
     ),
     (
         "rag_context",
-        "[retrieved: crm note 2024-02-19]\nSpoke with the client; they moved to <<phone>>. "
+        "[retrieved: crm note ⟦-timestamp|2024-02-19⟧]\nSpoke with the client; they moved to <<phone>>. "
         "Their supplier account <<iban>> is verified. Next review after release <<version>>.",
     ),
     (
@@ -191,5 +191,35 @@ TEMPLATES: list[tuple[str, str]] = [
         "lookalikes_only",
         'lockfile: "integrity": "<<integrity>>"\nremote: <<ssh_remote>>\nHEAD <<git_hash>>\n'
         "OID <<oid>> build <<version>> ts <<timestamp>> trace <<request_id>>",
+    ),
+    (
+        "support_chat",
+        "User: my email is <<email>>, please use <<again>> for everything, not the old address.\n"
+        "Assistant: Done, <<again>> is now the only contact on the account.",
+    ),
+    (
+        "tool_result",
+        '{"users": [{"email": "<<email>>", "last_ip": "<<ip>>"}, {"email": "<<email>>", "last_ip": "<<ip>>"}, '
+        '{"email": "<<email>>", "last_ip": "<<ip>>"}], "page": 1, "next_cursor": "<<uuid>>"}',
+    ),
+    (
+        "log",
+        '<<ip>> - - [<<timestamp>>] "GET /api/v1/customers?email=<<email>>&phone=<<phone>> HTTP/1.1" 200 512 '
+        '"-" "python-requests/<<version>>"',
+    ),
+    (
+        "code",
+        "# .env.production\nSTRIPE_SECRET_KEY=<<secret>>\nSLACK_BOT_TOKEN=<<secret>>\nSENTRY_DSN_RELEASE=<<version>>\n"
+        "BUILD_SHA=<<git_hash>>\nFEATURE_FLAGS_ETAG=<<sha256>>",
+    ),
+    (
+        "lookalikes_only",
+        "diff --git a/pkg/api.py b/pkg/api.py\nindex <<git_hash>>..<<git_hash>> 100644\n"
+        '-__version__ = "<<version>>"\n+__version__ = "<<version>>"\n# released <<timestamp>>, ticket <<order>>, build <<uuid>>',
+    ),
+    (
+        "rag_context",
+        "[doc 2: billing-faq.md]\nCard payments show as <<order>> on statements. Refunds to <<iban>> "
+        "need the account holder's consent; the reference <<luhn_invalid>> is not a card number.",
     ),
 ]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bench.redact import evaluate, generate
+from bench.redact import evaluate, generate, placeholders
 from bench.redact.match import PROVIDER, score
 
 HERE = Path(__file__).resolve().parent
@@ -54,7 +54,7 @@ def _outputs(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {
             "id": "a",
-            "redacted": "mail <EMAIL_1> card <CARD_1>111111111 v1.2.3",
+            "redacted": "mail <EMAIL_1> card <CARD_1>111111111 <IP_1>",
             "findings": [
                 {"detector": "email", "start": email["start"], "end": email["end"]},
                 {"detector": "card", "start": card["start"], "end": card["start"] + 7},  # 7 of 16: under half
@@ -105,6 +105,7 @@ def test_findings_mode_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[
     figures = json.loads(capsys.readouterr().out)
     assert figures["figures"]["overall"]["precision"] == 0.5
     assert [(x["id"], x["kind"]) for x in figures["leaks"]] == [("c", "secret")]
+    assert figures["placeholder_problems"] == []
 
 
 @pytest.mark.parametrize("breakage", ["swap", "range", "short"])
@@ -140,3 +141,15 @@ def test_verify_catches_a_bad_card() -> None:
         "lookalikes": [],
     }
     assert any("Luhn" in p for p in generate.verify([bad]))
+
+
+def test_placeholders_must_be_stable_and_named_by_kind() -> None:
+    text = "a@b.co and a@b.co and c@d.co"
+    findings = [{"detector": "email", "start": s, "end": s + 6} for s in (0, 11, 22)]
+    assert placeholders.problems("t", text, "<EMAIL_1> and <EMAIL_1> and <EMAIL_2>", findings) == []
+    got = {p["problem"] for p in placeholders.problems("t", text, "<EMAIL_1> and <EMAIL_2> and <EMAIL_2>", findings)}
+    assert got == {"one email value shown as ['<EMAIL_1>', '<EMAIL_2>']", "<EMAIL_2> stands for 2 different values"}
+    named = placeholders.problems("t", text, "<MAIL_1> and <MAIL_1> and <MAIL_2>", findings)
+    assert [p["problem"] for p in named] == [f"email finding shown as <MAIL_{n}>" for n in (1, 1, 2)]
+    dropped = placeholders.problems("t", text, "<EMAIL_1> <EMAIL_1> and <EMAIL_2>", findings)
+    assert dropped == [{"id": "t", "problem": "text before offset 11 is not kept as it was"}]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 import string
-import uuid
 
 ALNUM = string.ascii_letters + string.digits
 URLSAFE = ALNUM + "-_"
@@ -17,9 +16,9 @@ HEX = "0123456789abcdef"
 
 
 def luhn_ok(number: str) -> bool:
-    digits = [int(c) for c in number if c.isdigit()]
+    nums = [int(c) for c in number if c.isdigit()]
     total = 0
-    for i, d in enumerate(reversed(digits)):
+    for i, d in enumerate(reversed(nums)):
         if i % 2 == 1:
             d = d * 2 - 9 if d > 4 else d * 2
         total += d
@@ -45,11 +44,11 @@ def _iban(country: str, bban: str) -> str:
     return f"{country}{check:02d}{bban}"
 
 
-def _digits(rng: random.Random, n: int) -> str:
+def digits(rng: random.Random, n: int) -> str:
     return "".join(rng.choice(string.digits) for _ in range(n))
 
 
-def _chars(rng: random.Random, alphabet: str, n: int) -> str:
+def chars(rng: random.Random, alphabet: str, n: int) -> str:
     return "".join(rng.choice(alphabet) for _ in range(n))
 
 
@@ -57,10 +56,10 @@ def card(rng: random.Random) -> str:
     """A Luhn-valid number of a real brand's prefix and length, written as people paste it."""
     brand = rng.choice(["visa", "visa", "mc", "mc2", "amex", "discover"])
     if brand == "amex":
-        num = _luhn_complete(rng.choice(["34", "37"]) + _digits(rng, 12))
+        num = _luhn_complete(rng.choice(["34", "37"]) + digits(rng, 12))
         return rng.choice([num, f"{num[:4]} {num[4:10]} {num[10:]}", f"{num[:4]}-{num[4:10]}-{num[10:]}"])
     prefix = {"visa": "4", "mc": str(rng.randint(51, 55)), "mc2": str(rng.randint(2221, 2720)), "discover": "6011"}
-    num = _luhn_complete(prefix[brand] + _digits(rng, 15 - len(prefix[brand])))
+    num = _luhn_complete(prefix[brand] + digits(rng, 15 - len(prefix[brand])))
     groups = [num[i : i + 4] for i in range(0, 16, 4)]
     return rng.choice([num, " ".join(groups), "-".join(groups)])
 
@@ -68,7 +67,7 @@ def card(rng: random.Random) -> str:
 def luhn_invalid_16(rng: random.Random) -> str:
     """Sixteen digits with a card-like prefix that fail Luhn: an order or account reference, not a card."""
     while True:
-        num = rng.choice(["4", "5", "6011", "3"]) + _digits(rng, 15)
+        num = rng.choice(["4", "5", "6011", "3"]) + digits(rng, 15)
         num = num[:16]
         if not luhn_ok(num):
             return rng.choice([num, " ".join(num[i : i + 4] for i in range(0, 16, 4))])
@@ -77,19 +76,19 @@ def luhn_invalid_16(rng: random.Random) -> str:
 def iban(rng: random.Random) -> str:
     country = rng.choice(["DE", "GB", "FR", "AT", "CH", "BE", "IE"])
     if country == "DE":
-        value = _iban("DE", _digits(rng, 18))
+        value = _iban("DE", digits(rng, 18))
     elif country in ("GB", "IE"):
-        value = _iban(country, _chars(rng, string.ascii_uppercase, 4) + _digits(rng, 14))
+        value = _iban(country, chars(rng, string.ascii_uppercase, 4) + digits(rng, 14))
     elif country == "AT":
-        value = _iban("AT", _digits(rng, 16))
+        value = _iban("AT", digits(rng, 16))
     elif country == "CH":
-        value = _iban("CH", _digits(rng, 17))
+        value = _iban("CH", digits(rng, 17))
     elif country == "BE":
-        head = _digits(rng, 10)
+        head = digits(rng, 10)
         key = int(head) % 97 or 97
         value = _iban("BE", f"{head}{key:02d}")
     else:
-        bank, branch, account = _digits(rng, 5), _digits(rng, 5), _digits(rng, 11)
+        bank, branch, account = digits(rng, 5), digits(rng, 5), digits(rng, 11)
         key = 97 - (89 * int(bank) + 15 * int(branch) + 3 * int(account)) % 97
         value = _iban("FR", f"{bank}{branch}{account}{key:02d}")
     if rng.random() < 0.5:
@@ -141,7 +140,10 @@ def placeholder_email(rng: random.Random) -> str:
 
 def phone(rng: random.Random) -> str:
     """International and national formats from numbering plans, with plausible area codes."""
-    d = lambda n: str(rng.randint(1, 9)) + _digits(rng, n - 1)  # noqa: E731  (no block starts with 0)
+
+    def d(n: int) -> str:  # no block starts with 0
+        return str(rng.randint(1, 9)) + digits(rng, n - 1)
+
     fmt = rng.randrange(16)
     area = rng.choice(["212", "312", "415", "617", "702", "206"])
     exch = rng.choice([str(n) for n in range(201, 990) if n % 100 != 11])
@@ -196,7 +198,7 @@ def nino(rng: random.Random) -> str:
     second = rng.choice("ABCEGHJKLMNPRSTWXYZ")
     if first + second in {"BG", "GB", "NK", "KN", "TN", "NT", "ZZ"}:
         second = "A"
-    body = _digits(rng, 6)
+    body = digits(rng, 6)
     return rng.choice(
         [
             f"{first}{second}{body}{rng.choice('ABCD')}",
@@ -212,16 +214,16 @@ def dni(rng: random.Random) -> str:
 
 def bsn(rng: random.Random) -> str:
     while True:
-        digits = _digits(rng, 8)
+        head = digits(rng, 8)
         for last in range(10):
-            num = digits + str(last)
+            num = head + str(last)
             total = sum(int(c) * w for c, w in zip(num[:8], range(9, 1, -1), strict=True)) - int(num[8])
             if num[0] != "0" and total % 11 == 0:
                 return num
 
 
 def cpf(rng: random.Random) -> str:
-    base = [int(c) for c in _digits(rng, 9)]
+    base = [int(c) for c in digits(rng, 9)]
     for length in (9, 10):
         s = sum(v * w for v, w in zip(base, range(length + 1, 1, -1), strict=True))
         base.append((s * 10 % 11) % 10)
@@ -230,14 +232,14 @@ def cpf(rng: random.Random) -> str:
 
 
 def pesel(rng: random.Random) -> str:
-    head = f"{rng.randint(50, 99):02d}{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}{_digits(rng, 4)}"
+    head = f"{rng.randint(50, 99):02d}{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}{digits(rng, 4)}"
     weights = [1, 3, 7, 9, 1, 3, 7, 9, 1, 3]
     check = (10 - sum(int(c) * w for c, w in zip(head, weights, strict=True)) % 10) % 10
     return head + str(check)
 
 
 def personnummer(rng: random.Random) -> str:
-    head = f"{rng.randint(50, 99):02d}{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}{_digits(rng, 3)}"
+    head = f"{rng.randint(50, 99):02d}{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}{digits(rng, 3)}"
     return f"{head[:6]}-{_luhn_complete(head)[6:]}"
 
 
@@ -260,7 +262,10 @@ def national_id(rng: random.Random) -> tuple[str, str]:
 
 def secret(rng: random.Random) -> str:
     """Provider keys in their published shapes, plus generic high-entropy bearer tokens."""
-    c = lambda a, n: _chars(rng, a, n)  # noqa: E731
+
+    def c(alphabet: str, n: int) -> str:
+        return chars(rng, alphabet, n)
+
     upper32 = string.ascii_uppercase + "234567"
     shapes = [
         f"sk-{c(ALNUM, 20)}T3BlbkFJ{c(ALNUM, 20)}",
@@ -269,7 +274,7 @@ def secret(rng: random.Random) -> str:
         f"AKIA{c(upper32, 16)}",
         f"ghp_{c(ALNUM, 36)}",
         f"github_pat_11{c(string.ascii_uppercase + string.digits, 20)}_{c(ALNUM, 59)}",
-        f"xoxb-{_digits(rng, 12)}-{_digits(rng, 13)}-{c(ALNUM, 24)}",
+        f"xoxb-{digits(rng, 12)}-{digits(rng, 13)}-{c(ALNUM, 24)}",
         f"sk_live_{c(ALNUM, 24)}",
         f"rk_live_{c(ALNUM, 99)}",
         f"AIza{c(URLSAFE, 35)}",
@@ -285,13 +290,13 @@ def secret(rng: random.Random) -> str:
 
 
 def aws_secret_key(rng: random.Random) -> str:
-    return _chars(rng, ALNUM + "/+", 40)
+    return chars(rng, ALNUM + "/+", 40)
 
 
 def url_credentials(rng: random.Random) -> tuple[str, str, str]:
     """(before, user:pass@, after): the labelled part is the credential segment of the URL."""
     user = rng.choice(["admin", "app_user", "svc-etl", "deploy", "root", "reporting"])
-    pw = rng.choice([_chars(rng, ALNUM, rng.randint(10, 20)), "hunter2", "S3cr3t!2024", "Winter2024"])
+    pw = rng.choice([chars(rng, ALNUM, rng.randint(10, 20)), "hunter2", "S3cr3t!2024", "Winter2024"])
     scheme, rest = rng.choice(
         [
             ("postgres://", "db.internal:5432/orders"),
@@ -303,95 +308,3 @@ def url_credentials(rng: random.Random) -> tuple[str, str, str]:
         ]
     )
     return scheme, f"{user}:{pw}@", rest
-
-
-# ---- look-alikes: must NOT be masked --------------------------------------------------------------------------
-
-
-def lookalike(rng: random.Random, category: str) -> str:
-    d = lambda n: _digits(rng, n)  # noqa: E731
-    makers = {
-        "order": lambda: rng.choice(
-            [f"ORD-{rng.randint(2019, 2025)}-{d(6)}", f"#{d(9)}", f"A{d(7)}-{d(2)}", f"SO{d(8)}"]
-        ),
-        "tracking": lambda: rng.choice(
-            [
-                f"1Z{_chars(rng, string.ascii_uppercase + string.digits, 16)}",
-                f"{d(4)} {d(4)} {d(4)}",
-                f"JD{d(18)}",
-                f"9400 {d(4)} {d(4)} {d(4)} {d(4)} {d(2)}",
-            ]
-        ),
-        "version": lambda: rng.choice(
-            [
-                f"v{rng.randint(0, 4)}.{rng.randint(0, 40)}.{rng.randint(0, 20)}",
-                f"{rng.randint(1, 3)}.{rng.randint(0, 12)}.{rng.randint(0, 9)}-rc.{rng.randint(1, 5)}",
-                f"10.0.{rng.randint(17000, 22631)}.{rng.randint(1000, 4000)}",
-                f"4.0.30319.{rng.randint(30000, 42000)}",
-            ]
-        ),
-        "git_hash": lambda: _chars(rng, HEX, rng.choice([7, 12, 40])),
-        "sha256": lambda: _chars(rng, HEX, 64),
-        "uuid": lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4)),
-        "timestamp": lambda: rng.choice(
-            [
-                f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:"
-                f"{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}.{d(3)}Z",
-                str(rng.randint(1_600_000_000, 1_760_000_000)),
-                str(rng.randint(1_600_000_000_000, 1_760_000_000_000)),
-            ]
-        ),
-        "price": lambda: rng.choice(
-            [
-                f"${rng.randint(1, 9)},{d(3)}.{d(2)}",
-                f"€{rng.randint(1, 999)},{d(2)}",
-                f"EUR 2.{d(3)},{d(2)}",
-                f"¥{rng.randint(1, 999)},{d(3)}",
-                f"£{rng.randint(1, 99)}.{d(2)}",
-            ]
-        ),
-        "product_code": lambda: rng.choice(
-            [
-                f"{d(3)}-{d(3)}-{d(4)}-X",
-                f"PN {d(4)}-{d(3)}-{d(3)}",
-                f"ISBN 978-{d(1)}-{d(3)}-{d(5)}-{d(1)}",
-                f"HS {d(4)}.{d(2)}.{d(4)}",
-                f"EAN {d(13)}",
-            ]
-        ),
-        "luhn_invalid": lambda: luhn_invalid_16(rng),
-        "request_id": lambda: rng.choice(
-            [
-                f"req_{_chars(rng, HEX, 32)}",
-                f"chatcmpl-{_chars(rng, ALNUM, 29)}",
-                f"msg_01{_chars(rng, ALNUM, 22)}",
-                f"trace_id={_chars(rng, HEX, 32)}",
-            ]
-        ),
-        "integrity": lambda: f"sha512-{_chars(rng, ALNUM + '+/', 86)}==",
-        "ssh_remote": lambda: (
-            f"git@github.com:{rng.choice(['acme', 'northwind'])}/{rng.choice(['api', 'web', 'infra'])}.git"
-        ),
-        "oid": lambda: f"1.3.6.1.4.1.{rng.randint(300, 60000)}.{rng.randint(1, 9)}.{rng.randint(1, 9)}",
-        "bic": lambda: rng.choice(["DEUTDEFF", "COBADEFFXXX", "BNPAFRPP", "NWBKGB2L", "UBSWCHZH80A"]),
-    }
-    return makers[category]()
-
-
-LOOKALIKES = [
-    "order",
-    "tracking",
-    "version",
-    "git_hash",
-    "sha256",
-    "uuid",
-    "timestamp",
-    "price",
-    "product_code",
-    "luhn_invalid",
-    "request_id",
-    "integrity",
-    "ssh_remote",
-    "oid",
-    "bic",
-]
