@@ -65,12 +65,14 @@ def find_ips(text: str) -> Iterator[Hit]:
             continue  # part of a longer dotted number, or a version (v1.2.3.4, version 4.1.0.2): not an address
         yield from _ip_hit(match.group(), start, end)
     for match in _IPV6.finditer(text):
-        value = match.group()
+        value, end = match.group(), match.end()
+        if value.endswith(":") and not value.endswith("::"):
+            value, end = value[:-1], end - 1  # "from 2a02:...::a3e: invalid token": the colon ends the address
         if value.count(":") < 7 and "::" not in value:
             continue  # times (10:30:00) and other colon lists: only full or compressed addresses
         if value.strip(":") == "" or not any(c.isdigit() or c.lower() in "abcdef" for c in value):
             continue
-        yield from _ip_hit(value, match.start(), match.end())
+        yield from _ip_hit(value, match.start(), end)
 
 
 def _after_version_word(text: str, start: int) -> bool:

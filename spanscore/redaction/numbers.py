@@ -33,7 +33,8 @@ Hit = tuple[int, int, str]
 
 _CARD = compiled(r"\b\d(?:[ -]?\d){12,18}\b")
 _CARD_PREFIXES = ("4", "34", "37", "30", "36", "38", "39", "35", "6011", "64", "65", "62", "5", "2")
-_IBAN = compiled(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30}\b")
+_IBAN = compiled(r"(?i)\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30}\b")
+"""Case-blind: people type IBANs in lower case too (the check digits decide, on the upper-cased value)."""
 _PHONE = compiled(r"(?:\+|\b)\d[\d ().\-/]{5,22}\d\b|\(\d{2,4}\)[\d .\-]{5,16}\d\b")
 _DATE = compiled(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4}|\d{1,2}:\d{2}")
 _NON_DIGITS = compiled(r"[^0-9]+")
@@ -98,7 +99,7 @@ def find_ibans(text: str) -> Iterator[Hit]:
         # groups that passes the checksum wins.
         groups = match.group().split(" ")
         for count in range(len(groups), 0, -1):
-            compact = "".join(groups[:count])
+            compact = "".join(groups[:count]).upper()
             if len(compact) >= 15 and iban_valid(compact):
                 yield match.start(), match.start() + len(" ".join(groups[:count])), compact
                 break
