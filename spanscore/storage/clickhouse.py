@@ -46,6 +46,8 @@ _METRIC_INSERT = {"deduplicate_blocks_in_dependent_materialized_views": 1}
 """A replayed histogram batch is dropped in the GenAI roll-ups too (migration 0016's windows)."""
 
 C = TypeVar("C")
+WATCHDOG_GRACE_S = 5.0
+"""How long past its time limit a query API query may run before the watchdog kills it and answers its caller."""
 
 
 class ClickHouseStore:
@@ -94,6 +96,8 @@ class ClickHouseStore:
         self._catalog: FunctionCatalog | None = None
         self._control: Any = None
         self._abandoned: set[str] = set()
+        self.watchdog_kills = 0
+        """Query API queries the watchdog stopped for running past their limit plus ``WATCHDOG_GRACE_S``."""
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spanscore-insert")
         self._bulk_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spanscore-insert-bulk")
         self._bulk_client: Any = None
@@ -335,17 +339,36 @@ class ClickHouseStore:
         return self._catalog
 
     async def query(self, sql: str, fmt: str = "json") -> bytes:
-        """``query_sync`` on a reader; if the caller is cancelled (its client left), the query is killed."""
+        """``query_sync`` on a reader, under a watchdog: killed when its caller goes or its time runs out.
+
+        A query is killed when its caller is cancelled (its client left) or when it outlives its time limit plus
+        ``WATCHDOG_GRACE_S``. The engine checks its own time limit between blocks of rows; the watchdog is the
+        backstop for work it does not check in time (one costly row), and answers the caller even when the
+        engine cannot be stopped.
+        """
         mark = new_mark()
         running = asyncio.get_running_loop().run_in_executor(self._api_readers, self.query_sync, sql, fmt, mark)
+        deadline_s = self.limits.max_execution_time_s + WATCHDOG_GRACE_S
         try:
-            return await asyncio.shield(running)
+            return await asyncio.wait_for(asyncio.shield(running), deadline_s)
+        except TimeoutError:
+            self.watchdog_kills += 1
+            log.warning("query watchdog: a query API query ran past %g s and was killed mark=%s", deadline_s, mark)
+            await self._stop(running, mark)
+            raise PermanentError(
+                f"query did not finish within {deadline_s:g} s (storage.query_max_execution_time_s plus a grace of "
+                f"{WATCHDOG_GRACE_S:g} s, waiting for a free reader included) and was stopped; narrow the time "
+                "range, read a roll-up view, or retry when fewer queries run"
+            ) from None
         except asyncio.CancelledError:
-            if not running.done():
-                self._abandoned.add(mark)
-            running.cancel()  # a query still waiting for a reader never starts
-            await asyncio.to_thread(kill_marked, self._control, mark)
+            await self._stop(running, mark)
             raise
+
+    async def _stop(self, running: asyncio.Future[bytes], mark: str) -> None:
+        if not running.done():
+            self._abandoned.add(mark)
+        running.cancel()  # a query still waiting for a reader never starts
+        await asyncio.to_thread(kill_marked, self._control, mark)
 
     def read_sync(self, sql: str, parameters: dict[str, Any]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
         """Fixed SQL with bound parameters, run like a user query (the dashboard's reads).

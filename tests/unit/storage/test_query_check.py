@@ -11,7 +11,7 @@ import os
 import socket
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -251,3 +251,38 @@ def test_no_dressing_gets_a_dangerous_query_executed(
     assert (canary.stat().st_atime_ns, canary.stat().st_mtime_ns) == before, sql
     assert canary.read_text() == CANARY_TEXT
     assert listener.connections == [], sql
+
+
+async def test_the_watchdog_answers_and_kills_a_query_past_its_limit_plus_grace(
+    store: ClickHouseStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine checks its time limit between blocks only: one costly row ran 77.6 s against a 10 s limit
+    (issue #37). Whatever the engine does, the caller is answered at the limit plus the grace, and the query is
+    killed by its mark. A reader that ignores its limit stands in for such a row."""
+    import asyncio
+
+    from spanscore.storage import clickhouse
+
+    release = threading.Event()
+    killed: list[str] = []
+
+    def stuck(sql: str, fmt: str = "json", mark: str = "") -> bytes:
+        release.wait(30)
+        return b""
+
+    real_kill = clickhouse.kill_marked
+
+    def kill(control: object, mark: str) -> None:
+        killed.append(mark)
+        real_kill(control, mark)  # the real KILL on the control connection (a no-op for this stand-in)
+        release.set()
+
+    monkeypatch.setattr(store, "query_sync", stuck)
+    monkeypatch.setattr(clickhouse, "kill_marked", kill)
+    monkeypatch.setattr(clickhouse, "WATCHDOG_GRACE_S", 0.2)
+    monkeypatch.setattr(store, "limits", replace(store.limits, max_execution_time_s=0.3))
+    before = store.watchdog_kills
+    with pytest.raises(PermanentError, match="did not finish within 0.5 s"):
+        await asyncio.wait_for(store.query("SELECT 1"), 20)
+    assert len(killed) == 1 and killed[0].startswith("/* spanscore-query:")
+    assert store.watchdog_kills == before + 1
