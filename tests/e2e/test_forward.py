@@ -32,6 +32,7 @@ async def _poll(service: Service, sql: str, expected: int, wait_s: float = 30.0)
 async def test_scores_and_spans_are_forwarded(service_config: ServiceConfig, protocol: str, mode: str) -> None:
     backend_config = service_config.model_copy(deep=True)
     backend_config.storage.database = service_config.storage.database + "_backend"
+    backend_config.storage.spool_dir = f"{service_config.storage.spool_dir}-backend"  # one writer per spool
     backend = Service(backend_config)
     await backend.start()
     try:

@@ -26,6 +26,7 @@ async def _rows(service: Service, sql: str, expected: int, wait_s: float = 30.0)
 async def test_llm_scorer_live_with_traced_judge_calls(service_config: ServiceConfig) -> None:
     backend_config = service_config.model_copy(deep=True)
     backend_config.storage.database = service_config.storage.database + "_backend"
+    backend_config.storage.spool_dir = f"{service_config.storage.spool_dir}-backend"  # one writer per spool
     # The backend is a spanscore too, scoring everything it receives except spanscore's own spans.
     backend_config.collector.runs = backend_config.collector.runs.model_copy(update={"quiet_period_s": 0.2})
     backend_config.scoring.poll_interval_s = 0.05

@@ -10,14 +10,14 @@ count carries over to minutes; ``_minutes`` refuses to build a statement the swa
 from __future__ import annotations
 
 from spanscore.storage.reads.dashboard_series import COST_SQL, COVERAGE_SQL, TREND_SQL
-from spanscore.storage.schema.dashboard_views import TREND_MEASURES
+from spanscore.storage.schema.unknown_cost import PRICED_TREND_MEASURES
 
 MAX_MINUTE_WINDOW_S = 6 * 3600
 """Minute buckets are read for windows up to this long (360 points per name at most)."""
 
 _KEYS = "Rule, Target, Scorer, ServiceName, AgentName, Model, JudgeModel"
 SCORE_TREND_MINUTES = (
-    f"(SELECT Bucket AS Hour, {_KEYS},\n{TREND_MEASURES}\n"
+    f"(SELECT Bucket AS Hour, {_KEYS},\n{PRICED_TREND_MEASURES}\n"
     "FROM (SELECT * REPLACE (if(Target = '', 'run', Target) AS Target) FROM scores_1m)\n"
     f"GROUP BY Hour, {_KEYS})"
 )

@@ -28,6 +28,9 @@ _COST = (
     "    sumMerge(CostUsdState) AS PricedCostUsd,\n"
     "    countIfMerge(UnpricedState) AS UnpricedScores,"
 )
+PRICED_TREND_MEASURES = TREND_MEASURES.replace("    sumMerge(CostUsdState) AS CostUsd,", _COST)
+"""``score_trend_hourly``'s measures since this migration: unknown cost is NULL, with the priced part beside it."""
+assert PRICED_TREND_MEASURES != TREND_MEASURES
 _HOURLY = "(SELECT * REPLACE (if(Target = '', 'run', Target) AS Target) FROM {database}.scores_1h)"
 
 
@@ -69,8 +72,7 @@ def _view(grain: str, truncate: str) -> str:
 
 def _trend_view() -> str:
     keys = "Rule, Target, Scorer, ServiceName, AgentName, Model, JudgeModel"
-    measures = TREND_MEASURES.replace("    sumMerge(CostUsdState) AS CostUsd,", _COST)
-    assert measures != TREND_MEASURES
+    measures = PRICED_TREND_MEASURES
     return (
         f"CREATE OR REPLACE VIEW {{database}}.score_trend_hourly AS\nSELECT\n    Bucket AS Hour,\n    {keys},\n"
         f"{measures}\nFROM {_HOURLY}\nGROUP BY Hour, {keys}"

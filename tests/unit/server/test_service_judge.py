@@ -15,7 +15,9 @@ def _service(config: ServiceConfig, model: str) -> Service:
 
 
 def test_two_services_score_with_their_own_judge_and_client(service_config: ServiceConfig) -> None:
-    first, second = _service(service_config, "openai/judge-a"), _service(service_config, "openai/judge-b")
+    other = service_config.model_copy(deep=True)
+    other.storage.spool_dir = f"{service_config.storage.spool_dir}-second"  # a spool has one writer
+    first, second = _service(service_config, "openai/judge-a"), _service(other, "openai/judge-b")
     assert first.live is not None and second.live is not None
     assert first.live.scorers["quality"][0].options["model"] == "openai/judge-a"
     assert second.live.scorers["quality"][0].options["model"] == "openai/judge-b"
