@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from spanscore.storage.reads.compare_rollup import ROLLED_UP_SQL, ROLLUP_SQL, rollup_key
 from spanscore.storage.scores import RUN_TOKENS, VERSION_PREFIX
 
 COLUMNS = {
@@ -124,11 +125,22 @@ _KEPT_SQL = (
 )
 
 
-async def version_sums(store: Reads, by: str, since_s: int, scorers: Sequence[str] = ()) -> list[VersionRow]:
+async def version_sums(
+    store: Reads, by: str, since_s: int, scorers: Sequence[str] = (), rollup: bool = True
+) -> list[VersionRow]:
     """Per scorer and version, the sums of the scores whose run started in the last ``since_s`` seconds.
 
-    An attribute that no score of the window keeps is read from the spans instead (``raw``).
+    A score column or kept attribute is read from the hourly roll-up (whole hours, ``compare_rollup``) when it
+    holds that name in the window; otherwise from the scores, and an attribute that no score of the window
+    keeps from the spans (``raw``). ``rollup`` False always reads the scores (to check one against the other).
     """
+    if rollup:
+        key = rollup_key(by, COLUMNS.get(by))
+        _, found = await store.read(ROLLED_UP_SQL, {**key, "since": since_s})
+        if found and found[0][0]:
+            _, rows = await store.read(ROLLUP_SQL, {**key, "since": since_s, "scorers": list(scorers),
+                                                    "groups": MAX_GROUPS})  # fmt: skip
+            return [_row(r[:11] + r[12:]) for r in rows]  # r[11] is the latency array p50 and p95 come from
     kept = True
     if by not in COLUMNS:
         _, found = await store.read(_KEPT_SQL, {"since": since_s, "version_key": VERSION_PREFIX + by})

@@ -5,6 +5,7 @@ attribute kept with the scores, or any attribute of the run's root span (read fr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -24,6 +25,7 @@ from spanscore.records import SpanRecord
 from spanscore.server.auth import TokenCheck
 from spanscore.server.compare_api import CompareApi
 from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.reads.compare import version_sums
 from spanscore.storage.scores import ScoreRow, score_id
 from tests.ports import free_port
 
@@ -136,6 +138,7 @@ async def test_post_compare_answers_the_document_and_names_bad_fields(store: Cli
 SEED = """
 from spanscore.config import load_config
 from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.reads.compare import version_sums
 from tests.unit.storage.test_compare_store import _rows
 
 store = ClickHouseStore.from_config(load_config(None).storage)
@@ -161,3 +164,34 @@ def test_report_compare_reads_the_store_when_no_service_answers(tmp_path: Path) 
     table = subprocess.run([sys.executable, "-m", "spanscore.cli", *argv], cwd=tmp_path, env=env,
                            capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
     assert table.returncode == 0 and "latency_p50_ms" in table.stdout and "1.5.0" in table.stdout
+
+
+@pytest.mark.parametrize("by", ["service.version", "gen_ai.request.model", "rule"])
+async def test_the_rollup_adds_up_the_same_sums_as_the_scores(store: ClickHouseStore, by: str) -> None:
+    """The roll-up path (a kept attribute, a score column) gives the raw path's figures on the same scores."""
+    rows, _ = _rows()
+    rows[0] = dataclasses.replace(rows[0], status="error", score=None)  # not ok: counted by neither
+    store.insert_scores_sync(rows[:1000])
+    store.insert_scores_sync(rows[1000:])  # two inserts: two roll-up parts that merge
+    rolled = await version_sums(store, by, 86400)
+    raw = await version_sums(store, by, 86400, rollup=False)
+    assert [(r.scorer, r.version, r.n) for r in rolled] == [(r.scorer, r.version, r.n) for r in raw]
+    assert sum(r.n for r in raw) == len(rows) - 1
+    for got, want in zip(rolled, raw, strict=True):
+        for name in ("w", "w2", "wy", "w2y", "w2y2", "low", "high", "latency_p50_ms", "latency_p95_ms"):
+            assert getattr(got, name) == pytest.approx(getattr(want, name), rel=1e-9), name
+        assert (got.binary, got.input_tokens, got.output_tokens) == (want.binary, want.input_tokens, want.output_tokens)
+
+
+async def test_a_configured_attribute_is_answered_from_the_rollup(store: ClickHouseStore) -> None:
+    """With the raw scores gone (deleted here to tell the paths apart) the kept attribute still compares from the
+    roll-up, and an ad-hoc attribute, which the roll-up cannot hold, reads the raw scores and finds none."""
+    rows, spans = _rows()
+    store.insert_scores_sync(rows)
+    store.insert_spans_sync(spans)
+    expected = _expected(rows, lambda r: r.attributes["version.service.version"])
+    store.internal_query("TRUNCATE TABLE scores")
+    found = await compare_store(store, CompareRequest("service.version", "1.4.0", "1d"))
+    _same_figures(found, expected)
+    with pytest.raises(ConfigError, match="no scores with a 'feature.flag'"):
+        await compare_store(store, CompareRequest("feature.flag", "new", "1d"))
