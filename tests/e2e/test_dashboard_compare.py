@@ -72,6 +72,22 @@ async def test_compare_page_in_headless_chromium(seeded: Service) -> None:
             assert captions == ["correct", "tone"]
             verdicts = await page.locator("td.verdict").all_inner_texts()
             assert verdicts[0] == "baseline" and len(verdicts) == 4
+            # a chart of each version over time per scorer, drawn by charts.js like the other pages
+            charts = page.locator(".compare-chart")
+            assert [await c.get_attribute("data-scorer") for c in await charts.all()] == ["correct", "tone"]
+            assert await page.locator(".compare-chart canvas").count() == 2
+            label = await charts.first.get_attribute("aria-label")
+            assert label is not None and "1.4.0" in label and "1.5.0" in label
+            # each version's worst runs: links to the run page, the worst first, and to the runs list
+            worst = page.locator("ul.worst-runs").first.locator("li[data-version='1.5.0'] a.worst-run")
+            assert await worst.count() == 5
+            href = await worst.first.get_attribute("href")
+            assert href is not None and href.startswith("run?trace=")
+            await page.locator("ul.worst-runs li[data-version='1.4.0'] a.runs-list").first.click()
+            await page.wait_for_url("**/dashboard/runs?**", timeout=30_000)
+            assert "scorer=correct" in page.url and "sort=worst" in page.url
+            await page.go_back()
+            await page.wait_for_selector("table.compare caption", timeout=30_000)
             await page.fill("#baseline", "1.5.0")
             await page.click("#compare-form button[type=submit]")
             await page.wait_for_url("**baseline=1.5.0**", timeout=30_000)

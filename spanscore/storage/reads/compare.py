@@ -77,7 +77,7 @@ _AGGREGATES = f"""
     avgOrNull(toFloat64OrNull(Attributes['{RUN_TOKENS[0]}'])) AS input_tokens,
     avgOrNull(toFloat64OrNull(Attributes['{RUN_TOKENS[1]}'])) AS output_tokens"""
 
-_SCORES = """
+SCORES_WINDOW = """
     FROM scores FINAL
     WHERE Status = 'ok' AND Source = 'spanscore' AND Score IS NOT NULL AND SampleRate > 0
       AND RunTimestamp >= now64(9) - toIntervalSecond({since:UInt32})
@@ -98,7 +98,7 @@ def compare_sql(by: str, kept: bool) -> tuple[str, dict[str, Any]]:
     expression, parameters = version_expression(by, kept)
     if expression != "dictVersion":
         sql = (
-            f"SELECT Scorer, {expression} AS Version, {_AGGREGATES} {_SCORES}"
+            f"SELECT Scorer, {expression} AS Version, {_AGGREGATES} {SCORES_WINDOW}"
             f" AND {expression} != '' GROUP BY Scorer, Version ORDER BY Scorer, Version LIMIT {{groups:UInt32}}"
         )
         return sql, parameters
@@ -109,7 +109,8 @@ def compare_sql(by: str, kept: bool) -> tuple[str, dict[str, Any]]:
         " AND (mapContains(SpanAttributes, {attribute:String}) OR mapContains(ResourceAttributes, {attribute:String}))"
     )
     scores = (
-        f"SELECT TraceId, SpanId, Scorer, Score, SampleRate, RunDurationMs, Attributes {_SCORES} LIMIT {{raw:UInt32}}"
+        "SELECT TraceId, SpanId, Scorer, Score, SampleRate, RunDurationMs, Attributes"
+        f" {SCORES_WINDOW} LIMIT {{raw:UInt32}}"
     )
     sql = (
         f"SELECT Scorer, t.Version AS Version, {_AGGREGATES} FROM ({scores}) AS s"

@@ -26,6 +26,7 @@ from spanscore.server.auth import TokenCheck
 from spanscore.server.compare_api import CompareApi
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.reads.compare import version_sums
+from spanscore.storage.reads.compare_details import version_details
 from spanscore.storage.scores import ScoreRow, score_id
 from tests.ports import free_port
 
@@ -139,6 +140,7 @@ SEED = """
 from spanscore.config import load_config
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.reads.compare import version_sums
+from spanscore.storage.reads.compare_details import version_details
 from tests.unit.storage.test_compare_store import _rows
 
 store = ClickHouseStore.from_config(load_config(None).storage)
@@ -195,3 +197,34 @@ async def test_a_configured_attribute_is_answered_from_the_rollup(store: ClickHo
     _same_figures(found, expected)
     with pytest.raises(ConfigError, match="no scores with a 'feature.flag'"):
         await compare_store(store, CompareRequest("feature.flag", "new", "1d"))
+
+
+@pytest.mark.parametrize("by", ["service.version", "gen_ai.request.model"])
+async def test_the_page_gets_hourly_means_and_each_versions_worst_runs(store: ClickHouseStore, by: str) -> None:
+    """The chart's points equal the weighted means of the scores per hour, by the roll-up and by the scores; the
+    worst runs are each version's lowest scores."""
+    rows, _ = _rows()
+    store.insert_scores_sync(rows)
+    found = await version_details(store, by, 86400)
+    key = (lambda r: r.attributes["version.service.version"]) if by == "service.version" else (lambda r: r.model)
+    sums: dict[tuple[str, str, int], list[float]] = {}
+    for r in rows:
+        hour_ms = r.run_timestamp_ns // HOUR_NS * 3600 * 1000
+        point = sums.setdefault((r.scorer, key(r), hour_ms), [0.0, 0.0, 0])
+        point[0] += (r.score or 0.0) / r.sample_rate
+        point[1] += 1 / r.sample_rate
+        point[2] += 1
+    assert {(p["scorer"], p["version"], p["hour_ms"]) for p in found["series"]} == set(sums)
+    for p in found["series"]:
+        wy, w, n = sums[(p["scorer"], p["version"], p["hour_ms"])]
+        assert (p["mean"], p["n"]) == (pytest.approx(wy / w), n)
+    store.internal_query("TRUNCATE TABLE scores_versions_1h")  # the raw path gives the same points
+    raw = (await version_details(store, by, 86400))["series"]
+    assert [(p["scorer"], p["version"], p["hour_ms"], p["n"]) for p in raw] == [
+        (p["scorer"], p["version"], p["hour_ms"], p["n"]) for p in found["series"]
+    ]
+    assert [p["mean"] for p in raw] == pytest.approx([p["mean"] for p in found["series"]])
+    for scorer, version in {(p["scorer"], p["version"]) for p in found["series"]}:
+        lowest = sorted((r.score or 0.0) for r in rows if r.scorer == scorer and key(r) == version)[:5]
+        worst = [w["score"] for w in found["worst"] if (w["scorer"], w["version"]) == (scorer, version)]
+        assert worst == lowest
