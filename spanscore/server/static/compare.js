@@ -81,6 +81,15 @@
     return list;
   }
 
+  /* Runs of different versions on one input (the newest scored runs of the window), each linked to its run page. */
+  function sameInput(details) {
+    if (!details.same_input.length) return el("p", { className: "note" }, "No input was run by two versions in this window.");
+    return el("ul", { className: "same-input" }, ...details.same_input.map((i) => el("li", {},
+      el("code", {}, i.input), " ",
+      ...i.runs.map((r) => el("a", { href: `run?trace=${encodeURIComponent(r.trace_id)}`, dataset: { version: r.version } },
+        `${r.version} ${r.trace_id.slice(0, 8)}`)))));
+  }
+
   async function load() {
     fromAddress();
     const box = document.getElementById("comparison");
@@ -98,6 +107,7 @@
       box.append(scorerTable(scorer), charts, worstLinks(scorer.scorer, details, body.by, body.since));
       chart(charts, scorer.scorer, details, body.since);
     }
+    box.append(el("h2", {}, "Runs of different versions on the same input"), sameInput(details));
     setStatus(`${count(document_.scorers.length, "scorer")} compared by ${document_.by}, baseline ${document_.baseline}.`, "ready");
   }
 

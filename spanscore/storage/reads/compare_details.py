@@ -4,6 +4,10 @@ The series comes from the roll-up (``scores_versions_1h``) when it holds the ver
 scores; the worst runs always from ``scores FINAL`` (a top-N per scorer and version, ``WORST_PER_VERSION``
 each, so the answer is bounded though the scan grows with the window). An attribute that is neither kept
 with the scores nor a score column gets no series and no worst runs (its versions live in the spans only).
+
+Runs on the same input: among the newest ``PAIR_SCAN_RUNS`` scored runs of the window (``scored_runs``, the
+input as the scorers received it), the inputs that runs of at least two versions had, ``MAX_INPUTS`` at most,
+each with ``RUNS_PER_INPUT`` of its runs.
 """
 
 from __future__ import annotations
@@ -16,6 +20,10 @@ from spanscore.storage.reads.compare_rollup import ROLLED_UP_SQL, rollup_key
 from spanscore.storage.schema.version_rollup import TABLE
 
 WORST_PER_VERSION = 5
+PAIR_SCAN_RUNS = 20_000
+"""Inputs are matched among this many scored runs at most: the newest of the window (a top-N read)."""
+MAX_INPUTS = 20
+RUNS_PER_INPUT = 10
 MAX_POINTS = 50_000
 """Points (scorer x version x hour) a series answer holds at most."""
 _SCORERS = "(empty({scorers:Array(String)}) OR has({scorers:Array(String)}, Scorer))"
@@ -44,8 +52,35 @@ def worst_sql(expression: str) -> str:
     )
 
 
+_RECENT = (
+    "SELECT TraceId, cityHash64(JSONExtractRaw(Run, 'input')) AS input_hash,"
+    " substring(JSONExtractRaw(Run, 'input'), 1, 200) AS preview FROM scored_runs"
+    " WHERE RunTimestamp >= now64(9) - toIntervalSecond({since:UInt32})"
+    " AND JSONExtractRaw(Run, 'input') NOT IN ('', 'null', '[]', '\"\"')"
+    " ORDER BY RunTimestamp DESC LIMIT {pair_scan:UInt32}"
+)
+
+
+def pairs_sql(expression: str) -> str:
+    versions = (
+        f"SELECT TraceId, any({expression}) AS Version {SCORES_WINDOW} AND {expression} != ''"
+        " AND TraceId IN (SELECT TraceId FROM recent) GROUP BY TraceId"
+    )
+    return (
+        f"WITH recent AS ({_RECENT}) SELECT any(r.preview) AS preview,"
+        " groupArray({runs_per_input:UInt32})((v.Version, r.TraceId)) AS runs"
+        f" FROM recent AS r INNER JOIN ({versions}) AS v ON r.TraceId = v.TraceId"
+        " GROUP BY r.input_hash HAVING uniqExact(v.Version) >= 2"
+        " ORDER BY count() DESC, r.input_hash LIMIT {inputs:UInt32}"
+    )
+
+
 async def version_details(store: Reads, by: str, since_s: int, scorers: Sequence[str] = ()) -> dict[str, Any]:
-    """``{"series": [{scorer, version, hour_ms, mean, n}], "worst": [{scorer, version, trace_id, score}]}``."""
+    """What the page draws and links, per scorer and version, and the inputs several versions ran on.
+
+    ``{"series": [{scorer, version, hour_ms, mean, n}], "worst": [{scorer, version, trace_id, score}],
+    "same_input": [{input, runs: [{version, trace_id}]}]}``.
+    """
     expression, parameters = version_expression(by, kept=True)
     parameters.update(since=since_s, scorers=list(scorers), points=MAX_POINTS,
                       groups=MAX_GROUPS * WORST_PER_VERSION)  # fmt: skip
@@ -56,10 +91,16 @@ async def version_details(store: Reads, by: str, since_s: int, scorers: Sequence
     else:
         _, points = await store.read(series_raw_sql(expression), parameters)
     _, worst = await store.read(worst_sql(expression), parameters)
+    parameters.update(pair_scan=PAIR_SCAN_RUNS, runs_per_input=RUNS_PER_INPUT, inputs=MAX_INPUTS)
+    _, inputs = await store.read(pairs_sql(expression), parameters)
     return {
         "series": [
             {"scorer": str(s), "version": str(v), "hour_ms": int(h), "mean": float(m), "n": int(n)}
             for s, v, h, m, n in points
         ],
         "worst": [{"scorer": str(s), "version": str(v), "trace_id": str(t), "score": float(y)} for s, v, t, y in worst],
+        "same_input": [
+            {"input": str(preview), "runs": [{"version": str(v), "trace_id": str(t)} for v, t in sorted(runs)]}
+            for preview, runs in inputs
+        ],
     }

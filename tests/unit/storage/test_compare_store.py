@@ -27,6 +27,7 @@ from spanscore.server.compare_api import CompareApi
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.reads.compare import version_sums
 from spanscore.storage.reads.compare_details import version_details
+from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import ScoreRow, score_id
 from tests.ports import free_port
 
@@ -228,3 +229,25 @@ async def test_the_page_gets_hourly_means_and_each_versions_worst_runs(store: Cl
         lowest = sorted((r.score or 0.0) for r in rows if r.scorer == scorer and key(r) == version)[:5]
         worst = [w["score"] for w in found["worst"] if (w["scorer"], w["version"]) == (scorer, version)]
         assert worst == lowest
+
+
+async def test_runs_of_two_versions_on_the_same_input_are_paired(store: ClickHouseStore) -> None:
+    """Inputs that runs of at least two versions had are listed with those runs; an input one version alone
+    had, or that repeats within one version, is not."""
+    rows, _ = _rows()
+    store.insert_scores_sync(rows)
+    versions = {r.trace_id: r.attributes["version.service.version"] for r in rows}
+    traces = sorted(versions)
+    inputs = {traces[0]: "refund please", traces[1]: "refund please", traces[2]: "hello", traces[4]: "hello",
+              traces[3]: "only new", traces[5]: "x"}  # fmt: skip
+    assert (versions[traces[0]], versions[traces[1]]) == ("1.5.0", "1.4.0") and versions[traces[4]] == "1.4.0"
+    store.insert_scored_runs_sync([
+        ScoredRunRow(time.time_ns() - HOUR_NS, trace, trace[:16], "s" * 16, "svc", "a",
+                     json.dumps({"input": [{"role": "user", "content": text}]}))
+        for trace, text in inputs.items()
+    ])  # fmt: skip
+    found = (await version_details(store, "service.version", 86400))["same_input"]
+    assert [(i["input"][:60], i["runs"]) for i in found] == [
+        ('[{"role":"user","content":"refund please"}]', [
+            {"version": "1.4.0", "trace_id": traces[1]}, {"version": "1.5.0", "trace_id": traces[0]}]),
+    ]  # fmt: skip
