@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from spanscore.storage.reads.compare_rollup import ROLLED_UP_SQL, ROLLUP_SQL, rollup_key
+from spanscore.storage.reads.compare_rollup import ROLLUP_SQL, rollup_key
 from spanscore.storage.scores import RUN_TOKENS, VERSION_PREFIX
 
 COLUMNS = {
@@ -135,12 +135,11 @@ async def version_sums(
     holds that name in the window; otherwise from the scores, and an attribute that no score of the window
     keeps from the spans (``raw``). ``rollup`` False always reads the scores (to check one against the other).
     """
-    if rollup:
+    if rollup:  # one query: no row means the roll-up does not hold this name in the window
         key = rollup_key(by, COLUMNS.get(by))
-        _, found = await store.read(ROLLED_UP_SQL, {**key, "since": since_s})
-        if found and found[0][0]:
-            _, rows = await store.read(ROLLUP_SQL, {**key, "since": since_s, "scorers": list(scorers),
-                                                    "groups": MAX_GROUPS})  # fmt: skip
+        _, rows = await store.read(ROLLUP_SQL, {**key, "since": since_s, "scorers": list(scorers),
+                                                "groups": MAX_GROUPS})  # fmt: skip
+        if rows:
             return [_row(r[:11] + r[12:]) for r in rows]  # r[11] is the latency array p50 and p95 come from
     kept = True
     if by not in COLUMNS:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spanscore.storage.reads.compare import COLUMNS, MAX_GROUPS, SCORES_WINDOW, Reads, version_expression
-from spanscore.storage.reads.compare_rollup import ROLLED_UP_SQL, rollup_key
+from spanscore.storage.reads.compare_rollup import rollup_key
 from spanscore.storage.schema.version_rollup import TABLE
 
 WORST_PER_VERSION = 5
@@ -85,10 +85,8 @@ async def version_details(store: Reads, by: str, since_s: int, scorers: Sequence
     parameters.update(since=since_s, scorers=list(scorers), points=MAX_POINTS,
                       groups=MAX_GROUPS * WORST_PER_VERSION)  # fmt: skip
     key = rollup_key(by, COLUMNS.get(by))
-    _, rolled = await store.read(ROLLED_UP_SQL, {**key, "since": since_s})
-    if rolled and rolled[0][0]:
-        _, points = await store.read(SERIES_ROLLUP_SQL, {**key, **parameters})
-    else:
+    _, points = await store.read(SERIES_ROLLUP_SQL, {**key, **parameters})
+    if not points:  # the roll-up does not hold this name in the window
         _, points = await store.read(series_raw_sql(expression), parameters)
     _, worst = await store.read(worst_sql(expression), parameters)
     parameters.update(pair_scan=PAIR_SCAN_RUNS, runs_per_input=RUNS_PER_INPUT, inputs=MAX_INPUTS)

@@ -29,9 +29,6 @@ ROLLUP_SQL = (
 )
 """Same columns as ``compare.compare_sql`` (with ``latency`` between, dropped by the reader)."""
 
-ROLLED_UP_SQL = f"SELECT count() FROM (SELECT 1{_WINDOW} LIMIT 1)"
-"""Whether the roll-up holds this version name in the window (else the raw scores are read)."""
-
 
 def rollup_key(by: str, column: str | None) -> dict[str, Any]:
     """The roll-up's VersionKey for ``by``: its score column's name, or the kept attribute's key."""
