@@ -17,6 +17,7 @@ from spanscore.alerting.comparison import DEFAULT_MIN_EFFECT, ScorerComparison, 
 from spanscore.durations import parse_since
 from spanscore.errors import ConfigError
 from spanscore.storage.reads.compare import Reads, VersionRow, version_sums
+from spanscore.storage.reads.compare_details import version_details
 
 _NAME = re.compile(r"^[A-Za-z0-9_.:/\-]{1,200}$")
 RUN_FIGURES = ("latency_p50_ms", "latency_p95_ms", "input_tokens_per_run", "output_tokens_per_run")
@@ -143,3 +144,10 @@ async def compare_store(store: Reads, request: CompareRequest) -> dict[str, Any]
 def _figures(row: VersionRow) -> dict[str, float | None]:
     values = (row.latency_p50_ms, row.latency_p95_ms, row.input_tokens, row.output_tokens)
     return dict(zip(RUN_FIGURES, values, strict=True))
+
+
+async def compare_details(store: Reads, request: CompareRequest) -> dict[str, Any]:
+    """The compare page's hourly means and worst runs per scorer and version (``version_details``)."""
+    if request.problems():
+        raise ConfigError("; ".join(request.problems()))
+    return await version_details(store, request.by, int(parse_since(request.since)), request.scorers)

@@ -6,6 +6,8 @@ so the comparison can be shared and Back returns to the previous one.
 
 from __future__ import annotations
 
+import json
+import time
 from typing import Any
 
 import aiohttp
@@ -13,6 +15,7 @@ import pytest
 
 from spanscore.config import ServiceConfig
 from spanscore.server.service import Service
+from spanscore.storage.scored_runs import ScoredRunRow
 from tests.e2e.test_dashboard import CHROMIUM, needs_chromium
 from tests.unit.storage.test_compare_store import _rows
 
@@ -28,7 +31,13 @@ def service_config(service_config: ServiceConfig) -> ServiceConfig:
 
 @pytest.fixture
 async def seeded(service: Service) -> Service:
-    await service.store.insert_scores(_rows()[0])
+    rows = _rows()[0]
+    await service.store.insert_scores(rows)
+    same = json.dumps({"input": [{"role": "user", "content": "refund please"}]})
+    await service.store.insert_scored_runs([
+        ScoredRunRow(time.time_ns() - 3600 * 10**9, trace, trace[:16], "s" * 16, "svc", "a", same)
+        for trace in (rows[0].trace_id, rows[2].trace_id)  # runs 0 and 1: versions 1.5.0 and 1.4.0
+    ])  # fmt: skip
     return service
 
 
@@ -72,6 +81,26 @@ async def test_compare_page_in_headless_chromium(seeded: Service) -> None:
             assert captions == ["correct", "tone"]
             verdicts = await page.locator("td.verdict").all_inner_texts()
             assert verdicts[0] == "baseline" and len(verdicts) == 4
+            # a chart of each version over time per scorer, drawn by charts.js like the other pages
+            charts = page.locator(".compare-chart")
+            assert [await c.get_attribute("data-scorer") for c in await charts.all()] == ["correct", "tone"]
+            assert await page.locator(".compare-chart canvas").count() == 2
+            label = await charts.first.get_attribute("aria-label")
+            assert label is not None and "1.4.0" in label and "1.5.0" in label
+            # each version's worst runs: links to the run page, the worst first, and to the runs list
+            worst = page.locator("ul.worst-runs").first.locator("li[data-version='1.5.0'] a.worst-run")
+            assert await worst.count() == 5
+            href = await worst.first.get_attribute("href")
+            assert href is not None and href.startswith("run?trace=")
+            # runs of the two versions on the same input, each linked to its run page
+            pair = page.locator("ul.same-input li a")
+            assert [await a.get_attribute("data-version") for a in await pair.all()] == ["1.4.0", "1.5.0"]
+            assert "refund please" in await page.locator("ul.same-input li code").inner_text()
+            await page.locator("ul.worst-runs li[data-version='1.4.0'] a.runs-list").first.click()
+            await page.wait_for_url("**/dashboard/runs?**", timeout=30_000)
+            assert "scorer=correct" in page.url and "sort=worst" in page.url
+            await page.go_back()
+            await page.wait_for_selector("table.compare caption", timeout=30_000)
             await page.fill("#baseline", "1.5.0")
             await page.click("#compare-form button[type=submit]")
             await page.wait_for_url("**baseline=1.5.0**", timeout=30_000)

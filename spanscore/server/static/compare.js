@@ -1,6 +1,7 @@
 /* The compare page: versions of the agent side by side per scorer, each with its weighted mean, interval,
    difference from the baseline and verdict (POST /api/v1/compare). The form lives in the address, so a
-   comparison can be shared and Back returns to the previous one. */
+   comparison can be shared and Back returns to the previous one. Under each scorer's table: a chart of each
+   version's hourly weighted mean, and links to each version's worst runs (POST /api/v1/compare/details). */
 "use strict";
 
 (() => {
@@ -49,6 +50,46 @@
     return table;
   }
 
+  const SINCE_S = { "1h": 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400 };
+  /* The runs list filters by these; for any other version name it lists the scorer's worst runs of all versions. */
+  const RUNS_FILTER = { "service.name": "service", "agent.name": "agent", "gen_ai.agent.name": "agent" };
+
+  function chart(box, scorer, details, since) {
+    const rows = details.series.filter((p) => p.scorer === scorer)
+      .map((p) => ({ x: p.hour_ms / 1000, key: p.version, value: p.mean }));
+    const now = Date.now() / 1000;
+    const host = SpanscoreCharts.draw(box, rows, {
+      label: `${scorer}: hourly weighted mean per version`, format: (v) => decimal(v), utc: true, by: "version",
+      xRange: [now - (SINCE_S[since] || 86400), now], yRange: (u, low, high) => [Math.min(0, low), Math.max(1, high)],
+      className: "compare-chart", dataset: { scorer },
+    });
+    if (!host) SpanscoreCharts.empty(box, `${scorer}: hourly weighted mean per version`);
+  }
+
+  function worstLinks(scorer, details, by, since) {
+    const list = el("ul", { className: "worst-runs" });
+    const versions = [...new Set(details.worst.filter((w) => w.scorer === scorer).map((w) => w.version))];
+    for (const version of versions) {
+      const runs = details.worst.filter((w) => w.scorer === scorer && w.version === version);
+      const filter = new URLSearchParams({ scorer, sort: "worst", since });
+      if (RUNS_FILTER[by]) filter.set(RUNS_FILTER[by], version);
+      list.append(el("li", { dataset: { version } }, `${version}: worst runs `,
+        ...runs.map((w) => el("a", { href: `run?trace=${encodeURIComponent(w.trace_id)}`, className: "worst-run" },
+          `${w.trace_id.slice(0, 8)} (${decimal(w.score)})`)),
+        el("a", { href: `runs?${filter}`, className: "runs-list" }, "runs list")));
+    }
+    return list;
+  }
+
+  /* Runs of different versions on one input (the newest scored runs of the window), each linked to its run page. */
+  function sameInput(details) {
+    if (!details.same_input.length) return el("p", { className: "note" }, "No input was run by two versions in this window.");
+    return el("ul", { className: "same-input" }, ...details.same_input.map((i) => el("li", {},
+      el("code", {}, i.input), " ",
+      ...i.runs.map((r) => el("a", { href: `run?trace=${encodeURIComponent(r.trace_id)}`, dataset: { version: r.version } },
+        `${r.version} ${r.trace_id.slice(0, 8)}`)))));
+  }
+
   async function load() {
     fromAddress();
     const box = document.getElementById("comparison");
@@ -59,8 +100,14 @@
     }
     const body = Object.fromEntries(FIELDS.map((name) => [name, form.elements[name].value.trim()]));
     body.confidence = Number(body.confidence);
-    const document_ = await postJson("compare", body);
-    box.replaceChildren(...document_.scorers.map(scorerTable));
+    const [document_, details] = await Promise.all([postJson("compare", body), postJson("compare/details", body)]);
+    SpanscoreCharts.clear(box);
+    for (const scorer of document_.scorers) {
+      const charts = el("div", { className: "compare-charts" });
+      box.append(scorerTable(scorer), charts, worstLinks(scorer.scorer, details, body.by, body.since));
+      chart(charts, scorer.scorer, details, body.since);
+    }
+    box.append(el("h2", {}, "Runs of different versions on the same input"), sameInput(details));
     setStatus(`${count(document_.scorers.length, "scorer")} compared by ${document_.by}, baseline ${document_.baseline}.`, "ready");
   }
 

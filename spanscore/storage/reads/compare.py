@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from spanscore.storage.reads.compare_rollup import ROLLUP_SQL, rollup_key
 from spanscore.storage.scores import RUN_TOKENS, VERSION_PREFIX
 
 COLUMNS = {
@@ -76,7 +77,7 @@ _AGGREGATES = f"""
     avgOrNull(toFloat64OrNull(Attributes['{RUN_TOKENS[0]}'])) AS input_tokens,
     avgOrNull(toFloat64OrNull(Attributes['{RUN_TOKENS[1]}'])) AS output_tokens"""
 
-_SCORES = """
+SCORES_WINDOW = """
     FROM scores FINAL
     WHERE Status = 'ok' AND Source = 'spanscore' AND Score IS NOT NULL AND SampleRate > 0
       AND RunTimestamp >= now64(9) - toIntervalSecond({since:UInt32})
@@ -97,7 +98,7 @@ def compare_sql(by: str, kept: bool) -> tuple[str, dict[str, Any]]:
     expression, parameters = version_expression(by, kept)
     if expression != "dictVersion":
         sql = (
-            f"SELECT Scorer, {expression} AS Version, {_AGGREGATES} {_SCORES}"
+            f"SELECT Scorer, {expression} AS Version, {_AGGREGATES} {SCORES_WINDOW}"
             f" AND {expression} != '' GROUP BY Scorer, Version ORDER BY Scorer, Version LIMIT {{groups:UInt32}}"
         )
         return sql, parameters
@@ -108,7 +109,8 @@ def compare_sql(by: str, kept: bool) -> tuple[str, dict[str, Any]]:
         " AND (mapContains(SpanAttributes, {attribute:String}) OR mapContains(ResourceAttributes, {attribute:String}))"
     )
     scores = (
-        f"SELECT TraceId, SpanId, Scorer, Score, SampleRate, RunDurationMs, Attributes {_SCORES} LIMIT {{raw:UInt32}}"
+        "SELECT TraceId, SpanId, Scorer, Score, SampleRate, RunDurationMs, Attributes"
+        f" {SCORES_WINDOW} LIMIT {{raw:UInt32}}"
     )
     sql = (
         f"SELECT Scorer, t.Version AS Version, {_AGGREGATES} FROM ({scores}) AS s"
@@ -124,11 +126,21 @@ _KEPT_SQL = (
 )
 
 
-async def version_sums(store: Reads, by: str, since_s: int, scorers: Sequence[str] = ()) -> list[VersionRow]:
+async def version_sums(
+    store: Reads, by: str, since_s: int, scorers: Sequence[str] = (), rollup: bool = True
+) -> list[VersionRow]:
     """Per scorer and version, the sums of the scores whose run started in the last ``since_s`` seconds.
 
-    An attribute that no score of the window keeps is read from the spans instead (``raw``).
+    A score column or kept attribute is read from the hourly roll-up (whole hours, ``compare_rollup``) when it
+    holds that name in the window; otherwise from the scores, and an attribute that no score of the window
+    keeps from the spans (``raw``). ``rollup`` False always reads the scores (to check one against the other).
     """
+    if rollup:  # one query: no row means the roll-up does not hold this name in the window
+        key = rollup_key(by, COLUMNS.get(by))
+        _, rows = await store.read(ROLLUP_SQL, {**key, "since": since_s, "scorers": list(scorers),
+                                                "groups": MAX_GROUPS})  # fmt: skip
+        if rows:
+            return [_row(r[:11] + r[12:]) for r in rows]  # r[11] is the latency array p50 and p95 come from
     kept = True
     if by not in COLUMNS:
         _, found = await store.read(_KEPT_SQL, {"since": since_s, "version_key": VERSION_PREFIX + by})

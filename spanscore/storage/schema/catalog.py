@@ -13,7 +13,14 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-from spanscore.storage.schema import dashboard_views, metric_tables, rollups, run_columns, unknown_cost
+from spanscore.storage.schema import (
+    dashboard_views,
+    metric_tables,
+    rollups,
+    run_columns,
+    unknown_cost,
+    version_rollup,
+)
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -24,6 +31,7 @@ FRAGMENTS = {
     **run_columns.FRAGMENTS,
     **metric_tables.FRAGMENTS,
     **unknown_cost.FRAGMENTS,
+    **version_rollup.FRAGMENTS,
 }
 
 

@@ -42,6 +42,7 @@ EXPECTED_ENGINES = {
     "otel_metrics_summary": ("ReplicatedMergeTree", "rand()"),
     "genai_usage_1m": ("ReplicatedAggregatingMergeTree", "rand()"),
     "genai_usage_1h": ("ReplicatedAggregatingMergeTree", "rand()"),
+    "scores_versions_1h": ("ReplicatedAggregatingMergeTree", "rand()"),
 }
 
 
@@ -123,8 +124,8 @@ def test_every_create_runs_on_the_cluster(migrations: list[Migration], rewritten
 def test_materialized_views_read_and_write_local_tables(rewritten: list[Migration]) -> None:
     views = [s for s in all_statements(rewritten) if s.startswith("CREATE MATERIALIZED VIEW")]
     # the roll-ups' two views are created again with Target (migration 11) and with unpriced counts (the
-    # unknown-cost migration); two GenAI roll-ups (the metrics migration)
-    assert len(views) == 10
+    # unknown-cost migration); two GenAI roll-ups (the metrics migration); the versions' roll-up (migration 18)
+    assert len(views) == 11
     intake = [v for v in views if "_intake_mv" in v]
     assert len(intake) == 1 and f"TO {DB}.otel_traces\n" in intake[0] and "_local" not in intake[0]
     views = [v for v in views if v not in intake]
@@ -138,6 +139,8 @@ def test_materialized_views_read_and_write_local_tables(rewritten: list[Migratio
     assert f"TO {DB}.otel_traces_trace_id_ts_local" in mvs["otel_traces_trace_id_ts_mv"]
     assert f"TO {DB}.genai_usage_1m_local" in mvs["genai_usage_1m_mv"]
     assert f"FROM {DB}.otel_metrics_histogram_local\n" in mvs["genai_usage_1m_mv"]
+    assert f"TO {DB}.scores_versions_1h_local" in mvs["scores_versions_1h_mv"]
+    assert f"FROM {DB}.scores_local\n" in mvs["scores_versions_1h_mv"]
 
 
 def test_plain_views_read_distributed_tables_but_join_locally(rewritten: list[Migration]) -> None:
@@ -161,7 +164,8 @@ def test_plain_views_read_distributed_tables_but_join_locally(rewritten: list[Mi
 
 def test_backfills_go_through_the_distributed_tables(migrations: list[Migration], rewritten: list[Migration]) -> None:
     inserts = [strip_comments(s) for s in all_statements(migrations) if "INSERT INTO" in s]
-    assert len(inserts) == 4  # the roll-ups' history (migration 4) and their unpriced scores (migration 17)
+    # the roll-ups' history (migration 4), their unpriced scores (migration 17), the versions' history (18)
+    assert len(inserts) == 5
     assert [s for s in all_statements(rewritten) if s.startswith("INSERT")] == inserts
 
 

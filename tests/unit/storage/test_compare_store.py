@@ -5,6 +5,7 @@ attribute kept with the scores, or any attribute of the run's root span (read fr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -24,6 +25,9 @@ from spanscore.records import SpanRecord
 from spanscore.server.auth import TokenCheck
 from spanscore.server.compare_api import CompareApi
 from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.reads.compare import version_sums
+from spanscore.storage.reads.compare_details import version_details
+from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import ScoreRow, score_id
 from tests.ports import free_port
 
@@ -136,6 +140,8 @@ async def test_post_compare_answers_the_document_and_names_bad_fields(store: Cli
 SEED = """
 from spanscore.config import load_config
 from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.reads.compare import version_sums
+from spanscore.storage.reads.compare_details import version_details
 from tests.unit.storage.test_compare_store import _rows
 
 store = ClickHouseStore.from_config(load_config(None).storage)
@@ -161,3 +167,87 @@ def test_report_compare_reads_the_store_when_no_service_answers(tmp_path: Path) 
     table = subprocess.run([sys.executable, "-m", "spanscore.cli", *argv], cwd=tmp_path, env=env,
                            capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
     assert table.returncode == 0 and "latency_p50_ms" in table.stdout and "1.5.0" in table.stdout
+
+
+@pytest.mark.parametrize("by", ["service.version", "gen_ai.request.model", "rule"])
+async def test_the_rollup_adds_up_the_same_sums_as_the_scores(store: ClickHouseStore, by: str) -> None:
+    """The roll-up path (a kept attribute, a score column) gives the raw path's figures on the same scores."""
+    rows, _ = _rows()
+    rows[0] = dataclasses.replace(rows[0], status="error", score=None)  # not ok: counted by neither
+    store.insert_scores_sync(rows[:1000])
+    store.insert_scores_sync(rows[1000:])  # two inserts: two roll-up parts that merge
+    rolled = await version_sums(store, by, 86400)
+    raw = await version_sums(store, by, 86400, rollup=False)
+    assert [(r.scorer, r.version, r.n) for r in rolled] == [(r.scorer, r.version, r.n) for r in raw]
+    assert sum(r.n for r in raw) == len(rows) - 1
+    for got, want in zip(rolled, raw, strict=True):
+        for name in ("w", "w2", "wy", "w2y", "w2y2", "low", "high", "latency_p50_ms", "latency_p95_ms"):
+            assert getattr(got, name) == pytest.approx(getattr(want, name), rel=1e-9), name
+        assert (got.binary, got.input_tokens, got.output_tokens) == (want.binary, want.input_tokens, want.output_tokens)
+
+
+async def test_a_configured_attribute_is_answered_from_the_rollup(store: ClickHouseStore) -> None:
+    """With the raw scores gone (deleted here to tell the paths apart) the kept attribute still compares from the
+    roll-up, and an ad-hoc attribute, which the roll-up cannot hold, reads the raw scores and finds none."""
+    rows, spans = _rows()
+    store.insert_scores_sync(rows)
+    store.insert_spans_sync(spans)
+    expected = _expected(rows, lambda r: r.attributes["version.service.version"])
+    store.internal_query("TRUNCATE TABLE scores")
+    found = await compare_store(store, CompareRequest("service.version", "1.4.0", "1d"))
+    _same_figures(found, expected)
+    with pytest.raises(ConfigError, match="no scores with a 'feature.flag'"):
+        await compare_store(store, CompareRequest("feature.flag", "new", "1d"))
+
+
+@pytest.mark.parametrize("by", ["service.version", "gen_ai.request.model"])
+async def test_the_page_gets_hourly_means_and_each_versions_worst_runs(store: ClickHouseStore, by: str) -> None:
+    """The chart's points equal the weighted means of the scores per hour, by the roll-up and by the scores; the
+    worst runs are each version's lowest scores."""
+    rows, _ = _rows()
+    store.insert_scores_sync(rows)
+    found = await version_details(store, by, 86400)
+    key = (lambda r: r.attributes["version.service.version"]) if by == "service.version" else (lambda r: r.model)
+    sums: dict[tuple[str, str, int], list[float]] = {}
+    for r in rows:
+        hour_ms = r.run_timestamp_ns // HOUR_NS * 3600 * 1000
+        point = sums.setdefault((r.scorer, key(r), hour_ms), [0.0, 0.0, 0])
+        point[0] += (r.score or 0.0) / r.sample_rate
+        point[1] += 1 / r.sample_rate
+        point[2] += 1
+    assert {(p["scorer"], p["version"], p["hour_ms"]) for p in found["series"]} == set(sums)
+    for p in found["series"]:
+        wy, w, n = sums[(p["scorer"], p["version"], p["hour_ms"])]
+        assert (p["mean"], p["n"]) == (pytest.approx(wy / w), n)
+    store.internal_query("TRUNCATE TABLE scores_versions_1h")  # the raw path gives the same points
+    raw = (await version_details(store, by, 86400))["series"]
+    assert [(p["scorer"], p["version"], p["hour_ms"], p["n"]) for p in raw] == [
+        (p["scorer"], p["version"], p["hour_ms"], p["n"]) for p in found["series"]
+    ]
+    assert [p["mean"] for p in raw] == pytest.approx([p["mean"] for p in found["series"]])
+    for scorer, version in {(p["scorer"], p["version"]) for p in found["series"]}:
+        lowest = sorted((r.score or 0.0) for r in rows if r.scorer == scorer and key(r) == version)[:5]
+        worst = [w["score"] for w in found["worst"] if (w["scorer"], w["version"]) == (scorer, version)]
+        assert worst == lowest
+
+
+async def test_runs_of_two_versions_on_the_same_input_are_paired(store: ClickHouseStore) -> None:
+    """Inputs that runs of at least two versions had are listed with those runs; an input one version alone
+    had, or that repeats within one version, is not."""
+    rows, _ = _rows()
+    store.insert_scores_sync(rows)
+    versions = {r.trace_id: r.attributes["version.service.version"] for r in rows}
+    traces = sorted(versions)
+    inputs = {traces[0]: "refund please", traces[1]: "refund please", traces[2]: "hello", traces[4]: "hello",
+              traces[3]: "only new", traces[5]: "x"}  # fmt: skip
+    assert (versions[traces[0]], versions[traces[1]]) == ("1.5.0", "1.4.0") and versions[traces[4]] == "1.4.0"
+    store.insert_scored_runs_sync([
+        ScoredRunRow(time.time_ns() - HOUR_NS, trace, trace[:16], "s" * 16, "svc", "a",
+                     json.dumps({"input": [{"role": "user", "content": text}]}))
+        for trace, text in inputs.items()
+    ])  # fmt: skip
+    found = (await version_details(store, "service.version", 86400))["same_input"]
+    assert [(i["input"][:60], i["runs"]) for i in found] == [
+        ('[{"role":"user","content":"refund please"}]', [
+            {"version": "1.4.0", "trace_id": traces[1]}, {"version": "1.5.0", "trace_id": traces[0]}]),
+    ]  # fmt: skip
