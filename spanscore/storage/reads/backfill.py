@@ -14,7 +14,7 @@ def average_judge_cost(store: ClickHouseStore, rule: str, scorers: list[str]) ->
         " WHERE Scorer IN {scorers:Array(String)} AND Status = 'ok'",
         {"scorers": scorers},
     )
-    if not rows or not rows[0][1]:
+    if not rows or not rows[0][1] or rows[0][0] is None:  # no scores, or none a price is known for
         return None
     return float(rows[0][0])
 

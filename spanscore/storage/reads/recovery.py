@@ -144,12 +144,13 @@ def handled_runs(store: Any, trace_ids: Iterable[str]) -> dict[str, dict[str, bo
 def spend_since(store: Any, rules: list[str], since_ns: int) -> dict[str, tuple[float, int, int]]:
     """Judge spend per rule in ``scores`` since ``since_ns``: (dollars, tokens, scored runs).
 
-    FINAL, so a score written twice (a retry, a replay) is counted once.
+    FINAL, so a score written twice (a retry, a replay) is counted once. A score whose judge litellm could not
+    price (``CostUsd`` NULL) counts its tokens and no dollars: the sum of only such scores is 0, not NULL.
     """
     if not rules:
         return {}
     rows = store.internal_query(
-        "SELECT Rule, sum(CostUsd), sum(InputTokens + OutputTokens), uniqExact(RunId)"
+        "SELECT Rule, ifNull(sum(CostUsd), 0), sum(InputTokens + OutputTokens), uniqExact(RunId)"
         f" FROM {store.database}.scores FINAL"
         " WHERE Timestamp >= fromUnixTimestamp64Nano({since:Int64}) AND Rule IN {rules:Array(String)}"
         " GROUP BY Rule",

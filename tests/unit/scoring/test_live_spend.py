@@ -17,6 +17,7 @@ from spanscore.scoring.live import LiveScoring
 from spanscore.scoring.subject import RuleRun, Subject
 from spanscore.scoring.workers import ScoringJob
 from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.reads.recovery import spend_since
 from spanscore.storage.scores import DecisionRow, ScoreRow, score_id
 
 TRACE_IDS = ["0af7651916cd43dd8448eb211c80319c", "1af7651916cd43dd8448eb211c80319c"]
@@ -64,7 +65,9 @@ async def test_a_scores_judge_spend_counts_against_its_rules_budget(
         await live.shutdown()
 
 
-def _spend_row(index: int, rule: str, cost_usd: float, *, timestamp_ns: int, version_of: int | None = None) -> ScoreRow:
+def _spend_row(
+    index: int, rule: str, cost_usd: float | None, *, timestamp_ns: int, version_of: int | None = None
+) -> ScoreRow:
     trace_id = f"{(version_of if version_of is not None else index) + 1:032x}"
     return ScoreRow(
         score_id=score_id(rule, "answer_relevancy", "1", trace_id, trace_id[:16]), run_timestamp_ns=timestamp_ns,
@@ -110,4 +113,30 @@ async def test_a_restart_goes_on_from_todays_recorded_spend(
         assert fresh.sampled
     finally:
         await live.shutdown()
+        store.close()
+
+
+async def test_unpriced_scores_count_their_tokens_and_do_not_break_the_spend_read(
+    chdb_dsn: str, database_name: str
+) -> None:
+    """A judge litellm cannot price stores CostUsd NULL (#40). Today's spend read, which a restart and every
+    fleet replica's share sync run, summed that NULL into ``float(None)``: a fleet replica's sync round then
+    failed at every member change, so it took no session or turn up again (the duplicates and short sessions
+    of #36's pause, partition and rolling runs). Unpriced spend counts its tokens, and no dollars."""
+    store = ClickHouseStore(chdb_dsn, database_name)
+    store.open()
+    now = time.time_ns()
+    store.insert_scores_sync([_spend_row(index, "judged", None, timestamp_ns=now) for index in (0, 1)])
+    try:
+        assert spend_since(store, ["judged"], now - 10**9) == {"judged": (0.0, 1200, 2)}
+        rule = RuleConfig.model_validate({"name": "judged", "scorers": ["completeness"],
+                                          "budget": {"daily_tokens": 1200}})  # fmt: skip
+        live = LiveScoring(store, [rule], scoring=ScoringConfig(recover_on_start=True))
+        await live.start()
+        try:
+            (decision,) = live.engine.decide(Run("question", "answer", trace_id=TRACE_IDS[0], span_id="a" * 16))
+            assert (decision.outcome, decision.probability) == (Outcome.OVER_BUDGET, 0.0)
+        finally:
+            await live.shutdown()
+    finally:
         store.close()
