@@ -21,6 +21,7 @@ import pytest
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
 from spanscore.server.service import Service
+from spanscore.storage.scores import ScoreRow, score_id
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_fleet import _all_joined, configure, conversations, query, send, session_scores, until
 from tests.e2e.test_targets import SESSION_RULE, rag_traces
@@ -148,6 +149,40 @@ async def test_sigterm_hands_unready_runs_and_open_sessions_over(start_replica: 
     assert await decided_once_with_every_turn([staying], 6, 3) == {}  # every turn, once, with no second scoring
     assert staying.fleet is not None and staying.fleet.member is not None
     assert staying.fleet.member.handed_over_traces > 0
+
+
+async def test_a_judge_score_without_a_price_does_not_stop_a_survivor_taking_sessions_up(
+    start_replica: StartReplica,
+) -> None:
+    """A score whose judge litellm could not price stores CostUsd NULL. A replica sizes its budget shares from
+    today's spend when the members change, before it takes anything up; that read failed on the NULL at every
+    round, so a survivor never took a leaving replica's sessions and runs up (bench.fleet's pause, partition and
+    rolling runs: sessions short of turns, or scored twice once a turn came)."""
+    rules = [SESSION_RULE, {"name": "budgeted", "scorers": ["completeness"], "sample": 0.0,
+                            "budget": {"daily_tokens": 10_000}}]  # fmt: skip
+    runs = {"quiet_period_s": 1.0}
+    replicas = [await start_replica(index, quiet_s=3.0, runs=runs, rules=rules) for index in (0, 1)]
+    await until(lambda: _all_joined(replicas, 2))
+    leaving, staying = replicas
+    await asyncio.to_thread(staying.store.insert_scores_sync, [_unpriced_score("budgeted")])
+    await send(replicas, conversations(6, 3))
+    await leaving.shutdown()
+    assert await decided_once_with_every_turn([staying], 6, 3) == {}
+    assert staying.fleet is not None and staying.fleet.member is not None
+    assert staying.fleet.member.poll_failures == 0
+
+
+def _unpriced_score(rule: str) -> ScoreRow:
+    """A judge score stored today whose cost is unknown (NULL), as one litellm cannot price is."""
+    trace_id, now = "f" * 32, time.time_ns()
+    return ScoreRow(
+        score_id=score_id(rule, "answer_relevancy", "1", trace_id, trace_id[:16]), run_timestamp_ns=now,
+        trace_id=trace_id, span_id=trace_id[:16], run_id=trace_id, service_name="svc", agent_name="", model="",
+        session_id="", user_id="", rule=rule, scorer="answer_relevancy", scorer_version="1", score=0.5, label="",
+        reason="", status="ok", error="", sample_rate=1.0, higher_is_better=True, judge_model="m",
+        input_tokens=60, output_tokens=10, cost_usd=None, duration_ms=1.0, ready_reason="quiet_period",
+        run_duration_ms=1.0, run_error="", timestamp_ns=now,
+    )  # fmt: skip
 
 
 async def test_a_second_replica_with_a_name_already_live_is_refused_at_join(zookeeper: ZooKeeperServer) -> None:
