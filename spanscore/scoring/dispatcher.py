@@ -92,10 +92,10 @@ class Dispatcher:
         """In a fleet: sessions are scored only under a grant, recorded, and their scores written only while
         the grant holds."""
         self.sessions_fenced = 0
+        """Sessions not scored, or session scores not written, because the grant was refused or outdated."""
         self.runs_fenced = 0
         """Ready runs not scored because, while this replica could not prove its Keeper session, the store
         showed them decided already (another replica took them up as a lost replica's)."""
-        """Sessions not scored, or session scores not written, because the grant was refused or outdated."""
         self.sessions_skipped_as_scored = 0
         """Sessions not scored because a recorded scoring already covered every turn."""
         self.may_poll_sessions: Callable[[], bool] = _always
