@@ -37,6 +37,12 @@ def format_status(metrics: Mapping[str, float], url: str) -> str:
             + ", rules frozen; /readyz)"
             + ("; also " + health if degraded else "")
         )
+    elif value.get("fleet_joined", 1) <= 0:
+        health = "degraded: not a member of the fleet (refused or still joining; /readyz and the log say why)" + (
+            "; also " + health if degraded else ""
+        )
+    if value.get("fleet_store_heartbeat_failing", 0) > 0:
+        health += "; fleet heartbeats do not reach the store (/healthz says why)"
     rules = _labelled(value, "rule_scorers", "rule")
     version = next(iter(_labelled(value, "rules_version", "version")), "?")
     rule_text = ", ".join(f"{name} ({count:g} scorer{'s' if count != 1 else ''})" for name, count in rules.items())
@@ -101,7 +107,7 @@ def _fleet_line(value: Mapping[str, float]) -> str:
         )
         return (
             f"  fleet     Keeper UNREACHABLE: degraded (last {members} kept as owners, no alerts evaluated here, "
-            f"{budgets}, rule changes refused; ingest goes on), {rules}"
+            f"{budgets}, rule changes refused; ingest goes on), {rules}, {_rotation(value)}"
         )
     role = "leader (evaluates alerts)" if value.get("fleet_leader", 0) > 0 else "member"
     return (
@@ -150,3 +156,10 @@ def _labelled(value: Mapping[str, float], name: str, key: str) -> dict[str, floa
         if match and match["name"] == name and match["key"] == key:
             found[match["value"]] = number
     return found
+
+
+def _rotation(value: Mapping[str, float]) -> str:
+    """What /readyz does with a replica cut from Keeper: out when a peer has Keeper, else in (ingest goes on)."""
+    if value.get("fleet_in_rotation", 1) > 0:
+        return "in rotation (no other replica reported Keeper lately)"
+    return "out of rotation (/readyz 503: other replicas have Keeper and take the spans)"

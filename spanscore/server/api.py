@@ -74,9 +74,12 @@ class ApiServer:
         dead_letters: DeadLetterOps | None = None,
         judge: Mapping[str, Any] | None = None,
         degraded: Callable[[], list[str]] | None = None,
+        readiness: Callable[[], tuple[bool, list[str]]] | None = None,
     ) -> None:
         self._degraded = degraded
-        """What is off in this replica now (a fleet cut from Keeper); /readyz is 503 while it names anything."""
+        """What is off in this replica now (a fleet replica cut from Keeper or not a member); /healthz shows it."""
+        self._readiness = readiness
+        """Whether /readyz keeps this replica in rotation, and what is off (``server.fleet_parts``)."""
         self._judge = judge
         self._rule_holder = rule_holder
         self._dead_letters = dead_letters
@@ -171,15 +174,18 @@ class ApiServer:
         return web.json_response(body)
 
     async def _ready(self, request: web.Request) -> web.Response:
-        """503 while this replica is degraded (a fleet replica cut from Keeper), naming what is off; else 200.
+        """503 while a fleet replica should be out of rotation (not a member while others are), naming what is off.
 
         Readiness, not liveness: a restart does not bring Keeper back, but a replica that cannot lead, lease
-        or change rules is one the fleet's other replicas should take the traffic from (docs/deployment.md).
+        or change rules is one the fleet's other replicas should take the traffic from; when none of them
+        has Keeper either, all stay in rotation (200, still naming what is off) so that ingest goes on
+        (docs/deployment.md).
         """
-        off = self._degraded() if self._degraded is not None else []
+        ready, off = self._readiness() if self._readiness is not None else (True, [])
+        body: dict[str, Any] = {"ready": ready}
         if off:
-            return web.json_response({"ready": False, "degraded": off[0], "off": off[1:]}, status=503)
-        return web.json_response({"ready": True})
+            body["degraded"], body["off"] = off[0], off[1:]
+        return web.json_response(body, status=200 if ready else 503)
 
     async def _dead_letter_list(self, request: web.Request) -> web.Response:
         try:

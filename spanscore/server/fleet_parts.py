@@ -12,6 +12,7 @@ from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
 from spanscore.scoring.fleet_member import FleetMember
 from spanscore.scoring.live import LiveScoring
+from spanscore.server.fleet_presence import FleetPresence
 from spanscore.server.fleet_rules import FleetRules
 from spanscore.server.rule_control import RuleControl
 from spanscore.storage.fleet_records import Store
@@ -23,6 +24,7 @@ class FleetParts:
         self.fleet = Fleet(config)
         self.rules = FleetRules(self.fleet, rule_control, store)
         self.member: FleetMember | None = None
+        self.presence = FleetPresence(self.fleet, store, interval_s=max(1.0, config.session_timeout_s / 2))
         self._started = False
 
     async def attach(self, live: LiveScoring) -> None:
@@ -35,6 +37,7 @@ class FleetParts:
 
     async def start(self) -> None:
         self.fleet.start()
+        self.presence.start()
         await self.rules.start()
         if self.member is not None:
             await self.member.start()
@@ -45,6 +48,7 @@ class FleetParts:
         if self.member is not None:
             await self.member.hand_over()
         await self.rules.shutdown()
+        await self.presence.stop()
 
     def leave(self) -> None:
         """Leave the fleet (the member node goes at once, so the others take over without waiting)."""
@@ -54,22 +58,50 @@ class FleetParts:
             self.fleet.stop()
 
     def degraded(self) -> list[str]:
-        """What is off while this replica has no Keeper session (empty: nothing, it is a full member).
+        """What is off while this replica is not a full member (empty: nothing is); the first line says why.
 
-        /readyz answers 503 with these, /healthz and ``spanscore status`` show them.
+        /healthz and ``spanscore status`` show these; /readyz also, with ``readiness``'s answer.
         """
-        if self.fleet.connected:
-            return []
-        local = self.member is not None and self.member.local_share
-        return [
-            f"degraded: Keeper unreachable ({self.fleet.state})",
-            "no leader here: alerts are not evaluated or sent by this replica",
-            "budgets on the local share (1/fleet.expected_replicas of what the fleet had left today)"
-            if local
-            else "budgets: only leases already held are spent (local share after fleet.session_timeout_s)",
-            "rules frozen: changes are refused (503) until Keeper answers",
-            "session owners as last seen",
-        ]
+        store = self.presence.store_problem()
+        if self.fleet.joined:
+            return [f"degraded: {store}"] if store else []
+        if self.fleet.refused is not None:
+            lines = [
+                f"degraded: not a member of the fleet: {self.fleet.refused}",
+                "scores no session, leads nothing, leases nothing: give each replica its own fleet.replica",
+            ]
+        elif self.fleet.connected:
+            lines = [
+                "degraded: connected to Keeper, not a member of the fleet yet (joining: the log says what holds it)",
+                "owns no session and leads nothing until it joins",
+            ]
+        else:
+            local = self.member is not None and self.member.local_share
+            lines = [
+                f"degraded: Keeper unreachable ({self.fleet.state})",
+                "no leader here: alerts are not evaluated or sent by this replica",
+                "budgets on the local share (1/fleet.expected_replicas of what the fleet had left today)"
+                if local
+                else "budgets: only leases already held are spent (local share after fleet.session_timeout_s)",
+                "rules frozen: changes are refused (503) until Keeper answers",
+                "session owners as last seen",
+            ]
+        return [*lines, store] if store else lines
+
+    def readiness(self) -> tuple[bool, list[str]]:
+        """(in rotation, what is off): a replica that is not a member leaves the rotation only if others are.
+
+        ``fleet_presence`` says why: when Keeper is gone for every replica, all stay in rotation so that
+        ingest goes on; a replica that cannot tell (the store silent too) stays as well.
+        """
+        off = self.degraded()
+        if self.fleet.joined:
+            return True, off
+        peers = self.presence.peers_with_keeper()
+        if peers:
+            return False, [*off, f"out of rotation: {len(peers)} other replica(s) have Keeper ({', '.join(peers)})"]
+        why = "the store did not answer either" if peers is None else "Keeper seems down for the whole fleet"
+        return True, [*off, f"in rotation: no other replica reported Keeper to the store lately ({why})"]
 
     def metrics(self) -> dict[str, float]:
         found = self.fleet.metrics()
@@ -77,6 +109,9 @@ class FleetParts:
         found["fleet_rules_apply_failures"] = float(self.rules.apply_failures)
         found["fleet_rules_malformed"] = float(self.rules.malformed)
         found["fleet_rules_replace_file"] = 1.0 if self.rules.file_rules_replaced else 0.0
+        found["fleet_joined"] = 1.0 if self.fleet.joined else 0.0
+        found["fleet_in_rotation"] = 1.0 if self.readiness()[0] else 0.0
+        found["fleet_store_heartbeat_failing"] = 0.0 if self.presence.store_problem() is None else 1.0
         if self.member is not None:
             found.update(self.member.metrics())
         return found

@@ -108,6 +108,7 @@ class Service:
                 dead_letters=self.dead_letters,
                 judge=config.judge,
                 degraded=self.fleet.degraded if self.fleet is not None else None,
+                readiness=self.fleet.readiness if self.fleet is not None else None,
             )
             if config.api.enabled
             else None

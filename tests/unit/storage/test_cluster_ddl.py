@@ -35,6 +35,7 @@ EXPECTED_ENGINES = {
     "scores_1h": ("ReplicatedAggregatingMergeTree", "rand()"),
     "alert_deliveries": ("ReplicatedMergeTree", "rand()"),
     "fleet_rule_sets": ("ReplicatedMergeTree", "rand()"),
+    "fleet_heartbeats": ("ReplicatedMergeTree", "rand()"),
     "otel_metrics_sum": ("ReplicatedMergeTree", "rand()"),
     "otel_metrics_gauge": ("ReplicatedMergeTree", "rand()"),
     "otel_metrics_histogram": ("ReplicatedMergeTree", "rand()"),
@@ -228,6 +229,6 @@ def test_every_replicated_table_keeps_the_insert_deduplication_window(rewritten:
         )
         if found:
             latest[found.group(1)] = int(found.group(2))
-    # The fleet's records (migration 14) are written straight, one row at a time, never replayed from a spool.
-    replayed = [table for table in EXPECTED_ENGINES if table not in ("alert_deliveries", "fleet_rule_sets")]
+    # The fleet's records (migrations 14, 19) are written straight, one row at a time, never replayed from a spool.
+    replayed = [t for t in EXPECTED_ENGINES if t not in ("alert_deliveries", "fleet_rule_sets", "fleet_heartbeats")]
     assert latest == {f"{DB}.{table}_local": 10_000 for table in replayed}
