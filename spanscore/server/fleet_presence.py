@@ -37,6 +37,8 @@ class FleetPresence:
         self._read_at: float | None = None
         self.failing_since: float | None = None
         self.failure = ""
+        self._asking_since: float | None = None
+        """When the heartbeat now waiting for the store was sent (a hung store never fails, it only waits)."""
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -55,6 +57,7 @@ class FleetPresence:
 
     def once(self) -> None:
         """Write this process's heartbeat, then read which other processes have Keeper (blocking)."""
+        self._asking_since = time.monotonic()
         try:
             beat(self.store, self.fleet.replica, self.instance, joined=self.fleet.joined)
             self.peers = joined_peers(self.store, self.instance, WINDOW_BEATS * self.interval_s)
@@ -64,6 +67,8 @@ class FleetPresence:
                 log.warning("fleet: heartbeat to the store failed: %s", _cause(exc))
             self.failure = _cause(exc)
             return
+        finally:
+            self._asking_since = None
         if self.failing_since is not None:
             log.info("fleet: heartbeats reach the store again")
         self._read_at, self.failing_since, self.failure = time.monotonic(), None, ""
@@ -75,10 +80,14 @@ class FleetPresence:
         return self.peers
 
     def store_problem(self) -> str | None:
-        """Why heartbeats have not reached the store for more than a window, or None."""
-        if self.failing_since is None or time.monotonic() - self.failing_since <= WINDOW_BEATS * self.interval_s:
+        """Why heartbeats have not reached the store for more than a window (failing or unanswered), or None."""
+        now, window = time.monotonic(), WINDOW_BEATS * self.interval_s
+        asking = self._asking_since
+        if asking is not None and now - asking > window:
+            return f"store: a fleet heartbeat has waited {now - asking:.0f} s for the store to answer"
+        if self.failing_since is None or now - self.failing_since <= window:
             return None
-        return f"store: fleet heartbeats failing for {time.monotonic() - self.failing_since:.0f} s ({self.failure})"
+        return f"store: fleet heartbeats failing for {now - self.failing_since:.0f} s ({self.failure})"
 
 
 def _cause(exc: BaseException) -> str:
