@@ -9,8 +9,8 @@ sees every batch handed over before it, as when everything ran on the loop.
 The queue is bounded in records (``max_queued_records``): when the thread falls behind, the next hand-over
 waits for room, which holds the span writer's hand-on as the loop's own work did, so memory stays bounded
 (a single batch larger than the bound is still taken when the queue is empty: nothing wedges). Waiting
-hand-overs are served in arrival order. A batch whose intake fails is logged and counted, not retried: it is
-stored, and recovery reads stored traces back.
+hand-overs are served in arrival order. A batch whose intake fails is logged and counted, not retried: its rows
+are stored, and the next start's recovery reads recent stored traces back.
 
 After ``close`` (live scoring stopped, the thread drained and gone) calls run where they are made: nothing else
 touches the assembler any more, and the fleet handover still asks it which traces it held.
@@ -40,7 +40,7 @@ class AssemblyThread:
         self.queued_records = 0
         """Records handed over and not yet added (a gauge)."""
         self.failed_batches = 0
-        """Batches whose intake raised (logged; the rows are stored and recovery reads them back)."""
+        """Batches whose intake raised (logged; their rows are stored, the next start's recovery reads them)."""
         self._executor: ThreadPoolExecutor | None = None
         self._closed = False
         self._stopping: asyncio.Future[None] | None = None
@@ -85,7 +85,7 @@ class AssemblyThread:
         error = done.exception()
         if error is not None:
             self.failed_batches += 1
-            log.error("run assembly: a stored batch was not added (recovery reads it back)", exc_info=error)
+            log.error("run assembly: a stored batch was not added to its runs", exc_info=error)
 
     async def call(self, work: Callable[..., T], *args: object) -> T:
         """``work(*args)`` on the thread, after everything handed over before it; its result."""
