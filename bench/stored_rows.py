@@ -1,7 +1,8 @@
 """``python -m bench.stored_rows [--http] [--regenerate] [--golden PATH] [--out PATH] [--serve-root DIR]``.
 
 Nothing stored may change when the write path changes (#43). This sends every recorded framework fixture
-(tests/fixtures/traces: each ``*.traces.json`` and ``*.logs.json``, as protobuf over gRPC, one export at a time,
+(tests/fixtures/traces: each ``*.traces.json``, ``*.logs.json`` and ``*.metrics.json``, the last recorded by
+``tests/fixtures/record_metrics.py``; as protobuf over gRPC, one export at a time,
 each acknowledged once stored) through a real ``spanscore serve``, stops it with SIGTERM, opens its store and
 dumps every row of every intake table (``spanscore.storage.reads.row_dump``), with each export's answer (how
 many items were refused and why) in front. The dump is compared with the golden one checked into the repo;
@@ -23,6 +24,7 @@ from typing import Any
 import grpc
 from google.protobuf import json_format
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from bench.service import HANG_TIMEOUT_S, ServiceProcess, temp_workdir
@@ -37,7 +39,9 @@ DATABASE = "spanscore"
 METHODS: dict[str, tuple[str, Any]] = {
     "traces": ("/opentelemetry.proto.collector.trace.v1.TraceService/Export", ExportTraceServiceResponse),
     "logs": ("/opentelemetry.proto.collector.logs.v1.LogsService/Export", ExportLogsServiceResponse),
+    "metrics": ("/opentelemetry.proto.collector.metrics.v1.MetricsService/Export", ExportMetricsServiceResponse),
 }
+REJECTED = {"traces": "rejected_spans", "logs": "rejected_log_records", "metrics": "rejected_data_points"}
 
 
 def fixture_files() -> list[tuple[str, Path]]:
@@ -52,9 +56,8 @@ def fixture_files() -> list[tuple[str, Path]]:
 
 
 def _answer_line(path: Path, signal: str, refused: Any) -> bytes:
-    field = "rejected_spans" if signal == "traces" else "rejected_log_records"
     name = path.relative_to(FIXTURES).as_posix()
-    return f"{name}: rejected={getattr(refused, field)} {refused.error_message!r}".encode()
+    return f"{name}: rejected={getattr(refused, REJECTED[signal])} {refused.error_message!r}".encode()
 
 
 def _send_grpc(port: int) -> list[bytes]:
