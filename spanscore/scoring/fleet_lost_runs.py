@@ -79,13 +79,13 @@ class LostRuns:
             and self._fleet.owns(f"trace:{trace.trace_id}")
             and all(s.start_time_ns < lost_at_ns for s in trace.spans)
         ]
-        held = set(assembler.pending_trace_ids())
+        held = set(await self._live.assembly.call(assembler.pending_trace_ids))
         mine = [trace for trace in mine if trace.trace_id not in held]
         if not mine:
             return 0
         handled = await asyncio.to_thread(source.handled_runs, [trace.trace_id for trace in mine])
         orphans = [trace for trace in mine if not _all_handled(trace.trace_id, handled)]
-        taken = assembler.adopt(orphans, handled, time.time_ns())
+        taken = await self._live.assembly.call(assembler.adopt, orphans, handled, time.time_ns())
         self.taken += taken
         log.info("fleet: took up %d traces a lost replica was assembling", taken)
         return taken

@@ -29,6 +29,7 @@ from spanscore.metric_keys import metric_key
 from spanscore.pipeline import Calling, Consumer, FanOut
 from spanscore.redaction.config import RedactConfig, RedactionPolicies, rule_redactors
 from spanscore.run import SPAN_TARGETS, Run, Turn
+from spanscore.runs.assembly_thread import AssemblyThread
 from spanscore.runs.config import RunsConfig, SessionsConfig
 from spanscore.runs.intake import StoredLogs, StoredSpans
 from spanscore.runs.readiness import RunAssembler
@@ -120,6 +121,8 @@ class LiveScoring:
         self._exporter = exporter
         self.judge = judge
         self.assembler = RunAssembler(runs)
+        self.assembly = AssemblyThread(self.assembler)
+        """The assembler's own thread: every call on the assembler goes through it (``runs.assembly_thread``)."""
         self.sessions = SessionTracker(sessions)
         if writers is None:
             writers = _memory_writers(store, batch_max, flush_interval)
@@ -143,16 +146,16 @@ class LiveScoring:
             sessions=self.sessions,
         )
         self.poller = ReadyPoller(
-            self.assembler,
+            self.assembly,
             self.sessions,
             self.dispatcher,
             SessionDispatch(self.dispatcher, self._stored_turns),
             interval_s=self.config.poll_interval_s,
             scores_sessions=lambda: self.dispatcher.rules.scores_sessions and self.dispatcher.may_poll_sessions(),
         )
-        self.spans_in = StoredSpans(self.assembler)
+        self.spans_in = StoredSpans(self.assembly)
         """What the span writer hands on after each insert."""
-        self.logs_in = StoredLogs(self.assembler)
+        self.logs_in = StoredLogs(self.assembly)
         self._shut_down = False
 
     def _active(self, rules: Sequence[RuleConfig], engine: RuleEngine | None = None) -> ActiveRules:
@@ -217,12 +220,13 @@ class LiveScoring:
 
     async def start(self) -> None:
         self._shut_down = False
+        self.assembly.open()
         for writer in (self.score_writer, self.decision_writer, self.run_writer):
             await writer.start()
         await self.workers.start()
         if self.config.recover_on_start:
             source = StoredSpanSource(self._store)
-            recovered = await asyncio.to_thread(self.assembler.recover, source, time.time_ns())
+            recovered = await self.assembly.call(self.assembler.recover, source, time.time_ns())
             if recovered:
                 log.info("recovered pending traces from storage count=%d", recovered)
             if not self.dispatcher.sessions_shared:  # a fleet member takes up sessions and spend as members join
@@ -267,6 +271,7 @@ class LiveScoring:
             return
         self._shut_down = True
         await self.poller.stop()
+        await self.assembly.close()
         await self.workers.shutdown()
         await self._score_writes.settle()
         for writer in (self.score_writer, self.decision_writer, self.run_writer):
@@ -297,6 +302,7 @@ class LiveScoring:
             "scoring_queue_depth": self.workers.depth,
             "scoring_write_retries": sum(durable.retries for durable in self._durable),
             "runs_pending_traces": stats.pending_traces,
+            "runs_assembly_queued_records": self.assembly.queued_records,
             "runs_evicted_traces": stats.evicted_traces,
             "runs_pending_bytes": stats.pending_bytes,
             "runs_too_large": stats.too_large_traces,

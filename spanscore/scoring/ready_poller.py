@@ -1,8 +1,9 @@
 """The one stage that pulls: readiness is a matter of time (a quiet period passing), not of a batch arriving.
 
 Every ``poll_interval_s`` the poller asks the run assembler (and the session tracker, when a rule scores
-sessions) what is ready now and hands it to the dispatcher. A failed dispatch is logged and the loop goes
-on; a run whose decisions were not written is found again by recovery after a restart.
+sessions) what is ready now and hands it to the dispatcher. The assembler's check runs on its own thread
+(``runs.assembly_thread``), after every stored batch handed over before it. A failed dispatch is logged and
+the loop goes on; a run whose decisions were not written is found again by recovery after a restart.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import time
 from collections.abc import Callable, Sequence
 
 from spanscore.pipeline import Background, Consumer, every
-from spanscore.runs.readiness import ReadyRun, RunAssembler
+from spanscore.runs.assembly_thread import AssemblyThread
+from spanscore.runs.readiness import ReadyRun
 from spanscore.runs.sessions import ReadySession, SessionTracker
 
 log = logging.getLogger(__name__)
@@ -21,7 +23,7 @@ log = logging.getLogger(__name__)
 class ReadyPoller:
     def __init__(
         self,
-        assembler: RunAssembler,
+        assembly: AssemblyThread,
         sessions: SessionTracker,
         runs_to: Consumer[Sequence[ReadyRun]],
         sessions_to: Consumer[Sequence[ReadySession]],
@@ -29,7 +31,7 @@ class ReadyPoller:
         interval_s: float,
         scores_sessions: Callable[[], bool],
     ) -> None:
-        self._assembler = assembler
+        self._assembly = assembly
         self._sessions = sessions
         self._runs_to = runs_to
         self._sessions_to = sessions_to
@@ -39,7 +41,7 @@ class ReadyPoller:
 
     async def poll_once(self) -> int:
         """Hand on everything ready now; returns how many runs were ready."""
-        ready = self._assembler.poll_ready(time.time_ns())
+        ready = await self._assembly.call(self._assembly.assembler.poll_ready, time.time_ns())
         await self._runs_to.consume(ready)
         if self._scores_sessions():
             sessions = self._sessions.poll_ready(time.time_ns())

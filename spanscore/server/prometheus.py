@@ -147,6 +147,10 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "runs_pending_traces": ("gauge", "Traces being assembled into runs now."),
     "runs_evicted_traces": ("counter", "Traces evicted from assembly to bound memory."),
     "runs_pending_bytes": ("gauge", "Estimated bytes of the spans and logs held by run assembly."),
+    "runs_assembly_queued_records": (
+        "gauge",
+        "Stored spans and logs handed to run assembly's thread and not yet added (bounded; full holds the writer).",
+    ),
     "runs_too_large": (
         "counter",
         "Traces cut at collector.runs.max_run_bytes or evicted at max_pending_bytes (decision too_large).",

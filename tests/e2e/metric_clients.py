@@ -58,6 +58,12 @@ class Recorder:
 def every_kind(service_name: str) -> MetricsData:
     """One export holding a sum, an up-down sum, a gauge, a histogram and an exponential histogram."""
     recorder = Recorder(service_name)
+    record_every_kind(recorder)
+    return recorder.collect()
+
+
+def record_every_kind(recorder: Recorder) -> None:
+    """Record one point of every kind, and one GenAI model call, on ``recorder``."""
     meter = recorder.meter
     meter.create_counter("requests", unit="1", description="requests served").add(3, {"route": "/a"})
     meter.create_up_down_counter("queue.depth").add(-2)
@@ -66,7 +72,6 @@ def every_kind(service_name: str) -> MetricsData:
     for value in (1.0, 2.0, 4.0, 1000.0):
         exponential.record(value)
     recorder.call("gpt-4o-mini", 10, 5, 0.25)
-    return recorder.collect()
 
 
 def send(exporter: MetricExporter, data: MetricsData) -> str:
