@@ -19,7 +19,8 @@ The fault comes mid-run, while traffic keeps coming:
 - ``join``: a new replica joins;
 - ``rolling``: each replica in turn is replaced by one with a new name (start the new, SIGTERM the old).
 
-Per scenario: sessions scored more than once and without all their turns, runs judged more than once,
+Per scenario: sessions scored again without a new turn (a continued session scored again over its new turns
+is counted apart) and without all their turns, runs judged more than once,
 judge calls per replica against the limit, notifications per alert transition, acknowledged spans lost.
 Exit 0 only when every scenario keeps every promise. Every wait is bounded.
 """
@@ -260,21 +261,48 @@ _TURN_COUNTS = "SELECT RunId, Score FROM scores FINAL WHERE Scorer = 'turn_count
 
 
 def session_outcomes(fleet: Fleet) -> dict[str, Any]:
-    """Each session's scorings (decisions; merges are stopped, so every copy counts) and its final turn count."""
+    """Each session's scorings and its final turn count; a scoring repeats when it covered no new turn.
+
+    A session continued after it was scored (a fault's gap longer than the quiet period) is rightly scored
+    again over its new turns: that second scoring is counted apart (``rescored_for_new_turns``). What the
+    fleet must never do is score again what was scored already: a scoring whose turns (its ``session_record``,
+    written before the judge) all lie in earlier scorings, or a decision written without a record.
+    Merges are stopped, so every decision and record counts.
+    """
     scores = dict(fleet.query(_TURN_COUNTS.format(name=fleet.name)))
     decided = dict(fleet.query(
         "SELECT RunId, count() FROM score_decisions WHERE Target = 'session' AND Rule = 'conversation'"
         f" AND startsWith(RunId, 'conv-{fleet.name}-') GROUP BY RunId"
     ))  # fmt: skip
+    records: dict[str, list[str]] = {}
+    for session, body in fleet.query(
+        "SELECT RunId, Run FROM scored_runs WHERE Target = 'session' AND TraceId = ''"
+        f" AND startsWith(RunId, 'conv-{fleet.name}-') ORDER BY Timestamp"
+    ):
+        records.setdefault(session, []).append(body)
     sent = fleet.sent_turns
+    repeats = {s: _repeats(records.get(s, []), int(decided.get(s, 0))) for s in sent}
     return {
         "sessions": {
             "sent": len(sent),
-            "scored_once_with_all_turns": sum(1 for s, n in sent.items() if (scores.get(s), decided.get(s)) == (n, 1)),
-            "scored_more_than_once": sum(1 for s in sent if decided.get(s, 0) > 1),
+            "with_all_turns_never_repeated": sum(1 for s, n in sent.items() if scores.get(s) == n and not repeats[s]),
+            "scored_again_without_new_turns": sum(1 for s in sent if repeats[s]),
+            "rescored_for_new_turns": sum(1 for s in sent if not repeats[s] and decided.get(s, 0) > 1),
             "without_all_turns": sum(1 for s, n in sent.items() if scores.get(s) != float(n)),
         }
     }
+
+
+def _repeats(bodies: list[str], decisions: int) -> int:
+    """Scorings that covered no turn an earlier one had not (records in time order), plus decisions beyond
+    the records (a scoring nothing recorded: what it covered is unknown, so it counts as a repeat)."""
+    seen: set[str] = set()
+    repeated = 0
+    for body in bodies:
+        turns = set(json.loads(body).get("turns") or ())
+        repeated += 1 if turns <= seen else 0
+        seen |= turns
+    return repeated + max(0, decisions - max(len(bodies), 1))
 
 
 def judged(fleet: Fleet) -> dict[str, Any]:
@@ -309,7 +337,7 @@ def lost(fleet: Fleet) -> int:
 def kept_every_promise(result: dict[str, Any]) -> bool:
     sessions, judge, alerts = result["sessions"], result["judge"], result["alerts"]
     return (
-        sessions["scored_once_with_all_turns"] == sessions["sent"]
+        sessions["with_all_turns_never_repeated"] == sessions["sent"]
         and result["runs_judged_more_than_once"] == 0
         and judge["calls"] <= judge["limit_calls"]
         and alerts["notifications"] == alerts["transitions"] == 2
@@ -344,13 +372,14 @@ async def run(args: argparse.Namespace, base: Path, zookeeper_port: int, dsn: st
 
 
 def _migrate(fleet: Fleet) -> None:
-    """The schema once, as a deployment's migrate Job does; merges stopped so that every copy of a score counts."""
+    """The schema once, as a deployment's migrate Job does; merges stopped so that every copy of a score,
+    a decision and a session's scoring record counts."""
     from spanscore.storage.schema.migrations import migrate
 
     client = connect(fleet.dsn, fleet.database)
     try:
         migrate(client, fleet.database)
-        for table in ("scores", "score_decisions"):
+        for table in ("scores", "score_decisions", "scored_runs"):
             client.command(f"SYSTEM STOP MERGES {fleet.database}.{table}")
     finally:
         client.close()
