@@ -6,7 +6,8 @@ fleet path) and prints one JSON object as its last line. Runs from ``pip install
 - every replica is a ``spanscore serve`` child process (bench/fleet_parts.py) with its own OTLP receivers,
   Keeper session and spool, over one store: a ClickHouse stand-in that serves the server protocol from chDB;
 - a router sends each trace to a replica by trace-id hash over the replicas it sends to, as the Collector's
-  load-balancing exporter does, so the turns of one conversation land on different replicas;
+  load-balancing exporter does, so the turns of one conversation land on different replicas; a refused
+  export is sent again over the replicas still up (at most ``SEND_ATTEMPTS`` times), as the Collector retries;
 - ``--sessions`` conversations of ``--turns`` turns, sent in rounds; a judge rule with a daily token budget
   worth ``--limit-calls`` judge calls; an alert on the sessions' mean turn count that fires, then resolves
   once three times as many longer conversations come in.
@@ -53,6 +54,7 @@ from spanscore.testing.zookeeper import start_zookeeper
 SCENARIOS = ("kill", "partition", "pause", "join", "rolling")
 USERS = Path(__file__).resolve().parents[1] / "deploy" / "clickhouse"
 START_S = 120.0
+SEND_ATTEMPTS = 5
 
 
 @dataclass
@@ -114,20 +116,34 @@ class Fleet:
         return replica
 
     async def send(self, spans: list[ReadableSpan]) -> None:
-        """Route each trace to a replica by trace-id hash and keep the ids of every acknowledged span."""
-        routed: dict[int, list[ReadableSpan]] = {}
-        targets = list(self.sending)
-        for span in spans:
-            context = span.get_span_context()
-            assert context is not None
-            digest = int(hashlib.sha256(f"{context.trace_id:032x}".encode()).hexdigest(), 16)
-            routed.setdefault(digest % len(targets), []).append(span)
+        """Route each trace to a replica by trace-id hash and keep the ids of every acknowledged span.
 
-        async def one(replica: Replica, part: list[ReadableSpan]) -> None:
-            if await asyncio.to_thread(export, grpc_exporter(replica.grpc), part) == "SUCCESS":
-                self.acknowledged.update(f"{s.get_span_context().span_id:016x}" for s in part)  # type: ignore[union-attr]
+        A refused export (its replica killed mid-request) is sent again over the replicas still up, as the
+        Collector's retry does: a turn nobody acknowledged is the client's to resend, and the bench counts
+        every turn it sent.
+        """
+        pending = spans
+        for attempt in range(SEND_ATTEMPTS):
+            targets = [replica for replica in self.sending if replica.alive]
+            if attempt:
+                await asyncio.sleep(1.0)
+            if not pending or not targets:
+                return
+            routed: dict[int, list[ReadableSpan]] = {}
+            for span in pending:
+                context = span.get_span_context()
+                assert context is not None
+                digest = int(hashlib.sha256(f"{context.trace_id:032x}".encode()).hexdigest(), 16)
+                routed.setdefault(digest % len(targets), []).append(span)
+            parts = list(routed.items())
+            done = await asyncio.gather(*(self._export(targets[index], part) for index, part in parts))
+            pending = [span for (_, part), ok in zip(parts, done, strict=True) if not ok for span in part]
 
-        await asyncio.gather(*(one(targets[index], part) for index, part in routed.items()))
+    async def _export(self, replica: Replica, part: list[ReadableSpan]) -> bool:
+        if await asyncio.to_thread(export, grpc_exporter(replica.grpc), part) != "SUCCESS":
+            return False
+        self.acknowledged.update(f"{s.get_span_context().span_id:016x}" for s in part)  # type: ignore[union-attr]
+        return True
 
     def round(self, sessions: range, turns: int = 1) -> list[ReadableSpan]:
         """The next ``turns`` turns of each session (its runs numbered, so the judge tells them apart)."""
