@@ -322,6 +322,7 @@ class FleetMember:
             **self._steps.metrics(),
             "fleet_orphan_traces_taken": float(self.lost_runs.taken),
             "fleet_sessions_fenced": float(self._live.dispatcher.sessions_fenced),
+            "fleet_sessions_reopened": float(self._live.dispatcher.sessions_reopened),
             "fleet_runs_fenced": float(self._live.dispatcher.runs_fenced),
             "fleet_sessions_skipped_as_scored": float(self._live.dispatcher.sessions_skipped_as_scored),
             "fleet_handed_over_traces_taken": float(self.lost_runs.handed_over),

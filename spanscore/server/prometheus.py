@@ -76,6 +76,7 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "fleet_fence_refusals": ("counter", "Grants the fence refused: not live, outdated token, or no longer the owner."),
     "fleet_refused": ("gauge", "1 when this replica was refused at join (another live replica has its name)."),
     "fleet_sessions_fenced": ("counter", "Sessions not scored, or session scores not written, under a refused grant."),
+    "fleet_sessions_reopened": ("counter", "Sessions refused a grant while still owned here (a lapse), opened again."),
     "fleet_runs_fenced": (
         "counter",
         "Ready runs not scored: while this replica could not prove its Keeper session, another had decided them.",
