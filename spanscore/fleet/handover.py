@@ -34,13 +34,9 @@ def _node(fleet: Fleet, replica: str) -> str:
 
 def write_handover(fleet: Fleet, trace_ids: Iterable[str]) -> int:
     """Write this replica's note (blocking; Keeper must be connected); how many trace ids it lists."""
-    return _put_note(fleet, _node(fleet, fleet.replica), "left_at_ns", trace_ids)
-
-
-def _put_note(fleet: Fleet, path: str, stamp: str, trace_ids: Iterable[str]) -> int:
-    """Write a note of trace ids, stamped now, at ``path`` (created or replaced); how many it lists."""
     traces = list(trace_ids)[:MAX_TRACES]
-    body = json.dumps({stamp: time.time_ns(), "traces": traces}).encode()
+    body = json.dumps({"left_at_ns": time.time_ns(), "traces": traces}).encode()
+    path = _node(fleet, fleet.replica)
     if fleet.client.exists(path) is None:
         fleet.client.create(path, body, makepath=True)
     else:
@@ -73,7 +69,14 @@ def write_holding(fleet: Fleet, trace_ids: Iterable[str]) -> int:
     A survivor takes a killed replica's stored traces up at once, except those a live replica listed here:
     that replica makes them ready itself.
     """
-    return _put_note(fleet, _holding_node(fleet, fleet.replica), "written_at_ns", trace_ids)
+    traces = list(trace_ids)[:MAX_TRACES]
+    body = json.dumps({"written_at_ns": time.time_ns(), "traces": traces}).encode()
+    path = _holding_node(fleet, fleet.replica)
+    if fleet.client.exists(path) is None:
+        fleet.client.create(path, body, makepath=True)
+    else:
+        fleet.client.set(path, body)
+    return len(traces)
 
 
 def read_holdings(fleet: Fleet, replicas: Iterable[str], since_ns: int) -> set[str] | None:
