@@ -3,12 +3,8 @@
 Before it leaves (SIGTERM), a replica stops making runs ready, finishes and stores what it scored, and writes
 ``<path>/handovers/<replica>``: when it left, and the trace ids it still held unready (their spans are in the
 store). Then it leaves the membership. The survivors see it go, read the note, and each takes up at once,
-from the store, the listed traces it now owns by trace id.
-
-A replica lost without a note (``kill -9``) cannot say what it held. Its spans are in the store, but so are
-those of the traces the live replicas are still assembling. So on a loss every live replica writes
-``<path>/holding/<replica>``, the traces it holds unready; once each survivor has read every other live
-replica's note, it takes up at once the unhandled traces it owns that none of them holds.
+from the store, the listed traces it now owns by trace id; a replica lost without a note is waited for as
+before (``collector.runs.max_wait_s``), because it may have decided those runs in its last moments.
 """
 
 from __future__ import annotations
@@ -57,42 +53,3 @@ def read_handovers(fleet: Fleet, replicas: Iterable[str], lost_at_ns: int) -> di
         if abs(lost_at_ns - left_at) <= FRESH_S * 1e9:
             found[replica] = [str(trace) for trace in note.get("traces") or ()]
     return found
-
-
-def _holding_node(fleet: Fleet, replica: str) -> str:
-    return fleet.node("holding", replica)
-
-
-def write_holding(fleet: Fleet, trace_ids: Iterable[str]) -> int:
-    """After a replica was lost: note the traces this live replica holds unready (blocking; needs Keeper).
-
-    A survivor takes a killed replica's stored traces up at once, except those a live replica listed here:
-    that replica makes them ready itself.
-    """
-    traces = list(trace_ids)[:MAX_TRACES]
-    body = json.dumps({"written_at_ns": time.time_ns(), "traces": traces}).encode()
-    path = _holding_node(fleet, fleet.replica)
-    if fleet.client.exists(path) is None:
-        fleet.client.create(path, body, makepath=True)
-    else:
-        fleet.client.set(path, body)
-    return len(traces)
-
-
-def read_holdings(fleet: Fleet, replicas: Iterable[str], since_ns: int) -> set[str] | None:
-    """The traces these live replicas hold, from notes written since ``since_ns``.
-
-    None while a note is missing, or full (past ``MAX_TRACES`` what a replica holds is not known).
-    """
-    held: set[str] = set()
-    for replica in replicas:
-        try:
-            data, _ = fleet.client.get(_holding_node(fleet, replica))
-            note = json.loads(data)
-        except (NoNodeError, ValueError):
-            return None
-        traces = note.get("traces") if isinstance(note, dict) else None
-        if int(note.get("written_at_ns", 0)) < since_ns or not isinstance(traces, list) or len(traces) >= MAX_TRACES:
-            return None
-        held.update(str(trace) for trace in traces)
-    return held

@@ -63,11 +63,7 @@ class SessionFence(Protocol):
         """Whether a scoring recorded since covered a turn outside ``turns`` (blocking: a store read)."""
 
     def runs_unproven(self) -> bool:
-        """Whether a ready run here may have been decided elsewhere, so the store is asked first.
-
-        This replica cannot prove its Keeper session now (cut, paused, rejoined: others may take its runs), or
-        a replica was lost a moment ago (a survivor takes its stored runs up at once; a late span may be here).
-        """
+        """Whether the replica cannot prove its Keeper session now (cut, paused, rejoined): others may take its runs."""
 
     def decided(self, trace_ids: Sequence[str]) -> dict[str, set[str]]:
         """Per trace: the subjects (run and span ids) any replica decided on (blocking: a store read)."""
@@ -147,13 +143,11 @@ class Dispatcher:
         await self.dispatch(await self._unclaimed(subjects), turns)
 
     async def _unclaimed(self, subjects: list[tuple[Subject, bool]]) -> list[tuple[Subject, bool]]:
-        """In a fleet, while a ready run may have been decided elsewhere: the subjects no one decided on yet.
+        """In a fleet, while this replica cannot prove its Keeper session: the subjects no one decided on yet.
 
-        The others take a lost replica's unhandled runs up from the store; a replica that was only cut or paused
-        still holds them and, back, would score them a second time. And a survivor takes a killed replica's runs
-        up at once, while another live replica may hold part of one (a trace its Collector routed there after
-        the loss). So until the fence is proven and the loss is ``runs.max_wait_s`` old, the store is asked first
-        (rescores were decided here on purpose).
+        The others take a lost replica's unhandled runs up from the store once it has been gone for a while; a
+        replica that was only cut or paused still holds them and, back, would score them a second time. So
+        until it proves its session again, it asks the store first (rescores were decided here on purpose).
         """
         fence = self.fence
         if fence is None or not subjects or not fence.runs_unproven():
@@ -168,7 +162,8 @@ class Dispatcher:
         if len(kept) < len(subjects):
             self.runs_fenced += len(subjects) - len(kept)
             log.warning(
-                "fleet: %d ready runs not scored, another replica decided them (it took them up from the store)",
+                "fleet: %d ready runs not scored, another replica decided them while this one could not prove "
+                "its Keeper session",
                 len(subjects) - len(kept),
             )
         return kept

@@ -120,7 +120,7 @@ class FleetMember:
         return bool(covered_session_turns(self._live.store, [session_id]).get(session_id, set()) - turns)
 
     def runs_unproven(self) -> bool:
-        return not self._current() or self.lost_runs.recent()
+        return not self._current()
 
     def decided(self, trace_ids: Sequence[str]) -> dict[str, set[str]]:
         return {trace: set(subjects) for trace, subjects in handled_runs(self._live.store, trace_ids).items()}
