@@ -6,7 +6,8 @@ fleet path) and prints one JSON object as its last line. Runs from ``pip install
 - every replica is a ``spanscore serve`` child process (bench/fleet_parts.py) with its own OTLP receivers,
   Keeper session and spool, over one store: a ClickHouse stand-in that serves the server protocol from chDB;
 - a router sends each trace to a replica by trace-id hash over the replicas it sends to, as the Collector's
-  load-balancing exporter does, so the turns of one conversation land on different replicas;
+  load-balancing exporter does, so the turns of one conversation land on different replicas; a refused
+  export is sent again over the replicas still up (at most ``SEND_ATTEMPTS`` times), as the Collector retries;
 - ``--sessions`` conversations of ``--turns`` turns, sent in rounds; a judge rule with a daily token budget
   worth ``--limit-calls`` judge calls; an alert on the sessions' mean turn count that fires, then resolves
   once three times as many longer conversations come in.
@@ -19,7 +20,8 @@ The fault comes mid-run, while traffic keeps coming:
 - ``join``: a new replica joins;
 - ``rolling``: each replica in turn is replaced by one with a new name (start the new, SIGTERM the old).
 
-Per scenario: sessions scored more than once and without all their turns, runs judged more than once,
+Per scenario: sessions scored again without a new turn (a continued session scored again over its new turns
+is counted apart) and without all their turns, runs judged more than once,
 judge calls per replica against the limit, notifications per alert transition, acknowledged spans lost.
 Exit 0 only when every scenario keeps every promise. Every wait is bounded.
 """
@@ -52,6 +54,7 @@ from spanscore.testing.zookeeper import start_zookeeper
 SCENARIOS = ("kill", "partition", "pause", "join", "rolling")
 USERS = Path(__file__).resolve().parents[1] / "deploy" / "clickhouse"
 START_S = 120.0
+SEND_ATTEMPTS = 5
 
 
 @dataclass
@@ -113,20 +116,34 @@ class Fleet:
         return replica
 
     async def send(self, spans: list[ReadableSpan]) -> None:
-        """Route each trace to a replica by trace-id hash and keep the ids of every acknowledged span."""
-        routed: dict[int, list[ReadableSpan]] = {}
-        targets = list(self.sending)
-        for span in spans:
-            context = span.get_span_context()
-            assert context is not None
-            digest = int(hashlib.sha256(f"{context.trace_id:032x}".encode()).hexdigest(), 16)
-            routed.setdefault(digest % len(targets), []).append(span)
+        """Route each trace to a replica by trace-id hash and keep the ids of every acknowledged span.
 
-        async def one(replica: Replica, part: list[ReadableSpan]) -> None:
-            if await asyncio.to_thread(export, grpc_exporter(replica.grpc), part) == "SUCCESS":
-                self.acknowledged.update(f"{s.get_span_context().span_id:016x}" for s in part)  # type: ignore[union-attr]
+        A refused export (its replica killed mid-request) is sent again over the replicas still up, as the
+        Collector's retry does: a turn nobody acknowledged is the client's to resend, and the bench counts
+        every turn it sent.
+        """
+        pending = spans
+        for attempt in range(SEND_ATTEMPTS):
+            targets = [replica for replica in self.sending if replica.alive]
+            if attempt:
+                await asyncio.sleep(1.0)
+            if not pending or not targets:
+                return
+            routed: dict[int, list[ReadableSpan]] = {}
+            for span in pending:
+                context = span.get_span_context()
+                assert context is not None
+                digest = int(hashlib.sha256(f"{context.trace_id:032x}".encode()).hexdigest(), 16)
+                routed.setdefault(digest % len(targets), []).append(span)
+            parts = list(routed.items())
+            done = await asyncio.gather(*(self._export(targets[index], part) for index, part in parts))
+            pending = [span for (_, part), ok in zip(parts, done, strict=True) if not ok for span in part]
 
-        await asyncio.gather(*(one(targets[index], part) for index, part in routed.items()))
+    async def _export(self, replica: Replica, part: list[ReadableSpan]) -> bool:
+        if await asyncio.to_thread(export, grpc_exporter(replica.grpc), part) != "SUCCESS":
+            return False
+        self.acknowledged.update(f"{s.get_span_context().span_id:016x}" for s in part)  # type: ignore[union-attr]
+        return True
 
     def round(self, sessions: range, turns: int = 1) -> list[ReadableSpan]:
         """The next ``turns`` turns of each session (its runs numbered, so the judge tells them apart)."""
@@ -260,21 +277,48 @@ _TURN_COUNTS = "SELECT RunId, Score FROM scores FINAL WHERE Scorer = 'turn_count
 
 
 def session_outcomes(fleet: Fleet) -> dict[str, Any]:
-    """Each session's scorings (decisions; merges are stopped, so every copy counts) and its final turn count."""
+    """Each session's scorings and its final turn count; a scoring repeats when it covered no new turn.
+
+    A session continued after it was scored (a fault's gap longer than the quiet period) is rightly scored
+    again over its new turns: that second scoring is counted apart (``rescored_for_new_turns``). What the
+    fleet must never do is score again what was scored already: a scoring whose turns (its ``session_record``,
+    written before the judge) all lie in earlier scorings, or a decision written without a record.
+    Merges are stopped, so every decision and record counts.
+    """
     scores = dict(fleet.query(_TURN_COUNTS.format(name=fleet.name)))
     decided = dict(fleet.query(
         "SELECT RunId, count() FROM score_decisions WHERE Target = 'session' AND Rule = 'conversation'"
         f" AND startsWith(RunId, 'conv-{fleet.name}-') GROUP BY RunId"
     ))  # fmt: skip
+    records: dict[str, list[str]] = {}
+    for session, body in fleet.query(
+        "SELECT RunId, Run FROM scored_runs WHERE Target = 'session' AND TraceId = ''"
+        f" AND startsWith(RunId, 'conv-{fleet.name}-') ORDER BY Timestamp"
+    ):
+        records.setdefault(session, []).append(body)
     sent = fleet.sent_turns
+    repeats = {s: _repeats(records.get(s, []), int(decided.get(s, 0))) for s in sent}
     return {
         "sessions": {
             "sent": len(sent),
-            "scored_once_with_all_turns": sum(1 for s, n in sent.items() if (scores.get(s), decided.get(s)) == (n, 1)),
-            "scored_more_than_once": sum(1 for s in sent if decided.get(s, 0) > 1),
+            "with_all_turns_never_repeated": sum(1 for s, n in sent.items() if scores.get(s) == n and not repeats[s]),
+            "scored_again_without_new_turns": sum(1 for s in sent if repeats[s]),
+            "rescored_for_new_turns": sum(1 for s in sent if not repeats[s] and decided.get(s, 0) > 1),
             "without_all_turns": sum(1 for s, n in sent.items() if scores.get(s) != float(n)),
         }
     }
+
+
+def _repeats(bodies: list[str], decisions: int) -> int:
+    """Scorings that covered no turn an earlier one had not (records in time order), plus decisions beyond
+    the records (a scoring nothing recorded: what it covered is unknown, so it counts as a repeat)."""
+    seen: set[str] = set()
+    repeated = 0
+    for body in bodies:
+        turns = set(json.loads(body).get("turns") or ())
+        repeated += 1 if turns <= seen else 0
+        seen |= turns
+    return repeated + max(0, decisions - max(len(bodies), 1))
 
 
 def judged(fleet: Fleet) -> dict[str, Any]:
@@ -309,7 +353,7 @@ def lost(fleet: Fleet) -> int:
 def kept_every_promise(result: dict[str, Any]) -> bool:
     sessions, judge, alerts = result["sessions"], result["judge"], result["alerts"]
     return (
-        sessions["scored_once_with_all_turns"] == sessions["sent"]
+        sessions["with_all_turns_never_repeated"] == sessions["sent"]
         and result["runs_judged_more_than_once"] == 0
         and judge["calls"] <= judge["limit_calls"]
         and alerts["notifications"] == alerts["transitions"] == 2
@@ -344,13 +388,14 @@ async def run(args: argparse.Namespace, base: Path, zookeeper_port: int, dsn: st
 
 
 def _migrate(fleet: Fleet) -> None:
-    """The schema once, as a deployment's migrate Job does; merges stopped so that every copy of a score counts."""
+    """The schema once, as a deployment's migrate Job does; merges stopped so that every copy of a score,
+    a decision and a session's scoring record counts."""
     from spanscore.storage.schema.migrations import migrate
 
     client = connect(fleet.dsn, fleet.database)
     try:
         migrate(client, fleet.database)
-        for table in ("scores", "score_decisions"):
+        for table in ("scores", "score_decisions", "scored_runs"):
             client.command(f"SYSTEM STOP MERGES {fleet.database}.{table}")
     finally:
         client.close()

@@ -249,6 +249,22 @@ class SessionTracker:
         self._count()
         return released
 
+    def reopen(self, session_id: str, now_ns: int) -> bool:
+        """A session handed out as ready but not scored after all: open again, ready after another quiet period.
+
+        A fleet's fence may refuse a ready session for a moment (its lease lapsed while the session's stored
+        turns were read); left marked scored, nobody would score it. False when it is not held as scored.
+        """
+        session = self._scored.pop(session_id, None)
+        if session is None:
+            return False
+        session.scored_at_ns = None
+        session.times_scored = max(0, session.times_scored - 1)
+        session.last_arrival_ns = now_ns
+        self._open[session_id] = session
+        self._count()
+        return True
+
     def restore(self, runs: Iterable[Run], now_ns: int) -> int:
         """After a restart: take the turns of sessions storage says are unscored; they count as arriving now."""
         count = 0

@@ -92,6 +92,8 @@ class Dispatcher:
         """In a fleet: sessions are scored only under a grant, recorded, and their scores written only while
         the grant holds."""
         self.sessions_fenced = 0
+        self.sessions_reopened = 0
+        """Sessions refused a grant while still owned here (a lease lapse): opened again, not lost."""
         """Sessions not scored, or session scores not written, because the grant was refused or outdated."""
         self.runs_fenced = 0
         """Ready runs not scored because, while this replica could not prove its Keeper session, the store
@@ -309,10 +311,23 @@ class SessionDispatch:
             grant = fence.grant(session_id)
             if grant is None:
                 self._dispatcher.sessions_fenced += 1
+                self._refused(session_id)
                 continue
             kept.append((subject, rescore))
             grants[session_id] = grant
         return kept, grants
+
+    def _refused(self, session_id: str) -> None:
+        """A session refused its grant stays this replica's to score while it still owns it as last seen.
+
+        The grant is refused when the fence's lease lapsed for a moment (a late renewal) as well as when the
+        session moved: in the first case no one else will score it, so it is opened again here and tried
+        after another quiet period (the fence is live by then, or a new token retakes it from the store).
+        A session that moved is its new owner's, who reads it from the store (nothing was recorded here).
+        """
+        dispatcher = self._dispatcher
+        if dispatcher.owns_session(session_id) and dispatcher.sessions.reopen(session_id, time.time_ns()):
+            dispatcher.sessions_reopened += 1
 
 
 def _everything(_: str) -> bool:

@@ -43,6 +43,7 @@ from spanscore.fleet.handover import write_handover
 from spanscore.pipeline import Background
 from spanscore.scoring.fleet_budgets import FleetBudgets
 from spanscore.scoring.fleet_lost_runs import LostRuns
+from spanscore.scoring.fleet_steps import FleetSteps
 from spanscore.storage.reads.recovery import (
     covered_session_turns,
     handled_runs,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+SHARE_SIZING = "share sizing"
 TURN_WINDOW_S = 900.0
 """How far back (by run start) turns are looked for: a run may be stored this long after it started."""
 
@@ -75,7 +77,7 @@ class FleetMember:
         self.turns_taken = 0
         self.sessions_taken_over = 0
         self.sessions_released = 0
-        self.poll_failures = 0
+        self._steps = FleetSteps()
         self.lost_runs = LostRuns(live, fleet, config)
         self._keeper_members: list[str] = []
         self._token: FenceToken | None = None
@@ -133,6 +135,11 @@ class FleetMember:
             self.lost_runs.lost(lost)
 
     @property
+    def poll_failures(self) -> int:
+        """Steps of fleet rounds that failed (each is counted per step in ``metrics``)."""
+        return self._steps.total_failures
+
+    @property
     def orphan_traces_taken(self) -> int:
         return self.lost_runs.taken
 
@@ -153,23 +160,21 @@ class FleetMember:
         await self._background.stop()
 
     async def _loop(self) -> None:
+        """Each step on its own (``FleetSteps``): one that fails is retried next round, and the others still run."""
         next_turns = next_share = 0.0
+        steps = self._steps
         while not self._background.stopping.is_set():
             now = time.monotonic()
-            try:
-                await self._follow_members()
-                if now >= next_turns:
-                    next_turns = now + self._config.turn_poll_s
-                    await self.take_up_turns()
-                if now >= next_share:
-                    next_share = now + self._config.share_sync_s
-                    await self.sync_shares()
-                await self.top_up_leases()
-                if self._current():
-                    await self.lost_runs.take_up()
-            except Exception as exc:  # the store or Keeper is down: try again next round, never stop
-                self.poll_failures += 1
-                log.warning("fleet: session and share sync failed, retrying: %s", exc)
+            await steps.run("member change", self._follow_members)
+            if now >= next_turns:
+                next_turns = now + self._config.turn_poll_s
+                await steps.run("turn take-up", self.take_up_turns)
+            if now >= next_share or steps.failing(SHARE_SIZING):
+                next_share = now + self._config.share_sync_s
+                await steps.run(SHARE_SIZING, self.sync_shares)
+            await steps.run("budget leases", self.top_up_leases)
+            if self._current():
+                await steps.run("lost runs", self.lost_runs.take_up)
             await self._pause(min(0.5, self._config.turn_poll_s))
 
     async def _pause(self, seconds: float) -> None:
@@ -201,7 +206,8 @@ class FleetMember:
         members = self._fleet.members()
         if members == self._members:
             return
-        await self.sync_shares()  # sized before the change counts as seen; a failure retries it next round
+        await self._steps.run(SHARE_SIZING, self.sync_shares)  # a failure is retried next round, and does not
+        # hold the change back: shares sized late beat sessions nobody takes up (slices still cap the budgets)
         self._members = members
         tracker = self._live.sessions
         released = tracker.release(self.owns_session)
@@ -313,8 +319,10 @@ class FleetMember:
             "fleet_sessions_taken_over": float(self.sessions_taken_over),
             "fleet_sessions_released": float(self.sessions_released),
             "fleet_sync_failures": float(self.poll_failures),
+            **self._steps.metrics(),
             "fleet_orphan_traces_taken": float(self.lost_runs.taken),
             "fleet_sessions_fenced": float(self._live.dispatcher.sessions_fenced),
+            "fleet_sessions_reopened": float(self._live.dispatcher.sessions_reopened),
             "fleet_runs_fenced": float(self._live.dispatcher.runs_fenced),
             "fleet_sessions_skipped_as_scored": float(self._live.dispatcher.sessions_skipped_as_scored),
             "fleet_handed_over_traces_taken": float(self.lost_runs.handed_over),

@@ -70,7 +70,8 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "fleet_session_turns_taken": ("counter", "Session turns other replicas stored, taken up by this owner."),
     "fleet_sessions_taken_over": ("counter", "Open sessions taken up from the store after the members changed."),
     "fleet_sessions_released": ("counter", "Sessions forgotten here because another replica owns them now."),
-    "fleet_sync_failures": ("counter", "Rounds of session and budget-share sync that failed (retried)."),
+    "fleet_sync_failures": ("counter", "Steps of fleet rounds that failed, all steps (each is retried next round)."),
+    "fleet_step_failures": ("counter", "Failures of each step of a fleet round (the log says why, once per cause)."),
     "fleet_budget_leases_taken": ("counter", "Leases of daily budgets this replica took from Keeper."),
     "fleet_budget_local_share": ("gauge", "1 while budgets are on the local share (no Keeper; docs/deployment.md)."),
     "fleet_orphan_traces_taken": ("counter", "Traces a lost replica was assembling, taken up here to be scored."),
@@ -78,6 +79,7 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "fleet_fence_refusals": ("counter", "Grants the fence refused: not live, outdated token, or no longer the owner."),
     "fleet_refused": ("gauge", "1 when this replica was refused at join (another live replica has its name)."),
     "fleet_sessions_fenced": ("counter", "Sessions not scored, or session scores not written, under a refused grant."),
+    "fleet_sessions_reopened": ("counter", "Sessions refused a grant while still owned here (a lapse), opened again."),
     "fleet_runs_fenced": (
         "counter",
         "Ready runs not scored: while this replica could not prove its Keeper session, another had decided them.",

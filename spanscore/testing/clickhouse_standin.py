@@ -20,6 +20,8 @@ import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlparse
@@ -177,6 +179,9 @@ class _Handler(BaseHTTPRequestHandler):
             user = self._user(params)
             if encoding := self.headers.get("Content-Encoding"):
                 body = _decompress(body, encoding)
+            if self.headers.get_content_type() == "multipart/form-data":  # bound values too long for a URL
+                params.update(_form_fields(self.headers.get("Content-Type", ""), body))
+                body = b""
             sql, data = _statement(params.get("query", ""), body)
             settings = {k: v for k, v in params.items() if k not in _TRANSPORT and not k.startswith("param_")}
             bound = {k.removeprefix("param_"): v for k, v in params.items() if k.startswith("param_")}
@@ -231,6 +236,21 @@ def _statement(query: str, body: bytes) -> tuple[str, bytes | None]:
         if _FORMAT.search(head.decode()):
             return head.decode(), rest
     return body.decode(), None
+
+
+def _form_fields(content_type: str, body: bytes) -> dict[str, str]:
+    """The named fields of a ``multipart/form-data`` body: the query and its ``param_`` values.
+
+    clickhouse-connect moves bound values there when they are too long for a URL; a server reads them.
+    """
+    message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + body)
+    fields: dict[str, str] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if isinstance(name, str):
+            payload = part.get_payload(decode=True)
+            fields[name] = payload.decode() if isinstance(payload, bytes) else ""
+    return fields
 
 
 def _decompress(data: bytes, encoding: str) -> bytes:

@@ -40,13 +40,13 @@ def test_the_fleet_bench_runs_without_the_tests_and_reports_what_it_measured(tmp
     assert "error" not in result, result
     sessions = result["sessions"]
     assert sessions["sent"] == 4
-    assert sessions["scored_once_with_all_turns"] + sessions["without_all_turns"] <= 4
+    assert sessions["with_all_turns_never_repeated"] + sessions["without_all_turns"] <= 4
     assert result["acknowledged_lost"] == 0
     assert 0 < result["judge"]["calls"] == sum(result["judge"]["per_replica"].values())
     assert result["judge"]["calls"] <= result["judge"]["limit_calls"]
     assert result["alerts"]["notifications"] == result["alerts"]["transitions"] == 2
     kept = (
-        sessions["scored_once_with_all_turns"] == 4
+        sessions["with_all_turns_never_repeated"] == 4
         and result["runs_judged_more_than_once"] == 0
         and result["judge"]["calls"] <= result["judge"]["limit_calls"]
     )
