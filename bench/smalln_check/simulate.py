@@ -18,7 +18,7 @@ import numpy as np
 
 Rng = np.random.Generator
 
-# kind -> (true mean on the baseline, value generator given the per-run expected values)
+# kind -> its true mean on the baseline (values() draws a run's value given its expected value)
 KIND_MEANS = {"passfail": 0.7, "passfail_high": 0.92, "beta_mid": 0.6, "skewed": 0.15, "ties": 0.55, "zero_one": 0.5}
 MIX = ["beta_mid", "passfail", "skewed", "ties", "zero_one", "passfail_high"]
 MIX_MID = ["beta_mid", "passfail", "ties", "zero_one", "beta_mid"]  # all at mean 0.5, room for +-0.2
@@ -46,8 +46,7 @@ def scorers(kind: str, k: int) -> list[tuple[str, str, float]]:
     elif kind == "mix_mid":
         kinds = [(MIX_MID[i % len(MIX_MID)], 0.5) for i in range(k)]
     else:
-        p = 0.5 if kind != "passfail_high" and k == 1 and kind in ("passfail", "beta_mid", "ties") else None
-        kinds = [(kind, KIND_MEANS[kind] if p is None else KIND_MEANS[kind])] * k
+        kinds = [(kind, KIND_MEANS[kind])] * k
     return [(f"sc{i:02d}_{kd}", kd, p) for i, (kd, p) in enumerate(kinds)]
 
 
