@@ -15,6 +15,8 @@ from spanscore.sampling.rule_sets import canonical_rules, parse_rules_document, 
 
 
 def check_keeper(config: ServiceConfig, *, timeout_s: float = 5.0) -> int:
+    from kazoo.exceptions import NoAuthError
+
     from spanscore.fleet.inspect import inspect_fleet
 
     if config.fleet is None:
@@ -28,6 +30,12 @@ def check_keeper(config: ServiceConfig, *, timeout_s: float = 5.0) -> int:
         return 1
     try:
         view = inspect_fleet(fleet, timeout_s=timeout_s)
+    except NoAuthError:
+        say(
+            f"missing: Keeper at {fleet.keeper} refused this credential (NoAuthError): the fleet's nodes admit "
+            "another one; set the variable fleet.auth_env names to the fleet's credential"
+        )
+        return 1
     except Exception as exc:
         say(f"missing: Keeper at {fleet.keeper} did not answer within {timeout_s:g} s ({type(exc).__name__})")
         return 1

@@ -46,7 +46,7 @@ from kazoo.security import make_digest_acl
 from spanscore.fleet.acl import OpenNodes, close_nodes
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.documents import decode_object
-from spanscore.fleet.fence import Fence
+from spanscore.fleet.fence import Fence, lease_clock
 from spanscore.fleet.names import first_of_name, name_is_free
 
 log = logging.getLogger(__name__)
@@ -252,14 +252,14 @@ class Fleet:
         return self._my_node
 
     def member_stat(self, *, timeout_s: float) -> tuple[float, int, Any] | None:
-        """One round trip for the fence: (monotonic send time, session id, the member node's stat or None).
+        """One round trip for the fence: (``fence.lease_clock`` send time, session id, the member node's stat or None).
 
         None when there is no session or node to ask about.
         """
         node, client_id = self._my_node, self._client.client_id
         if node is None or client_id is None or not self.connected:
             return None
-        sent = time.monotonic()
+        sent = lease_clock()
         stat = self._client.exists_async(node).get(timeout=timeout_s)
         return sent, int(client_id[0]), stat
 

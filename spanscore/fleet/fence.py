@@ -7,11 +7,13 @@ score that may replace a newer one.
 
 Two things make the fence, in the manner of ZooKeeper's recipes and Kafka's producer epochs:
 
-- **a lease on the monotonic clock.** A round trip that finds this replica's member node still owned by its
-  session proves the session was live when the request was sent; Keeper cannot end it before a full
-  ``session_timeout_s`` of silence after that. The lease runs for a part of that timeout from the send, so a
-  cut or a pause (the monotonic clock keeps running while a process is stopped) expires it before anyone can
-  have taken over.
+- **a lease on a clock that counts suspend** (``lease_clock``: CLOCK_BOOTTIME on Linux, else monotonic). A
+  round trip that finds this replica's member node still owned by its session proves the session was live when
+  the request was sent; Keeper cannot end it before a full ``session_timeout_s`` of silence after that. The
+  lease runs for a part of that timeout from the send, so a cut or a pause (the clock keeps running while a
+  process is stopped, and while its host or VM is suspended, which CLOCK_MONOTONIC does not count) expires it
+  before anyone can have taken over. Keeper may grant a shorter timeout than asked (its own minimum and
+  maximum): docs/deployment.md says to keep ``session_timeout_s`` within them.
 - **a token from Keeper**: the session id and the creation zxid of the member node. A rejoin after a lost
   session gets a new node, so a token taken before the loss is outdated for good.
 
@@ -33,6 +35,14 @@ if TYPE_CHECKING:
     from spanscore.fleet.coordinator import Fleet
 
 log = logging.getLogger(__name__)
+
+
+def lease_clock() -> float:
+    """Seconds on a clock that keeps counting while the host sleeps: Keeper's timeout runs on during a suspend."""
+    return time.clock_gettime(_BOOTTIME) if _BOOTTIME is not None else time.monotonic()
+
+
+_BOOTTIME: int | None = getattr(time, "CLOCK_BOOTTIME", None)
 
 LEASE_SHARE = 0.6
 """The lease lasts this share of the session timeout from the send of the round trip that proved it: the rest
@@ -80,12 +90,12 @@ class Fence:
     def live(self) -> bool:
         """Whether this replica proved its Keeper session live within the lease: its last-seen ownership holds."""
         with self._lock:
-            return self._token is not None and time.monotonic() < self._lease_until
+            return self._token is not None and lease_clock() < self._lease_until
 
     def token(self) -> FenceToken | None:
         """The current token while live; None when this replica may not act on what it owned."""
         with self._lock:
-            if self._token is None or time.monotonic() >= self._lease_until:
+            if self._token is None or lease_clock() >= self._lease_until:
                 return None
             return self._token
 

@@ -102,7 +102,8 @@ async def run_until_signal(config: ServiceConfig, *, default_rule: bool = False,
     ports = {name: c.port for name, c in (("grpc", service.grpc), ("http", service.http), ("api", service.api)) if c}
     print(serve_banner(config, service.addresses(), ports, default_rule), flush=True)
     await stop.wait()
-    log.info("signal received: draining")
+    refused = service.fleet.fleet.refused if service.fleet is not None else None
+    log.info("refused by the fleet: draining" if refused else "signal received: draining")
     try:
         await asyncio.wait_for(service.shutdown(), config.shutdown_timeout_s)
     except TimeoutError:

@@ -85,3 +85,20 @@ def test_rules_show_escapes_the_fleet_block(capsys: pytest.CaptureFixture[str]) 
     _fleet_note({"version": 1, "fleet": {"error": HOSTILE}})
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "\\x1b[2J" in out
+
+
+def test_a_refused_credential_is_named_not_reported_as_silence(
+    zookeeper: ZooKeeperServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fleet whose nodes admit another credential answers at once; the check said 'did not answer within 5 s'."""
+    keeper = zookeeper.chroot()
+    monkeypatch.setenv("FLEET_KEEPER_AUTH", "spanscore:s3cret")
+    replica = Fleet(FleetConfig(keeper=keeper, replica="r0", auth_env="FLEET_KEEPER_AUTH"))
+    replica.start()
+    try:
+        assert replica.wait_joined(15)
+        assert main(["config", "check", "-c", _config(tmp_path, keeper), "--keeper"]) == 1
+        out = capsys.readouterr().out
+        assert "refused this credential (NoAuthError)" in out and "did not answer" not in out, out
+    finally:
+        replica.stop()
