@@ -35,9 +35,9 @@ class LostRuns:
         """After a replica was lost: (when to look, monotonic), the loss time (Unix ns) traces began before, and
         who was lost (a replica that left on purpose left a note of what it held: taken up at once)."""
         self.taken = 0
-        """Traces taken up, from notes or after the wait."""
+        """Traces of a lost replica without a note, taken up after the wait (``fleet_orphan_traces_taken``)."""
         self.handed_over = 0
-        """Of those, traces a replica that stopped on purpose listed."""
+        """Traces a replica that stopped on purpose listed, taken up at once (apart from ``taken``)."""
 
     def lost(self, replicas: Iterable[str]) -> None:
         """Replicas left the membership (called on a Keeper thread): look for their runs."""
@@ -54,13 +54,18 @@ class LostRuns:
             notes = await asyncio.to_thread(read_handovers, self._fleet, lost, lost_at_ns)
             listed = {trace for traces in notes.values() for trace in traces}
             if listed:
-                self.handed_over += await self.take_up_orphans(lost_at_ns, only=listed)
+                handed = await self.take_up_orphans(lost_at_ns, only=listed)
+                self.handed_over += handed
+                log.info("fleet: took up %d handed-over traces (%s stopped on purpose)", handed, ", ".join(notes))
             if set(notes) == set(lost):  # every lost replica left on purpose and said what it held
                 self._orphans = None
                 return
             self._orphans = (deadline, lost_at_ns, [])
         if time.monotonic() >= deadline:
-            await self.take_up_orphans(lost_at_ns)
+            taken = await self.take_up_orphans(lost_at_ns)
+            self.taken += taken
+            if taken:
+                log.info("fleet: took up %d traces a lost replica was assembling", taken)
             self._orphans = None
 
     async def take_up_orphans(self, lost_at_ns: int, *, only: Collection[str] | None = None) -> int:
@@ -85,10 +90,7 @@ class LostRuns:
             return 0
         handled = await asyncio.to_thread(source.handled_runs, [trace.trace_id for trace in mine])
         orphans = [trace for trace in mine if not _all_handled(trace.trace_id, handled)]
-        taken = await self._live.assembly.call(assembler.adopt, orphans, handled, time.time_ns())
-        self.taken += taken
-        log.info("fleet: took up %d traces a lost replica was assembling", taken)
-        return taken
+        return int(await self._live.assembly.call(assembler.adopt, orphans, handled, time.time_ns()))
 
 
 def _all_handled(trace_id: str, handled: Mapping[str, Mapping[str, bool]]) -> bool:

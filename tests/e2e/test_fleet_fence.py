@@ -149,6 +149,7 @@ async def test_sigterm_hands_unready_runs_and_open_sessions_over(start_replica: 
     assert await decided_once_with_every_turn([staying], 6, 3) == {}  # every turn, once, with no second scoring
     assert staying.fleet is not None and staying.fleet.member is not None
     assert staying.fleet.member.handed_over_traces > 0
+    assert staying.fleet.member.orphan_traces_taken == 0  # handed over, not orphaned: counted once, apart
 
 
 async def test_a_judge_score_without_a_price_does_not_stop_a_survivor_taking_sessions_up(
