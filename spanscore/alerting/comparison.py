@@ -6,11 +6,12 @@ alerts weigh them (spanscore.alerting.statistics). docs/compare.md gives the est
 in short:
 
 - per version, the Hajek mean with its linearised variance times n/(n-1) (the with-replacement survey
-  variance); its interval is Wilson's over Kish's effective n when every value is 0 or 1, else the normal one;
+  variance); its interval is Wilson's over Kish's effective n when every value is 0 or 1, else Student t's
+  with n_eff - 1 degrees of freedom;
 - the difference from the baseline, with the two versions taken as independent samples: the variances add,
-  whatever sampling rate each version had;
-- a two-sided z test per scorer, Holm's step-down over the scorers of one version, so the chance of any false
-  better/worse among them stays within 1 - confidence;
+  whatever sampling rate each version had, and the degrees of freedom are Welch-Satterthwaite's;
+- a two-sided t test per scorer, Holm's step-down over the scorers of one version, so the chance of any false
+  better/worse among them stays within 1 - confidence (normal tails rejected too often on small versions);
 - ``too_few`` when a version has fewer than MIN_EFFECTIVE effective runs, or when the test found nothing and
   the interval is still wider than +-min_effect; n_needed is then the runs per version that would detect the
   observed difference (or min_effect, if larger) with POWER at the corrected level.
@@ -23,10 +24,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from spanscore.alerting import student_t
 from spanscore.alerting.statistics import wilson, z_value
 
-MIN_EFFECTIVE = 10.0
-"""Fewer effective runs than this in either version: no verdict, since a normal test is not to be trusted."""
+MIN_EFFECTIVE = 20.0
+"""Fewer effective runs than this in either version: no verdict. Even with t tails, comparisons of 10-20
+effective runs under unequal weights rejected equal versions well above alpha (bench/compare_smalln.py)."""
 DEFAULT_MIN_EFFECT = 0.05
 """A difference inside +-this is treated as no difference once the interval fits in it (scores on [0, 1])."""
 POWER = 0.8
@@ -124,15 +127,15 @@ def summarise(version: str, sums: Sums, settings: Settings) -> VersionSummary:
     n = sums.n
     n_eff = sums.w**2 / sums.w2
     mean, variance = sums.hajek()
-    z = z_value(settings.confidence)
     if n < 2:
         low, high = settings.bounds or (-math.inf, math.inf)
         return VersionSummary(version, n, n_eff, mean, low, high, None)
     variance *= n / (n - 1)
     if sums.binary:
-        low, high = wilson(mean, n_eff, z)
+        low, high = wilson(mean, n_eff, z_value(settings.confidence))
     else:
-        low, high = _clip(mean - z * math.sqrt(variance), mean + z * math.sqrt(variance), settings.bounds)
+        half = student_t.quantile(settings.confidence, degrees_of_freedom(n_eff)) * math.sqrt(variance)
+        low, high = _clip(mean - half, mean + half, settings.bounds)
     return VersionSummary(version, n, n_eff, mean, low, high, variance)
 
 
@@ -165,6 +168,24 @@ def compare(groups: Mapping[str, Mapping[str, Sums]], settings: Settings) -> lis
     return out
 
 
+def degrees_of_freedom(n_eff: float) -> float:
+    """A version's variance estimate has Kish's n_eff - 1 degrees of freedom (at least 1).
+
+    That is n - 1 when every weight is equal, fewer when a few heavily weighted runs carry the estimate.
+    """
+    return max(1.0, n_eff - 1.0)
+
+
+def welch_degrees(a: VersionSummary, b: VersionSummary) -> float:
+    """Welch-Satterthwaite degrees of freedom of the difference's variance v_a + v_b."""
+    va, vb = a.variance or 0.0, b.variance or 0.0
+    df_a, df_b = degrees_of_freedom(a.n_eff), degrees_of_freedom(b.n_eff)
+    denominator = va * va / df_a + vb * vb / df_b
+    if denominator <= 0:
+        return df_a + df_b
+    return (va + vb) ** 2 / denominator
+
+
 def _testable(summary: VersionSummary) -> bool:
     return summary.variance is not None and summary.n_eff >= MIN_EFFECTIVE
 
@@ -178,7 +199,8 @@ def _tests(summaries: Mapping[str, list[VersionSummary]], settings: Settings) ->
             continue
         for summary in rows:
             if summary.version != settings.baseline and _testable(summary):
-                tests[(scorer, summary.version)] = _p_value(summary.mean - base.mean, _se(summary, base))
+                se, df = _se(summary, base), welch_degrees(summary, base)
+                tests[(scorer, summary.version)] = _p_value(summary.mean - base.mean, se, df)
     return tests
 
 
@@ -186,10 +208,10 @@ def _se(a: VersionSummary, b: VersionSummary) -> float:
     return math.sqrt((a.variance or 0.0) + (b.variance or 0.0))
 
 
-def _p_value(diff: float, se: float) -> float:
+def _p_value(diff: float, se: float, df: float) -> float:
     if se == 0:
         return 0.0 if diff != 0 else 1.0
-    return 2 * (1 - NormalDist().cdf(abs(diff) / se))
+    return student_t.two_sided_p(diff / se, df)
 
 
 def holm(p_values: Mapping[str, float], alpha: float) -> dict[str, bool]:
@@ -244,7 +266,7 @@ def _diff_interval(diff: float, a: VersionSummary, b: VersionSummary, settings: 
     limits = None if span is None else (-span, span)
     if a.variance is None or b.variance is None:
         return limits or (-math.inf, math.inf)
-    half = z_value(settings.confidence) * _se(a, b)
+    half = student_t.quantile(settings.confidence, welch_degrees(a, b)) * _se(a, b)
     return _clip(diff - half, diff + half, limits)
 
 
