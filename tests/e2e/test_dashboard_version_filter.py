@@ -69,6 +69,8 @@ async def test_a_version_row_on_the_compare_page_opens_the_runs_list_filtered_to
             page.on("pageerror", lambda error: errors.append(str(error)))
             await page.goto(f"{base}/dashboard/compare?by=service.version&baseline=1.4.0&since=24h#token={TOKEN}")
             await page.wait_for_selector("body[data-state=ready]", timeout=30_000)
+            # no seeded run carries a cost: unknown, not 0
+            assert set(await page.locator("table.compare td.cost").all_inner_texts()) == {"unknown"}
             link = page.locator("table.compare").first.locator("a.version-runs", has_text="1.5.0")
             await link.click()
             await page.wait_for_url("**/dashboard/runs?**", timeout=30_000)

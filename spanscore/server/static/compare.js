@@ -43,7 +43,7 @@
     const table = el("table", { className: "compare" },
       el("caption", {}, scorer.scorer),
       el("thead", {}, el("tr", {}, ...["Version", "Runs (n)", "Effective n", "Mean", "Interval", "Difference",
-        "Difference interval", "Verdict", "Latency p50 / p95 ms", "Tokens in / out per run"]
+        "Difference interval", "Verdict", "Latency p50 / p95 ms", "Tokens in / out per run", "Cost per run (USD)"]
         .map((h) => el("th", { scope: "col" }, h)))),
       el("tbody"));
     fillTable(table, scorer.versions, (v) => [
@@ -52,6 +52,8 @@
       interval(v.diff_low, v.diff_high), verdictCell(v),
       v.latency_p50_ms == null ? "–" : `${decimal(v.latency_p50_ms, 0)} / ${decimal(v.latency_p95_ms, 0)}`,
       v.input_tokens_per_run == null ? "–" : `${decimal(v.input_tokens_per_run, 0)} / ${decimal(v.output_tokens_per_run, 0)}`,
+      /* null: no scored run of the version had a known cost, which is not the same as free */
+      el("td", { className: "cost" }, v.cost_per_run === undefined ? "–" : v.cost_per_run === null ? "unknown" : v.cost_per_run.toPrecision(3)),
     ]);
     return table;
   }

@@ -18,7 +18,7 @@ score written again under its ScoreId (a rescore, a replay) is counted once per 
 
 from __future__ import annotations
 
-from spanscore.storage.scores import RUN_TOKENS, VERSION_PREFIX
+from spanscore.storage.scores import RUN_COST, RUN_TOKENS, VERSION_PREFIX
 
 TABLE = "scores_versions_1h"
 VERSION_COLUMNS = ("ServiceName", "AgentName", "Model", "Rule", "RuleVersion", "ScorerVersion")
@@ -55,6 +55,8 @@ MEASURES = (
         "AggregateFunction(avg, Nullable(Float64))",
         f"avgState(toFloat64OrNull(Attributes['{RUN_TOKENS[1]}']))",
     ),
+    # migration 0020: the run's cost, unknown (NULL, left out of the average) where the score does not carry it
+    ("CostState", "AggregateFunction(avg, Nullable(Float64))", f"avgState(toFloat64OrNull(Attributes['{RUN_COST}']))"),
 )
 _PAIRS = (
     "arrayConcat(arrayFilter(kv -> startsWith(kv.1, '{prefix}') AND kv.2 != '',"
@@ -113,7 +115,13 @@ def _view() -> str:
     )
 
 
+def _cost_column() -> str:
+    kind = next(kind for name, kind, _ in MEASURES if name == "CostState")
+    return f"ALTER TABLE {{database}}.{TABLE} ADD COLUMN IF NOT EXISTS CostState {kind}"
+
+
 FRAGMENTS = {
+    "rollup_versions_cost_column": _cost_column(),
     "rollup_versions_table": _table(),
     "rollup_versions_backfill": _backfill(),
     "rollup_versions_view": _view(),
