@@ -45,7 +45,7 @@ class RunsQuery(Window):
     outcome: Outcome = ""
     below: float | None = Field(None, allow_inf_nan=False)
     text: Annotated[str, Field(min_length=2, max_length=200)] | None = None
-    version_by: Annotated[str, Field(pattern=NAME_PATTERN)] = ""
+    version_by: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:/\-]{1,200}$")] = ""  # as report compare's --by
     version: Free = ""
     sort: Sort = "newest"
     page: int = Field(1, ge=1, le=MAX_PAGE)
