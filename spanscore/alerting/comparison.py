@@ -52,7 +52,8 @@ class Sums:
     """What the estimators need of one version's scores, so a store can add them up without sending rows.
 
     Over the n scores y with weights w: sum(w), sum(w^2), sum(w*y), sum(w^2*y), sum(w^2*y^2), and whether every
-    y was 0 or 1 (a pass rate, which gets Wilson's interval).
+    y was 0 or 1 (a pass rate, which gets Wilson's interval); sum(w^4) gives the variance's degrees of freedom,
+    None where a store does not have it for every score (then Kish's n_eff - 1 stands in).
     """
 
     n: int
@@ -62,6 +63,7 @@ class Sums:
     w2y: float
     w2y2: float
     binary: bool
+    w4: float | None = None
 
     @classmethod
     def of(cls, observations: Sequence[Observation]) -> Sums:
@@ -75,6 +77,7 @@ class Sums:
             w2y=sum(w * w * y for w, y in zip(weights, values, strict=True)),
             w2y2=sum(w * w * y * y for w, y in zip(weights, values, strict=True)),
             binary=all(y in (0.0, 1.0) for y in values),
+            w4=sum(w**4 for w in weights),
         )
 
     def hajek(self) -> tuple[float, float]:
@@ -95,6 +98,8 @@ class VersionSummary:
     ci_low: float
     ci_high: float
     variance: float | None
+    df: float | None = None
+    """Degrees of freedom of ``variance`` (degrees_of_freedom); None is Kish's n_eff - 1."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,9 +139,9 @@ def summarise(version: str, sums: Sums, settings: Settings) -> VersionSummary:
     if sums.binary:
         low, high = wilson(mean, n_eff, z_value(settings.confidence))
     else:
-        half = student_t.quantile(settings.confidence, degrees_of_freedom(n_eff)) * math.sqrt(variance)
+        half = student_t.quantile(settings.confidence, degrees_of_freedom(sums)) * math.sqrt(variance)
         low, high = _clip(mean - half, mean + half, settings.bounds)
-    return VersionSummary(version, n, n_eff, mean, low, high, variance)
+    return VersionSummary(version, n, n_eff, mean, low, high, variance, degrees_of_freedom(sums))
 
 
 def compare(groups: Mapping[str, Mapping[str, Sums]], settings: Settings) -> list[ScorerComparison]:
@@ -168,18 +173,24 @@ def compare(groups: Mapping[str, Mapping[str, Sums]], settings: Settings) -> lis
     return out
 
 
-def degrees_of_freedom(n_eff: float) -> float:
-    """A version's variance estimate has Kish's n_eff - 1 degrees of freedom (at least 1).
+def degrees_of_freedom(sums: Sums) -> float:
+    """Satterthwaite's degrees of freedom of a version's variance sum w_i^2 (y_i - m)^2, at least 1.
 
-    That is n - 1 when every weight is equal, fewer when a few heavily weighted runs carry the estimate.
+    Taking each run's squared residual to have the same spread, the variance is a weighted sum of n chi-squares
+    with weights w_i^2, whose degrees of freedom are (sum w^2)^2 / sum w^4, less one for the estimated mean: n - 1
+    when every weight is equal, fewer when a few heavily weighted runs carry it. Without sum w^4, Kish's
+    n_eff - 1, a looser count (bench/compare_smalln.py measured it too ready on informative weights).
     """
-    return max(1.0, n_eff - 1.0)
+    if sums.w4:
+        return max(1.0, sums.w2 * sums.w2 / sums.w4 - 1.0)
+    return max(1.0, sums.w * sums.w / sums.w2 - 1.0)
 
 
 def welch_degrees(a: VersionSummary, b: VersionSummary) -> float:
     """Welch-Satterthwaite degrees of freedom of the difference's variance v_a + v_b."""
     va, vb = a.variance or 0.0, b.variance or 0.0
-    df_a, df_b = degrees_of_freedom(a.n_eff), degrees_of_freedom(b.n_eff)
+    df_a = a.df if a.df is not None else max(1.0, a.n_eff - 1.0)
+    df_b = b.df if b.df is not None else max(1.0, b.n_eff - 1.0)
     denominator = va * va / df_a + vb * vb / df_b
     if denominator <= 0:
         return df_a + df_b

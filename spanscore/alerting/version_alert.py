@@ -19,7 +19,7 @@ def newest_against_previous(rows: Sequence[tuple[Any, ...]], confidence: float) 
     """The newest version's mean minus the previous one's, with its interval; samples is the smaller version's n.
 
     ``rows``: one per version, as spanscore.storage.reads.version_window gives them (version, first run time, n,
-    the weighted sums, the count of scores not 0 or 1, the lowest and highest score).
+    the weighted sums, the count of scores not 0 or 1, the lowest and highest score, sum w^4 and its count).
     """
     first_seen = {str(r[0]): int(r[1]) for r in rows if int(r[2]) > 0}
     ordered = sorted(first_seen, key=lambda v: (first_seen[v], v))
@@ -27,7 +27,16 @@ def newest_against_previous(rows: Sequence[tuple[Any, ...]], confidence: float) 
         return Estimate(None, None, None, 0)
     previous, newest = ordered[-2], ordered[-1]
     sums = {
-        str(r[0]): Sums(int(r[2]), float(r[3]), float(r[4]), float(r[5]), float(r[6]), float(r[7]), int(r[8]) == 0)
+        str(r[0]): Sums(
+            int(r[2]),
+            float(r[3]),
+            float(r[4]),
+            float(r[5]),
+            float(r[6]),
+            float(r[7]),
+            int(r[8]) == 0,
+            float(r[11]) if int(r[12]) == int(r[2]) else None,  # sum w^4 where it covers every score
+        )
         for r in rows
         if str(r[0]) in (previous, newest)
     }

@@ -136,7 +136,7 @@ async def compare_store(store: Reads, request: CompareRequest) -> dict[str, Any]
     settings = Settings(request.baseline, request.confidence, request.min_effect, (0.0, 1.0) if in_unit else None)
     groups: dict[str, dict[str, Sums]] = {}
     for r in rows:
-        groups.setdefault(r.scorer, {})[r.version] = Sums(r.n, r.w, r.w2, r.wy, r.w2y, r.w2y2, r.binary)
+        groups.setdefault(r.scorer, {})[r.version] = Sums(r.n, r.w, r.w2, r.wy, r.w2y, r.w2y2, r.binary, r.w4)
     figures = {(r.scorer, r.version): _figures(r) for r in rows}
     return as_document(request.by, settings, compare(groups, settings), figures)
 

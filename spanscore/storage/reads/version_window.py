@@ -25,20 +25,21 @@ _SUMS = (
     "count() AS n, sum(1. / SampleRate) AS w, sum(1. / (SampleRate * SampleRate)) AS w2,"
     " sum(assumeNotNull(Score) / SampleRate) AS wy, sum(assumeNotNull(Score) / (SampleRate * SampleRate)) AS w2y,"
     " sum(assumeNotNull(Score) * assumeNotNull(Score) / (SampleRate * SampleRate)) AS w2y2,"
-    " countIf(assumeNotNull(Score) NOT IN (0, 1)) AS not_binary, min(assumeNotNull(Score)), max(assumeNotNull(Score))"
+    " countIf(assumeNotNull(Score) NOT IN (0, 1)) AS not_binary, min(assumeNotNull(Score)), max(assumeNotNull(Score)),"
+    " sum(1 / pow(SampleRate, 4)), count()"
 )
 _OK = "Status = 'ok' AND Source = 'spanscore' AND Score IS NOT NULL AND SampleRate > 0"
 _ROLLUP = (
     "SELECT VersionValue, toUnixTimestamp(min(Bucket)) * 1000000000, sum(N), sum(W), sum(W2), sum(WY), sum(W2Y),"
-    f" sum(W2Y2), sum(NotBinary), min(Low), max(High) FROM {TABLE}"
+    f" sum(W2Y2), sum(NotBinary), min(Low), max(High), sum(W4), sum(N4) FROM {TABLE}"
     " WHERE VersionKey = {version_key:String} AND Scorer = {scorer:String}"
     " AND ({rule:String} = '' OR Rule = {rule:String}) AND Bucket >= toDateTime({hours_from:UInt32})"
     " GROUP BY VersionValue"
 )
 
-Row = tuple[str, int, int, float, float, float, float, float, int, float, float]
+Row = tuple[str, int, int, float, float, float, float, float, int, float, float, float, int]
 """(version, first run time ns, n, sum w, sum w^2, sum w*y, sum w^2*y, sum w^2*y^2, scores not 0 or 1, lowest
-score, highest score)."""
+score, highest score, sum w^4, the scores sum w^4 covers: fewer than n over roll-up hours before migration 0020)."""
 
 
 class Queries(Protocol):
@@ -93,7 +94,7 @@ def _raw(
 
 def _row(r: tuple[Any, ...]) -> Row:
     sums = (float(r[3]), float(r[4]), float(r[5]), float(r[6]), float(r[7]))
-    return (str(r[0]), int(r[1]), int(r[2]), *sums, int(r[8]), float(r[9]), float(r[10]))
+    return (str(r[0]), int(r[1]), int(r[2]), *sums, int(r[8]), float(r[9]), float(r[10]), float(r[11]), int(r[12]))
 
 
 def _merge(*parts: list[Row]) -> list[Row]:
@@ -107,7 +108,8 @@ def _merge(*parts: list[Row]) -> list[Row]:
             else:
                 sums = tuple(a + b for a, b in zip(old[2:9], row[2:9], strict=True))
                 extremes = (min(old[9], row[9]), max(old[10], row[10]))
-                merged[row[0]] = (row[0], min(old[1], row[1]), *sums, *extremes)  # type: ignore[assignment]
+                fourth = (old[11] + row[11], old[12] + row[12])
+                merged[row[0]] = (row[0], min(old[1], row[1]), *sums, *extremes, *fourth)  # type: ignore[assignment]
     return sorted(merged.values())
 
 

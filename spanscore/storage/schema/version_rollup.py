@@ -55,9 +55,13 @@ MEASURES = (
         "AggregateFunction(avg, Nullable(Float64))",
         f"avgState(toFloat64OrNull(Attributes['{RUN_TOKENS[1]}']))",
     ),
-    # migration 0020: the run's cost, unknown (NULL, left out of the average) where the score does not carry it
+    # migration 0020: the run's cost, unknown (NULL, left out of the average) where the score does not carry it;
+    # sum(w^4) for the variance's degrees of freedom, with N4 the scores it covers (hours before 0020 have none)
     ("CostState", "AggregateFunction(avg, Nullable(Float64))", f"avgState(toFloat64OrNull(Attributes['{RUN_COST}']))"),
+    ("W4", "SimpleAggregateFunction(sum, Float64)", f"sum({_W2} * {_W2})"),
+    ("N4", "SimpleAggregateFunction(sum, UInt64)", "toUInt64(count())"),
 )
+ADDED_IN_0020 = ("CostState", "W4", "N4")
 _PAIRS = (
     "arrayConcat(arrayFilter(kv -> startsWith(kv.1, '{prefix}') AND kv.2 != '',"
     " arrayZip(arrayMap(k -> toString(k), mapKeys(Attributes)), mapValues(Attributes))),"
@@ -115,13 +119,14 @@ def _view() -> str:
     )
 
 
-def _cost_column() -> str:
-    kind = next(kind for name, kind, _ in MEASURES if name == "CostState")
-    return f"ALTER TABLE {{database}}.{TABLE} ADD COLUMN IF NOT EXISTS CostState {kind}"
+def _columns_0020() -> str:
+    kinds = {name: kind for name, kind, _ in MEASURES}
+    added = ", ".join(f"ADD COLUMN IF NOT EXISTS {name} {kinds[name]}" for name in ADDED_IN_0020)
+    return f"ALTER TABLE {{database}}.{TABLE} {added}"
 
 
 FRAGMENTS = {
-    "rollup_versions_cost_column": _cost_column(),
+    "rollup_versions_added_columns": _columns_0020(),
     "rollup_versions_table": _table(),
     "rollup_versions_backfill": _backfill(),
     "rollup_versions_view": _view(),

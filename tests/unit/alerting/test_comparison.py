@@ -35,15 +35,16 @@ def _t(df: float) -> float:
     return float(stats.t.ppf(0.975, df))
 
 
-def _kish(observations: list[Observation]) -> float:
+def _df(observations: list[Observation]) -> float:
+    """Satterthwaite's degrees of freedom of sum w^2 (y - m)^2: (sum w^2)^2 / sum w^4, less one."""
     weights = [o.weight for o in observations]
-    return sum(weights) ** 2 / sum(w * w for w in weights)
+    return sum(w * w for w in weights) ** 2 / sum(w**4 for w in weights) - 1
 
 
 def _welch_df(a: list[Observation], b: list[Observation]) -> float:
-    """Welch-Satterthwaite over the two HC1 variances, each with Kish's n_eff - 1 degrees of freedom."""
+    """Welch-Satterthwaite over the two HC1 variances, each with its own degrees of freedom."""
     va, vb = _hc1(a)[1], _hc1(b)[1]
-    return (va + vb) ** 2 / (va**2 / (_kish(a) - 1) + vb**2 / (_kish(b) - 1))
+    return (va + vb) ** 2 / (va**2 / _df(a) + vb**2 / _df(b))
 
 
 def _version(rng: random.Random, n: int, mean: float, rates: tuple[float, ...], binary: bool) -> list[Observation]:
@@ -68,7 +69,7 @@ def test_weighted_mean_and_interval_match_a_sandwich_wls_fit(seed: int) -> None:
     mean, variance = _hc1(observations)
     assert found.mean == pytest.approx(mean, rel=1e-9)
     assert found.variance == pytest.approx(variance, rel=1e-9)
-    half = _t(_kish(observations) - 1) * math.sqrt(variance)  # Student t on Kish's effective n - 1
+    half = _t(_df(observations)) * math.sqrt(variance)  # Student t on Satterthwaite's degrees of freedom
     assert (found.ci_low, found.ci_high) == (pytest.approx(mean - half), pytest.approx(mean + half))
     weights = [o.weight for o in observations]
     assert found.n == len(observations)
