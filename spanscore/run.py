@@ -179,6 +179,8 @@ class Usage:
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float | None = None
+    """What the same calls cost as their spans recorded it (spanscore.runs.cost); None when any did not say."""
 
 
 @dataclass(frozen=True, slots=True, init=False)

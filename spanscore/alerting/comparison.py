@@ -6,11 +6,12 @@ alerts weigh them (spanscore.alerting.statistics). docs/compare.md gives the est
 in short:
 
 - per version, the Hajek mean with its linearised variance times n/(n-1) (the with-replacement survey
-  variance); its interval is Wilson's over Kish's effective n when every value is 0 or 1, else the normal one;
+  variance); its interval is Wilson's over Kish's effective n when every value is 0 or 1, else Student t's
+  with n_eff - 1 degrees of freedom;
 - the difference from the baseline, with the two versions taken as independent samples: the variances add,
-  whatever sampling rate each version had;
-- a two-sided z test per scorer, Holm's step-down over the scorers of one version, so the chance of any false
-  better/worse among them stays within 1 - confidence;
+  whatever sampling rate each version had, and the degrees of freedom are Welch-Satterthwaite's;
+- a two-sided t test per scorer, Holm's step-down over the scorers of one version, so the chance of any false
+  better/worse among them stays within 1 - confidence (normal tails rejected too often on small versions);
 - ``too_few`` when a version has fewer than MIN_EFFECTIVE effective runs, or when the test found nothing and
   the interval is still wider than +-min_effect; n_needed is then the runs per version that would detect the
   observed difference (or min_effect, if larger) with POWER at the corrected level.
@@ -23,10 +24,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from spanscore.alerting import student_t
 from spanscore.alerting.statistics import wilson, z_value
 
-MIN_EFFECTIVE = 10.0
-"""Fewer effective runs than this in either version: no verdict, since a normal test is not to be trusted."""
+MIN_EFFECTIVE = 20.0
+"""Fewer effective runs than this in either version: no verdict. Even with t tails, comparisons of 10-20
+effective runs under unequal weights rejected equal versions well above alpha (bench/compare_smalln.py)."""
 DEFAULT_MIN_EFFECT = 0.05
 """A difference inside +-this is treated as no difference once the interval fits in it (scores on [0, 1])."""
 POWER = 0.8
@@ -49,7 +52,8 @@ class Sums:
     """What the estimators need of one version's scores, so a store can add them up without sending rows.
 
     Over the n scores y with weights w: sum(w), sum(w^2), sum(w*y), sum(w^2*y), sum(w^2*y^2), and whether every
-    y was 0 or 1 (a pass rate, which gets Wilson's interval).
+    y was 0 or 1 (a pass rate, which gets Wilson's interval); sum(w^4) gives the variance's degrees of freedom,
+    None where a store does not have it for every score (then Kish's n_eff - 1 stands in).
     """
 
     n: int
@@ -59,6 +63,7 @@ class Sums:
     w2y: float
     w2y2: float
     binary: bool
+    w4: float | None = None
 
     @classmethod
     def of(cls, observations: Sequence[Observation]) -> Sums:
@@ -72,6 +77,7 @@ class Sums:
             w2y=sum(w * w * y for w, y in zip(weights, values, strict=True)),
             w2y2=sum(w * w * y * y for w, y in zip(weights, values, strict=True)),
             binary=all(y in (0.0, 1.0) for y in values),
+            w4=sum(w**4 for w in weights),
         )
 
     def hajek(self) -> tuple[float, float]:
@@ -92,6 +98,8 @@ class VersionSummary:
     ci_low: float
     ci_high: float
     variance: float | None
+    df: float | None = None
+    """Degrees of freedom of ``variance`` (degrees_of_freedom); None is Kish's n_eff - 1."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,16 +132,16 @@ def summarise(version: str, sums: Sums, settings: Settings) -> VersionSummary:
     n = sums.n
     n_eff = sums.w**2 / sums.w2
     mean, variance = sums.hajek()
-    z = z_value(settings.confidence)
     if n < 2:
         low, high = settings.bounds or (-math.inf, math.inf)
         return VersionSummary(version, n, n_eff, mean, low, high, None)
     variance *= n / (n - 1)
     if sums.binary:
-        low, high = wilson(mean, n_eff, z)
+        low, high = wilson(mean, n_eff, z_value(settings.confidence))
     else:
-        low, high = _clip(mean - z * math.sqrt(variance), mean + z * math.sqrt(variance), settings.bounds)
-    return VersionSummary(version, n, n_eff, mean, low, high, variance)
+        half = student_t.quantile(settings.confidence, degrees_of_freedom(sums)) * math.sqrt(variance)
+        low, high = _clip(mean - half, mean + half, settings.bounds)
+    return VersionSummary(version, n, n_eff, mean, low, high, variance, degrees_of_freedom(sums))
 
 
 def compare(groups: Mapping[str, Mapping[str, Sums]], settings: Settings) -> list[ScorerComparison]:
@@ -165,6 +173,30 @@ def compare(groups: Mapping[str, Mapping[str, Sums]], settings: Settings) -> lis
     return out
 
 
+def degrees_of_freedom(sums: Sums) -> float:
+    """Satterthwaite's degrees of freedom of a version's variance sum w_i^2 (y_i - m)^2, at least 1.
+
+    Taking each run's squared residual to have the same spread, the variance is a weighted sum of n chi-squares
+    with weights w_i^2, whose degrees of freedom are (sum w^2)^2 / sum w^4, less one for the estimated mean: n - 1
+    when every weight is equal, fewer when a few heavily weighted runs carry it. Without sum w^4, Kish's
+    n_eff - 1, a looser count (bench/compare_smalln.py measured it too ready on informative weights).
+    """
+    if sums.w4:
+        return max(1.0, sums.w2 * sums.w2 / sums.w4 - 1.0)
+    return max(1.0, sums.w * sums.w / sums.w2 - 1.0)
+
+
+def welch_degrees(a: VersionSummary, b: VersionSummary) -> float:
+    """Welch-Satterthwaite degrees of freedom of the difference's variance v_a + v_b."""
+    va, vb = a.variance or 0.0, b.variance or 0.0
+    df_a = a.df if a.df is not None else max(1.0, a.n_eff - 1.0)
+    df_b = b.df if b.df is not None else max(1.0, b.n_eff - 1.0)
+    denominator = va * va / df_a + vb * vb / df_b
+    if denominator <= 0:
+        return df_a + df_b
+    return (va + vb) ** 2 / denominator
+
+
 def _testable(summary: VersionSummary) -> bool:
     return summary.variance is not None and summary.n_eff >= MIN_EFFECTIVE
 
@@ -178,7 +210,8 @@ def _tests(summaries: Mapping[str, list[VersionSummary]], settings: Settings) ->
             continue
         for summary in rows:
             if summary.version != settings.baseline and _testable(summary):
-                tests[(scorer, summary.version)] = _p_value(summary.mean - base.mean, _se(summary, base))
+                se, df = _se(summary, base), welch_degrees(summary, base)
+                tests[(scorer, summary.version)] = _p_value(summary.mean - base.mean, se, df)
     return tests
 
 
@@ -186,10 +219,10 @@ def _se(a: VersionSummary, b: VersionSummary) -> float:
     return math.sqrt((a.variance or 0.0) + (b.variance or 0.0))
 
 
-def _p_value(diff: float, se: float) -> float:
+def _p_value(diff: float, se: float, df: float) -> float:
     if se == 0:
         return 0.0 if diff != 0 else 1.0
-    return 2 * (1 - NormalDist().cdf(abs(diff) / se))
+    return student_t.two_sided_p(diff / se, df)
 
 
 def holm(p_values: Mapping[str, float], alpha: float) -> dict[str, bool]:
@@ -244,7 +277,7 @@ def _diff_interval(diff: float, a: VersionSummary, b: VersionSummary, settings: 
     limits = None if span is None else (-span, span)
     if a.variance is None or b.variance is None:
         return limits or (-math.inf, math.inf)
-    half = z_value(settings.confidence) * _se(a, b)
+    half = student_t.quantile(settings.confidence, welch_degrees(a, b)) * _se(a, b)
     return _clip(diff - half, diff + half, limits)
 
 

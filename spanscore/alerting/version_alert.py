@@ -11,27 +11,37 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from spanscore.alerting.comparison import Observation, Settings, Sums, compare
+from spanscore.alerting.comparison import Settings, Sums, compare
 from spanscore.alerting.statistics import Estimate
 
 
 def newest_against_previous(rows: Sequence[tuple[Any, ...]], confidence: float) -> Estimate:
-    """Rows of (score, sample rate, label, version, run start ns); samples is the smaller version's n."""
-    observations: dict[str, list[Observation]] = {}
-    first_seen: dict[str, int] = {}
-    for score, rate, _label, version, started in rows:
-        if score is None or rate <= 0:
-            continue
-        observations.setdefault(version, []).append(Observation(float(score), float(rate)))
-        first_seen[version] = min(first_seen.get(version, started), started)
+    """The newest version's mean minus the previous one's, with its interval; samples is the smaller version's n.
+
+    ``rows``: one per version, as spanscore.storage.reads.version_window gives them (version, first run time, n,
+    the weighted sums, the count of scores not 0 or 1, the lowest and highest score, sum w^4 and its count).
+    """
+    first_seen = {str(r[0]): int(r[1]) for r in rows if int(r[2]) > 0}
     ordered = sorted(first_seen, key=lambda v: (first_seen[v], v))
     if len(ordered) < 2:
         return Estimate(None, None, None, 0)
     previous, newest = ordered[-2], ordered[-1]
-    in_unit = all(0.0 <= o.value <= 1.0 for v in (previous, newest) for o in observations[v])
+    sums = {
+        str(r[0]): Sums(
+            int(r[2]),
+            float(r[3]),
+            float(r[4]),
+            float(r[5]),
+            float(r[6]),
+            float(r[7]),
+            int(r[8]) == 0,
+            float(r[11]) if int(r[12]) == int(r[2]) else None,  # sum w^4 where it covers every score
+        )
+        for r in rows
+        if str(r[0]) in (previous, newest)
+    }
+    in_unit = all(0.0 <= float(r[9]) and float(r[10]) <= 1.0 for r in rows if str(r[0]) in sums)
     settings = Settings(previous, confidence, bounds=(0.0, 1.0) if in_unit else None)
-    groups = {"alert": {v: Sums.of(observations[v]) for v in (previous, newest)}}
-    [comparison] = compare(groups, settings)
+    [comparison] = compare({"alert": sums}, settings)
     entry = next(r for r in comparison.versions if r.summary.version == newest)
-    samples = min(len(observations[previous]), len(observations[newest]))
-    return Estimate(entry.diff, entry.diff_low, entry.diff_high, samples)
+    return Estimate(entry.diff, entry.diff_low, entry.diff_high, min(sums[previous].n, sums[newest].n))

@@ -20,7 +20,7 @@ from spanscore.storage.reads.compare import Reads, VersionRow, version_sums
 from spanscore.storage.reads.compare_details import version_details
 
 _NAME = re.compile(r"^[A-Za-z0-9_.:/\-]{1,200}$")
-RUN_FIGURES = ("latency_p50_ms", "latency_p95_ms", "input_tokens_per_run", "output_tokens_per_run")
+RUN_FIGURES = ("latency_p50_ms", "latency_p95_ms", "input_tokens_per_run", "output_tokens_per_run", "cost_per_run")
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,13 +136,13 @@ async def compare_store(store: Reads, request: CompareRequest) -> dict[str, Any]
     settings = Settings(request.baseline, request.confidence, request.min_effect, (0.0, 1.0) if in_unit else None)
     groups: dict[str, dict[str, Sums]] = {}
     for r in rows:
-        groups.setdefault(r.scorer, {})[r.version] = Sums(r.n, r.w, r.w2, r.wy, r.w2y, r.w2y2, r.binary)
+        groups.setdefault(r.scorer, {})[r.version] = Sums(r.n, r.w, r.w2, r.wy, r.w2y, r.w2y2, r.binary, r.w4)
     figures = {(r.scorer, r.version): _figures(r) for r in rows}
     return as_document(request.by, settings, compare(groups, settings), figures)
 
 
 def _figures(row: VersionRow) -> dict[str, float | None]:
-    values = (row.latency_p50_ms, row.latency_p95_ms, row.input_tokens, row.output_tokens)
+    values = (row.latency_p50_ms, row.latency_p95_ms, row.input_tokens, row.output_tokens, row.cost_per_run)
     return dict(zip(RUN_FIGURES, values, strict=True))
 
 

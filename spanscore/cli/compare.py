@@ -99,7 +99,7 @@ def render(document: Mapping[str, object], output: str) -> str:
         writer.writeheader()
         writer.writerows(rows)
         return buffer.getvalue()
-    shown = [{c: _cell(row.get(c)) for c in columns} for row in rows]
+    shown = [{c: _cell(row.get(c), c) for c in columns} for row in rows]
     header = (
         f"by {document['by']}, baseline {document['baseline']}, confidence {document['confidence']}"
         " (verdicts corrected across scorers: Holm)\n"
@@ -107,7 +107,9 @@ def render(document: Mapping[str, object], output: str) -> str:
     return header + format_table({"meta": [{"name": c} for c in columns], "data": shown})
 
 
-def _cell(value: object) -> object:
+def _cell(value: object, column: str = "") -> object:
+    if column == "cost_per_run":  # unknown is not free; cents and fractions of them both show
+        return "unknown" if value is None else f"{value:.6g}"
     if isinstance(value, float):
         return f"{value:.4f}" if abs(value) < 1000 else f"{value:.1f}"
     return "" if value is None else value

@@ -23,7 +23,8 @@ run's spans are merged into one run. Per field, in order:
   name that only a span's own name suggests comes after every named one, and after a
   name the user gives: ``runs.agent_names``);
 - usage: the sum over spans that report tokens and have no descendant that
-  does (so an agent's total and its calls' counts are not added twice).
+  does (so an agent's total and its calls' counts are not added twice); their
+  cost likewise, when every one of those spans recorded it (``runs.cost``).
 
 A field no span supplies stays ``None`` (missing), never an empty string; an
 input or output whose text is empty or whitespace is missing too.
@@ -42,6 +43,7 @@ from spanscore.records import SpanRecord
 from spanscore.run import Message, Run, ToolCall, Usage
 from spanscore.runs.agent_names import given_agent_name
 from spanscore.runs.config import RunsConfig
+from spanscore.runs.cost import recorded_cost
 from spanscore.runs.turns import history_calls, users_turn
 
 _SPEAKERS = ("agent", "chain", None)
@@ -309,9 +311,12 @@ class RunFields:
             self._sources["usage"] = self._facts[leaves[0]].sources.get("input_tokens") or self._facts[
                 leaves[0]
             ].sources.get("output_tokens", "")
+        costs = [recorded_cost(self._by_id[m].attributes) for m in leaves]
+        known = [c for c in costs if c is not None]
         return Usage(
             input_tokens=sum(self._facts[m].input_tokens or 0 for m in leaves),
             output_tokens=sum(self._facts[m].output_tokens or 0 for m in leaves),
+            cost_usd=sum(known) if known and len(known) == len(costs) else None,  # a part is not the whole
         )
 
     def _error(self, root: SpanRecord) -> str | None:

@@ -28,6 +28,7 @@ from typing import Any
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.records import SpanRecord
 from spanscore.run import Message, Run, Usage
+from spanscore.runs.cost import recorded_cost
 
 VIEW_KINDS = {"llm": "llm", "tool": "tool", "retriever": "retrieval"}
 """Span kind (as the conventions say it) -> the target that scores it."""
@@ -87,7 +88,7 @@ def _view(run: Run, span: SpanRecord, fact: SpanFacts, target: str) -> Run:
             tool_calls=requested if fact.output is not None else None,
             tools=fact.tools,
             finish_reasons=None if fact.finish_reason is None else (fact.finish_reason,),
-            usage=Usage(fact.input_tokens or 0, fact.output_tokens or 0),
+            usage=Usage(fact.input_tokens or 0, fact.output_tokens or 0, recorded_cost(span.attributes)),
             sources=sources,
             **common,
         )

@@ -12,8 +12,17 @@ from spanscore.sampling.decisions import Decision, Outcome
 from spanscore.scorers.base import ScoreResult, ScorerInfo, Status
 from spanscore.scorers.bounds import CUT_ATTRIBUTE, describe_cuts
 from spanscore.scorers.context_used import ATTRIBUTE as CONTEXT_ATTRIBUTE
+from spanscore.scoring.run_cost import run_cost
 from spanscore.scoring.subject import RuleRun, Subject
-from spanscore.storage.scores import RUN_TOKENS, VERSION_PREFIX, DecisionRow, RunColumns, ScoreRow, score_id
+from spanscore.storage.scores import (
+    RUN_COST,
+    RUN_TOKENS,
+    VERSION_PREFIX,
+    DecisionRow,
+    RunColumns,
+    ScoreRow,
+    score_id,
+)
 
 
 def run_columns(run: Run) -> dict[str, Any]:
@@ -96,6 +105,9 @@ def _version_attributes(run: Run) -> dict[str, str]:
     found = {VERSION_PREFIX + key: value for key, value in run.version_attributes.items()}
     if run.usage.input_tokens or run.usage.output_tokens:
         found.update(zip(RUN_TOKENS, (str(run.usage.input_tokens), str(run.usage.output_tokens)), strict=True))
+    cost = run_cost(run)
+    if cost is not None:
+        found[RUN_COST] = repr(cost)
     return found
 
 

@@ -1,7 +1,8 @@
 """``GET /api/v1/dashboard/runs``: find a run without knowing its trace id.
 
 Search by trace id (a hex prefix), session, user, agent, service, a scorer's result (``scorer`` with
-``outcome`` pass/fail/error and/or ``below`` a value) and text; paged (``page``, ``per_page``) and sorted
+``outcome`` pass/fail/error and/or ``below`` a value), a version (``version_by`` an attribute as
+``report compare --by`` takes it, ``version`` its value) and text; paged (``page``, ``per_page``) and sorted
 (``sort``: newest, oldest, worst). The same bearer tokens as every API route; parameters are parsed
 strictly (unknown or repeated ones refused with their name) and reach SQL only as bound parameters of the
 fixed statements in ``spanscore.storage.reads.runs_list``, which also bounds what a text search reads.
@@ -44,6 +45,8 @@ class RunsQuery(Window):
     outcome: Outcome = ""
     below: float | None = Field(None, allow_inf_nan=False)
     text: Annotated[str, Field(min_length=2, max_length=200)] | None = None
+    version_by: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:/\-]{1,200}$")] = ""  # as report compare's --by
+    version: Free = ""
     sort: Sort = "newest"
     page: int = Field(1, ge=1, le=MAX_PAGE)
     per_page: int = Field(50, ge=1, le=MAX_PER_PAGE)
@@ -52,6 +55,11 @@ class RunsQuery(Window):
     def _consistent(self) -> RunsQuery:
         if (self.outcome or self.below is not None) and not self.scorer:
             raise ValueError("outcome and below need a scorer (scorer=NAME) to apply to")
+        if bool(self.version_by) != bool(self.version):
+            raise ValueError(
+                "version and version_by go together: version_by=service.version&version=1.5.0 "
+                "(version_by names the attribute, as report compare --by does)"
+            )
         if self.rule is not None or self.target is not None:
             raise ValueError("the runs list takes no rule or target; filter by scorer instead")
         return self
@@ -60,6 +68,7 @@ class RunsQuery(Window):
         return RunSearch(
             since_s=self.since_s, trace=self.trace.lower(), session=self.session, user=self.user, agent=self.agent,
             service=self.service, scorer=self.scorer, outcome=self.outcome, below=self.below, text=self.text or "",
+            version_by=self.version_by, version=self.version,
             sort=self.sort, page=self.page, per_page=self.per_page,
         )  # fmt: skip
 

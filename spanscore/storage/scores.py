@@ -32,6 +32,8 @@ VERSION_PREFIX = "version."
 """A score's ``Attributes`` key for a run's version attribute: ``version.service.version`` (docs/compare.md)."""
 RUN_TOKENS = ("run.input_tokens", "run.output_tokens")
 """A score's ``Attributes`` keys for the run's own model tokens (not the judge's, which have their columns)."""
+RUN_COST = "run.cost_usd"
+"""A score's ``Attributes`` key for what the run's own model calls cost in USD; absent when unknown (never 0)."""
 
 
 def external_score_id(source: str, author: str, name: str, trace_id: str, span_id: str) -> str:

@@ -98,7 +98,7 @@ async def test_compare_page_in_headless_chromium(seeded: Service) -> None:
             assert "refund please" in await page.locator("ul.same-input li code").inner_text()
             await page.locator("ul.worst-runs li[data-version='1.4.0'] a.runs-list").first.click()
             await page.wait_for_url("**/dashboard/runs?**", timeout=30_000)
-            assert "scorer=correct" in page.url and "sort=worst" in page.url
+            assert "scorer=correct" in page.url and "sort=worst" in page.url and "version=1.4.0" in page.url
             await page.go_back()
             await page.wait_for_selector("table.compare caption", timeout=30_000)
             await page.fill("#baseline", "1.5.0")

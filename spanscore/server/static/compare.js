@@ -33,26 +33,32 @@
     return el("td", { className: `verdict ${v.verdict}` }, text);
   }
 
-  function scorerTable(scorer) {
+  /* A version's name links to the runs list filtered to it (the runs whose scores carry that version). */
+  function versionLink(version, body) {
+    const filter = new URLSearchParams({ version_by: body.by, version, since: body.since });
+    return el("td", {}, el("a", { href: `runs?${filter}`, className: "version-runs", title: `Runs of ${version}` }, version));
+  }
+
+  function scorerTable(scorer, body) {
     const table = el("table", { className: "compare" },
       el("caption", {}, scorer.scorer),
       el("thead", {}, el("tr", {}, ...["Version", "Runs (n)", "Effective n", "Mean", "Interval", "Difference",
-        "Difference interval", "Verdict", "Latency p50 / p95 ms", "Tokens in / out per run"]
+        "Difference interval", "Verdict", "Latency p50 / p95 ms", "Tokens in / out per run", "Cost per run (USD)"]
         .map((h) => el("th", { scope: "col" }, h)))),
       el("tbody"));
     fillTable(table, scorer.versions, (v) => [
-      v.version, num(v.n, String(v.n)), num(v.n_eff, decimal(v.n_eff, 1)), num(v.mean, decimal(v.mean)),
+      versionLink(v.version, body), num(v.n, String(v.n)), num(v.n_eff, decimal(v.n_eff, 1)), num(v.mean, decimal(v.mean)),
       interval(v.ci_low, v.ci_high), v.diff === null ? "–" : num(v.diff, decimal(v.diff)),
       interval(v.diff_low, v.diff_high), verdictCell(v),
       v.latency_p50_ms == null ? "–" : `${decimal(v.latency_p50_ms, 0)} / ${decimal(v.latency_p95_ms, 0)}`,
       v.input_tokens_per_run == null ? "–" : `${decimal(v.input_tokens_per_run, 0)} / ${decimal(v.output_tokens_per_run, 0)}`,
+      /* null: no scored run of the version had a known cost, which is not the same as free */
+      el("td", { className: "cost" }, v.cost_per_run === undefined ? "–" : v.cost_per_run === null ? "unknown" : v.cost_per_run.toPrecision(3)),
     ]);
     return table;
   }
 
   const SINCE_S = { "1h": 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400 };
-  /* The runs list filters by these; for any other version name it lists the scorer's worst runs of all versions. */
-  const RUNS_FILTER = { "service.name": "service", "agent.name": "agent", "gen_ai.agent.name": "agent" };
 
   function chart(box, scorer, details, since) {
     const rows = details.series.filter((p) => p.scorer === scorer)
@@ -72,7 +78,8 @@
     for (const version of versions) {
       const runs = details.worst.filter((w) => w.scorer === scorer && w.version === version);
       const filter = new URLSearchParams({ scorer, sort: "worst", since });
-      if (RUNS_FILTER[by]) filter.set(RUNS_FILTER[by], version);
+      filter.set("version_by", by);
+      filter.set("version", version);
       list.append(el("li", { dataset: { version } }, `${version}: worst runs `,
         ...runs.map((w) => el("a", { href: `run?trace=${encodeURIComponent(w.trace_id)}`, className: "worst-run" },
           `${w.trace_id.slice(0, 8)} (${decimal(w.score)})`)),
@@ -104,7 +111,7 @@
     SpanscoreCharts.clear(box);
     for (const scorer of document_.scorers) {
       const charts = el("div", { className: "compare-charts" });
-      box.append(scorerTable(scorer), charts, worstLinks(scorer.scorer, details, body.by, body.since));
+      box.append(scorerTable(scorer, body), charts, worstLinks(scorer.scorer, details, body.by, body.since));
       chart(charts, scorer.scorer, details, body.since);
     }
     box.append(el("h2", {}, "Runs of different versions on the same input"), sameInput(details));

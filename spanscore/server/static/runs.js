@@ -1,4 +1,4 @@
-/* The runs list: find a run by trace id, session, user, agent, service, a scorer's result or text.
+/* The runs list: find a run by trace id, session, user, agent, service, a scorer's result, a version or text.
  *
  * The search lives in the address (?text=refund&scorer=faithfulness&outcome=fail&sort=worst&page=2): loading
  * it opens that search, a new search or page writes it back (Back returns to the previous one). Values go to
@@ -9,7 +9,7 @@
 (() => {
   const { getJson, el, fillTable, num, decimal, dateTime, setStatus, count, agentLabel } = Spanscore;
   const FIELDS = ["since", "text", "trace", "session", "user", "agent", "service", "scorer", "outcome", "below",
-    "sort", "per_page", "refresh"];
+    "version_by", "version", "sort", "per_page", "refresh"];
   const field = (id) => document.getElementById(id);
   let page = 1;
   let addressNote = "";

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from spanscore.storage.reads.compare import version_expression
+from spanscore.storage.reads.version_window import version_window
 
 
 class Queries(Protocol):
@@ -18,18 +18,15 @@ def window_scores(
     """(score, sample rate, label) of ``ok`` scores whose run started in the last ``window_s`` seconds.
 
     ``where`` maps column names (from a fixed list, never user text) to values, which travel as parameters.
-    With ``versions`` (a run attribute, see reads.compare) each row also has the run's version and its start
-    time in nanoseconds, and scores without a version are left out.
+    With ``versions`` (a run attribute, see reads.compare) the rows are instead one per version with the sums
+    the comparison needs (reads.version_window: from the roll-up when ``where`` allows).
     """
-    filters = "".join(f" AND {column} = {{w{index}:String}}" for index, column in enumerate(where))
-    extra, parameters = "", dict[str, Any]()
     if versions is not None:
-        expression, bound = version_expression(versions, kept=True)
-        parameters.update(bound)
-        extra = f", {expression} AS V, toUnixTimestamp64Nano(RunTimestamp)"
-        filters += f" AND {expression} != ''"
+        return list(version_window(store, scorer, where, window_s, versions))
+    filters = "".join(f" AND {column} = {{w{index}:String}}" for index, column in enumerate(where))
+    parameters = dict[str, Any]()
     sql = (
-        f"SELECT Score, SampleRate, Label{extra} FROM scores FINAL"
+        "SELECT Score, SampleRate, Label FROM scores FINAL"
         " WHERE Scorer = {scorer:String} AND Status = 'ok'"
         " AND RunTimestamp >= now64(9) - toIntervalSecond({window:UInt32})"
         f"{filters} ORDER BY RunTimestamp DESC LIMIT {{limit:UInt32}}"

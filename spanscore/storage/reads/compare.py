@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from spanscore.storage.reads.compare_rollup import ROLLUP_SQL, rollup_key
-from spanscore.storage.scores import RUN_TOKENS, VERSION_PREFIX
+from spanscore.storage.scores import RUN_COST, RUN_TOKENS, VERSION_PREFIX
 
 COLUMNS = {
     "service.name": "ServiceName",
@@ -60,6 +60,10 @@ class VersionRow:
     latency_p95_ms: float | None
     input_tokens: float | None
     output_tokens: float | None
+    cost_per_run: float | None = None
+    """The average over the scores whose run's cost is known (``run.cost_usd``); None when none is."""
+    w4: float | None = None
+    """sum(w^4), for the degrees of freedom; None when the roll-up lacks it for some hours (before 0020)."""
 
 
 _AGGREGATES = f"""
@@ -75,7 +79,9 @@ _AGGREGATES = f"""
     quantile(0.5)(RunDurationMs) AS p50,
     quantile(0.95)(RunDurationMs) AS p95,
     avgOrNull(toFloat64OrNull(Attributes['{RUN_TOKENS[0]}'])) AS input_tokens,
-    avgOrNull(toFloat64OrNull(Attributes['{RUN_TOKENS[1]}'])) AS output_tokens"""
+    avgOrNull(toFloat64OrNull(Attributes['{RUN_TOKENS[1]}'])) AS output_tokens,
+    avgOrNull(toFloat64OrNull(Attributes['{RUN_COST}'])) AS cost,
+    sum(1 / pow(SampleRate, 4)) AS w4"""
 
 SCORES_WINDOW = """
     FROM scores FINAL
@@ -155,6 +161,7 @@ def _row(r: tuple[Any, ...]) -> VersionRow:
     return VersionRow(
         str(r[0]), str(r[1]), int(r[2]), float(r[3]), float(r[4]), float(r[5]), float(r[6]), float(r[7]),
         float(r[8]), float(r[9]), bool(r[10]), _float(r[11]), _float(r[12]), _float(r[13]), _float(r[14]),
+        _float(r[15]), _float(r[16]),
     )  # fmt: skip
 
 

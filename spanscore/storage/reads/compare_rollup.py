@@ -23,7 +23,8 @@ ROLLUP_SQL = (
     "SELECT Scorer, VersionValue AS Version, sum(N) AS n, sum(W) AS w, sum(W2) AS w2, sum(WY) AS wy,"
     " sum(W2Y) AS w2y, sum(W2Y2) AS w2y2, min(Low) AS low, max(High) AS high, sum(NotBinary) = 0 AS binary,"
     f" quantilesMerge({LATENCY_LEVELS})(LatencyState) AS latency, latency[1] AS p50, latency[2] AS p95,"
-    " avgMerge(InputTokensState) AS input_tokens, avgMerge(OutputTokensState) AS output_tokens"
+    " avgMerge(InputTokensState) AS input_tokens, avgMerge(OutputTokensState) AS output_tokens,"
+    " avgMerge(CostState) AS cost, if(sum(N4) = sum(N), sum(W4), NULL) AS w4"
     f"{_WINDOW} AND (empty({{scorers:Array(String)}}) OR has({{scorers:Array(String)}}, Scorer))"
     " GROUP BY Scorer, Version ORDER BY Scorer, Version LIMIT {groups:UInt32}"
 )

@@ -3,7 +3,9 @@
 A trace is listed when ``score_decisions`` holds a decision about it in the window: every run a rule
 looked at, scored or not. Its session, user and scores come from ``scores FINAL`` (a run nobody scored has
 none, so a session or user search finds scored runs only). Text is searched in what the scorers received
-(``scored_runs``: input, output, tool calls and context, as stored JSON), case-insensitively.
+(``scored_runs``: input, output, tool calls and context, as stored JSON), case-insensitively. A version
+(``version_by`` and ``version``, as ``report compare`` names them) matches a column every score has or an
+attribute kept with the scores (``collector.runs.version_attributes``); the runs whose scores carry it.
 
 Bounds, since a search reads raw rows rather than a roll-up: every value from the request is a bound
 parameter of the one statement below; the window is the request's; the text search looks at the newest
@@ -20,7 +22,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.reads.compare import COLUMNS
 from spanscore.storage.reads.dashboard import json_rows
+from spanscore.storage.scores import VERSION_PREFIX
 
 TEXT_SCAN_RUNS = 20_000
 """A text search reads the text of this many scored runs at most: the newest of the window."""
@@ -42,6 +46,13 @@ _SCORER_MATCH = """Scorer = {scorer:String}
              OR ({outcome:String} IN ('pass', 'fail') AND Label = {outcome:String}))
         AND (NOT {has_below:Bool} OR (Status = 'ok' AND Score < {below:Float64}))"""
 
+_VERSION_OF_SCORE = (
+    "multiIf("
+    + "".join(f"{{version_by:String}} = '{name}', toString({column}), " for name, column in COLUMNS.items())
+    + f"Attributes[concat('{VERSION_PREFIX}', {{version_by:String}})])"
+)
+"""A score's value of the version attribute the search names: one fixed expression, the name a bound parameter."""
+
 _RUNS_SQL = f"""
 SELECT d.trace_id AS trace_id, d.run_time_ms AS run_time_ms, d.service_name AS service_name,
        d.agent_name AS agent_name, d.decisions AS decisions, d.sampled AS sampled,
@@ -61,7 +72,8 @@ LEFT JOIN (
            anyIf(UserId, UserId != '') AS user_id,
            groupArray({SCORES_PER_RUN})(tuple(Scorer, Rule, Score, Label, Status, HigherIsBetter)) AS scores,
            min(if(Status = 'ok' AND Score IS NOT NULL, if(HigherIsBetter, Score, -Score), NULL)) AS worst,
-           countIf({_SCORER_MATCH}) AS matched
+           countIf({_SCORER_MATCH}) AS matched,
+           countIf({{version_by:String}} != '' AND {_VERSION_OF_SCORE} = {{version:String}}) AS version_matched
     FROM scores FINAL
     WHERE RunTimestamp >= {_START} AND startsWith(TraceId, {{trace:String}})
     GROUP BY TraceId
@@ -69,6 +81,7 @@ LEFT JOIN (
 WHERE ({{session:String}} = '' OR s.session_id = {{session:String}})
   AND ({{user:String}} = '' OR s.user_id = {{user:String}})
   AND ({{scorer:String}} = '' OR s.matched > 0)
+  AND ({{version_by:String}} = '' OR s.version_matched > 0)
   AND ({{text:String}} = '' OR d.trace_id IN (
       SELECT TraceId FROM (
           SELECT TraceId, Run FROM scored_runs WHERE RunTimestamp >= {_START}
@@ -97,6 +110,8 @@ class RunSearch:
     outcome: Outcome = ""
     below: float | None = None
     text: str = ""
+    version_by: str = ""
+    version: str = ""
     sort: Sort = "newest"
     page: int = 1
     per_page: int = 50

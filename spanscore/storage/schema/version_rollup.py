@@ -18,7 +18,7 @@ score written again under its ScoreId (a rescore, a replay) is counted once per 
 
 from __future__ import annotations
 
-from spanscore.storage.scores import RUN_TOKENS, VERSION_PREFIX
+from spanscore.storage.scores import RUN_COST, RUN_TOKENS, VERSION_PREFIX
 
 TABLE = "scores_versions_1h"
 VERSION_COLUMNS = ("ServiceName", "AgentName", "Model", "Rule", "RuleVersion", "ScorerVersion")
@@ -55,7 +55,13 @@ MEASURES = (
         "AggregateFunction(avg, Nullable(Float64))",
         f"avgState(toFloat64OrNull(Attributes['{RUN_TOKENS[1]}']))",
     ),
+    # migration 0020: the run's cost, unknown (NULL, left out of the average) where the score does not carry it;
+    # sum(w^4) for the variance's degrees of freedom, with N4 the scores it covers (hours before 0020 have none)
+    ("CostState", "AggregateFunction(avg, Nullable(Float64))", f"avgState(toFloat64OrNull(Attributes['{RUN_COST}']))"),
+    ("W4", "SimpleAggregateFunction(sum, Float64)", f"sum({_W2} * {_W2})"),
+    ("N4", "SimpleAggregateFunction(sum, UInt64)", "toUInt64(count())"),
 )
+ADDED_IN_0020 = ("CostState", "W4", "N4")
 _PAIRS = (
     "arrayConcat(arrayFilter(kv -> startsWith(kv.1, '{prefix}') AND kv.2 != '',"
     " arrayZip(arrayMap(k -> toString(k), mapKeys(Attributes)), mapValues(Attributes))),"
@@ -113,7 +119,14 @@ def _view() -> str:
     )
 
 
+def _columns_0020() -> str:
+    kinds = {name: kind for name, kind, _ in MEASURES}
+    added = ", ".join(f"ADD COLUMN IF NOT EXISTS {name} {kinds[name]}" for name in ADDED_IN_0020)
+    return f"ALTER TABLE {{database}}.{TABLE} {added}"
+
+
 FRAGMENTS = {
+    "rollup_versions_added_columns": _columns_0020(),
     "rollup_versions_table": _table(),
     "rollup_versions_backfill": _backfill(),
     "rollup_versions_view": _view(),

@@ -13,6 +13,7 @@ import random
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import proportion_confint
@@ -28,7 +29,22 @@ from spanscore.alerting.comparison import (
     runs_needed,
     summarise,
 )
-from spanscore.alerting.statistics import z_value
+
+
+def _t(df: float) -> float:
+    return float(stats.t.ppf(0.975, df))
+
+
+def _df(observations: list[Observation]) -> float:
+    """Satterthwaite's degrees of freedom of sum w^2 (y - m)^2: (sum w^2)^2 / sum w^4, less one."""
+    weights = [o.weight for o in observations]
+    return sum(w * w for w in weights) ** 2 / sum(w**4 for w in weights) - 1
+
+
+def _welch_df(a: list[Observation], b: list[Observation]) -> float:
+    """Welch-Satterthwaite over the two HC1 variances, each with its own degrees of freedom."""
+    va, vb = _hc1(a)[1], _hc1(b)[1]
+    return (va + vb) ** 2 / (va**2 / _df(a) + vb**2 / _df(b))
 
 
 def _version(rng: random.Random, n: int, mean: float, rates: tuple[float, ...], binary: bool) -> list[Observation]:
@@ -53,7 +69,7 @@ def test_weighted_mean_and_interval_match_a_sandwich_wls_fit(seed: int) -> None:
     mean, variance = _hc1(observations)
     assert found.mean == pytest.approx(mean, rel=1e-9)
     assert found.variance == pytest.approx(variance, rel=1e-9)
-    half = z_value(0.95) * math.sqrt(variance)
+    half = _t(_df(observations)) * math.sqrt(variance)  # Student t on Satterthwaite's degrees of freedom
     assert (found.ci_low, found.ci_high) == (pytest.approx(mean - half), pytest.approx(mean + half))
     weights = [o.weight for o in observations]
     assert found.n == len(observations)
@@ -83,7 +99,7 @@ def test_difference_under_unequal_sampling_rates_matches_the_regression_slope(se
     variance = _hc1(base)[1] + _hc1(new)[1]  # independent versions: the per-version HC1 variances add
     hc0 = float(fit.bse[1]) ** 2
     assert hc0 == pytest.approx(variance, rel=0.05)  # HC0 lacks only the n/(n-1) factors
-    half = z_value(0.95) * math.sqrt(variance)
+    half = _t(_welch_df(new, base)) * math.sqrt(variance)
     assert (entry.diff_low, entry.diff_high) == (pytest.approx(entry.diff - half), pytest.approx(entry.diff + half))
 
 
@@ -121,9 +137,12 @@ def test_verdicts() -> None:
     assert verdict == "too_few" and needed is not None and needed > 6
 
 
-def test_fewer_effective_runs_than_the_minimum_get_no_verdict_even_when_far_apart() -> None:
-    base = [Observation(0.0, 1.0)] * 4
-    new = [Observation(1.0, 1.0)] * 4
+@pytest.mark.parametrize("runs", [4, 15])
+def test_fewer_effective_runs_than_the_minimum_get_no_verdict_even_when_far_apart(runs: int) -> None:
+    # 15: below 20 effective runs the t test still rejected ~1.5x too often on informative weights
+    # (bench/compare_smalln.py, docs/compare.md), so no verdict there either
+    base = [Observation(float(i % 2) * 0.5, 1.0) for i in range(runs)]
+    new = [Observation(0.5 + float(i % 2) * 0.5, 1.0) for i in range(runs)]
     verdict, needed = _verdict(base, new)
     assert verdict == "too_few" and needed is not None and needed >= MIN_EFFECTIVE
 
@@ -139,3 +158,18 @@ def test_several_scorers_are_corrected_together() -> None:
     assert alone.versions[1].verdict == "better"
     many = {"s0": {"a": a, "b": b}} | {f"s{i}": {"a": a, "b": a} for i in range(1, 5)}
     assert compare(many, settings)[0].versions[1].verdict != "better"
+
+
+def test_small_versions_get_student_t_tails_not_normal_ones() -> None:
+    # 24 runs a side, the difference 1.99 standard errors: beyond z (1.96), short of t on 46 df (2.013)
+    base = [Observation(0.2 + 0.025 * i, 1.0) for i in range(24)]
+    se = math.sqrt(2 * _hc1(base)[1])
+    shift = 1.99 * se
+    new = [Observation(o.value + shift, 1.0) for o in base]
+    assert 1.96 < 1.99 < _t(_welch_df(new, base))
+    [result] = compare({"s": {"a": Sums.of(base), "b": Sums.of(new)}}, Settings("a", min_effect=0.01))
+    entry = result.versions[1]
+    assert entry.verdict == "too_few"
+    assert entry.diff_low is not None and entry.diff_low < 0 < entry.diff
+    half = _t(_welch_df(new, base)) * se
+    assert (entry.diff_low, entry.diff_high) == (pytest.approx(shift - half), pytest.approx(shift + half))

@@ -181,7 +181,7 @@ async def test_the_rollup_adds_up_the_same_sums_as_the_scores(store: ClickHouseS
     assert [(r.scorer, r.version, r.n) for r in rolled] == [(r.scorer, r.version, r.n) for r in raw]
     assert sum(r.n for r in raw) == len(rows) - 1
     for got, want in zip(rolled, raw, strict=True):
-        for name in ("w", "w2", "wy", "w2y", "w2y2", "low", "high", "latency_p50_ms", "latency_p95_ms"):
+        for name in ("w", "w2", "wy", "w2y", "w2y2", "w4", "low", "high", "latency_p50_ms", "latency_p95_ms"):
             assert getattr(got, name) == pytest.approx(getattr(want, name), rel=1e-9), name
         assert (got.binary, got.input_tokens, got.output_tokens) == (want.binary, want.input_tokens, want.output_tokens)
 

@@ -7,12 +7,17 @@ from __future__ import annotations
 import functools
 import random
 import time
+from dataclasses import replace
+
+import pytest
 
 from spanscore.alerting.config import AlertConfig, AlertingConfig
 from spanscore.alerting.evaluator import AlertEvaluator
 from spanscore.alerting.notify import Notifier
+from spanscore.alerting.version_alert import newest_against_previous
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.reads.alerts import window_scores
+from spanscore.storage.reads.version_window import version_window
 from spanscore.storage.scores import ScoreRow, score_id
 
 SETTINGS = AlertingConfig(backoff_s=0.01)
@@ -71,3 +76,49 @@ async def test_one_version_in_the_window_is_insufficient_data(store: ClickHouseS
     evaluator = AlertEvaluator([_alert("one")], SETTINGS, functools.partial(window_scores, store), Notifier(SETTINGS))
     state = await evaluator.evaluate(_alert("one"))
     assert state.status == "insufficient_data" and state.value is None
+
+
+def _spread_rows(scorer: str) -> list[ScoreRow]:
+    """Three versions over the last three hours, so a 2h window cuts one hour and holds whole ones."""
+    rng = random.Random(9)
+    rows = []
+    for index in range(900):
+        version, minutes_ago, rate = [("1.3.0", 130 + index % 40, 0.5), ("1.4.0", 61 + index % 60, 1.0),
+                                      ("1.5.0", 1 + index % 55, 0.25)][index % 3]  # fmt: skip
+        trace_id = f"{index:032x}"
+        row = _rows(scorer, 0.7)[0]
+        rows.append(replace(row, score_id=score_id("r", scorer, "1", trace_id, "s" * 16), trace_id=trace_id,
+                            run_timestamp_ns=time.time_ns() - minutes_ago * MINUTE_NS, score=rng.random(),
+                            sample_rate=rate, attributes={"version.service.version": version}))  # fmt: skip
+    return rows
+
+
+async def test_the_alert_reads_the_roll_up_when_its_filter_is_a_roll_up_key(store: ClickHouseStore) -> None:
+    # the scores gone, the hourly roll-up still holds their sums: an alert over whole hours answers from it
+    store.insert_scores_sync(_rows("worse", 0.6))
+    store.internal_query("TRUNCATE TABLE scores")
+    read = functools.partial(window_scores, store)
+    alert = _alert("worse").model_copy(update={"window": "3h", "where": {"rule": "r"}})
+    state = await AlertEvaluator([alert], SETTINGS, read, Notifier(SETTINGS)).evaluate(alert)
+    assert state.status == "firing", state
+    # a filter the roll-up is not keyed by reads the scores, here none left
+    by_model = alert.model_copy(update={"name": "by-model", "where": {"model": "m"}})
+    state = await AlertEvaluator([by_model], SETTINGS, read, Notifier(SETTINGS)).evaluate(by_model)
+    assert state.status == "insufficient_data" and state.value is None
+
+
+@pytest.mark.parametrize("window_s", [2 * 3600, 3 * 3600 + 1234])
+def test_roll_up_and_scores_give_the_same_answer(store: ClickHouseStore, window_s: int) -> None:
+    store.insert_scores_sync(_spread_rows("tone"))
+    both = [version_window(store, "tone", {"Rule": "r"}, window_s, "service.version", rollup=r) for r in (True, False)]
+    rolled, raw = both
+    assert [r[0] for r in rolled] == [r[0] for r in raw] and len(raw) >= 2
+    for got, want in zip(rolled, raw, strict=True):
+        assert got[2] == want[2] and got[8] == want[8]  # n, scores not 0 or 1
+        assert got[3:8] == pytest.approx(want[3:8], rel=1e-12) and got[9:] == pytest.approx(want[9:])
+    assert sorted(rolled, key=lambda r: r[1]) == sorted(rolled, key=lambda r: [w[1] for w in raw if w[0] == r[0]])
+    answers = [newest_against_previous(rows, 0.95) for rows in both]
+    assert answers[0].samples == answers[1].samples
+    assert (answers[0].value, answers[0].low, answers[0].high) == pytest.approx(
+        (answers[1].value, answers[1].low, answers[1].high), rel=1e-9
+    )
