@@ -285,7 +285,8 @@ def runs_needed(diff: float, a: VersionSummary, b: VersionSummary, settings: Set
     """Runs per version for a two-sided test at (1-confidence)/family to detect |diff| with POWER.
 
     n = (z_{1-alpha/2} + z_power)^2 * (s_a^2 + s_b^2) / d^2, with s^2 = n * variance the per-run spread of
-    each version (sampling weights included) and d = max(|diff|, min_effect).
+    each version (sampling weights included) and d = max(|diff|, min_effect); at least the runs that reach the
+    floor of MIN_EFFECTIVE effective runs, and always more than the smaller version has (it is undecided now).
     """
     alpha = (1 - settings.confidence) / max(1, family)
     z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(POWER)
@@ -294,7 +295,17 @@ def runs_needed(diff: float, a: VersionSummary, b: VersionSummary, settings: Set
         pooled = (a.mean + b.mean) / 2
         spread = 2 * max(pooled * (1 - pooled), 0.01)
     effect = max(abs(diff), settings.min_effect)
-    return max(math.ceil(z * z * spread / (effect * effect)), int(MIN_EFFECTIVE))
+    return max(math.ceil(z * z * spread / (effect * effect)), _floor_in_runs(a, b), min(a.n, b.n) + 1)
+
+
+def _floor_in_runs(a: VersionSummary, b: VersionSummary) -> int:
+    """Runs per version that reach MIN_EFFECTIVE effective runs at each version's present ratio of runs to n_eff.
+
+    The floor counts effective runs and n_needed counts runs: with unequal weights (n_eff below n) 20 runs are
+    not 20 effective ones, and "20 needed" beside 20 present read as a contradiction.
+    """
+    ratio = max(x.n / x.n_eff if x.n_eff > 0 else 1.0 for x in (a, b))
+    return math.ceil(MIN_EFFECTIVE * max(1.0, ratio) - 1e-9)
 
 
 def _per_run_variance(summary: VersionSummary, settings: Settings) -> float:

@@ -173,3 +173,15 @@ def test_small_versions_get_student_t_tails_not_normal_ones() -> None:
     assert entry.diff_low is not None and entry.diff_low < 0 < entry.diff
     half = _t(_welch_df(new, base)) * se
     assert (entry.diff_low, entry.diff_high) == (pytest.approx(shift - half), pytest.approx(shift + half))
+
+
+def test_too_few_asks_for_more_runs_than_there_are_counting_the_floor_in_effective_runs() -> None:
+    """Seen by the blind check: 20 runs of n_eff about 12 were `too_few` with "n_needed 20" beside them."""
+    even = [Observation(0.50 + 0.02 * (i % 2), 1.0) for i in range(20)]  # tight: the power formula asks for few
+    heavy = [Observation(0.9, 0.1)] * 3 + [Observation(0.6, 1.0)] * 17  # 20 runs, n_eff 7
+    verdict, needed = _verdict(even, heavy)
+    new = summarise("1.5.0", Sums.of(heavy), Settings("1.4.0"))
+    assert verdict == "too_few" and new.n_eff < MIN_EFFECTIVE
+    assert needed == math.ceil(MIN_EFFECTIVE * new.n / new.n_eff)  # the floor, counted in this version's runs
+    base = summarise("1.4.0", Sums.of(even), Settings("1.4.0"))
+    assert runs_needed(0.3, base, base, Settings("1.4.0")) == base.n + 1  # undecided now: always more than present
