@@ -49,6 +49,14 @@ async def test_the_runs_api_filters_by_a_kept_attribute_and_by_a_score_column(li
     assert await _traces(listed, f"version_by=gen_ai.request.model&version={model}") == (200, OLD)
 
 
+async def test_an_attribute_no_score_keeps_lists_nothing_and_says_where_it_looked(listed: Service) -> None:
+    status, body, _ = await get(listed, "/api/v1/dashboard/runs?version_by=feature.flag&version=new", TOKEN)
+    assert status == 200 and body["runs"] == [], body  # a span attribute: compare reads it, the list cannot
+    assert "no score of this window keeps 'feature.flag'" in body["note"], body
+    status, body, _ = await get(listed, "/api/v1/dashboard/runs?version_by=service.version&version=9.9", TOKEN)
+    assert status == 200 and body["runs"] == [] and "note" not in body, body  # kept, just no such version
+
+
 async def test_a_version_without_its_attribute_name_is_refused_with_the_fix(listed: Service) -> None:
     status, body = await _traces(listed, "version=1.5.0")
     assert status == 400 and "version_by" in str(body)

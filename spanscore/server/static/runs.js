@@ -68,7 +68,7 @@
       return [dateTime(r.run_time_ms), el("td", {}, link), agentLabel(r.agent_name, r.service_name),
         el("td", {}, session), r.user_id || "–", el("td", { className: "reason" }, r.scores.map(scoreText).join("\n") || "not scored"),
         num(null, `${r.sampled} of ${count(r.decisions, "rule")}`)];
-    }, "No runs match in this window.");
+    }, answer.note ? `No runs match in this window: ${answer.note}.` : "No runs match in this window.");
     const first = (page - 1) * answer.per_page;
     field("page-note").textContent = answer.runs.length ? `Runs ${first + 1}–${first + answer.runs.length}` : "";
     field("previous").disabled = page <= 1;

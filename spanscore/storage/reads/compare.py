@@ -126,7 +126,7 @@ def compare_sql(by: str, kept: bool) -> tuple[str, dict[str, Any]]:
     return sql, parameters
 
 
-_KEPT_SQL = (
+KEPT_SQL = (
     "SELECT count() FROM (SELECT 1 FROM scores WHERE RunTimestamp >= now64(9) - toIntervalSecond({since:UInt32})"
     " AND mapContains(Attributes, {version_key:String}) LIMIT 1)"
 )
@@ -149,7 +149,7 @@ async def version_sums(
             return [_row(r[:11] + r[12:]) for r in rows]  # r[11] is the latency array p50 and p95 come from
     kept = True
     if by not in COLUMNS:
-        _, found = await store.read(_KEPT_SQL, {"since": since_s, "version_key": VERSION_PREFIX + by})
+        _, found = await store.read(KEPT_SQL, {"since": since_s, "version_key": VERSION_PREFIX + by})
         kept = bool(found and found[0][0])
     sql, parameters = compare_sql(by, kept)
     parameters.update(since=since_s, scorers=list(scorers), groups=MAX_GROUPS, raw=MAX_RAW_SCORES)

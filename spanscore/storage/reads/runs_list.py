@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.reads.compare import COLUMNS
+from spanscore.storage.reads.compare import COLUMNS, KEPT_SQL
 from spanscore.storage.reads.dashboard import json_rows
 from spanscore.storage.scores import VERSION_PREFIX
 
@@ -133,4 +133,14 @@ async def search_runs(store: ClickHouseStore, search: RunSearch) -> dict[str, An
     found = await asyncio.to_thread(json_rows, columns, rows)
     for run in found:
         run["scores"] = [dict(zip(SCORE_FIELDS, score, strict=True)) for score in run["scores"]]
-    return {"runs": found[:per_page], "has_more": len(found) > per_page}
+    answer: dict[str, Any] = {"runs": found[:per_page], "has_more": len(found) > per_page}
+    if not found and search.version_by and search.version_by not in COLUMNS:
+        key = VERSION_PREFIX + search.version_by
+        _, kept = await store.read(KEPT_SQL, {"since": search.since_s, "version_key": key})
+        if not (kept and kept[0][0]):
+            answer["note"] = (
+                f"no score of this window keeps {search.version_by!r}: the runs list matches score columns and the "
+                "attributes kept with scores (collector.runs.version_attributes); report compare also reads it "
+                "from the spans"
+            )
+    return answer
