@@ -49,5 +49,5 @@ async def test_version_panels_agree_with_report_compare(store: ClickHouseStore) 
         want = expected[row["Scorer"], row["version"]]
         assert float(row["weighted_mean"]) == pytest.approx(want["mean"])
         assert float(row["n_eff"]) == pytest.approx(want["n_eff"])
-        if row["Scorer"] == "tone":  # a score, not a pass rate: the same normal interval
+        if row["Scorer"] == "tone":  # a score, not a pass rate: the same t interval (Satterthwaite df from sum w^4)
             assert float(row["ci_low"]) == pytest.approx(want["ci_low"], abs=1e-4)
