@@ -144,7 +144,13 @@ async def test_sigterm_hands_unready_runs_and_open_sessions_over(start_replica: 
     await until(lambda: _all_joined(replicas, 2))
     await send(replicas, conversations(6, 3))
     leaving, staying = replicas
-    assert leaving.live is not None and leaving.live.assembler.stats.pending_traces > 0
+    live = leaving.live
+    assert live is not None
+
+    async def assembling() -> bool:  # stored batches reach the assembler on its own thread, a moment later
+        return live.assembler.stats.pending_traces > 0
+
+    await until(assembling, timeout_s=10)
     await leaving.shutdown()  # what SIGTERM runs (spanscore.server.running)
     assert await decided_once_with_every_turn([staying], 6, 3) == {}  # every turn, once, with no second scoring
     assert staying.fleet is not None and staying.fleet.member is not None

@@ -9,27 +9,38 @@ stand-in, or the bench measures the stand-in instead of the fleet.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
-from urllib.parse import urlparse
+from pathlib import Path
 
 import pytest
 
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.reads.recovery import handled_runs
-from spanscore.testing.clickhouse_standin import ClickHouseStandIn, StandInUser
+from spanscore.testing.clickhouse_standin import spawn
+
+DEPLOY = Path(__file__).resolve().parents[3] / "deploy" / "clickhouse"
 
 
 @pytest.fixture
-def store(chdb_dsn: str, database_name: str) -> Iterator[ClickHouseStore]:
-    server = ClickHouseStandIn(urlparse(chdb_dsn).path, {"owner": StandInUser("pw")})
-    server.start()
-    opened = ClickHouseStore(server.dsn("owner"), database_name, query_allow_writable=True)
-    opened.open_schema()
+def store(tmp_path: Path) -> Iterator[ClickHouseStore]:
+    """The stand-in in a process of its own (its own engine, as the bench runs it), with the shipped owner user.
+
+    In the test worker's own process the stand-in shares that worker's embedded engine with every earlier test
+    of the worker, and once hung there for 300 s in a migration under a loaded CI run.
+    """
+    password = secrets.token_hex(12)
+    users = tmp_path / "owner-user.sql"
+    users.write_text((DEPLOY / "owner-user.sql").read_text().replace("'CHANGE-ME'", f"'{password}'"))
+    process, port = spawn(str(tmp_path / "clickhouse"), str(users))
+    opened = ClickHouseStore(f"clickhouse://spanscore_owner:{password}@127.0.0.1:{port}/", "forms")
     try:
+        opened.open_schema()
         yield opened
     finally:
         opened.close()
-        server.stop()
+        process.terminate()
+        process.wait(10)
 
 
 def test_a_query_whose_bound_values_travel_as_a_form_is_answered(store: ClickHouseStore) -> None:
