@@ -12,6 +12,11 @@ in short:
   whatever sampling rate each version had, and the degrees of freedom are Welch-Satterthwaite's;
 - a two-sided t test per scorer, Holm's step-down over the scorers of one version, so the chance of any false
   better/worse among them stays within 1 - confidence (normal tails rejected too often on small versions);
+  for a pass rate (every value 0 or 1 on both sides) the test is the score test that goes with Wilson's
+  interval: its standard error is the pooled rate's p0 (1 - p0) over each version's Kish n_eff, not the
+  spread of each version's own residuals (which, with a few heavily weighted runs, moves with the estimate
+  and rejected equal versions about twice as often as allowed in the tail Holm uses); a verdict also needs
+  the reported interval of the difference to leave out 0, so the two never disagree;
 - ``too_few`` when a version has fewer than MIN_EFFECTIVE effective runs, or when the test found nothing and
   the interval is still wider than +-min_effect; n_needed is then the runs per version that would detect the
   observed difference (or min_effect, if larger) with POWER at the corrected level.
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 from spanscore.alerting import student_t
@@ -157,7 +162,7 @@ def compare(groups: Mapping[str, Mapping[str, Sums]], settings: Settings) -> lis
         ]
         for scorer, versions in sorted(groups.items())
     }
-    tests = _tests(summaries, settings)
+    tests = _tests(summaries, groups, settings)
     rejected = _holm_by_version(tests, 1 - settings.confidence)
     family = _family_sizes(tests)
     out = []
@@ -201,7 +206,9 @@ def _testable(summary: VersionSummary) -> bool:
     return summary.variance is not None and summary.n_eff >= MIN_EFFECTIVE
 
 
-def _tests(summaries: Mapping[str, list[VersionSummary]], settings: Settings) -> dict[tuple[str, str], float]:
+def _tests(
+    summaries: Mapping[str, list[VersionSummary]], groups: Mapping[str, Mapping[str, Sums]], settings: Settings
+) -> dict[tuple[str, str], float]:
     """(scorer, version) -> two-sided p value, for every comparison with enough runs on both sides."""
     tests: dict[tuple[str, str], float] = {}
     for scorer, rows in summaries.items():
@@ -209,10 +216,43 @@ def _tests(summaries: Mapping[str, list[VersionSummary]], settings: Settings) ->
         if base is None or not _testable(base):
             continue
         for summary in rows:
-            if summary.version != settings.baseline and _testable(summary):
-                se, df = _se(summary, base), welch_degrees(summary, base)
-                tests[(scorer, summary.version)] = _p_value(summary.mean - base.mean, se, df)
+            if summary.version == settings.baseline or not _testable(summary):
+                continue
+            diff = summary.mean - base.mean
+            if not (groups[scorer][summary.version].binary and groups[scorer][base.version].binary):
+                tests[(scorer, summary.version)] = _p_value(diff, _se(summary, base), welch_degrees(summary, base))
+            elif _diff_excludes_zero(diff, summary, base, settings):
+                tests[(scorer, summary.version)] = _pass_rate_p_value(summary, base)
+            else:  # the interval shown beside the verdict includes no difference: no verdict either
+                tests[(scorer, summary.version)] = 1.0
     return tests
+
+
+def pass_rate_statistic(a: VersionSummary, b: VersionSummary) -> tuple[float, float]:
+    """The score test of two weighted pass rates, a against b: its statistic and degrees of freedom.
+
+    Under equal rates each version's variance is p0 (1 - p0) / n_eff, p0 the rates pooled over both versions'
+    effective runs: with equal weights, the classical pooled two-proportion statistic. Its tails are Student
+    t's on the Welch-Satterthwaite degrees of freedom of these two variances, each with its version's own.
+    """
+    pooled = (a.n_eff * a.mean + b.n_eff * b.mean) / (a.n_eff + b.n_eff)
+    null_a = replace(a, variance=pooled * (1 - pooled) / a.n_eff)
+    null_b = replace(b, variance=pooled * (1 - pooled) / b.n_eff)
+    se = _se(null_a, null_b)
+    statistic = (
+        (a.mean - b.mean) / se if se > 0 else (0.0 if a.mean == b.mean else math.copysign(math.inf, a.mean - b.mean))
+    )
+    return statistic, welch_degrees(null_a, null_b)
+
+
+def _pass_rate_p_value(a: VersionSummary, b: VersionSummary) -> float:
+    statistic, df = pass_rate_statistic(a, b)
+    return 0.0 if math.isinf(statistic) else student_t.two_sided_p(statistic, df)
+
+
+def _diff_excludes_zero(diff: float, a: VersionSummary, b: VersionSummary, settings: Settings) -> bool:
+    low, high = _diff_interval(diff, a, b, Settings(settings.baseline, settings.confidence, bounds=None))
+    return low > 0 or high < 0
 
 
 def _se(a: VersionSummary, b: VersionSummary) -> float:

@@ -185,3 +185,50 @@ def test_too_few_asks_for_more_runs_than_there_are_counting_the_floor_in_effecti
     assert needed == math.ceil(MIN_EFFECTIVE * new.n / new.n_eff)  # the floor, counted in this version's runs
     base = summarise("1.4.0", Sums.of(even), Settings("1.4.0"))
     assert runs_needed(0.3, base, base, Settings("1.4.0")) == base.n + 1  # undecided now: always more than present
+
+
+def test_equal_weight_pass_rates_are_tested_with_the_pooled_two_proportion_statistic() -> None:
+    from statsmodels.stats.proportion import proportions_ztest
+
+    from spanscore.alerting.comparison import pass_rate_statistic
+
+    base = [Observation(float(i < 31), 1.0) for i in range(50)]
+    new = [Observation(float(i < 40), 1.0) for i in range(60)]
+    settings = Settings("a")
+    statistic, df = pass_rate_statistic(summarise("b", Sums.of(new), settings), summarise("a", Sums.of(base), settings))
+    z, _ = proportions_ztest([40, 31], [60, 50])  # pooled variance: p0 (1 - p0) (1/n1 + 1/n2)
+    assert statistic == pytest.approx(z, rel=1e-12)
+    assert 49 <= df <= 108  # Welch-Satterthwaite between the smaller side's and both sides' degrees of freedom
+
+
+def _informative_version(rng: random.Random, runs: int, mixed: bool, scorers: int) -> list[list[Observation]]:
+    """``runs`` scored runs of one version; a hidden x in (0, 1) raises each scorer's pass chance (0.61-0.79).
+
+    ``mixed``: x > 0.5 is kept always, the rest one in five (a rule that samples what it worries about less),
+    so the rarely kept runs weigh 5 and their values differ from the others'. All scorers score the same runs.
+    """
+    kept: list[float] = []
+    while len(kept) < runs:
+        x = rng.random()
+        if not mixed or x > 0.5 or rng.random() < 0.2:
+            kept.append(x)
+    return [
+        [Observation(float(rng.random() < 0.7 + 0.18 * (x - 0.5)), 1.0 if not mixed or x > 0.5 else 0.2) for x in kept]
+        for _ in range(scorers)
+    ]
+
+
+def test_equal_pass_rates_under_value_linked_sampling_stay_within_alpha_across_ten_scorers() -> None:
+    """Seen by the independent small-sample check (s22): pass/fail scorers on 50 runs a version, the new version
+    sampled 1.0 / 0.2 by a trait tied to the value, ten scorers at 0.95: 0.098 of equal versions got a false
+    better/worse (each scorer twice the rate Holm's first step allows). The Wald variance of each version moved
+    with its estimate; the pooled score test does not."""
+    rng = random.Random(20261127)
+    families, false = 300, 0
+    for _ in range(families):
+        base = _informative_version(rng, 50, False, 10)
+        new = _informative_version(rng, 50, True, 10)
+        groups = {f"s{i}": {"a": Sums.of(base[i]), "b": Sums.of(new[i])} for i in range(10)}
+        verdicts = [c.versions[1].verdict for c in compare(groups, Settings("a"))]
+        false += any(v in ("better", "worse") for v in verdicts)
+    assert false / families <= 0.05
