@@ -174,6 +174,16 @@ class Turn:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelUsage:
+    """The tokens of a run's calls to one model, so a run that used several is priced at each one's rates."""
+
+    model: str | None
+    provider: str | None
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Usage:
     """Token usage summed over the run's model calls."""
 
@@ -181,6 +191,8 @@ class Usage:
     output_tokens: int = 0
     cost_usd: float | None = None
     """What the same calls cost as their spans recorded it (spanscore.runs.cost); None when any did not say."""
+    by_model: tuple[ModelUsage, ...] = ()
+    """The same tokens per model, in order of first use, when the calls named more than one model; else empty."""
 
 
 @dataclass(frozen=True, slots=True, init=False)

@@ -40,7 +40,7 @@ from spanscore.answer import without_answer_tool
 from spanscore.collector.conventions.facts import SpanFacts, fill_tool
 from spanscore.collector.conventions.parsing import canonical_json
 from spanscore.records import SpanRecord
-from spanscore.run import Message, Run, ToolCall, Usage
+from spanscore.run import Message, ModelUsage, Run, ToolCall, Usage
 from spanscore.runs.agent_names import given_agent_name
 from spanscore.runs.config import RunsConfig
 from spanscore.runs.cost import recorded_cost
@@ -317,6 +317,7 @@ class RunFields:
             input_tokens=sum(self._facts[m].input_tokens or 0 for m in leaves),
             output_tokens=sum(self._facts[m].output_tokens or 0 for m in leaves),
             cost_usd=sum(known) if known and len(known) == len(costs) else None,  # a part is not the whole
+            by_model=_by_model([self._facts[m] for m in leaves]),
         )
 
     def _error(self, root: SpanRecord) -> str | None:
@@ -327,6 +328,18 @@ class RunFields:
         if facts.error is not None:
             self._sources["error"] = facts.sources.get("error", "")
         return facts.error
+
+
+def _by_model(calls: list[SpanFacts]) -> tuple[ModelUsage, ...]:
+    """Each model's tokens over the counted calls, when they name more than one model (else the run's model says it)."""
+    totals: dict[tuple[str | None, str | None], list[int]] = {}
+    for facts in calls:
+        tokens = totals.setdefault((facts.model, facts.provider), [0, 0])
+        tokens[0] += facts.input_tokens or 0
+        tokens[1] += facts.output_tokens or 0
+    if len({model for model, _ in totals}) < 2:
+        return ()
+    return tuple(ModelUsage(model, provider, i, o) for (model, provider), (i, o) in totals.items())
 
 
 def _has_tokens(facts: SpanFacts) -> bool:

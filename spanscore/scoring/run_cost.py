@@ -4,8 +4,8 @@ The price table is the one litellm ships with the package (``litellm.model_cost`
 ``LITELLM_LOCAL_MODEL_COST_MAP`` before importing it, so nothing is fetched), the same table the judge's own
 cost comes from (spanscore.scorers.judge.transport.cost_of). It is read as a plain lookup: asking litellm to
 price an unknown model can make it query a local model server. A run whose model has no price, or that names no
-model or reports no tokens, has no cost: unknown, never 0. A run with several models is priced as its first
-model call's model (``Run.model``) when its spans recorded no cost.
+model or reports no tokens, has no cost: unknown, never 0. A run whose calls used several models is priced
+call by call at each model's rates (``Usage.by_model``); one model without a price makes the whole unknown.
 """
 
 from __future__ import annotations
@@ -17,7 +17,11 @@ from spanscore.scorers.judge.litellm_call import litellm
 def run_cost(run: Run) -> float | None:
     if run.usage.cost_usd is not None:
         return run.usage.cost_usd
-    if not run.model or not (run.usage.input_tokens or run.usage.output_tokens):
+    if not (run.usage.input_tokens or run.usage.output_tokens):
+        return None
+    if run.usage.by_model:
+        return _priced_by_model(run)
+    if not run.model:
         return None
     price = _price(run.model, run.provider)
     if price is None:
@@ -35,3 +39,15 @@ def _price(model: str, provider: str | None) -> tuple[float, float] | None:
             if isinstance(per_input, int | float) and isinstance(per_output, int | float):
                 return float(per_input), float(per_output)
     return None
+
+
+def _priced_by_model(run: Run) -> float | None:
+    total = 0.0
+    for used in run.usage.by_model:
+        if not (used.input_tokens or used.output_tokens):
+            continue
+        price = _price(used.model, used.provider or run.provider) if used.model else None
+        if price is None:
+            return None  # a part is not the whole
+        total += used.input_tokens * price[0] + used.output_tokens * price[1]
+    return total

@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 from recorded_traces import FIXTURES, load
 
+from spanscore.records import SpanRecord
 from spanscore.run import Run, Usage
 from spanscore.runs.assembly import runs_from_spans
 from spanscore.sampling.decisions import Decision, Outcome
@@ -72,3 +73,38 @@ def test_a_partly_recorded_cost_is_not_taken_for_the_whole() -> None:
            for s in spans]  # fmt: skip
     run = next(r for r in runs_from_spans(cut, logs) if r.trace_id == first.trace_id)
     assert run.usage.cost_usd is None  # then priced from the tokens, as if nothing were recorded
+
+
+def _call(span_id: str, model: str, tokens: tuple[int, int], start: int) -> SpanRecord:
+    return SpanRecord(
+        "ab" * 16, span_id, "a" * 16, f"chat {model}", "Client", start, start + 10**8, "svc",
+        {"gen_ai.operation.name": "chat", "gen_ai.request.model": model, "gen_ai.system": "openai",
+         "gen_ai.usage.input_tokens": str(tokens[0]), "gen_ai.usage.output_tokens": str(tokens[1])},
+    )  # fmt: skip
+
+
+def _agent_with(*models: str) -> Run:
+    root = SpanRecord("ab" * 16, "a" * 16, "", "invoke_agent triage", "Internal", 0, 10**9, "svc",
+                      {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage"})  # fmt: skip
+    calls = [_call(f"{i + 1:016x}", m, (1000 * (i + 1), 100 * (i + 1)), 10**7 * (i + 1)) for i, m in enumerate(models)]
+    [run] = runs_from_spans([root, *calls], [])
+    return run
+
+
+def _rates(model: str) -> tuple[float, float]:
+    return litellm.model_cost[model]["input_cost_per_token"], litellm.model_cost[model]["output_cost_per_token"]
+
+
+def test_a_run_that_used_several_models_is_priced_call_by_call() -> None:
+    """A cheap routing model and a dear answering one: pricing every token at the first model's rates was 10x off."""
+    run = _agent_with("gpt-4o-mini", "gpt-4o", "gpt-4o-mini")
+    (mini_in, mini_out), (big_in, big_out) = _rates("gpt-4o-mini"), _rates("gpt-4o")
+    expected = (1000 + 3000) * mini_in + (100 + 300) * mini_out + 2000 * big_in + 200 * big_out
+    assert run.model == "gpt-4o-mini" and (run.usage.input_tokens, run.usage.output_tokens) == (6000, 600)
+    assert float(_attributes(run)[RUN_COST]) == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_run_with_one_unpriced_model_among_several_has_an_unknown_cost() -> None:
+    assert RUN_COST not in _attributes(_agent_with("gpt-4o-mini", "our-own-finetune-7"))
+    single = _agent_with("gpt-4o", "gpt-4o")  # one model: no breakdown, the run's model prices it
+    assert single.usage.by_model == () and RUN_COST in _attributes(single)
