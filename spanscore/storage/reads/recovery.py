@@ -224,23 +224,3 @@ def session_turns(store: Any, session_id: str, since_ns: int, *, limit: int = 10
         {"session": session_id, "since": since_ns, "limit": limit},
     )
     return [Turn.of(run_from_view(parse_stored_run(row[0]))) for row in rows]
-
-
-def covered_session_turns(store: Any, session_ids: Iterable[str]) -> dict[str, set[str]]:
-    """Per session: the run ids of the turns its recorded scorings covered (``session_record`` rows).
-
-    A fleet replica that takes a session up (after a join, a heal or a pause) skips the turns in here, so a
-    session scored once is not scored again by its next owner.
-    """
-    ids = sorted(set(session_ids))
-    if not ids:
-        return {}
-    sql = (
-        f"SELECT RunId, Run FROM {store.database}.scored_runs"
-        " WHERE TraceId = '' AND RunId IN {ids:Array(String)} AND Target = 'session'"
-    )
-    rows = [row for batch in _batches(ids) for row in store.internal_query(sql, {"ids": batch})]
-    covered: dict[str, set[str]] = defaultdict(set)
-    for session_id, body in rows:
-        covered[str(session_id)].update(str(turn) for turn in parse_stored_run(str(body)).get("turns") or ())
-    return dict(covered)
