@@ -112,9 +112,9 @@ class Dispatcher:
         """Ready runs not scored because, while this replica could not prove its Keeper session, the store
         showed them decided already (another replica took them up as a lost replica's)."""
         self.sessions_skipped_as_scored = 0
+        """Sessions not scored because a recorded scoring already covered every turn."""
         self.claims = ClaimCheck()
         """In a fleet: runs another live replica claimed wait here (``scoring.claim_check``)."""
-        """Sessions not scored because a recorded scoring already covered every turn."""
         self.may_poll_sessions: Callable[[], bool] = _always
         """False while a fleet replica cannot prove its ownership: its sessions wait, none is made ready."""
         self._decisions = decisions
@@ -163,6 +163,8 @@ class Dispatcher:
         The others take a lost replica's unhandled runs up from the store once it has been gone for a while; a
         replica that was only cut or paused still holds them and, back, would score them a second time. So
         until it proves its session again, it asks the store first (rescores were decided here on purpose).
+        And always, in one read: a run scored already, or claimed by another live replica, is not decided here
+        (a batch sent again after a kill; ``scoring.claim_check``).
         """
         fence = self.fence
         if fence is None or not subjects:
