@@ -21,6 +21,10 @@ its grant holds. A new token (the session was lost: a cut, a pause) drops every 
 are taken up again from the store like a joiner's, skipping turns a recorded scoring covered. A replica that
 stops on purpose hands its unready runs over (``hand_over``); the survivors take them up at once.
 
+Every run and session is claimed in the store before its judge call (``scoring.fleet_claims``); a replica
+leaves a run another live replica claimed or scored (a batch sent again after a kill), and takes it up once
+that replica is gone without a score. A session's recorded scoring covers its turns only on the same terms.
+
 Caps: each replica holds 1/N of every ``max_per_minute``. A daily budget is leased in small slices
 (``scoring.fleet_budgets``); its sampling rate is paced on its share of what the whole fleet has left today
 (the shared ``scores`` table says what was spent, read every ``share_sync_s``). With Keeper unreachable the
