@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -25,6 +25,7 @@ from spanscore.runs.sessions import ReadySession, SessionTracker, with_history
 from spanscore.sampling.engine import RuleEngine
 from spanscore.scorers.base import Scorer, ScoreResult
 from spanscore.scorers.context_used import context_used
+from spanscore.scoring.claim_check import ClaimCheck
 from spanscore.scoring.config import ScoringConfig
 from spanscore.scoring.rows import decision_row, score_row
 from spanscore.scoring.subject import RuleRun, Subject, is_internal
@@ -68,6 +69,18 @@ class SessionFence(Protocol):
     def decided(self, trace_ids: Sequence[str]) -> dict[str, set[str]]:
         """Per trace: the subjects (run and span ids) any replica decided on (blocking: a store read)."""
 
+    def taken(self, keys: Sequence[tuple[str, str]]) -> Mapping[tuple[str, str], str]:
+        """Of these (trace id, run id) keys: "scored", or "claimed" by another live replica (one store read)."""
+
+    def owns_run(self, trace_id: str) -> bool:
+        """Whether this replica owns the trace (it takes up a gone replica's claimed runs of it)."""
+
+    def claimant(self) -> dict[str, str]:
+        """Who this replica is in its claims and session records: its replica name and process instance."""
+
+    def claim(self, keys: Sequence[tuple[str, str]]) -> None:
+        """Record in the store that this replica scores these keys now, before any judge call (blocking)."""
+
 
 class Dispatcher:
     """``Consumer[Sequence[ReadyRun]]``: decides ready runs and queues their jobs; owns the worker pool."""
@@ -100,6 +113,8 @@ class Dispatcher:
         showed them decided already (another replica took them up as a lost replica's)."""
         self.sessions_skipped_as_scored = 0
         """Sessions not scored because a recorded scoring already covered every turn."""
+        self.claims = ClaimCheck()
+        """In a fleet: runs another live replica claimed wait here (``scoring.claim_check``)."""
         self.may_poll_sessions: Callable[[], bool] = _always
         """False while a fleet replica cannot prove its ownership: its sessions wait, none is made ready."""
         self._decisions = decisions
@@ -148,10 +163,23 @@ class Dispatcher:
         The others take a lost replica's unhandled runs up from the store once it has been gone for a while; a
         replica that was only cut or paused still holds them and, back, would score them a second time. So
         until it proves its session again, it asks the store first (rescores were decided here on purpose).
+        And always, in one read: a run scored already, or claimed by another live replica, is not decided here
+        (a batch sent again after a kill; ``scoring.claim_check``).
         """
         fence = self.fence
-        if fence is None or not subjects or not fence.runs_unproven():
+        if fence is None or not subjects:
             return subjects
+        if fence.runs_unproven():
+            subjects = await self._undecided(fence, subjects)
+        return await self.claims.not_taken(fence, subjects)
+
+    async def take_up_claims(self) -> None:
+        """Dispatch the runs left to a replica that has gone without scoring them (a fleet round's step)."""
+        if self.fence is not None and (due := await self.claims.due(self.fence)):
+            await self.dispatch(due)
+
+    async def _undecided(self, fence: SessionFence, subjects: list[tuple[Subject, bool]]) -> list[tuple[Subject, bool]]:
+        """While this replica cannot prove its Keeper session: the subjects nobody decided on yet."""
         trace_ids = sorted({subject.run.trace_id for subject, _ in subjects})
         decided = await asyncio.to_thread(fence.decided, trace_ids)
         kept = [
@@ -182,7 +210,11 @@ class Dispatcher:
         grants = grants or {}
         stored = [
             *stored,
-            *(session_record(s.run) for s, _ in subjects if s.run.target == "session" and s.run.run_id in grants),
+            *(
+                session_record(s.run, self.fence.claimant() if self.fence is not None else None)
+                for s, _ in subjects
+                if s.run.target == "session" and s.run.run_id in grants
+            ),
         ]
         rules = self.rules
         rows: list[DecisionRow] = []
@@ -216,8 +248,22 @@ class Dispatcher:
             await self._write_decisions(rows)
         if scored:
             await self._scored_runs.consume(list(scored.values()))
+        if self.fence is not None and jobs:
+            await self._claim(self.fence, jobs)
         for job in jobs:
             await self.workers.submit(job)
+
+    async def _claim(self, fence: SessionFence, jobs: list[ScoringJob[RuleRun]]) -> None:
+        """A fleet's claim on what these jobs score, in the store before any judge call (a session: '', its id).
+
+        When the store does not take it the jobs still run: a possible second judge call, not a lost score.
+        """
+        keys = list(dict.fromkeys(("" if j.run.target == "session" else j.run.trace_id, j.run.run_id) for j in jobs))
+        try:
+            await asyncio.to_thread(fence.claim, keys)
+        except Exception as exc:
+            self.claims.failures += 1
+            log.warning("fleet: scoring claims not written for %d subjects: %s", len(keys), exc)
 
     async def on_result(self, job: ScoringJob[RuleRun], result: ScoreResult) -> None:
         """A job ended: its row goes out, its spend counts against the budget, and the last one refines."""

@@ -21,6 +21,10 @@ its grant holds. A new token (the session was lost: a cut, a pause) drops every 
 are taken up again from the store like a joiner's, skipping turns a recorded scoring covered. A replica that
 stops on purpose hands its unready runs over (``hand_over``); the survivors take them up at once.
 
+Every run and session is claimed in the store before its judge call (``scoring.fleet_claims``); a replica
+leaves a run another live replica claimed or scored (a batch sent again after a kill), and takes it up once
+that replica is gone without a score. A session's recorded scoring covers its turns only on the same terms.
+
 Caps: each replica holds 1/N of every ``max_per_minute``. A daily budget is leased in small slices
 (``scoring.fleet_budgets``); its sampling rate is paced on its share of what the whole fleet has left today
 (the shared ``scores`` table says what was spent, read every ``share_sync_s``). With Keeper unreachable the
@@ -42,10 +46,10 @@ from spanscore.fleet.fence import FenceToken, Grant
 from spanscore.fleet.handover import write_handover
 from spanscore.pipeline import Background
 from spanscore.scoring.fleet_budgets import FleetBudgets
+from spanscore.scoring.fleet_claims import FleetClaims
 from spanscore.scoring.fleet_lost_runs import LostRuns
 from spanscore.scoring.fleet_steps import FleetSteps
 from spanscore.storage.reads.recovery import (
-    covered_session_turns,
     handled_runs,
     session_turn_keys,
     spend_since,
@@ -64,8 +68,11 @@ TURN_WINDOW_S = 900.0
 
 
 class FleetMember:
-    def __init__(self, live: LiveScoring, fleet: Fleet, config: FleetConfig) -> None:
+    def __init__(
+        self, live: LiveScoring, fleet: Fleet, config: FleetConfig, *, instance: str = "", alive_window_s: float = 3.0
+    ) -> None:
         self._live = live
+        self.claims = FleetClaims(live.store, fleet, instance, alive_window_s)
         self._fleet = fleet
         self._config = config
         self._members: list[str] = []
@@ -114,16 +121,28 @@ class FleetMember:
         return isinstance(grant, Grant) and self._fleet.fence.still(grant)
 
     def covered(self, session_ids: Sequence[str]) -> dict[str, set[str]]:
-        return covered_session_turns(self._live.store, session_ids)
+        return self.claims.covered(session_ids)
 
     def superseded(self, session_id: str, turns: set[str]) -> bool:
-        return bool(covered_session_turns(self._live.store, [session_id]).get(session_id, set()) - turns)
+        return bool(self.claims.covered([session_id]).get(session_id, set()) - turns)
+
+    def claimant(self) -> dict[str, str]:
+        return self.claims.claimant()
 
     def runs_unproven(self) -> bool:
         return not self._current()
 
     def decided(self, trace_ids: Sequence[str]) -> dict[str, set[str]]:
         return {trace: set(subjects) for trace, subjects in handled_runs(self._live.store, trace_ids).items()}
+
+    def taken(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        return self.claims.taken(keys)
+
+    def owns_run(self, trace_id: str) -> bool:
+        return self.claims.owns_run(trace_id)
+
+    def claim(self, keys: Sequence[tuple[str, str]]) -> None:
+        self.claims.claim(keys)
 
     def _members_changed(self, members: list[str]) -> None:
         """On a Keeper thread, for every change Keeper reports (none is missed between two rounds)."""
@@ -175,6 +194,7 @@ class FleetMember:
             await steps.run("budget leases", self.top_up_leases)
             if self._current():
                 await steps.run("lost runs", self.lost_runs.take_up)
+                await steps.run("claimed runs", self._live.dispatcher.take_up_claims)
             await self._pause(min(0.5, self._config.turn_poll_s))
 
     async def _pause(self, seconds: float) -> None:
@@ -218,7 +238,7 @@ class FleetMember:
         since = time.time_ns() - int(max(2 * config.quiet_period_s, config.keep_scored_s) * 1e9)
         runs = await asyncio.to_thread(unscored_sessions, self._live.store, since)
         mine = [run for run in runs if run.session_id and self.owns_session(run.session_id)]
-        covered = await asyncio.to_thread(covered_session_turns, self._live.store, [r.session_id or "" for r in mine])
+        covered = await asyncio.to_thread(self.claims.covered, [r.session_id or "" for r in mine])
         mine = [run for run in mine if run.run_id not in covered.get(run.session_id or "", ())]  # scored already
         taken = tracker.restore([run for run in mine if not tracker.holds(run.session_id or "")], time.time_ns())
         self.sessions_taken_over += taken
@@ -258,7 +278,7 @@ class FleetMember:
         """The turn keys no recorded scoring covered: a finished session taken up is not reopened (a join)."""
         candidates = {session for session, _, run in keys if (session, run) not in self._seen}
         owned = [session for session in candidates if self.owns_session(session)]
-        covered = await asyncio.to_thread(covered_session_turns, self._live.store, owned) if owned else {}
+        covered = await asyncio.to_thread(self.claims.covered, owned) if owned else {}
         now = time.monotonic()
         kept = []
         for session, trace, run in keys:
@@ -327,5 +347,8 @@ class FleetMember:
             "fleet_sessions_skipped_as_scored": float(self._live.dispatcher.sessions_skipped_as_scored),
             "fleet_handed_over_traces_taken": float(self.lost_runs.handed_over),
             "fleet_sessions_dropped_on_new_token": float(self.sessions_dropped_on_new_token),
+            "fleet_runs_claimed_elsewhere": float(self._live.dispatcher.claims.left_to_others),
+            "fleet_claimed_runs_taken_up": float(self._live.dispatcher.claims.taken_up),
+            "fleet_claim_failures": float(self._live.dispatcher.claims.failures),
             **self.budgets.metrics(),
         }

@@ -12,7 +12,7 @@ from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
 from spanscore.scoring.fleet_member import FleetMember
 from spanscore.scoring.live import LiveScoring
-from spanscore.server.fleet_presence import FleetPresence
+from spanscore.server.fleet_presence import WINDOW_BEATS, FleetPresence
 from spanscore.server.fleet_rules import FleetRules
 from spanscore.server.rule_control import RuleControl
 from spanscore.storage.fleet_records import Store
@@ -31,7 +31,9 @@ class FleetParts:
         """Live scoring exists (at start, or with the first rules): its sessions and caps join the fleet."""
         if self.member is not None:
             return
-        self.member = FleetMember(live, self.fleet, self.config)
+        presence = self.presence
+        window = WINDOW_BEATS * presence.interval_s
+        self.member = FleetMember(live, self.fleet, self.config, instance=presence.instance, alive_window_s=window)
         if self._started:
             await self.member.start()
 

@@ -126,15 +126,16 @@ class ScoredRunRow:
         )  # fmt: skip
 
 
-def session_record(session: Run) -> ScoredRunRow:
+def session_record(session: Run, claimant: dict[str, str] | None = None) -> ScoredRunRow:
     """What a fleet replica scored of a session: the run ids of the turns it covered, written before the judge.
 
     A row of ``scored_runs`` with target ``session``, the session id as run id and an empty trace id (so no
-    read of a trace's runs finds it); the next owner of the session reads it (``covered_session_turns``) and
-    skips what it covered.
+    read of a trace's runs finds it); the next owner of the session reads it (``scoring_claims.session_records``) and
+    skips what it covered, while the ``claimant`` (its replica and instance) is alive or a score came after it.
     """
     turns = [turn.run_id for turn in session.turns or ()]
-    body = orjson.dumps({"session_id": session.run_id, "turns": turns, "last_trace_id": session.trace_id}).decode()
+    record = {"session_id": session.run_id, "turns": turns, "last_trace_id": session.trace_id, **(claimant or {})}
+    body = orjson.dumps(record).decode()
     return ScoredRunRow(
         session.start_time_ns,
         "",

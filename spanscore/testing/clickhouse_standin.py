@@ -250,7 +250,14 @@ def _form_fields(content_type: str, body: bytes) -> dict[str, str]:
         if isinstance(name, str):
             payload = part.get_payload(decode=True)
             fields[name] = payload.decode() if isinstance(payload, bytes) else ""
+            if len(fields[name]) > MAX_FIELD_VALUE_SIZE:  # a server refuses it, so a reader must bound its values
+                raise EngineError(1000, f"Field value too long: {name} over http_max_field_value_size")
     return fields
+
+
+MAX_FIELD_VALUE_SIZE = 128 * 1024
+"""A server's ``http_max_field_value_size`` (its default): the longest form field it reads, e.g. one bound array
+of about 3,700 trace ids."""
 
 
 def _decompress(data: bytes, encoding: str) -> bytes:

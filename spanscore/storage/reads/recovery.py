@@ -9,7 +9,7 @@ handed to sampling. Trusted SQL with bound parameters only; the run assembler's 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
@@ -38,7 +38,14 @@ FROM {database}.otel_logs
 WHERE TraceId IN {ids:Array(String)}
 ORDER BY TraceId, Timestamp
 """
-_LOG_BATCH = 5_000  # trace ids per log query, so the bound array stays a modest query size
+ID_BATCH = 2_000
+"""Ids per query: one bound array of 32-hex ids stays near 70 KB, within a server's form field limit
+(``http_max_field_value_size``, 128 KiB: some 3,700 ids), where clickhouse-connect sends long bound values."""
+
+
+def _batches(ids: list[Any]) -> Iterator[list[Any]]:
+    for start in range(0, len(ids), ID_BATCH):
+        yield ids[start : start + ID_BATCH]
 
 
 def log_from_row(row: tuple[Any, ...]) -> LogRecord:
@@ -106,8 +113,8 @@ def trace_logs(store: Any, trace_ids: list[str]) -> dict[str, list[LogRecord]]:
     """The log records of these traces, by trace id."""
     sql = _LOG_SELECT.replace("{database}", store.database)
     grouped: dict[str, list[LogRecord]] = defaultdict(list)
-    for start in range(0, len(trace_ids), _LOG_BATCH):
-        for row in store.internal_query(sql, {"ids": trace_ids[start : start + _LOG_BATCH]}):
+    for batch in _batches(trace_ids):
+        for row in store.internal_query(sql, {"ids": batch}):
             grouped[row[1]].append(log_from_row(row))
     return grouped
 
@@ -120,11 +127,8 @@ def handled_runs(store: Any, trace_ids: Iterable[str]) -> dict[str, dict[str, bo
     handled, so recovery scores its run again; deterministic score ids make the second attempt
     replace rather than duplicate anything the first one wrote.
     """
-    ids = list(trace_ids)
-    if not ids:
-        return {}
     database = store.database
-    rows = store.internal_query(
+    sql = (
         "SELECT d.TraceId, d.RunId, hasAll(s.ScoredRules, d.SampledRules) FROM ("
         f"  SELECT TraceId, RunId, groupArrayIf(Rule, Decision = 'sampled') AS SampledRules"
         f"  FROM {database}.score_decisions FINAL WHERE TraceId IN {{ids:Array(String)}}"
@@ -132,12 +136,12 @@ def handled_runs(store: Any, trace_ids: Iterable[str]) -> dict[str, dict[str, bo
         ") AS d LEFT JOIN ("
         f"  SELECT RunId, groupUniqArray(Rule) AS ScoredRules FROM {database}.scores"
         "  WHERE TraceId IN {ids:Array(String)} GROUP BY RunId"
-        ") AS s ON d.RunId = s.RunId",
-        {"ids": ids},
+        ") AS s ON d.RunId = s.RunId"
     )
     handled: dict[str, dict[str, bool]] = defaultdict(dict)
-    for trace_id, run_id, done in rows:
-        handled[trace_id][run_id] = bool(done)
+    for batch in _batches(list(dict.fromkeys(trace_ids))):  # a trace's decisions and scores share its batch
+        for trace_id, run_id, done in store.internal_query(sql, {"ids": batch}):
+            handled[trace_id][run_id] = bool(done)
     return handled
 
 
@@ -197,13 +201,16 @@ def stored_turn_runs(store: Any, keys: list[tuple[str, str]]) -> list[Run]:
     """The stored runs of these (trace id, run id) turns, the newest row of each."""
     if not keys:
         return []
-    rows = store.internal_query(
+    sql = (
         f"SELECT argMax(Run, Version) FROM {store.database}.scored_runs"
         " WHERE (TraceId, RunId) IN {keys:Array(Tuple(String, String))} AND Target = 'run'"
-        " GROUP BY TraceId, RunId",
-        {"keys": keys},
+        " GROUP BY TraceId, RunId"
     )
-    return [run_from_view(parse_stored_run(row[0])) for row in rows]
+    runs: list[Run] = []
+    for start in range(0, len(keys), ID_BATCH // 2):  # a key is two ids
+        rows = store.internal_query(sql, {"keys": keys[start : start + ID_BATCH // 2]})
+        runs.extend(run_from_view(parse_stored_run(row[0])) for row in rows)
+    return runs
 
 
 def session_turns(store: Any, session_id: str, since_ns: int, *, limit: int = 10_000) -> list[Turn]:
@@ -217,23 +224,3 @@ def session_turns(store: Any, session_id: str, since_ns: int, *, limit: int = 10
         {"session": session_id, "since": since_ns, "limit": limit},
     )
     return [Turn.of(run_from_view(parse_stored_run(row[0]))) for row in rows]
-
-
-def covered_session_turns(store: Any, session_ids: Iterable[str]) -> dict[str, set[str]]:
-    """Per session: the run ids of the turns its recorded scorings covered (``session_record`` rows).
-
-    A fleet replica that takes a session up (after a join, a heal or a pause) skips the turns in here, so a
-    session scored once is not scored again by its next owner.
-    """
-    ids = sorted(set(session_ids))
-    if not ids:
-        return {}
-    rows = store.internal_query(
-        f"SELECT RunId, Run FROM {store.database}.scored_runs"
-        " WHERE TraceId = '' AND RunId IN {ids:Array(String)} AND Target = 'session'",
-        {"ids": ids},
-    )
-    covered: dict[str, set[str]] = defaultdict(set)
-    for session_id, body in rows:
-        covered[str(session_id)].update(str(turn) for turn in parse_stored_run(str(body)).get("turns") or ())
-    return dict(covered)

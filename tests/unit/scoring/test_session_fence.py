@@ -41,6 +41,15 @@ class _Fence:
     def superseded(self, session_id: str, turns: set[str]) -> bool:
         return self._newer
 
+    def claimant(self) -> dict[str, str]:
+        return {"replica": "r0", "instance": "process-0"}
+
+    def claim(self, keys: Sequence[tuple[str, str]]) -> None:
+        CLAIMED.extend(keys)
+
+
+CLAIMED: list[tuple[str, str]] = []
+
 
 async def _score_session(fence: _Fence) -> _RecordingStore:
     """One two-turn session through the session path of a live stage guarded by ``fence``."""
@@ -68,9 +77,13 @@ def _records(store: _RecordingStore) -> list[list[str]]:
 
 
 async def test_a_granted_session_is_recorded_with_its_turns_then_scored() -> None:
+    CLAIMED.clear()
     store = await _score_session(_Fence())
     assert _records(store) == [["turn-0", "turn-1"]]
     assert [row.score for row in store.scores] == [2.0]
+    assert CLAIMED == [("", "s1")]  # the session's claim, before its scorers ran
+    (record,) = [row for row in store.scored_runs if isinstance(row, ScoredRunRow) and row.target == "session"]
+    assert orjson.loads(record.run_json)["instance"] == "process-0"  # the record counts while this process lives
 
 
 async def test_a_session_scored_before_over_every_turn_is_not_scored_again() -> None:

@@ -51,3 +51,22 @@ def test_a_query_whose_bound_values_travel_as_a_form_is_answered(store: ClickHou
 
 def test_the_handled_runs_of_many_traces_are_read(store: ClickHouseStore) -> None:
     assert handled_runs(store, [f"{number:032x}" for number in range(500)]) == {}
+
+
+def test_handled_runs_reads_more_trace_ids_than_a_server_takes_in_one_form_field(store: ClickHouseStore) -> None:
+    """A survivor after a kill asks about every recent trace at once: past some 3,700 ids one bound array is
+    longer than a server's ``http_max_field_value_size``, which refuses it. The ids are asked for in chunks."""
+    ids = [f"{number:032x}" for number in range(9_000)]
+    first, middle, last = ids[5], ids[4_500], ids[-1]
+    database = store.database
+    store.client.command(
+        f"INSERT INTO {database}.score_decisions (TraceId, RunId, Rule, Decision) VALUES"
+        f" ('{first}', 'a', 'judged', 'sampled'), ('{middle}', 'b', 'judged', 'sampled'),"
+        f" ('{last}', 'c', 'judged', 'sampled')"
+    )
+    store.client.command(
+        f"INSERT INTO {database}.scores (TraceId, RunId, Rule, ScoreId) VALUES ('{first}', 'a', 'judged', 'x'),"
+        f" ('{last}', 'c', 'judged', 'y')"
+    )
+    found = handled_runs(store, ids)
+    assert found == {first: {"a": True}, middle: {"b": False}, last: {"c": True}}

@@ -1,0 +1,68 @@
+"""A fleet replica's scoring claims: written before its judge calls, read before it dispatches.
+
+A claim counts only while its owner is alive. A run claimed by another replica that is still a member of the
+fleet (in Keeper's member list as last seen, and a "joined" heartbeat in the store within three beats) is left
+to it; a run that has a score is left alone; a run whose claimant is gone and that has no score is taken up
+(the claimant was killed between its claim and its score, which would otherwise be lost). A judge call in flight
+when its replica's liveness lapses can still be made twice: once by the dead replica, once by its successor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from spanscore.fleet.coordinator import Fleet
+from spanscore.storage.fleet_records import Store
+from spanscore.storage.scoring_claims import Key, claim_states, session_records, write_claims
+
+
+class FleetClaims:
+    def __init__(self, store: Store, fleet: Fleet, instance: str, alive_window_s: float) -> None:
+        self._store = store
+        self._fleet = fleet
+        self.instance = instance
+        """This process (as in its heartbeats): its own claims never hold it back."""
+        self._alive_window_s = alive_window_s
+        self.written = 0
+
+    def alive(self, replica: str, heartbeat: bool) -> bool:
+        """Whether a claimant still counts: a live member (Keeper, as last seen) that beat lately."""
+        return heartbeat and replica in self._fleet.members()
+
+    def taken(self, keys: Sequence[Key]) -> dict[Key, str]:
+        """Of these keys: "scored" (a score exists), or "claimed" by another live process (one store read)."""
+        taken: dict[Key, str] = {}
+        for key, state in claim_states(self._store, keys, self._alive_window_s).items():
+            others = [c for c in state.claimants if c.instance != self.instance]
+            if state.scored:
+                taken[key] = "scored"
+            elif any(self.alive(c.replica, c.heartbeat) for c in others):
+                taken[key] = "claimed"
+        return taken
+
+    def owns_run(self, trace_id: str) -> bool:
+        return self._fleet.owns(f"trace:{trace_id}")
+
+    def claim(self, keys: Sequence[Key]) -> None:
+        """Record, and wait for the store to take, that this process scores these keys now."""
+        token = self._fleet.fence.token()
+        session, epoch = (token.session_id, token.member_zxid) if token is not None else (0, 0)
+        write_claims(self._store, keys, self._fleet.replica, self.instance, (session, epoch))
+        self.written += len(keys)
+
+    def claimant(self) -> dict[str, str]:
+        return {"replica": self._fleet.replica, "instance": self.instance}
+
+    def covered(self, session_ids: Sequence[str]) -> dict[str, set[str]]:
+        """Per session: the turns its recorded scorings covered, counting a record only while it holds.
+
+        A record holds once a session score followed it, or while its claimant is alive. A replica killed
+        between its record and its score leaves a record that no longer holds once it is gone: the session's
+        next owner scores those turns instead of taking them as covered (and losing the scoring).
+        """
+        covered: dict[str, set[str]] = {}
+        for session, records in session_records(self._store, session_ids, self._alive_window_s).items():
+            for record in records:
+                if not record.instance or record.scored_after or self.alive(record.replica, record.heartbeat):
+                    covered.setdefault(session, set()).update(record.turns)
+        return covered

@@ -1,0 +1,117 @@
+"""Scoring claims in the shared store: which replica is about to score a run, written before its judge call.
+
+A fleet replica killed after it stored a batch but before it acknowledged it leaves the exporter to send the
+batch again, to another replica, which assembles the same run. Without a claim that replica cannot tell the run
+is being judged already (the first replica's decisions and scores wait in its writers' buffers, or died with
+it), and judges it a second time. So a replica writes a claim row (``scoring_claims``, migration 0021) and waits
+for the store to take it before it calls a judge, and every replica reads the claims, the claimants' liveness
+(their heartbeats in ``fleet_heartbeats``) and whether a score exists, in one query per dispatch round.
+Blocking calls: run them in a thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from spanscore.storage.fleet_records import Store
+from spanscore.storage.reads.recovery import ID_BATCH
+from spanscore.storage.scored_runs import parse_stored_run
+
+_COLUMNS = ["At", "TraceId", "RunId", "Replica", "Instance", "Session", "Epoch"]
+Key = tuple[str, str]
+"""(trace id, run id) of a run; ('', session id) of a session."""
+
+
+@dataclass(frozen=True, slots=True)
+class Claimant:
+    replica: str
+    instance: str
+    heartbeat: bool
+    """Its process wrote a "joined" heartbeat within the window asked for."""
+
+
+@dataclass(slots=True)
+class ClaimState:
+    claimants: list[Claimant] = field(default_factory=list)
+    scored: bool = False
+    """A score row exists for the key (any rule, any status)."""
+
+
+def write_claims(store: Store, keys: Sequence[Key], replica: str, instance: str, token: tuple[int, int]) -> None:
+    """One row per key: this process (``instance`` of ``replica``, under fence ``token``) scores it now."""
+    if not keys:
+        return
+    now = datetime.now(UTC)
+    columns = [
+        [now] * len(keys), [k[0] for k in keys], [k[1] for k in keys], [replica] * len(keys),
+        [instance] * len(keys), [token[0]] * len(keys), [token[1]] * len(keys),
+    ]  # fmt: skip
+    store.client.insert(f"{store.database}.scoring_claims", columns, column_names=_COLUMNS, column_oriented=True)
+
+
+def claim_states(store: Store, keys: Sequence[Key], alive_within_s: float) -> dict[Key, ClaimState]:
+    """Per key that has a claim or a score: who claimed it, whether they beat lately, and whether it is scored."""
+    database = store.database
+    sql = (
+        "SELECT TraceId, RunId, Replica, Instance, Instance IN ("
+        f"  SELECT Instance FROM {database}.fleet_heartbeats"
+        "   WHERE At >= now64(3) - toIntervalMillisecond({ms:UInt64}) GROUP BY Instance HAVING argMax(Joined, At) = 1"
+        f") AS Beat, 0 AS Scored FROM {database}.scoring_claims"
+        " WHERE (TraceId, RunId) IN {keys:Array(Tuple(String, String))}"
+        " UNION ALL SELECT TraceId, RunId, '', '', 0, 1"
+        f" FROM {database}.scores WHERE TraceId IN {{traces:Array(String)}}"
+        " AND (TraceId, RunId) IN {keys:Array(Tuple(String, String))} GROUP BY TraceId, RunId"
+    )
+    unique = list(dict.fromkeys(keys))
+    states: dict[Key, ClaimState] = {}
+    for start in range(0, len(unique), ID_BATCH // 2):  # a key is two ids
+        batch = unique[start : start + ID_BATCH // 2]
+        traces = sorted({trace for trace, _ in batch})
+        params = {"keys": batch, "traces": traces, "ms": int(alive_within_s * 1000)}
+        for trace, run, replica, instance, beat, scored in store.internal_query(sql, params):
+            state = states.setdefault((str(trace), str(run)), ClaimState())
+            if scored:
+                state.scored = True
+            else:
+                state.claimants.append(Claimant(str(replica), str(instance), bool(beat)))
+    return states
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """A recorded scoring of a session (``session_record``): the turns it covered, and whether it still counts."""
+
+    turns: frozenset[str]
+    replica: str
+    instance: str
+    """Empty for a record written before claims (it counts, as it did)."""
+    heartbeat: bool
+    scored_after: bool
+    """A session score was written at or after the record: the scoring it announced was done."""
+
+
+def session_records(store: Store, session_ids: Sequence[str], alive_within_s: float) -> dict[str, list[SessionRecord]]:
+    """Per session: its recorded scorings, with whether each claimant beat lately and was followed by a score."""
+    database = store.database
+    sql = (
+        "SELECT r.RunId, r.Run, JSONExtractString(r.Run, 'replica'), JSONExtractString(r.Run, 'instance') AS Inst,"
+        f" Inst IN (SELECT Instance FROM {database}.fleet_heartbeats"
+        "   WHERE At >= now64(3) - toIntervalMillisecond({ms:UInt64}) GROUP BY Instance HAVING argMax(Joined, At) = 1),"
+        " r.Timestamp <= s.Scored"
+        f" FROM {database}.scored_runs AS r LEFT JOIN ("
+        f"  SELECT RunId, max(Timestamp) AS Scored FROM {database}.scores"
+        "   WHERE RunId IN {ids:Array(String)} AND Target = 'session' GROUP BY RunId"
+        ") AS s ON r.RunId = s.RunId"
+        " WHERE r.TraceId = '' AND r.RunId IN {ids:Array(String)} AND r.Target = 'session'"
+    )
+    ids = sorted(set(session_ids))
+    found: dict[str, list[SessionRecord]] = {}
+    for start in range(0, len(ids), ID_BATCH):
+        params = {"ids": ids[start : start + ID_BATCH], "ms": int(alive_within_s * 1000)}
+        for session, body, replica, instance, beat, scored in store.internal_query(sql, params):
+            turns = frozenset(str(turn) for turn in parse_stored_run(str(body)).get("turns") or ())
+            record = SessionRecord(turns, str(replica), str(instance), bool(beat), bool(scored))
+            found.setdefault(str(session), []).append(record)
+    return found
