@@ -78,7 +78,9 @@ async def _on_the_local_share_after_a_cut(
         cut()
         await asyncio.sleep(SESSION_TIMEOUT_S + MARGIN_S)
         state = service.metrics()
-        assert state["fleet_budget_local_share"] == 1.0, {k: v for k, v in state.items() if k.startswith("fleet_")}
+        fleet_state = {k: v for k, v in state.items() if k.startswith("fleet_")}
+        assert state["fleet_budget_local_share"] == 1.0, fleet_state
+        assert state["fleet_keeper_connected"] == 0.0, fleet_state  # and it says it is degraded (/readyz, status)
     finally:
         heal()  # a Keeper client stopped while its connection is silent refuses to close
         await service.shutdown()
