@@ -81,6 +81,9 @@ class Fence:
         self._lease_until = 0.0
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self.proven_at: float | None = None
+        """When (``lease_clock``) the last round trip that proved the session was sent: Keeper cannot have ended
+        the session before ``session_timeout_s`` after it, and may have from then on."""
         self.renewals = 0
         self.refusals = 0
         """Grants asked for or checked while the fence said no (metrics: ``fleet_fence_refusals``)."""
@@ -159,6 +162,7 @@ class Fence:
                 log.info("fleet: fence token now session=%#x member_zxid=%d", session_id, token.member_zxid)
                 self._token, self._lease_until = token, 0.0
             self._lease_until = max(self._lease_until, sent + self._lease_s)
+            self.proven_at = sent if self.proven_at is None else max(self.proven_at, sent)
         self.renewals += 1
         return True
 

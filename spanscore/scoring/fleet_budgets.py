@@ -4,10 +4,14 @@
   left after the day's stored spend and every live replica's unspent holding, never before this replica has
   seen the member list.
 - **Session lost** (Keeper expired it, so the others reclaimed what it held): what it held unspent is given up.
-- **Cut from Keeper** for longer than ``fleet.session_timeout_s`` (or never reached since start): the **local
-  share**, at most ``1/fleet.expected_replicas`` of what the fleet had left (read from the shared store), so
-  judged runs go on; ``local_share`` is true, and /readyz, /metrics and ``spanscore status`` say so. When Keeper
-  answers again, the local share ends and leases resume from what is left.
+- **Cut from Keeper**: ``fleet.session_timeout_s`` after the last round trip that proved its session (the
+  fence's, ``proven_at``; from start when it never had one), the **local share**, at most
+  ``1/fleet.expected_replicas`` of what the fleet had left (read from the shared store), so judged runs go on;
+  ``local_share`` is true, and /readyz, /metrics and ``spanscore status`` say so. When Keeper answers again,
+  the local share ends and leases resume from what is left. The cut is counted from the proof, not from when
+  the Keeper client noticed it: through a partition the client says "connected" until its read timeout.
+  ``follow`` decides this on a task of its own (``FleetMember``), which makes no Keeper call, so a lease call
+  waiting on a silent Keeper cannot hold it back.
 - **Stop**: every holding is released, so the others can lease it at once.
 """
 
@@ -20,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
+from spanscore.fleet.fence import lease_clock
 from spanscore.fleet.leases import SLICES, registered, release, take_lease
 from spanscore.storage.reads.recovery import spend_since
 
@@ -34,16 +39,17 @@ class FleetBudgets:
         self._live = live
         self._fleet = fleet
         self._config = config
-        self._cut_since = time.monotonic()
-        """When this replica last had no Keeper session (start counts: it has none yet)."""
+        self._cut_since = lease_clock()
+        """From when this replica counts itself cut (``lease_clock``): its last proof of a session, or the last
+        moment it was connected without being a member (start counts: it has no session yet)."""
         self._losses = fleet.session_losses
         self._next_check = 0.0
         self.local_share = False
         self.leases_taken = 0
         self.leases_released = 0
 
-    async def round(self, members: list[str]) -> None:
-        """Once per member round: follow Keeper's state, then top up what runs low."""
+    async def follow(self) -> None:
+        """Follow Keeper's state (no Keeper call): forfeit a lost session's holdings, go on or off the local share."""
         engine = self._live.engine
         if self._fleet.session_losses != self._losses:  # the fleet reclaimed what this replica held
             self._losses = self._fleet.session_losses
@@ -51,11 +57,14 @@ class FleetBudgets:
                 budget = engine.budget(rule)
                 if budget is not None:
                     budget.forfeit()
+        if self._fleet.joined:  # connected with a member node: cut, if at all, since the fence's last proof
+            self._cut_since = max(self._cut_since, self._fleet.fence.proven_at or self._cut_since)
+        elif self._fleet.connected:  # connected but no member yet (joining, or waiting for its name)
+            self._cut_since = lease_clock()
         if not self._fleet.connected:
-            if not self.local_share and time.monotonic() - self._cut_since >= self._config.session_timeout_s:
+            if not self.local_share and lease_clock() - self._cut_since >= self._config.session_timeout_s:
                 await self._go_local()
             return
-        self._cut_since = time.monotonic()
         if self.local_share:
             self.local_share = False
             for rule in engine.budget_rules():
@@ -63,8 +72,10 @@ class FleetBudgets:
                 if budget is not None:
                     budget.forfeit()  # the local allowance ends; leases resume from what the fleet has left
             log.warning("fleet: Keeper answers again; judge budgets leave the local share and lease again")
-        if self._fleet.joined and members:
-            await self.top_up(members)
+
+    def may_lease(self, members: list[str]) -> bool:
+        """Whether a lease round may go to Keeper now: a member, proven live lately, not on the local share."""
+        return bool(members) and self._fleet.joined and self._fleet.fence.live() and not self.local_share
 
     async def _go_local(self) -> None:
         engine = self._live.engine
@@ -78,7 +89,7 @@ class FleetBudgets:
         log.warning(
             "fleet: no Keeper session for %.0f s: judge budgets on the local share, at most 1/%d "
             "(fleet.expected_replicas) of what the fleet has left today each",
-            time.monotonic() - self._cut_since,
+            lease_clock() - self._cut_since,
             expected,
         )
 

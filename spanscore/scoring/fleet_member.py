@@ -35,6 +35,7 @@ last membership stays in force, so owners and shares hold still until it answers
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Sequence
@@ -79,6 +80,7 @@ class FleetMember:
         self._seen: dict[tuple[str, str], float] = {}
         """(session id, run id) turns already taken up, with when: a forgotten scored session stays scored."""
         self._background = Background("fleet-member")
+        self._budget_state = Background("fleet-budget-state")
         self._wake = asyncio.Event()
         self._loop_ref: asyncio.AbstractEventLoop | None = None
         self.turns_taken = 0
@@ -174,9 +176,11 @@ class FleetMember:
     async def start(self) -> None:
         self._loop_ref = asyncio.get_running_loop()
         self._background.start(self._loop)
+        self._budget_state.start(self._follow_budgets)
 
     async def shutdown(self) -> None:
         await self._background.stop()
+        await self._budget_state.stop()
 
     async def _loop(self) -> None:
         """Each step on its own (``FleetSteps``): one that fails is retried next round, and the others still run."""
@@ -314,8 +318,17 @@ class FleetMember:
             del self._seen[key]
 
     async def top_up_leases(self) -> None:
-        """Budgets: lease slices, or the local share without Keeper (``scoring.fleet_budgets``)."""
-        await self.budgets.round(self._members)
+        """Budgets: lease slices while a member (``scoring.fleet_budgets``; the local share is ``_follow_budgets``)."""
+        if self.budgets.may_lease(self._members):
+            await self.budgets.top_up(self._members)
+
+    async def _follow_budgets(self) -> None:
+        """The budgets' Keeper state, on a task of its own: no Keeper call in a member round can hold it back."""
+        tick = min(0.25, self._config.session_timeout_s / 8)
+        while not self._budget_state.stopping.is_set():
+            await self._steps.run("budget state", self.budgets.follow)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._budget_state.stopping.wait(), tick)
 
     @property
     def local_share(self) -> bool:

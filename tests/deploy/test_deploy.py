@@ -148,10 +148,11 @@ def test_every_k8s_document_has_api_version_kind_and_metadata() -> None:
 
 def test_deployments_select_their_own_pods_and_services_find_them() -> None:
     docs = k8s_documents()
-    for deployment in (d for d in docs if d["kind"] == "Deployment"):
-        labels = deployment["spec"]["template"]["metadata"]["labels"]
-        assert deployment["spec"]["selector"]["matchLabels"].items() <= labels.items()
-    pods = {d["metadata"]["name"]: d["spec"]["template"] for d in docs if d["kind"] == "Deployment"}
+    workloads = [d for d in docs if d["kind"] in ("Deployment", "StatefulSet")]
+    for workload in workloads:
+        labels = workload["spec"]["template"]["metadata"]["labels"]
+        assert workload["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    pods = {d["metadata"]["name"]: d["spec"]["template"] for d in workloads}
     for service in (d for d in docs if d["kind"] == "Service"):
         matching = [
             name
@@ -165,7 +166,7 @@ def test_deployments_select_their_own_pods_and_services_find_them() -> None:
 
 
 def test_spanscore_runs_several_replicas_with_config_and_secret_references(tmp_path: Path) -> None:
-    deployment = find("Deployment", "spanscore")
+    deployment = find("StatefulSet", "spanscore")
     assert deployment["spec"]["replicas"] >= 2
     pod = deployment["spec"]["template"]["spec"]
     container = pod["containers"][0]
@@ -181,7 +182,7 @@ def test_spanscore_runs_several_replicas_with_config_and_secret_references(tmp_p
             continue
         if "fieldRef" in variable["valueFrom"]:  # the pod's own name: each replica's name in the fleet
             assert variable["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
-            environ[variable["name"]] = "spanscore-6d8f9c7b5-x2k4q"
+            environ[variable["name"]] = "spanscore-1"
             continue
         ref = variable["valueFrom"]["secretKeyRef"]
         assert ref["name"] == secret["metadata"]["name"] and ref["key"] in secret["stringData"]
@@ -201,7 +202,7 @@ def test_spanscore_runs_several_replicas_with_config_and_secret_references(tmp_p
     assert config.collector.grpc.host == "0.0.0.0" and config.collector.grpc.port == 4317
     # The replicas are one fleet: coordinated through Keeper, each under its pod's name (#28).
     assert config.fleet is not None and config.fleet.keeper == filled["SPANSCORE_FLEET__KEEPER"]
-    assert config.fleet.replica_name() == "spanscore-6d8f9c7b5-x2k4q"
+    assert config.fleet.replica_name() == "spanscore-1"  # a StatefulSet pod's: kept when replaced
     # Keeper's nodes admit only the fleet's credential, generated into the Secret (#36 item 15).
     assert config.fleet.credential(filled) == tuple(filled["FLEET_KEEPER_AUTH"].split(":", 1))
     assert config.storage.query_dsn.startswith("clickhouse://spanscore_query:")
@@ -219,7 +220,7 @@ def test_one_job_migrates_and_the_replicas_only_check(tmp_path: Path) -> None:
     local.write_text(config_map["data"]["spanscore.yaml"], encoding="utf-8")
     assert load_config(local, environ={}).storage.migrate is False
     job = find("Job", "spanscore-migrate")["spec"]["template"]["spec"]
-    deployment = find("Deployment", "spanscore")["spec"]["template"]["spec"]
+    deployment = find("StatefulSet", "spanscore")["spec"]["template"]["spec"]
     assert job["containers"][0]["args"] == ["migrate", "-c", "/etc/spanscore/spanscore.yaml"]
     assert job["containers"][0]["image"] == deployment["containers"][0]["image"]
     assert job["volumes"][0]["configMap"]["name"] == "spanscore-config"
@@ -239,10 +240,13 @@ def test_data_directory_is_a_writable_volume_never_the_config_mount(tmp_path: Pa
     compose = load_yaml(DEPLOY / "compose.yaml")
     assert "spanscore-data:/var/lib/spanscore" in compose["services"]["spanscore"]["volumes"]
     assert "spanscore-data" in compose["volumes"]
-    pod = find("Deployment", "spanscore")["spec"]["template"]["spec"]
-    mounts = {m["mountPath"]: m for m in pod["containers"][0]["volumeMounts"]}
+    workload = find("StatefulSet", "spanscore")
+    mounts = {m["mountPath"]: m for m in workload["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]}
     assert mounts["/etc/spanscore"]["readOnly"] is True
     assert not mounts["/var/lib/spanscore"].get("readOnly", False)
+    # The data directory, and so the spool in it, is each pod's own claim (#36 item 15).
+    claims = {t["metadata"]["name"] for t in workload["spec"]["volumeClaimTemplates"]}
+    assert mounts["/var/lib/spanscore"]["name"] in claims
 
 
 def test_one_image_name_everywhere_with_build_and_push_steps() -> None:
@@ -250,7 +254,7 @@ def test_one_image_name_everywhere_with_build_and_push_steps() -> None:
     names |= {
         c["image"]
         for d in k8s_documents()
-        if d["kind"] in ("Deployment", "Job")
+        if d["kind"] in ("Deployment", "StatefulSet", "Job")
         for c in d["spec"]["template"]["spec"]["containers"]
         if not c["image"].startswith("otel/")
     }
@@ -422,8 +426,9 @@ def test_the_shipped_replicas_acknowledge_only_what_outlives_a_pod(tmp_path: Pat
     Every configuration the deployment ships either keeps the spool on storage that outlives the pod (a
     persistent volume) or acknowledges after the insert.
     """
-    pod = find("Deployment", "spanscore")["spec"]["template"]["spec"]
-    spool_volume = next(v for v in pod["volumes"] if v["name"] == "data")
+    workload = find("StatefulSet", "spanscore")
+    volumes = [*workload["spec"]["template"]["spec"]["volumes"], *workload["spec"]["volumeClaimTemplates"]]
+    spool_volume = next(v for v in volumes if v.get("name", v.get("metadata", {}).get("name")) == "data")
     shipped = yaml.safe_load(find("ConfigMap", "spanscore-config")["data"]["spanscore.yaml"])
     path = tmp_path / "k8s.yaml"
     path.write_text(yaml.safe_dump(shipped), encoding="utf-8")
@@ -473,7 +478,7 @@ def test_the_shipped_rules_pass_healthy_runs(tmp_path: Path) -> None:
 
 def test_the_replicas_keep_a_disruption_budget_a_readiness_probe_on_readyz_and_keeper_acls() -> None:
     """#36 item 15: Keeper's nodes closed by a generated credential, one replica down at a time, ready when whole."""
-    deployment = find("Deployment", "spanscore")
+    deployment = find("StatefulSet", "spanscore")
     budget = find("PodDisruptionBudget", "spanscore")
     assert budget["apiVersion"] == "policy/v1"
     labels = deployment["spec"]["template"]["metadata"]["labels"]

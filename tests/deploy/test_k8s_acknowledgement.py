@@ -97,6 +97,34 @@ def spooled_acknowledgements_that_die_with_a_pod(docs: list[dict[str, Any]], tmp
     return found
 
 
+def spools_that_die_with_a_pod(docs: list[dict[str, Any]], tmp: Path) -> list[str]:
+    """Each served container whose spool is not on a claim of its own, whatever it acknowledges.
+
+    Under ``acknowledge: stored`` the spool still holds what was acknowledged after a failed insert, and the
+    scores and decisions spooled on their way to the store: a replaced pod must find them to replay them.
+    """
+    found = []
+    for workload in (d for d in docs if d["kind"] in WORKLOADS):
+        name = f"{workload['kind']}/{workload['metadata']['name']}"
+        pod = workload["spec"]["template"]["spec"]
+        claims = {t["metadata"]["name"] for t in workload["spec"].get("volumeClaimTemplates", [])}
+        for container in pod["containers"]:
+            config = _served_config(container, pod, docs, tmp)
+            if config is None:
+                continue
+            spool = config.storage.spool_dir
+            mount = _mount_over(spool, container.get("volumeMounts", []))
+            if mount is None:
+                found.append(f"{name}: its spool {spool} is on the container's own filesystem")
+            elif workload["kind"] != "StatefulSet" or mount["name"] not in claims:
+                volume = next((v for v in pod.get("volumes", []) if v["name"] == mount["name"]), {})
+                kind = next((k for k in volume if k != "name"), "no volume")
+                found.append(f"{name}: its spool {spool} is on volume {mount['name']!r} ({kind}), not a claim per pod")
+            elif workload["spec"].get("persistentVolumeClaimRetentionPolicy", {}).get("whenScaled") == "Delete":
+                found.append(f"{name}: scaling down deletes the claim holding its spool {spool} before it is replayed")
+    return found
+
+
 def _with_acknowledge(docs: list[dict[str, Any]], line: str) -> list[dict[str, Any]]:
     """The manifests with the ConfigMap's ``acknowledge:`` line replaced by ``line`` ("" drops it: the default)."""
     changed = copy.deepcopy(docs)
@@ -107,19 +135,22 @@ def _with_acknowledge(docs: list[dict[str, Any]], line: str) -> list[dict[str, A
     return changed
 
 
-def _as_stateful_set(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The spanscore Deployment as a StatefulSet whose spool volume is a claim per pod."""
+def _as_deployment_on_an_empty_dir(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The spanscore StatefulSet as the Deployment it was before #36: its spool volume an emptyDir per pod."""
     changed = copy.deepcopy(docs)
-    workload = next(d for d in changed if d["kind"] == "Deployment" and d["metadata"]["name"] == "spanscore")
-    workload["kind"] = "StatefulSet"
-    pod = workload["spec"]["template"]["spec"]
-    pod["volumes"] = [v for v in pod["volumes"] if v["name"] != "data"]
-    workload["spec"]["volumeClaimTemplates"] = [
-        {
-            "metadata": {"name": "data"},
-            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "2Gi"}}},
-        }
-    ]
+    workload = next(d for d in changed if d["kind"] == "StatefulSet" and d["metadata"]["name"] == "spanscore")
+    workload["kind"] = "Deployment"
+    for key in ("serviceName", "podManagementPolicy", "updateStrategy", "persistentVolumeClaimRetentionPolicy"):
+        workload["spec"].pop(key, None)
+    workload["spec"].pop("volumeClaimTemplates")
+    workload["spec"]["template"]["spec"]["volumes"].append({"name": "data", "emptyDir": {"sizeLimit": "2Gi"}})
+    return changed
+
+
+def _with_claims_deleted_on_scale_down(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    changed = copy.deepcopy(docs)
+    workload = next(d for d in changed if d["kind"] == "StatefulSet" and d["metadata"]["name"] == "spanscore")
+    workload["spec"]["persistentVolumeClaimRetentionPolicy"] = {"whenDeleted": "Retain", "whenScaled": "Delete"}
     return changed
 
 
@@ -133,9 +164,15 @@ def test_the_shipped_deployment_acknowledges_nothing_it_keeps_only_on_an_ephemer
 @pytest.mark.parametrize(
     ("change", "problem"),
     [
-        (lambda docs: _with_acknowledge(docs, "acknowledge: spooled"), r"Deployment/spanscore .* 'data' \(emptyDir\)"),
-        (lambda docs: _with_acknowledge(docs, ""), r"Deployment/spanscore .* 'data' \(emptyDir\)"),
-        (lambda docs: _as_stateful_set(_with_acknowledge(docs, "acknowledge: spooled")), None),
+        (
+            lambda docs: _as_deployment_on_an_empty_dir(_with_acknowledge(docs, "acknowledge: spooled")),
+            r"Deployment/spanscore .* 'data' \(emptyDir\)",
+        ),
+        (
+            lambda docs: _as_deployment_on_an_empty_dir(_with_acknowledge(docs, "")),
+            r"Deployment/spanscore .* 'data' \(emptyDir\)",
+        ),
+        (lambda docs: _with_acknowledge(docs, "acknowledge: spooled"), None),
     ],
     ids=["spooled-on-emptydir", "default-on-emptydir", "spooled-on-a-claim-per-pod"],
 )
@@ -145,3 +182,39 @@ def test_the_check_tells_an_ephemeral_spool_from_a_claim(tmp_path: Path, change:
         assert found == []
     else:
         assert len(found) == 1 and re.search(problem, found[0]), found
+
+
+def test_every_shipped_spool_is_on_a_volume_that_outlives_its_pod(tmp_path: Path) -> None:
+    """#36 item 15: a replaced pod replays its predecessor's spool only if the spool is on that pod's own claim."""
+    assert spools_that_die_with_a_pod(shipped(), tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (
+            _as_deployment_on_an_empty_dir,
+            r"^Deployment/spanscore: its spool /var/lib/spanscore/spool is on volume 'data'",
+        ),
+        (_with_claims_deleted_on_scale_down, r"^StatefulSet/spanscore: scaling down deletes the claim"),
+    ],
+    ids=["deployment-on-emptydir", "claims-deleted-on-scale-down"],
+)
+def test_the_spool_check_bites(tmp_path: Path, change: Any, problem: str) -> None:
+    found = spools_that_die_with_a_pod(change(shipped()), tmp_path)
+    assert len(found) == 1 and re.search(problem, found[0]), found
+
+
+def test_a_replaced_pod_keeps_its_name_its_claim_and_its_fleet_name() -> None:
+    """The spool is replayed by the pod that mounts its claim; only a StatefulSet gives that pod the same name."""
+    workload = next(d for d in shipped() if d["kind"] == "StatefulSet" and d["metadata"]["name"] == "spanscore")
+    headless = next(
+        d for d in shipped() if d["kind"] == "Service" and d["metadata"]["name"] == workload["spec"]["serviceName"]
+    )
+    assert headless["spec"]["clusterIP"] == "None"
+    assert headless["spec"]["selector"].items() <= workload["spec"]["template"]["metadata"]["labels"].items()
+    container = workload["spec"]["template"]["spec"]["containers"][0]
+    replica = next(e for e in container["env"] if e["name"] == "SPANSCORE_FLEET__REPLICA")
+    assert replica["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+    (claim,) = workload["spec"]["volumeClaimTemplates"]
+    assert claim["spec"]["accessModes"] == ["ReadWriteOnce"]

@@ -66,7 +66,7 @@ def test_every_k8s_document_matches_the_kubernetes_schema(version: str) -> None:
     ],
 )
 def test_a_broken_deployment_fails_the_kubernetes_schema(breaks: Callable[[dict[str, Any]], object]) -> None:
-    deployment = copy.deepcopy(find("Deployment", "spanscore"))
+    deployment = copy.deepcopy(find("StatefulSet", "spanscore"))
     breaks(deployment)
     assert k8s_problems(deployment, K8S_VERSIONS[-1])
 
@@ -357,4 +357,5 @@ def test_a_broken_collector_config_is_caught(breaks: Callable[[dict[str, Any]], 
 def test_the_checks_read_the_deployed_files() -> None:
     """Guards the guards: the files exist where the checks look, and hold what they expect."""
     assert Path(DASHBOARD).is_file()
-    assert {d["kind"] for d in k8s_documents()} >= {"Deployment", "Service", "ConfigMap", "Job", "Namespace"}
+    kinds = {"Deployment", "StatefulSet", "Service", "ConfigMap", "Job", "Namespace"}
+    assert {d["kind"] for d in k8s_documents()} >= kinds

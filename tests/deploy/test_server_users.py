@@ -139,7 +139,7 @@ def test_the_k8s_job_migrates_and_the_replicas_serve_as_the_deploy_users(
     migrated = _run(["migrate", "-c", str(config)], {**_base(tmp_path), **_k8s_environment(job, fill)}, tmp_path)
     assert migrated.returncode == 0, migrated.stderr[-3000:]
     assert "is up to date" in migrated.stdout
-    container = find("Deployment", "spanscore")["spec"]["template"]["spec"]["containers"][0]
+    container = find("StatefulSet", "spanscore")["spec"]["template"]["spec"]["containers"][0]
     environ, api = _on_loopback({**_base(tmp_path), **_k8s_environment(container, fill)}, tmp_path)
     assert _serves(environ, config, api, tmp_path) == ""
 
