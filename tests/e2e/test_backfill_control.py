@@ -21,6 +21,7 @@ from spanscore.offline.backfill import BackfillProgress, backfill
 from spanscore.sampling.rules import RuleConfig
 from spanscore.server.service import Service
 
+RUNS = 30_000
 RULE = RuleConfig.model_validate({"name": "offline", "sample": 1.0, "scorers": ["completeness"]})
 
 
@@ -79,7 +80,8 @@ def test_ctrl_c_on_cli_cancels_on_the_service(tmp_path: Path) -> None:
     config = _write_config(tmp_path, api_port, _free_port(), _free_port())
     store = ClickHouseStore(f"chdb://{tmp_path / 'store'}", "backfill_cli")
     store.open()
-    store.insert_spans_sync([_span(i) for i in range(6000)])
+    # 30,000 runs: with 6,000 the backfill once finished at load 9-13 before the CLI's cancel reached it
+    store.insert_spans_sync([_span(i) for i in range(RUNS)])
     store.close()
     service = _start(config)
     try:
@@ -95,7 +97,7 @@ def test_ctrl_c_on_cli_cancels_on_the_service(tmp_path: Path) -> None:
         assert client.returncode == 130, stderr
         status = _wait_status(api_port, lambda s: s.get("backfill_finished") == 1.0)
         assert status["backfill_cancelled"] == 1.0
-        assert status["backfill_done"] < status["backfill_total"] == 6000
+        assert status["backfill_done"] < status["backfill_total"] == RUNS
     finally:
         service.send_signal(signal.SIGTERM)
         service.wait(timeout=60)
