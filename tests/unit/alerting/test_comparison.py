@@ -105,8 +105,8 @@ def test_difference_under_unequal_sampling_rates_matches_the_regression_slope(se
 
 def test_holm_rejects_what_statsmodels_rejects() -> None:
     rng = random.Random(3)
-    for _ in range(200):
-        p_values = {f"s{i}": rng.random() ** 3 for i in range(rng.randint(1, 6))}
+    for _ in range(40):  # statsmodels takes ~30 ms a call: 200 cases took 187 s at load 18
+        p_values = {f"s{i}": rng.random() ** 3 for i in range(rng.randint(1, 10))}
         expected = multipletests(list(p_values.values()), alpha=0.05, method="holm")[0]
         assert list(holm(p_values, 0.05).values()) == [bool(e) for e in expected]
 
