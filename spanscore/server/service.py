@@ -216,7 +216,10 @@ class Service:
             await _close_judge_workers(self.judge)
         await self.alerting.shutdown()
         if self.fleet is not None:
-            await asyncio.get_running_loop().run_in_executor(None, self.fleet.leave)
+            try:
+                await asyncio.get_running_loop().run_in_executor(None, self.fleet.leave)
+            except Exception:
+                log.exception("leaving the fleet failed")  # the store and workers still close below
         await asyncio.get_running_loop().run_in_executor(None, self.ingest.workers.close)
         await asyncio.get_running_loop().run_in_executor(None, self.store.close)
         self._stopped.set()
