@@ -3,8 +3,14 @@
 A batch sent again after its first replica was killed before its acknowledgement (or answered late) reaches
 another replica, which assembles the same run. Before deciding, the dispatcher asks the store once per round
 (``SessionFence.taken``): a run already scored is dropped; a run claimed by another replica that is still alive
-waits here; once that replica is gone and no score came, the replica that owns the run's trace dispatches it
-(the others drop it: a lost replica's runs are their trace owner's, as ``fleet_lost_runs`` takes them).
+waits here; once that replica is gone and no score came, the replica that owns the run's trace dispatches it.
+
+A run is never dropped while its claimant's fate settles. The claim stops counting when the claimant's
+heartbeats lapse (three beats), which can be seconds before Keeper ends its session and the member list (so the
+trace ring) moves its traces to the survivors: a run seen unclaimed but owned elsewhere keeps waiting. A
+survivor that does not own it takes it up after ``ORPHAN_GRACE_S`` without a claim or score from anyone: the
+owner may never have received the batch (it went to the dead replica and to this one), and an owner that did
+would have claimed it long before.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from spanscore.scoring.subject import Subject
@@ -24,6 +30,8 @@ Pair = tuple[Subject, bool]
 WAIT_S = 900.0
 """How long a run claimed by a live replica is watched: longer than any judge call with its retries."""
 MAX_WAITING = 20_000
+ORPHAN_GRACE_S = 30.0
+"""How long a run unclaimed by anyone alive waits for its trace's owner (if not this replica) to take it up."""
 
 
 class Claims(Protocol):
@@ -33,8 +41,11 @@ class Claims(Protocol):
 
 
 class ClaimCheck:
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
         self.waiting: dict[Key, tuple[Pair, float]] = {}
+        self.unclaimed_since: dict[Key, float] = {}
+        """Waiting runs no live replica claims any more, since when (the owner's grace runs from then)."""
         self.left_to_others = 0
         """Ready runs not dispatched here: scored already, or claimed by another live replica."""
         self.taken_up = 0
@@ -58,7 +69,7 @@ class ClaimCheck:
             log.warning("fleet: scoring claims not read, %d runs dispatched unchecked: %s", len(keys), exc)
             return subjects
         kept = []
-        now = time.monotonic()
+        now = self._clock()
         for pair in subjects:
             state = None if pair[1] else taken.get(_key(pair[0]))
             if state is None:
@@ -71,23 +82,30 @@ class ClaimCheck:
 
     async def due(self, claims: Claims) -> list[Pair]:
         """The waiting runs whose claimant is gone without a score and whose trace this replica owns."""
-        now = time.monotonic()
+        now = self._clock()
         for key in [k for k, (_, since) in self.waiting.items() if now - since > WAIT_S]:
-            del self.waiting[key]
+            self._forget(key)
         if not self.waiting:
             return []
         taken = await asyncio.to_thread(claims.taken, list(self.waiting))
         due = []
-        for key in [k for k in self.waiting if k not in taken]:
-            pair, _ = self.waiting.pop(key)
-            if claims.owns_run(key[0]):
-                due.append(pair)
-        for key in [k for k, state in taken.items() if state == "scored" and k in self.waiting]:
-            del self.waiting[key]
+        for key in list(self.waiting):
+            state = taken.get(key)
+            if state == "scored":
+                self._forget(key)
+            elif state == "claimed":
+                self.unclaimed_since.pop(key, None)  # claimed again (the owner took it up): its grace restarts
+            elif claims.owns_run(key[0]) or now - self.unclaimed_since.setdefault(key, now) > ORPHAN_GRACE_S:
+                due.append(self.waiting[key][0])
+                self._forget(key)
         if due:
             self.taken_up += len(due)
             log.info("fleet: taking up %d runs claimed by a replica that is gone without scoring them", len(due))
         return due
+
+    def _forget(self, key: Key) -> None:
+        del self.waiting[key]
+        self.unclaimed_since.pop(key, None)
 
 
 def _key(subject: Subject) -> Key:

@@ -67,8 +67,13 @@ def test_unknown_scorer_lists_the_scorers_with_data(store: ClickHouseStore) -> N
 
 
 def test_a_pass_fail_scorer_has_a_median_of_zero_or_one(store: ClickHouseStore) -> None:
-    """Issue #40 item 10: the column was the mean of the hours' medians (0.6667 for a 0/1 scorer over a day)."""
-    rows = [_row(i, hours_ago=i % 3 + 1, score=float(i % 3 != 0), sample_rate=1.0) for i in range(30)]
+    """Issue #40 item 10: the column was the mean of the hours' medians (0.6667 for a 0/1 scorer over a day).
+
+    An hour of ten 0s and two hours of fifteen 1s: however UTC midnight cuts the three hours into days, no day
+    holds as many 0s as 1s (a tie's median is 0.5 in any definition that interpolates: a CI run at 02:12 UTC
+    put ten 0s and ten 1s into one day when each hour had ten scores)."""
+    hours = [1] * 10 + [2] * 15 + [3] * 15
+    rows = [_row(i, hours_ago=hour, score=float(hour != 1), sample_rate=1.0) for i, hour in enumerate(hours)]
     store.insert_scores_sync(rows)
     data = json.loads(trend(store.query_sync, "faithfulness", "1d", "day", "json"))
     assert {float(bucket["p50"]) for bucket in data} <= {0.0, 1.0}
