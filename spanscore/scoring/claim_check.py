@@ -2,8 +2,11 @@
 
 A batch sent again after its first replica was killed before its acknowledgement (or answered late) reaches
 another replica, which assembles the same run. Before deciding, the dispatcher asks the store once per round
-(``SessionFence.taken``): a run already scored is dropped; a run claimed by another replica that is still alive
-waits here; once that replica is gone and no score came, the replica that owns the run's trace dispatches it.
+(``SessionFence.taken``): a run this process scored already is dropped; a run claimed by another replica that is
+still alive waits here (it may still be judging the rest of it); once that replica is gone, the replica that owns
+the run's trace dispatches what has no score yet.
+A run whose claimant died after some of its scores were stored (a code scorer's, one rule of two) goes on
+without those: only the (rule, scorer) pairs with no score are judged here (``Subject.done``).
 
 A run is never dropped while its claimant's fate settles. The claim stops counting when the claimant's
 heartbeats lapse (three beats), which can be seconds before Keeper ends its session and the member list (so the
@@ -16,9 +19,11 @@ would have claimed it long before.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from spanscore.scoring.subject import Subject
@@ -34,8 +39,20 @@ ORPHAN_GRACE_S = 30.0
 """How long a run unclaimed by anyone alive waits for its trace's owner (if not this replica) to take it up."""
 
 
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """What the store says of a run another process may have had: claimed by a live one, or scored in part."""
+
+    claimed: bool
+    """Another live process claims it (it may have stored some of its scores): leave it to that process."""
+    settled: bool = False
+    """This process claimed and scored it already: nothing to do."""
+    done: frozenset[tuple[str, str]] = frozenset()
+    """(rule, scorer) pairs with a stored score; with no live claimant, the rest are this process's to judge."""
+
+
 class Claims(Protocol):
-    def taken(self, keys: Sequence[Key]) -> Mapping[Key, str]: ...
+    def taken(self, keys: Sequence[Key]) -> Mapping[Key, Taken]: ...
 
     def owns_run(self, trace_id: str) -> bool: ...
 
@@ -47,14 +64,14 @@ class ClaimCheck:
         self.unclaimed_since: dict[Key, float] = {}
         """Waiting runs no live replica claims any more, since when (the owner's grace runs from then)."""
         self.left_to_others = 0
-        """Ready runs not dispatched here: scored already, or claimed by another live replica."""
+        """Ready runs not dispatched here: settled already, or claimed by another live replica."""
         self.taken_up = 0
-        """Runs claimed by a replica that died without a score, dispatched here."""
+        """Runs claimed by a replica that died before all their scores were stored, dispatched here."""
         self.failures = 0
         """Claim reads or writes the store refused (the runs went on unchecked)."""
 
     async def not_taken(self, claims: Claims, subjects: list[Pair]) -> list[Pair]:
-        """The subjects no other live replica claimed and none scored; those claimed wait (one store read).
+        """The subjects to decide here, without their scored (rule, scorer) pairs; those claimed wait (one read).
 
         Rescores were decided on purpose. When the store cannot be read, the runs go on unchecked (a possible
         second judge call rather than a lost run).
@@ -74,14 +91,20 @@ class ClaimCheck:
             state = None if pair[1] else taken.get(_key(pair[0]))
             if state is None:
                 kept.append(pair)
-                continue
-            self.left_to_others += 1
-            if state == "claimed" and len(self.waiting) < MAX_WAITING:
-                self.waiting[_key(pair[0])] = (pair, now)
+            elif not state.claimed and not state.settled:
+                kept.append(_without(pair, state.done))  # scored in part by a process now gone
+            else:
+                self.left_to_others += 1
+                if state.claimed and len(self.waiting) < MAX_WAITING:
+                    self.waiting[_key(pair[0])] = (pair, now)
         return kept
 
     async def due(self, claims: Claims) -> list[Pair]:
-        """The waiting runs whose claimant is gone without a score and whose trace this replica owns."""
+        """The waiting runs whose claimant is gone before all their scores were stored, and that fall to this replica.
+
+        A run falls to the replica that owns its trace, or to this one after ``ORPHAN_GRACE_S`` without a live
+        claim; the (rule, scorer) pairs with a stored score are left out.
+        """
         now = self._clock()
         for key in [k for k, (_, since) in self.waiting.items() if now - since > WAIT_S]:
             self._forget(key)
@@ -91,12 +114,12 @@ class ClaimCheck:
         due = []
         for key in list(self.waiting):
             state = taken.get(key)
-            if state == "scored":
+            if state is not None and state.settled:
                 self._forget(key)
-            elif state == "claimed":
+            elif state is not None and state.claimed:
                 self.unclaimed_since.pop(key, None)  # claimed again (the owner took it up): its grace restarts
             elif claims.owns_run(key[0]) or now - self.unclaimed_since.setdefault(key, now) > ORPHAN_GRACE_S:
-                due.append(self.waiting[key][0])
+                due.append(_without(self.waiting[key][0], state.done if state is not None else frozenset()))
                 self._forget(key)
         if due:
             self.taken_up += len(due)
@@ -110,3 +133,8 @@ class ClaimCheck:
 
 def _key(subject: Subject) -> Key:
     return (subject.run.trace_id, subject.run.run_id)
+
+
+def _without(pair: Pair, done: frozenset[tuple[str, str]]) -> Pair:
+    subject, rescore = pair
+    return (dataclasses.replace(subject, done=subject.done | done) if done else subject), rescore

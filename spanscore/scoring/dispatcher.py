@@ -25,7 +25,7 @@ from spanscore.runs.sessions import ReadySession, SessionTracker, with_history
 from spanscore.sampling.engine import RuleEngine
 from spanscore.scorers.base import Scorer, ScoreResult
 from spanscore.scorers.context_used import context_used
-from spanscore.scoring.claim_check import ClaimCheck
+from spanscore.scoring.claim_check import ClaimCheck, Taken
 from spanscore.scoring.config import ScoringConfig
 from spanscore.scoring.rows import decision_row, score_row
 from spanscore.scoring.subject import RuleRun, Subject, is_internal
@@ -69,8 +69,8 @@ class SessionFence(Protocol):
     def decided(self, trace_ids: Sequence[str]) -> dict[str, set[str]]:
         """Per trace: the subjects (run and span ids) any replica decided on (blocking: a store read)."""
 
-    def taken(self, keys: Sequence[tuple[str, str]]) -> Mapping[tuple[str, str], str]:
-        """Of these (trace id, run id) keys: "scored", or "claimed" by another live replica (one store read)."""
+    def taken(self, keys: Sequence[tuple[str, str]]) -> Mapping[tuple[str, str], Taken]:
+        """Of these (trace id, run id) keys, those claimed by a live process or scored in part (one store read)."""
 
     def owns_run(self, trace_id: str) -> bool:
         """Whether this replica owns the trace (it takes up a gone replica's claimed runs of it)."""
@@ -226,11 +226,16 @@ class Dispatcher:
                 decisions = rules.engine.decide_too_large(run, subject.too_large)
             else:
                 decisions = rules.engine.decide(run, rescore=rescore)
-            rows.extend(decision_row(d, subject, rule_version=rules.version) for d in decisions)
             for decision in decisions:
+                scorers = [
+                    s for s in rules.scorers.get(decision.rule, []) if (decision.rule, s.info.id) not in subject.done
+                ]
+                if not decision.sampled or scorers or not subject.done:
+                    rows.append(decision_row(decision, subject, rule_version=rules.version))
+                # else: every scorer of the rule was scored by a replica that died before the rest; its decision
+                # row (and any refinement of it) is that replica's
                 if not decision.sampled:
                     continue
-                scorers = rules.scorers.get(decision.rule, [])
                 if not scorers:
                     rules.engine.settle_run(decision.rule)  # nothing to run: release its budget reservation
                 book = RuleRun(decision, subject, outstanding=len(scorers), rule_version=rules.version)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from spanscore.fleet.coordinator import Fleet
+from spanscore.scoring.claim_check import Taken
 from spanscore.storage.fleet_records import Store
 from spanscore.storage.scoring_claims import Key, claim_states, session_records, write_claims
 
@@ -29,15 +30,21 @@ class FleetClaims:
         """Whether a claimant still counts: a live member (Keeper, as last seen) that beat lately."""
         return heartbeat and replica in self._fleet.members()
 
-    def taken(self, keys: Sequence[Key]) -> dict[Key, str]:
-        """Of these keys: "scored" (a score exists), or "claimed" by another live process (one store read)."""
-        taken: dict[Key, str] = {}
+    def taken(self, keys: Sequence[Key]) -> dict[Key, Taken]:
+        """Of these keys, those claimed by another live process, or scored in part, or by this one (one read).
+
+        A live claimant holds a run even when some of its scores are stored: it may still be judging the rest.
+        Scores with no live claimant are a gone replica's part: the rest is this replica's to judge.
+        """
+        taken: dict[Key, Taken] = {}
         for key, state in claim_states(self._store, keys, self._alive_window_s).items():
-            others = [c for c in state.claimants if c.instance != self.instance]
-            if state.scored:
-                taken[key] = "scored"
-            elif any(self.alive(c.replica, c.heartbeat) for c in others):
-                taken[key] = "claimed"
+            done = frozenset(state.done)
+            if any(c.instance != self.instance and self.alive(c.replica, c.heartbeat) for c in state.claimants):
+                taken[key] = Taken(claimed=True, done=done)
+            elif done and any(c.instance == self.instance for c in state.claimants):
+                taken[key] = Taken(claimed=False, settled=True, done=done)
+            elif done:
+                taken[key] = Taken(claimed=False, done=done)
         return taken
 
     def owns_run(self, trace_id: str) -> bool:

@@ -46,6 +46,7 @@ from spanscore.fleet.coordinator import Fleet
 from spanscore.fleet.fence import FenceToken, Grant
 from spanscore.fleet.handover import write_handover
 from spanscore.pipeline import Background
+from spanscore.scoring.claim_check import Taken
 from spanscore.scoring.fleet_budgets import FleetBudgets
 from spanscore.scoring.fleet_claims import FleetClaims
 from spanscore.scoring.fleet_lost_runs import LostRuns
@@ -137,7 +138,7 @@ class FleetMember:
     def decided(self, trace_ids: Sequence[str]) -> dict[str, set[str]]:
         return {trace: set(subjects) for trace, subjects in handled_runs(self._live.store, trace_ids).items()}
 
-    def taken(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    def taken(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Taken]:
         return self.claims.taken(keys)
 
     def owns_run(self, trace_id: str) -> bool:

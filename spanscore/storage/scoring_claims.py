@@ -35,8 +35,12 @@ class Claimant:
 @dataclass(slots=True)
 class ClaimState:
     claimants: list[Claimant] = field(default_factory=list)
-    scored: bool = False
-    """A score row exists for the key (any rule, any status)."""
+    done: set[tuple[str, str]] = field(default_factory=set)
+    """(rule, scorer) pairs with a score row for the key (any status)."""
+
+    @property
+    def scored(self) -> bool:
+        return bool(self.done)
 
 
 def write_claims(store: Store, keys: Sequence[Key], replica: str, instance: str, token: tuple[int, int]) -> None:
@@ -52,15 +56,15 @@ def write_claims(store: Store, keys: Sequence[Key], replica: str, instance: str,
 
 
 def claim_states(store: Store, keys: Sequence[Key], alive_within_s: float) -> dict[Key, ClaimState]:
-    """Per key that has a claim or a score: who claimed it, whether they beat lately, and whether it is scored."""
+    """Per key that has a claim or a score: who claimed it, whether they beat lately, and what is scored."""
     database = store.database
     sql = (
         "SELECT TraceId, RunId, Replica, Instance, Instance IN ("
         f"  SELECT Instance FROM {database}.fleet_heartbeats"
         "   WHERE At >= now64(3) - toIntervalMillisecond({ms:UInt64}) GROUP BY Instance HAVING argMax(Joined, At) = 1"
-        f") AS Beat, 0 AS Scored FROM {database}.scoring_claims"
+        f") AS Beat, CAST([], 'Array(Tuple(String, String))') AS Done FROM {database}.scoring_claims"
         " WHERE (TraceId, RunId) IN {keys:Array(Tuple(String, String))}"
-        " UNION ALL SELECT TraceId, RunId, '', '', 0, 1"
+        " UNION ALL SELECT TraceId, RunId, '', '', 0, groupUniqArray((toString(Rule), toString(Scorer)))"
         f" FROM {database}.scores WHERE TraceId IN {{traces:Array(String)}}"
         " AND (TraceId, RunId) IN {keys:Array(Tuple(String, String))} GROUP BY TraceId, RunId"
     )
@@ -70,12 +74,11 @@ def claim_states(store: Store, keys: Sequence[Key], alive_within_s: float) -> di
         batch = unique[start : start + ID_BATCH // 2]
         traces = sorted({trace for trace, _ in batch})
         params = {"keys": batch, "traces": traces, "ms": int(alive_within_s * 1000)}
-        for trace, run, replica, instance, beat, scored in store.internal_query(sql, params):
+        for trace, run, replica, instance, beat, done in store.internal_query(sql, params):
             state = states.setdefault((str(trace), str(run)), ClaimState())
-            if scored:
-                state.scored = True
-            else:
+            if replica:
                 state.claimants.append(Claimant(str(replica), str(instance), bool(beat)))
+            state.done.update((str(rule), str(scorer)) for rule, scorer in done)
     return states
 
 

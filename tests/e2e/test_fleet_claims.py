@@ -135,20 +135,45 @@ async def test_a_run_scored_by_a_replica_killed_before_its_ack_is_not_judged_aga
     assert judge.arrived == Counter({first.name: 1})
 
 
-async def test_a_run_claimed_by_a_replica_killed_mid_judge_call_is_judged_by_the_survivor(world: World) -> None:
-    """The other side: a claim counts only while its replica is alive. Its batch sent again reaches the survivor
-    while the claim still looks alive; once Keeper ended the killed replica's session, the survivor takes the
-    run up (a lost replica's orphan) and judges it: one score, no run lost."""
-    fleet, judge = await world("killed")
+class TwoRuleFleet(Fleet):
+    """The bench's fleet with a second rule on every run: a code scorer, stored at once, beside the judged one."""
+
+    def settings(self) -> dict[str, Any]:
+        settings = super().settings()
+        coded = {"name": "coded", "target": "run", "always": {"where": {"service.name": "support-bot"}},
+                 "scorers": ["completeness"]}  # fmt: skip
+        settings["rules"] = [*settings["rules"], coded]
+        return settings
+
+
+async def test_a_run_scored_in_part_by_a_replica_killed_mid_judge_call_gets_the_rest_from_the_survivor(
+    world: World,
+) -> None:
+    """A claim counts only while its replica is alive; two rules on one run. The first replica stored the code
+    scorer's score, then was killed in its judge call. Its batch sent again reaches the survivor while the claim
+    still looks alive; once the killed replica is gone, the survivor takes the run up and judges only what has no
+    score (one judge call), leaving the code score alone: it used to drop the run whole on finding a score.
+    (Also the run loss of a CI run: the survivor dropped a run it saw unclaimed while Keeper still gave its trace
+    to the dead replica.)"""
+    plain, judge = await world("partial")
+    fleet = TwoRuleFleet(
+        plain.name, plain.args, plain.base, plain.zookeeper_port, plain.dsn, judge, plain.receiver, plain.database
+    )
     first, second = await two_members(fleet)
-    judge.held.add(first.name)
-    spans = fleet.round(range(1))
-    assert await fleet._export(first, spans)
-    await until(lambda: _arrived(judge, first.name))
-    await first.kill()
-    assert await fleet._export(second, spans)
-    await until(lambda: _at_least(fleet, "SELECT count() FROM scores WHERE Rule = 'judged' AND Status = 'ok'", 1))
-    assert judge.arrived[second.name] == 1
+    try:
+        judge.held.add(first.name)
+        spans = fleet.round(range(1))
+        assert await fleet._export(first, spans)
+        await until(lambda: _arrived(judge, first.name))
+        await until(lambda: _at_least(fleet, "SELECT count() FROM scores WHERE Rule = 'coded'", 1))
+        await first.kill()
+        assert await fleet._export(second, spans)
+        await until(lambda: _at_least(fleet, "SELECT count() FROM scores WHERE Rule = 'judged' AND Status = 'ok'", 1))
+        assert judge.arrived[second.name] == 1
+        await asyncio.sleep(1.0)  # a second code score would be stored by now
+        assert await count(fleet, "SELECT count() FROM scores WHERE Rule = 'coded'") == 1
+    finally:
+        await fleet.stop()
 
 
 async def _arrived(judge: HeldJudge, replica: str) -> bool:
