@@ -78,6 +78,10 @@ class ClickHouseStore:
             # A Distributed table answers an insert once the rows are queued on the node that took it; an
             # acknowledged (or unspooled) batch must be on its shards, so the insert waits for them.
             self._insert_settings["distributed_foreground_insert"] = 1
+        # spanscore's own reads filter one table by a subquery on another (IN, JOIN); on a cluster both are
+        # Distributed, which the engine refuses by default as a double-distributed subquery: run such
+        # subqueries once on the node that asks and send their result to the shards (GLOBAL).
+        self._own_settings: dict[str, Any] = {"distributed_product_mode": "global"} if cluster else {}
         """Apply migrations on open; when false, only check that someone did (``spanscore migrate``)."""
         self._retention = (spans_ttl_days, scores_ttl_days)
         self.cluster = cluster
@@ -146,7 +150,7 @@ class ClickHouseStore:
         ``spanscore migrate`` stops here: it runs as the owner and never serves queries, so the query
         API's user (``storage.query_dsn``) is not its business.
         """
-        self._client = connect(self.dsn, self.database)
+        self._client = connect(self.dsn, self.database, self._own_settings or None)
         applied: list[int] = []
         if self.migrate_schema:
             applied = migrate(self._client, self.database, cluster=self.cluster)
@@ -170,7 +174,7 @@ class ClickHouseStore:
 
     def _connect_reader(self, settings: dict[str, Any]) -> Any:
         """A connection for reads whose limits and ``readonly`` come with it (see ``guard.engine_settings``)."""
-        reader = connect(self.query_dsn, self.database, settings)
+        reader = connect(self.query_dsn, self.database, {**self._own_settings, **settings})  # readonly stays last
         # Unqualified names in user queries resolve to spanscore's database.
         reader.database = self.database
         return reader
@@ -300,7 +304,7 @@ class ClickHouseStore:
         """The bulk lane's connection, made on first use in its own thread."""
         if self._bulk_client is None:
             self.client  # noqa: B018 - raises when the store is not open
-            self._bulk_client = connect(self.dsn, self.database)
+            self._bulk_client = connect(self.dsn, self.database, self._own_settings or None)
         return self._bulk_client
 
     # -- reads ----------------------------------------------------------------------------------

@@ -45,5 +45,10 @@ def test_inserts_wait_for_their_shards_on_a_cluster(
         inserts = _inserts(standin)
         assert inserts
         assert {settings.get("distributed_foreground_insert") for settings in inserts} == {wanted}
+        # And its own reads, whose IN and JOIN subqueries read a second Distributed table (global on a cluster).
+        standin.requests.clear()
+        store.internal_query("SELECT 1", {})
+        product = {request.settings.get("distributed_product_mode") for request in standin.requests}
+        assert product == {"global" if cluster else None}
     finally:
         store.close()
