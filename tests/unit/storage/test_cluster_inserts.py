@@ -33,10 +33,12 @@ def _inserts(standin: ClickHouseStandIn) -> list[dict[str, str]]:
 
 @pytest.mark.parametrize(("cluster", "wanted"), [("prod", "1"), (None, None)])
 def test_inserts_wait_for_their_shards_on_a_cluster(
-    standin: ClickHouseStandIn, cluster: str | None, wanted: str | None
+    standin: ClickHouseStandIn, chdb_dsn: str, cluster: str | None, wanted: str | None
 ) -> None:
     database = f"cluster_inserts_{cluster or 'none'}"
-    ClickHouseStore(standin.dsn("owner"), database, query_allow_writable=True).open_schema()
+    migrated = ClickHouseStore(chdb_dsn, database)  # the stand-in serves this embedded store: migrate it in process
+    migrated.open_schema()
+    migrated.close()
     store = ClickHouseStore(standin.dsn("owner"), database, cluster=cluster, migrate_schema=False)
     store.open_schema()
     try:
