@@ -12,9 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from spanscore.fleet.coordinator import Fleet
-from spanscore.scoring.claim_check import Taken
+from spanscore.scoring.claim_check import WAIT_S, Taken
 from spanscore.storage.fleet_records import Store
-from spanscore.storage.scoring_claims import Key, claim_states, session_records, write_claims
+from spanscore.storage.scoring_claims import (
+    Key,
+    claim_states,
+    session_records,
+    sessions_claimed_since_scored,
+    write_claims,
+)
 
 
 class FleetClaims:
@@ -59,6 +65,15 @@ class FleetClaims:
 
     def claimant(self) -> dict[str, str]:
         return {"replica": self._fleet.replica, "instance": self.instance}
+
+    def scoring_elsewhere(self, session_ids: Sequence[str]) -> set[str]:
+        """The sessions another live process claimed since their latest score: it is scoring them now."""
+        claims = sessions_claimed_since_scored(self._store, session_ids, self._alive_window_s, WAIT_S)
+        return {
+            session
+            for session, claimants in claims.items()
+            if any(c.instance != self.instance and self.alive(c.replica, c.heartbeat) for c in claimants)
+        }
 
     def covered(self, session_ids: Sequence[str]) -> dict[str, set[str]]:
         """Per session: the turns its recorded scorings covered, counting a record only while it holds.

@@ -245,6 +245,10 @@ class FleetMember:
         mine = [run for run in runs if run.session_id and self.owns_session(run.session_id)]
         covered = await asyncio.to_thread(self.claims.covered, [r.session_id or "" for r in mine])
         mine = [run for run in mine if run.run_id not in covered.get(run.session_id or "", ())]  # scored already
+        # Scored right now by its previous owner, whose record may still wait in its writer: left to it (its
+        # claim is stored before its judge call); taken up at the next change if that replica dies first.
+        busy = await asyncio.to_thread(self.claims.scoring_elsewhere, [r.session_id or "" for r in mine])
+        mine = [run for run in mine if run.session_id not in busy]
         taken = tracker.restore([run for run in mine if not tracker.holds(run.session_id or "")], time.time_ns())
         self.sessions_taken_over += taken
         log.info(
@@ -280,16 +284,20 @@ class FleetMember:
         return added
 
     async def _uncovered(self, keys: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
-        """The turn keys no recorded scoring covered: a finished session taken up is not reopened (a join)."""
+        """The turn keys no recorded scoring covered, of sessions no other live replica is scoring now.
+
+        A finished session taken up is not reopened (a join); one under way elsewhere waits for its record.
+        """
         candidates = {session for session, _, run in keys if (session, run) not in self._seen}
         owned = [session for session in candidates if self.owns_session(session)]
         covered = await asyncio.to_thread(self.claims.covered, owned) if owned else {}
+        busy = await asyncio.to_thread(self.claims.scoring_elsewhere, owned) if owned else set()
         now = time.monotonic()
         kept = []
         for session, trace, run in keys:
             if run in covered.get(session, ()):
                 self._seen.setdefault((session, run), now)
-            else:
+            elif session not in busy:  # a scoring under way elsewhere: asked again next round
                 kept.append((session, trace, run))
         return kept
 

@@ -82,6 +82,37 @@ def claim_states(store: Store, keys: Sequence[Key], alive_within_s: float) -> di
     return states
 
 
+def sessions_claimed_since_scored(
+    store: Store, session_ids: Sequence[str], alive_within_s: float, claimed_within_s: float
+) -> dict[str, list[Claimant]]:
+    """Per session: who claimed it in the last ``claimed_within_s`` and after its latest session score.
+
+    A session's claim is stored before its judge call, while its scoring record waits in the scored-run
+    writer's buffer: a new owner reads the claim to leave a scoring under way to the replica doing it. A claim
+    older than any judge call with its retries is not a scoring under way (one whose score was refused).
+    """
+    database = store.database
+    sql = (
+        "SELECT c.RunId, c.Replica, c.Instance, c.Instance GLOBAL IN ("
+        f"  SELECT Instance FROM {database}.fleet_heartbeats"
+        "   WHERE At >= now64(3) - toIntervalMillisecond({ms:UInt64}) GROUP BY Instance HAVING argMax(Joined, At) = 1"
+        f") FROM {database}.scoring_claims AS c LEFT JOIN ("
+        f"  SELECT RunId, max(Timestamp) AS Scored FROM {database}.scores"
+        "   WHERE Target = 'session' AND RunId IN {ids:Array(String)} GROUP BY RunId"
+        ") AS s ON c.RunId = s.RunId"
+        " WHERE c.TraceId = '' AND c.RunId IN {ids:Array(String)} AND c.At > s.Scored"
+        " AND c.At >= now64(3) - toIntervalMillisecond({within:UInt64})"
+    )
+    ids = sorted(set(session_ids))
+    found: dict[str, list[Claimant]] = {}
+    for start in range(0, len(ids), ID_BATCH):
+        params = {"ids": ids[start : start + ID_BATCH], "ms": int(alive_within_s * 1000)}
+        params["within"] = int(claimed_within_s * 1000)
+        for session, replica, instance, beat in store.internal_query(sql, params):
+            found.setdefault(str(session), []).append(Claimant(str(replica), str(instance), bool(beat)))
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class SessionRecord:
     """A recorded scoring of a session (``session_record``): the turns it covered, and whether it still counts."""
