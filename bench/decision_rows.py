@@ -5,11 +5,12 @@ fixture (tests/fixtures/traces: each ``*.traces.json`` with its ``*.logs.json``,
 decode them) through the live scoring stage in this process (``LiveScoring``: the run assembler on its own
 thread, the ready poller, the dispatcher, the rule engine, the code scorers), with ``RULES``: one that selects
 none of the runs, one by agent name, one by a root span attribute, one by model, one that samples half of all
-runs; each rule alone, then all five together (``RULE_SETS``). It then writes every decision row and every
-score row the stage handed to storage, sorted, one JSON line each, without the columns that hold wall-clock
-times (when a row was made, how long a scorer took). The dump is compared with
-tests/fixtures/decision_rows.golden, made from main's code before the change; any difference is printed and
-the command exits 1. ``--regenerate`` writes the golden instead.
+runs; each rule alone, then all five together (``RULE_SETS``). It then writes every decision row, score
+row and scored run (what the scorers were given) the stage handed to storage, sorted, one JSON line each,
+without the columns that hold wall-clock times (when a row was made, how long a scorer took). The dump is
+compared with tests/fixtures/decision_rows.golden, made from main's code before the change (``PYTHONPATH=<an
+exported main> python bench/decision_rows.py --regenerate``); any difference is printed and the command exits
+1. ``--regenerate`` writes the golden instead.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from spanscore.runs.config import RunsConfig
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scoring.config import ScoringConfig
 from spanscore.scoring.live import LiveScoring
+from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow
 
 REPO = Path(__file__).resolve().parent.parent
@@ -68,8 +70,8 @@ class _Rows:
     async def insert_decisions(self, rows: Sequence[DecisionRow]) -> None:
         self.rows.extend(("decision", dataclasses.asdict(row)) for row in rows)
 
-    async def insert_scored_runs(self, rows: Sequence[object]) -> None:
-        return None
+    async def insert_scored_runs(self, rows: Sequence[ScoredRunRow]) -> None:
+        self.rows.extend(("scored_run", dataclasses.asdict(row)) for row in rows)
 
 
 def fixture_names() -> list[Path]:
