@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from spanscore.records import LogRecord, SpanRecord
@@ -59,6 +59,15 @@ class ReadyRun:
     """The run's span-level views of the targets the assembler was asked for (``RunAssembler.span_targets``)."""
     too_large: str = ""
     """Why the run's trace was cut or evicted for size, or empty: sampling decides such a run ``too_large``."""
+    complete: Callable[[], Run] | None = None
+    """Set when ``run`` is only its filter view, since no rule could select it (``runs.selection``)."""
+
+    def completed(self) -> ReadyRun:
+        """The ready run built in full (itself when it already is), for rules that changed before they decided."""
+        if self.complete is None:
+            return self
+        run = self.complete()
+        return replace(self, run=run, fingerprint=run_fingerprint(run), complete=None)
 
 
 @dataclass(slots=True)
@@ -117,6 +126,9 @@ class RunAssembler:
         """Runs of traces evicted for size, handed on (as ``too_large``) by the next ``poll_ready``."""
         self.span_targets: frozenset[str] = frozenset()
         """Span-level targets (``llm``, ``tool``, ``retrieval``) whose views ready runs carry; set by live scoring."""
+        self.selects: Callable[[Run], bool] | None = None
+        """Whether some rule may select a run, asked of its filter view before it is built in full
+        (``runs.selection``); None builds every run. Set by live scoring with the rules."""
 
     # --- intake ---------------------------------------------------------------------------
 
@@ -229,10 +241,11 @@ class RunAssembler:
             f"({self.config.max_pending_bytes} bytes)"
         )
         out = []
-        for item in assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets):
+        for item in assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets, self.selects):
             if item.run.run_id not in trace.handled:
                 trace.handled[item.run.run_id] = ""
-                out.append(ReadyRun(item.run, "evicted", run_fingerprint(item.run), item.views, why))
+                fingerprint = run_fingerprint(item.run) if item.complete is None else ""
+                out.append(ReadyRun(item.run, "evicted", fingerprint, item.views, why, item.complete))
         return out
 
     def _release(self, trace: _Trace) -> None:
@@ -269,7 +282,7 @@ class RunAssembler:
         return ready
 
     def _ready_runs(self, trace: _Trace, quiet: bool, waited: bool) -> list[ReadyRun]:
-        assembled = assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets)
+        assembled = assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets, self.selects)
         out: list[ReadyRun] = []
         settled = True
         for item in assembled:
@@ -286,7 +299,8 @@ class RunAssembler:
 
     def _judge(self, trace: _Trace, item: AssembledRun, quiet: bool, waited: bool) -> ReadyRun | object | None:
         run_id = item.run.run_id
-        fingerprint = run_fingerprint(item.run)
+        # A filter view has none of what scorers read; "" never triggers a rescore (not asked for with rescore).
+        fingerprint = run_fingerprint(item.run) if item.complete is None else ""
         if run_id in trace.handled:
             late = len(item.span_ids - trace.handled_spans)
             trace.handled_spans |= item.span_ids
@@ -295,14 +309,14 @@ class RunAssembler:
                 self.stats.late_spans_ignored += late
                 return None
             trace.handled[run_id] = fingerprint
-            return ReadyRun(item.run, "late_span_rescore", fingerprint, item.views, trace.too_large)
+            return ReadyRun(item.run, "late_span_rescore", fingerprint, item.views, trace.too_large, item.complete)
         # A cut trace's missing root is among what was dropped: waiting for it would only delay the decision.
         if not (waited or (quiet and (item.root_confirmed or trace.too_large))):
             return _WAIT
         trace.handled[run_id] = fingerprint
         trace.handled_spans |= item.span_ids
         reason: ReadyReason = "quiet_period" if quiet and (item.root_confirmed or trace.too_large) else "max_wait"
-        return ReadyRun(item.run, reason, fingerprint, item.views, trace.too_large)
+        return ReadyRun(item.run, reason, fingerprint, item.views, trace.too_large, item.complete)
 
     def _expired(self, trace: _Trace, now_ns: int) -> bool:
         if trace.ready_since_ns is None or trace.dirty or trace.waiting:
