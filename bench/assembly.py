@@ -8,12 +8,21 @@ trace is assembled into its run (what the live loop does on the event loop).
 ``span_facts`` alone is timed too. CPU time, not wall time, and the minimum
 over repetitions, because the figure is meant to be read on a loaded machine.
 
-    python -m bench.assembly [--spans 20000] [--repetitions 7]
+``--rule`` times instead what the bench's rule (``bench.ack_modes.RULE``, which
+selects none of this traffic) costs per background span, in three parts: the
+assembler's intake, readiness (``poll_ready``), and the decisions (the rule
+engine plus a decision row per rule and run), once with every run built in full
+(as before #43) and once with readiness asking the rule first
+(``runs.selection``). The garbage collector is off while timing, so that the
+parts do not take turns paying for its passes.
+
+    python -m bench.assembly [--spans 20000] [--repetitions 7] [--rule]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import time
 from collections.abc import Callable
@@ -23,6 +32,11 @@ from spanscore.collector.conventions import span_facts
 from spanscore.collector.decode import parse_traces, spans_from_request
 from spanscore.records import SpanRecord
 from spanscore.runs.readiness import RunAssembler
+from spanscore.runs.selection import run_selector
+from spanscore.sampling.engine import RuleEngine
+from spanscore.sampling.rules import SamplingConfig
+from spanscore.scoring.rows import decision_row
+from spanscore.scoring.subject import Subject
 
 SPANS_PER_REQUEST = 100
 
@@ -70,12 +84,57 @@ def measure(spans: int, repetitions: int) -> dict[str, float]:
     return out
 
 
+def _rule_path(spans: list[SpanRecord], engine: RuleEngine, select: bool) -> tuple[float, float, float]:
+    """CPU seconds of intake, readiness and decisions for ``spans`` under ``engine``'s rules."""
+    assembler = RunAssembler()
+    if select:
+        assembler.selects = run_selector(engine.config.rules, assembler.config)
+    now = time.time_ns()
+    started = time.process_time()
+    for start in range(0, len(spans), SPANS_PER_REQUEST):
+        assembler.add_spans(spans[start : start + SPANS_PER_REQUEST], now)
+    added = time.process_time()
+    ready = assembler.poll_ready(now + int(assembler.config.quiet_period_s * 1e9) + 1)
+    polled = time.process_time()
+    rows = [
+        decision_row(decision, Subject(item.run, item.reason, item.fingerprint))
+        for item in ready
+        for decision in RuleEngine(engine.config).decide(item.run)
+    ]
+    decided = time.process_time()
+    if len(rows) * 10 != len(spans):
+        raise RuntimeError(f"expected one decision per trace of 10 spans, got {len(rows)} for {len(spans)} spans")
+    return added - started, polled - added, decided - polled
+
+
+def measure_rule(spans: int, repetitions: int) -> dict[str, float]:
+    """Per background span, µs of CPU: intake, readiness, decisions; every run built vs only selectable ones."""
+    from bench.ack_modes import RULE
+
+    decoded = decoded_spans(spans, llm=False)
+    engine = RuleEngine(SamplingConfig.model_validate({"rules": [RULE]}))
+    out: dict[str, float] = {}
+    gc.disable()
+    try:
+        for label, select in (("every_run_built", False), ("selectable_runs_built", True)):
+            best = [float("inf")] * 3
+            for _ in range(repetitions):
+                best = [min(old, new) for old, new in zip(best, _rule_path(decoded, engine, select), strict=True)]
+            for part, seconds in zip(("intake", "readiness", "decisions"), best, strict=True):
+                out[f"{label}_{part}_cpu_us_per_span"] = round(seconds / len(decoded) * 1e6, 2)
+    finally:
+        gc.enable()
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", type=int, default=20_000)
     parser.add_argument("--repetitions", type=int, default=7)
+    parser.add_argument("--rule", action="store_true", help="the bench rule's cost per span, before and after #43")
     args = parser.parse_args()
-    print(json.dumps(measure(args.spans, args.repetitions), indent=2))
+    result = measure_rule(args.spans, args.repetitions) if args.rule else measure(args.spans, args.repetitions)
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from spanscore.runs.config import RunsConfig
 from spanscore.runs.fields import RunFields
 from spanscore.runs.views import span_views
 
-__all__ = ["AssembledRun", "assemble_runs", "run_fingerprint", "runs_from_spans"]
+__all__ = ["AssembledRun", "assemble_runs", "full_run", "run_fingerprint", "runs_from_spans"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +45,8 @@ class AssembledRun:
     span_ids: frozenset[str]
     views: tuple[Run, ...] = ()
     """Span-level views (``runs.views``) of the targets asked for; empty unless ``span_targets`` named some."""
-    complete: Callable[[], Run] | None = None
-    """Set when ``run`` is only the run's filter view (no rule could select it): builds the full run."""
+    view: bool = False
+    """``run`` is only the run's filter view (``RunFields.filter_view``): no rule could select it."""
 
 
 def runs_from_spans(
@@ -67,7 +67,7 @@ def assemble_runs(
 
     ``span_targets`` (``llm``, ``tool``, ``retrieval``) asks for the span-level views of those targets too.
     ``selects`` (``runs.selection``) is asked about each run's filter view: a run it does not select is only
-    that view, with ``complete`` to build the rest.
+    that view (``view``); ``full_run`` builds the rest.
     """
     config = config or RunsConfig()
     by_trace: dict[str, dict[str, SpanRecord]] = defaultdict(dict)
@@ -115,12 +115,26 @@ def _trace_runs(
         if selects is not None:
             view = fields.filter_view()
             if not selects(view):
-                runs.append(AssembledRun(view, confirmed, frozenset(members), complete=fields.build))
+                runs.append(AssembledRun(view, confirmed, frozenset(members), view=True))
                 continue
         run = fields.build()
         views = span_views(run, members, by_id, facts, span_targets) if span_targets else ()
         runs.append(AssembledRun(run, confirmed, frozenset(members), views))
     return runs
+
+
+def full_run(
+    spans: tuple[SpanRecord, ...],
+    logs: tuple[LogRecord, ...],
+    config: RunsConfig,
+    span_targets: Collection[str],
+    run_id: str,
+) -> tuple[Run, tuple[Run, ...]]:
+    """The run ``run_id`` of a trace's ``spans`` built in full, with its span views: a filter view completed."""
+    for item in assemble_runs(spans, logs, config, span_targets):
+        if item.run.run_id == run_id:
+            return item.run, item.views
+    raise ValueError(f"run {run_id} is not among the runs of its trace's spans")
 
 
 def _wrapper_agents(agents: set[str], facts: dict[str, SpanFacts], children: dict[str, list[str]]) -> set[str]:

@@ -29,6 +29,7 @@ Pure logic with an injected clock (``now_ns`` arguments): no threads, no I/O.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
@@ -37,7 +38,7 @@ from typing import Literal
 
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.run import Run
-from spanscore.runs.assembly import AssembledRun, assemble_runs, run_fingerprint
+from spanscore.runs.assembly import AssembledRun, assemble_runs, full_run, run_fingerprint
 from spanscore.runs.config import RunsConfig
 from spanscore.runs.recovered import RecoveredTrace, SpanSource, is_handled
 from spanscore.runs.sizes import log_bytes, span_bytes
@@ -59,15 +60,17 @@ class ReadyRun:
     """The run's span-level views of the targets the assembler was asked for (``RunAssembler.span_targets``)."""
     too_large: str = ""
     """Why the run's trace was cut or evicted for size, or empty: sampling decides such a run ``too_large``."""
-    complete: Callable[[], Run] | None = None
-    """Set when ``run`` is only its filter view, since no rule could select it (``runs.selection``)."""
+    complete: Callable[[], tuple[Run, tuple[Run, ...]]] | None = None
+    """Set when ``run`` is only its filter view, since no rule could select it (``runs.selection``): builds the
+    full run and its span views again from the trace's spans. It holds those spans, not the view's builder:
+    what the builder held (every span's facts) would outlive the poll and make the collector's passes longer."""
 
     def completed(self) -> ReadyRun:
         """The ready run built in full (itself when it already is), for rules that changed before they decided."""
         if self.complete is None:
             return self
-        run = self.complete()
-        return replace(self, run=run, fingerprint=run_fingerprint(run), complete=None)
+        run, views = self.complete()
+        return replace(self, run=run, fingerprint=run_fingerprint(run), views=views, complete=None)
 
 
 @dataclass(slots=True)
@@ -244,8 +247,8 @@ class RunAssembler:
         for item in assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets, self.selects):
             if item.run.run_id not in trace.handled:
                 trace.handled[item.run.run_id] = ""
-                fingerprint = run_fingerprint(item.run) if item.complete is None else ""
-                out.append(ReadyRun(item.run, "evicted", fingerprint, item.views, why, item.complete))
+                fingerprint = run_fingerprint(item.run) if not item.view else ""
+                out.append(ReadyRun(item.run, "evicted", fingerprint, item.views, why, self._completion(trace, item)))
         return out
 
     def _release(self, trace: _Trace) -> None:
@@ -300,7 +303,7 @@ class RunAssembler:
     def _judge(self, trace: _Trace, item: AssembledRun, quiet: bool, waited: bool) -> ReadyRun | object | None:
         run_id = item.run.run_id
         # A filter view has none of what scorers read; "" never triggers a rescore (not asked for with rescore).
-        fingerprint = run_fingerprint(item.run) if item.complete is None else ""
+        fingerprint = run_fingerprint(item.run) if not item.view else ""
         if run_id in trace.handled:
             late = len(item.span_ids - trace.handled_spans)
             trace.handled_spans |= item.span_ids
@@ -309,14 +312,22 @@ class RunAssembler:
                 self.stats.late_spans_ignored += late
                 return None
             trace.handled[run_id] = fingerprint
-            return ReadyRun(item.run, "late_span_rescore", fingerprint, item.views, trace.too_large, item.complete)
+            completion = self._completion(trace, item)
+            return ReadyRun(item.run, "late_span_rescore", fingerprint, item.views, trace.too_large, completion)
         # A cut trace's missing root is among what was dropped: waiting for it would only delay the decision.
         if not (waited or (quiet and (item.root_confirmed or trace.too_large))):
             return _WAIT
         trace.handled[run_id] = fingerprint
         trace.handled_spans |= item.span_ids
         reason: ReadyReason = "quiet_period" if quiet and (item.root_confirmed or trace.too_large) else "max_wait"
-        return ReadyRun(item.run, reason, fingerprint, item.views, trace.too_large, item.complete)
+        return ReadyRun(item.run, reason, fingerprint, item.views, trace.too_large, self._completion(trace, item))
+
+    def _completion(self, trace: _Trace, item: AssembledRun) -> Callable[[], tuple[Run, tuple[Run, ...]]] | None:
+        """How to build a filter view's run in full later: from the trace's spans as they are now."""
+        if not item.view:
+            return None
+        spans, logs = tuple(trace.spans.values()), tuple(trace.logs)
+        return functools.partial(full_run, spans, logs, self.config, self.span_targets, item.run.run_id)
 
     def _expired(self, trace: _Trace, now_ns: int) -> bool:
         if trace.ready_since_ns is None or trace.dirty or trace.waiting:
