@@ -16,7 +16,11 @@ engine plus a decision row per rule and run), once with every run built in full
 (``runs.selection``). The garbage collector is off while timing, so that the
 parts do not take turns paying for its passes.
 
-    python -m bench.assembly [--spans 20000] [--repetitions 7] [--rule]
+``--decisions`` times only the rule engine and the decision rows, with APIs
+older trees have too (put a directory whose ``spanscore`` is an older tree's
+first on ``PYTHONPATH`` to time that tree's).
+
+    python -m bench.assembly [--spans 20000] [--repetitions 7] [--rule | --decisions]
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ from bench.payloads import build_template
 from spanscore.collector.conventions import span_facts
 from spanscore.collector.decode import parse_traces, spans_from_request
 from spanscore.records import SpanRecord
+from spanscore.runs.assembly import runs_from_spans
 from spanscore.runs.readiness import RunAssembler
-from spanscore.runs.selection import run_selector
 from spanscore.sampling.engine import RuleEngine
 from spanscore.sampling.rules import SamplingConfig
 from spanscore.scoring.rows import decision_row
@@ -86,6 +90,8 @@ def measure(spans: int, repetitions: int) -> dict[str, float]:
 
 def _rule_path(spans: list[SpanRecord], engine: RuleEngine, select: bool) -> tuple[float, float, float]:
     """CPU seconds of intake, readiness and decisions for ``spans`` under ``engine``'s rules."""
+    from spanscore.runs.selection import run_selector  # here: ``--decisions`` also runs against older trees
+
     assembler = RunAssembler()
     if select:
         assembler.selects = run_selector(engine.config.rules, assembler.config)
@@ -127,13 +133,43 @@ def measure_rule(spans: int, repetitions: int) -> dict[str, float]:
     return out
 
 
+def measure_decisions(spans: int, repetitions: int) -> dict[str, float]:
+    """Per background span, µs of CPU the rule engine and the decision rows take (the bench's rule, GC off).
+
+    Only APIs older trees have too, so that ``PYTHONPATH=<a directory holding an older tree's spanscore>``
+    times that tree's rows beside this one's.
+    """
+    from bench.ack_modes import RULE
+
+    runs = runs_from_spans(decoded_spans(spans, llm=False))
+    config = SamplingConfig.model_validate({"rules": [RULE]})
+    best = float("inf")
+    gc.disable()
+    try:
+        for _ in range(repetitions):
+            started = time.process_time()
+            for run in runs:
+                for decision in RuleEngine(config).decide(run):
+                    decision_row(decision, Subject(run, "quiet_period"))
+            best = min(best, time.process_time() - started)
+    finally:
+        gc.enable()
+    return {"decisions_cpu_us_per_span": round(best / spans * 1e6, 2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", type=int, default=20_000)
     parser.add_argument("--repetitions", type=int, default=7)
     parser.add_argument("--rule", action="store_true", help="the bench rule's cost per span, before and after #43")
+    parser.add_argument("--decisions", action="store_true", help="only the rule engine and the decision rows")
     args = parser.parse_args()
-    result = measure_rule(args.spans, args.repetitions) if args.rule else measure(args.spans, args.repetitions)
+    if args.decisions:
+        result = measure_decisions(args.spans, args.repetitions)
+    elif args.rule:
+        result = measure_rule(args.spans, args.repetitions)
+    else:
+        result = measure(args.spans, args.repetitions)
     print(json.dumps(result, indent=2))
 
 
