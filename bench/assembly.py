@@ -20,7 +20,10 @@ parts do not take turns paying for its passes.
 older trees have too (put a directory whose ``spanscore`` is an older tree's
 first on ``PYTHONPATH`` to time that tree's).
 
-    python -m bench.assembly [--spans 20000] [--repetitions 7] [--rule | --decisions]
+``--bound`` times the intake once the assembler holds ``max_pending_traces``
+traces, where every new trace evicts a ready one (also with older trees' APIs).
+
+    python -m bench.assembly [--spans 20000] [--repetitions 7] [--rule | --decisions | --bound]
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import logging
+import os
 import time
 from collections.abc import Callable
 
@@ -157,14 +162,49 @@ def measure_decisions(spans: int, repetitions: int) -> dict[str, float]:
     return {"decisions_cpu_us_per_span": round(best / spans * 1e6, 2)}
 
 
+def measure_bound(repetitions: int) -> dict[str, float]:
+    """µs of CPU per span of the assembler's intake once it holds ``max_pending_traces`` traces (GC off).
+
+    160 requests of 1,000 background spans, 50 ms apart, each followed by a readiness poll: after 100 of them
+    every new trace evicts a ready one. Logging goes to a stream on /dev/null formatted as the service formats
+    it, so what an eviction logs is paid as in the service. Only APIs older trees have too.
+    """
+    from spanscore.cli.logs import EscapingFormatter
+
+    handler = logging.StreamHandler(open(os.devnull, "w"))  # open for as long as the process runs
+    handler.setFormatter(EscapingFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    logging.basicConfig(level="INFO", handlers=[handler], force=True)
+    template = build_template(1000, llm=False)
+    batches = [spans_from_request(parse_traces(template.encode(i), json_body=False)).items for i in range(160)]
+    best = float("inf")
+    gc.disable()
+    try:
+        for _ in range(repetitions):
+            assembler, now, cpu, counted = RunAssembler(), 0, 0.0, 0
+            for index, batch in enumerate(batches):
+                now += 50_000_000
+                started = time.process_time()
+                assembler.add_spans(batch, now)
+                if index >= 110:
+                    cpu, counted = cpu + time.process_time() - started, counted + len(batch)
+                assembler.poll_ready(now)
+            best = min(best, cpu / counted)
+    finally:
+        gc.enable()
+    return {"intake_at_the_trace_bound_cpu_us_per_span": round(best * 1e6, 2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", type=int, default=20_000)
     parser.add_argument("--repetitions", type=int, default=7)
     parser.add_argument("--rule", action="store_true", help="the bench rule's cost per span, before and after #43")
     parser.add_argument("--decisions", action="store_true", help="only the rule engine and the decision rows")
+    parser.add_argument("--bound", action="store_true", help="the intake once max_pending_traces is reached")
     args = parser.parse_args()
-    if args.decisions:
+    if args.bound:
+        result = measure_bound(args.repetitions)
+    elif args.decisions:
         result = measure_decisions(args.spans, args.repetitions)
     elif args.rule:
         result = measure_rule(args.spans, args.repetitions)

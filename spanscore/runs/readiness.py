@@ -13,8 +13,9 @@ over export requests); ``poll_ready`` returns each run once, when
 
 Memory is bounded: at most ``max_pending_traces`` traces, ``max_pending_spans``
 spans and ``max_pending_bytes`` estimated bytes (``runs.sizes``) are held; beyond
-that the oldest trace is evicted and counted. One trace holds at most
-``max_run_bytes``: later spans of it are dropped. Either cut is the decision
+that the oldest trace is evicted and counted (and logged as a warning, unless its runs were all handed on:
+then it loses only late-span attribution, and at a high rate that is every new trace's eviction). One
+trace holds at most ``max_run_bytes``: later spans of it are dropped. Either cut is the decision
 ``too_large``, logged with the trace id and counted: a cut trace's runs are
 handed on marked ``too_large`` once it is quiet (its root will not come, being
 among what is dropped), and a trace evicted for size hands on its runs as it
@@ -228,7 +229,11 @@ class RunAssembler:
             self._remember(trace_id, trace.handled)
             self.stats.too_large_traces += for_size and not trace.too_large
             decision = " decision=too_large (max_pending_bytes)" if for_size else ""
-            logger.warning(
+            # A settled trace (its runs handed on, no span since) loses only late-span attribution, as at the
+            # window's end: at a high rate that is every new trace's eviction, so it is counted, not warned of.
+            settled = trace.ready_since_ns is not None and not (trace.dirty or trace.waiting or for_size)
+            logger.log(
+                logging.DEBUG if settled else logging.WARNING,
                 "run assembler over capacity:%s evicted trace_id=%s spans=%d bytes=%d",
                 decision,
                 trace_id,
