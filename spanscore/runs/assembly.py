@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from spanscore.collector.conventions import span_facts
@@ -31,7 +31,7 @@ from spanscore.runs.config import RunsConfig
 from spanscore.runs.fields import RunFields
 from spanscore.runs.views import span_views
 
-__all__ = ["AssembledRun", "assemble_runs", "run_fingerprint", "runs_from_spans"]
+__all__ = ["AssembledRun", "assemble_runs", "full_run", "run_fingerprint", "runs_from_spans"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +45,8 @@ class AssembledRun:
     span_ids: frozenset[str]
     views: tuple[Run, ...] = ()
     """Span-level views (``runs.views``) of the targets asked for; empty unless ``span_targets`` named some."""
+    view: bool = False
+    """``run`` is only the run's filter view (``RunFields.filter_view``): no rule could select it."""
 
 
 def runs_from_spans(
@@ -59,10 +61,13 @@ def assemble_runs(
     logs: Iterable[LogRecord] = (),
     config: RunsConfig | None = None,
     span_targets: Collection[str] = (),
+    selects: Callable[[Run], bool] | None = None,
 ) -> list[AssembledRun]:
     """Like ``runs_from_spans`` but also says whether each run's root is confirmed and which spans it holds.
 
     ``span_targets`` (``llm``, ``tool``, ``retrieval``) asks for the span-level views of those targets too.
+    ``selects`` (``runs.selection``) is asked about each run's filter view: a run it does not select is only
+    that view (``view``); ``full_run`` builds the rest.
     """
     config = config or RunsConfig()
     by_trace: dict[str, dict[str, SpanRecord]] = defaultdict(dict)
@@ -74,7 +79,7 @@ def assemble_runs(
             logs_by_span[(log.trace_id, log.span_id)].append(log)
     out: list[AssembledRun] = []
     for trace_id, by_id in by_trace.items():
-        out.extend(_trace_runs(trace_id, by_id, logs_by_span, config, span_targets))
+        out.extend(_trace_runs(trace_id, by_id, logs_by_span, config, span_targets, selects))
     return out
 
 
@@ -84,6 +89,7 @@ def _trace_runs(
     logs_by_span: dict[tuple[str, str], list[LogRecord]],
     config: RunsConfig,
     span_targets: Collection[str] = (),
+    selects: Callable[[Run], bool] | None = None,
 ) -> list[AssembledRun]:
     facts = {span_id: span_facts(span, logs_by_span.get((trace_id, span_id), ())) for span_id, span in by_id.items()}
     placeholders = _placeholders(by_id) if not any(f.kind == "agent" for f in facts.values()) else {}
@@ -106,10 +112,29 @@ def _trace_runs(
         members = _descendants(root_id, children)
         fields = RunFields(by_id, facts, children, members, root_id, config)
         confirmed = root_id not in placeholders and _confirmed(root_id, by_id, root_id in agents, config)
+        if selects is not None:
+            view = fields.filter_view()
+            if not selects(view):
+                runs.append(AssembledRun(view, confirmed, frozenset(members), view=True))
+                continue
         run = fields.build()
         views = span_views(run, members, by_id, facts, span_targets) if span_targets else ()
         runs.append(AssembledRun(run, confirmed, frozenset(members), views))
     return runs
+
+
+def full_run(
+    spans: tuple[SpanRecord, ...],
+    logs: tuple[LogRecord, ...],
+    config: RunsConfig,
+    span_targets: Collection[str],
+    run_id: str,
+) -> tuple[Run, tuple[Run, ...]]:
+    """The run ``run_id`` of a trace's ``spans`` built in full, with its span views: a filter view completed."""
+    for item in assemble_runs(spans, logs, config, span_targets):
+        if item.run.run_id == run_id:
+            return item.run, item.views
+    raise ValueError(f"run {run_id} is not among the runs of its trace's spans")
 
 
 def _wrapper_agents(agents: set[str], facts: dict[str, SpanFacts], children: dict[str, list[str]]) -> set[str]:

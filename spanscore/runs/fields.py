@@ -78,7 +78,6 @@ class RunFields:
         by_end = sorted(self._speakers, key=lambda m: -self._by_id[m].end_time_ns)
         calls_by_end = sorted(self._calls, key=lambda m: -self._by_id[m].end_time_ns)
         first = [self._root, *self._speakers, *self._calls]
-        everyone = [self._root, *[m for m in self._members if m != self._root]]
         output = self._said("output", [self._root, *by_end, *calls_by_end])
         return Run(
             self._input(first),
@@ -87,26 +86,38 @@ class RunFields:
             context=self._documents(),
             ground_truth=self._ground_truth(root),
             tool_calls=without_answer_tool(self._tool_calls(), output),
-            run_id=root.span_id,
-            trace_id=root.trace_id,
-            span_id=root.span_id,
-            model=self._pick("model", [*self._calls, *everyone]),
-            provider=self._pick("provider", [*self._calls, *everyone]),
-            agent_name=self._pick("agent_name", everyone) or self._agent_label(everyone),
-            service_name=root.service_name or root.resource_attributes.get("service.name") or None,
-            session_id=self._pick("session_id", everyone),
-            user_id=self._pick("user_id", everyone),
+            **self._who(),
             usage=self._usage(),
             error=self._error(root),
-            start_time_ns=root.start_time_ns,
-            end_time_ns=root.end_time_ns,
-            attributes=root.attributes,
-            resource_attributes=root.resource_attributes,
             sources=self._sources,
-            trace_state=root.trace_state,
             finish_reasons=self._finish_reasons([self._root, *by_end]),
             version_attributes=self._version_attributes(),
+            **_root_fields(root),
         )
+
+    def filter_view(self) -> Run:
+        """The run as far as a rule's ``where`` and a decision row read it, without what only scorers read.
+
+        Every field a filter can see (``sampling.subject``: ids, service, agent name, model, provider, session,
+        user, error, duration, the root's attributes and resource) is picked exactly as ``build`` picks it;
+        input, output, tool calls, context, usage and the rest stay empty. Readiness hands this on in place of
+        the run when no rule can select it (``runs.selection``): every rule then decides ``filtered_out``.
+        """
+        root = self._by_id[self._root]
+        view = Run(**self._who(), error=self._error(root), sources=self._sources, **_root_fields(root))
+        self._sources, self._picked = {}, {}  # a full build after it records its sources in its own order
+        return view
+
+    def _who(self) -> dict[str, Any]:
+        """Model, provider, agent name, session and user, in the order ``build`` has always picked them."""
+        everyone = [self._root, *[m for m in self._members if m != self._root]]
+        return {
+            "model": self._pick("model", [*self._calls, *everyone]),
+            "provider": self._pick("provider", [*self._calls, *everyone]),
+            "agent_name": self._pick("agent_name", everyone) or self._agent_label(everyone),
+            "session_id": self._pick("session_id", everyone),
+            "user_id": self._pick("user_id", everyone),
+        }
 
     def _finish_reasons(self, speakers: list[str]) -> tuple[str | None, ...] | None:
         """Each model call's finish reason, in the order the calls ended; else the agent's own (root first).
@@ -328,6 +339,21 @@ class RunFields:
         if facts.error is not None:
             self._sources["error"] = facts.sources.get("error", "")
         return facts.error
+
+
+def _root_fields(root: SpanRecord) -> dict[str, Any]:
+    """What a run takes from its root span as it is: ids, service, times, attributes, tracestate."""
+    return {
+        "run_id": root.span_id,
+        "trace_id": root.trace_id,
+        "span_id": root.span_id,
+        "service_name": root.service_name or root.resource_attributes.get("service.name") or None,
+        "start_time_ns": root.start_time_ns,
+        "end_time_ns": root.end_time_ns,
+        "attributes": root.attributes,
+        "resource_attributes": root.resource_attributes,
+        "trace_state": root.trace_state,
+    }
 
 
 def _by_model(calls: list[SpanFacts]) -> tuple[ModelUsage, ...]:

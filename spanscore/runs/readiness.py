@@ -13,8 +13,9 @@ over export requests); ``poll_ready`` returns each run once, when
 
 Memory is bounded: at most ``max_pending_traces`` traces, ``max_pending_spans``
 spans and ``max_pending_bytes`` estimated bytes (``runs.sizes``) are held; beyond
-that the oldest trace is evicted and counted. One trace holds at most
-``max_run_bytes``: later spans of it are dropped. Either cut is the decision
+that the oldest trace is evicted and counted (and logged as a warning, unless its runs were all handed on:
+then it loses only late-span attribution, and at a high rate that is every new trace's eviction). One
+trace holds at most ``max_run_bytes``: later spans of it are dropped. Either cut is the decision
 ``too_large``, logged with the trace id and counted: a cut trace's runs are
 handed on marked ``too_large`` once it is quiet (its root will not come, being
 among what is dropped), and a trace evicted for size hands on its runs as it
@@ -29,15 +30,16 @@ Pure logic with an injected clock (``now_ns`` arguments): no threads, no I/O.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.run import Run
-from spanscore.runs.assembly import AssembledRun, assemble_runs, run_fingerprint
+from spanscore.runs.assembly import AssembledRun, assemble_runs, full_run, run_fingerprint
 from spanscore.runs.config import RunsConfig
 from spanscore.runs.recovered import RecoveredTrace, SpanSource, is_handled
 from spanscore.runs.sizes import log_bytes, span_bytes
@@ -59,6 +61,17 @@ class ReadyRun:
     """The run's span-level views of the targets the assembler was asked for (``RunAssembler.span_targets``)."""
     too_large: str = ""
     """Why the run's trace was cut or evicted for size, or empty: sampling decides such a run ``too_large``."""
+    complete: Callable[[], tuple[Run, tuple[Run, ...]]] | None = None
+    """Set when ``run`` is only its filter view, since no rule could select it (``runs.selection``): builds the
+    full run and its span views again from the trace's spans. It holds those spans, not the view's builder:
+    what the builder held (every span's facts) would outlive the poll and make the collector's passes longer."""
+
+    def completed(self) -> ReadyRun:
+        """The ready run built in full (itself when it already is), for rules that changed before they decided."""
+        if self.complete is None:
+            return self
+        run, views = self.complete()
+        return replace(self, run=run, fingerprint=run_fingerprint(run), views=views, complete=None)
 
 
 @dataclass(slots=True)
@@ -117,6 +130,9 @@ class RunAssembler:
         """Runs of traces evicted for size, handed on (as ``too_large``) by the next ``poll_ready``."""
         self.span_targets: frozenset[str] = frozenset()
         """Span-level targets (``llm``, ``tool``, ``retrieval``) whose views ready runs carry; set by live scoring."""
+        self.selects: Callable[[Run], bool] | None = None
+        """Whether some rule may select a run, asked of its filter view before it is built in full
+        (``runs.selection``); None builds every run. Set by live scoring with the rules."""
 
     # --- intake ---------------------------------------------------------------------------
 
@@ -213,7 +229,11 @@ class RunAssembler:
             self._remember(trace_id, trace.handled)
             self.stats.too_large_traces += for_size and not trace.too_large
             decision = " decision=too_large (max_pending_bytes)" if for_size else ""
-            logger.warning(
+            # A settled trace (its runs handed on, no span since) loses only late-span attribution, as at the
+            # window's end: at a high rate that is every new trace's eviction, so it is counted, not warned of.
+            settled = trace.ready_since_ns is not None and not (trace.dirty or trace.waiting or for_size)
+            logger.log(
+                logging.DEBUG if settled else logging.WARNING,
                 "run assembler over capacity:%s evicted trace_id=%s spans=%d bytes=%d",
                 decision,
                 trace_id,
@@ -229,10 +249,11 @@ class RunAssembler:
             f"({self.config.max_pending_bytes} bytes)"
         )
         out = []
-        for item in assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets):
+        for item in assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets, self.selects):
             if item.run.run_id not in trace.handled:
                 trace.handled[item.run.run_id] = ""
-                out.append(ReadyRun(item.run, "evicted", run_fingerprint(item.run), item.views, why))
+                fingerprint = run_fingerprint(item.run) if not item.view else ""
+                out.append(ReadyRun(item.run, "evicted", fingerprint, item.views, why, self._completion(trace, item)))
         return out
 
     def _release(self, trace: _Trace) -> None:
@@ -269,7 +290,7 @@ class RunAssembler:
         return ready
 
     def _ready_runs(self, trace: _Trace, quiet: bool, waited: bool) -> list[ReadyRun]:
-        assembled = assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets)
+        assembled = assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets, self.selects)
         out: list[ReadyRun] = []
         settled = True
         for item in assembled:
@@ -286,7 +307,8 @@ class RunAssembler:
 
     def _judge(self, trace: _Trace, item: AssembledRun, quiet: bool, waited: bool) -> ReadyRun | object | None:
         run_id = item.run.run_id
-        fingerprint = run_fingerprint(item.run)
+        # A filter view has none of what scorers read; "" never triggers a rescore (not asked for with rescore).
+        fingerprint = run_fingerprint(item.run) if not item.view else ""
         if run_id in trace.handled:
             late = len(item.span_ids - trace.handled_spans)
             trace.handled_spans |= item.span_ids
@@ -295,14 +317,22 @@ class RunAssembler:
                 self.stats.late_spans_ignored += late
                 return None
             trace.handled[run_id] = fingerprint
-            return ReadyRun(item.run, "late_span_rescore", fingerprint, item.views, trace.too_large)
+            completion = self._completion(trace, item)
+            return ReadyRun(item.run, "late_span_rescore", fingerprint, item.views, trace.too_large, completion)
         # A cut trace's missing root is among what was dropped: waiting for it would only delay the decision.
         if not (waited or (quiet and (item.root_confirmed or trace.too_large))):
             return _WAIT
         trace.handled[run_id] = fingerprint
         trace.handled_spans |= item.span_ids
         reason: ReadyReason = "quiet_period" if quiet and (item.root_confirmed or trace.too_large) else "max_wait"
-        return ReadyRun(item.run, reason, fingerprint, item.views, trace.too_large)
+        return ReadyRun(item.run, reason, fingerprint, item.views, trace.too_large, self._completion(trace, item))
+
+    def _completion(self, trace: _Trace, item: AssembledRun) -> Callable[[], tuple[Run, tuple[Run, ...]]] | None:
+        """How to build a filter view's run in full later: from the trace's spans as they are now."""
+        if not item.view:
+            return None
+        spans, logs = tuple(trace.spans.values()), tuple(trace.logs)
+        return functools.partial(full_run, spans, logs, self.config, self.span_targets, item.run.run_id)
 
     def _expired(self, trace: _Trace, now_ns: int) -> bool:
         if trace.ready_since_ns is None or trace.dirty or trace.waiting:

@@ -34,6 +34,7 @@ from spanscore.runs.config import RunsConfig, SessionsConfig
 from spanscore.runs.intake import StoredLogs, StoredSpans
 from spanscore.runs.readiness import RunAssembler
 from spanscore.runs.recovery import StoredSpanSource
+from spanscore.runs.selection import run_selector
 from spanscore.runs.sessions import SessionTracker
 from spanscore.sampling.engine import RuleEngine
 from spanscore.sampling.rule_sets import rule_set_version
@@ -166,6 +167,7 @@ class LiveScoring:
         engine = engine.with_rules(config) if engine is not None else RuleEngine(config)
         targets = {rule.target for rule in rules}
         self.assembler.span_targets = frozenset(targets & set(SPAN_TARGETS))
+        self.assembler.selects = run_selector(rules, self.assembler.config)
         return ActiveRules(
             engine, scorers, rule_set_version(rules), scores_sessions="session" in targets, redactors=redactors
         )

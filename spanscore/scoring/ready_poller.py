@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from spanscore.pipeline import Background, Consumer, every
 from spanscore.runs.assembly_thread import AssemblyThread
 from spanscore.runs.readiness import ReadyRun
+from spanscore.runs.selection import completed_if_selected
 from spanscore.runs.sessions import ReadySession, SessionTracker
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,11 @@ class ReadyPoller:
 
     async def poll_once(self) -> int:
         """Hand on everything ready now; returns how many runs were ready."""
-        ready = await self._assembly.call(self._assembly.assembler.poll_ready, time.time_ns())
+        assembler = self._assembly.assembler
+        selects = assembler.selects
+        ready = await self._assembly.call(assembler.poll_ready, time.time_ns())
+        if assembler.selects is not selects:  # the rules changed meanwhile: they may select a run built as a view
+            ready = completed_if_selected(ready, assembler.selects)
         await self._runs_to.consume(ready)
         if self._scores_sessions():
             sessions = self._sessions.poll_ready(time.time_ns())
