@@ -14,7 +14,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from spanscore.pipeline import Consumer
@@ -155,7 +155,11 @@ class Dispatcher:
                     turns.append(ScoredRunRow.of(ready.run))  # stored for the replica that owns the session
                 elif self.sessions.add(ready.run, now, needs_history=self.sessions_shared):
                     turns.append(ScoredRunRow.of(ready.run))
-        await self.dispatch(await self._unclaimed(subjects), turns)
+        rules = self.rules
+        subjects = await self._unclaimed(subjects)
+        if self.rules is not rules:  # swapped during the fleet's store read: the new rules may select a view
+            subjects = _completed_views(subjects, items)
+        await self.dispatch(subjects, turns)
 
     async def _unclaimed(self, subjects: list[tuple[Subject, bool]]) -> list[tuple[Subject, bool]]:
         """In a fleet, while this replica cannot prove its Keeper session: the subjects no one decided on yet.
@@ -379,6 +383,19 @@ class SessionDispatch:
         dispatcher = self._dispatcher
         if dispatcher.owns_session(session_id) and dispatcher.sessions.reopen(session_id, time.time_ns()):
             dispatcher.sessions_reopened += 1
+
+
+def _completed_views(subjects: list[tuple[Subject, bool]], items: Sequence[ReadyRun]) -> list[tuple[Subject, bool]]:
+    """The subjects with every run handed on as its filter view (``runs.selection``) built in full."""
+    views = {id(ready.run): ready for ready in items if ready.complete is not None}
+    completed = []
+    for subject, rescore in subjects:
+        ready = views.get(id(subject.run))
+        if ready is not None:
+            full = ready.completed()
+            subject = replace(subject, run=full.run, fingerprint=full.fingerprint)
+        completed.append((subject, rescore))
+    return completed
 
 
 def _everything(_: str) -> bool:

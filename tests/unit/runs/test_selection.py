@@ -28,6 +28,7 @@ from spanscore.sampling.rules import RuleConfig, SamplingConfig
 from spanscore.scoring.config import ScoringConfig
 from spanscore.scoring.live import LiveScoring
 from spanscore.scoring.rows import run_columns
+from spanscore.scoring.subject import Subject
 from spanscore.storage.scored_runs import ScoredRunRow, run_view
 from spanscore.storage.scores import DecisionRow, RunColumns, ScoreRow
 
@@ -185,5 +186,36 @@ async def test_rules_changed_while_the_assembler_polled_score_full_runs(monkeypa
     assert {row.decision for row in store.decisions} == {"sampled", "duplicate"}
     sampled = [row for row in store.decisions if row.decision == "sampled"]
     assert len(store.scored_runs) == len(sampled) >= 2
+    for row in store.scored_runs:
+        assert row.run_json == ScoredRunRow.of(full[row.trace_id, row.run_id].run).run_json
+
+
+async def test_rules_changed_during_a_fleets_claim_read_score_full_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a fleet the dispatcher reads the store's claims (an await) after readiness and before it decides: a swap
+    of rules landing there met runs handed on as filter views."""
+    store = _Rows()
+    runs = RunsConfig(quiet_period_s=0.0, max_wait_s=0.01)
+    live = LiveScoring(store, [NOTHING], runs=runs, scoring=ScoringConfig(recover_on_start=False))  # type: ignore[arg-type]
+    await live.start()
+    try:
+        await live.poller.stop()
+        spans, logs = _recorded(*RECORDED)
+        await live.spans_in.consume(spans)
+        await live.logs_in.consume(logs)
+        await asyncio.sleep(0.02)  # past max_wait
+        dispatcher = live.dispatcher
+
+        async def read_claims_then_swap(subjects: list[tuple[Subject, bool]]) -> list[tuple[Subject, bool]]:
+            live.replace_rules([EVERYTHING])  # a PUT of rules handled on the loop while the store read waited
+            return subjects
+
+        monkeypatch.setattr(dispatcher, "_unclaimed", read_claims_then_swap)
+        assert await live.poller.poll_once() >= 4
+        await live.workers.drain()
+    finally:
+        await live.shutdown()
+    full = _by_id(_ready(None))
+    assert {row.decision for row in store.decisions} == {"sampled", "duplicate"}
+    assert store.scored_runs
     for row in store.scored_runs:
         assert row.run_json == ScoredRunRow.of(full[row.trace_id, row.run_id].run).run_json
