@@ -23,6 +23,7 @@ from typing import Any
 from spanscore.errors import ConfigError, RetryableError
 from spanscore.fleet.coordinator import Fleet, KeeperUnavailable, VersionConflict
 from spanscore.fleet.documents import MalformedNode, decode_rules
+from spanscore.fleet.keeper_thread import keeper_call
 from spanscore.sampling.rule_sets import canonical_rules, diff_rules, parse_rules_document, rule_set_version
 from spanscore.sampling.rules import RuleConfig
 from spanscore.scorers.trust import api_rule_problems
@@ -74,7 +75,7 @@ class FleetRules:
             try:
                 await self._ensure_published()
                 if not watching:
-                    await asyncio.to_thread(self._fleet.watch, DOCUMENT, self._changed)
+                    await keeper_call(lambda: self._fleet.watch(DOCUMENT, self._changed), "fleet-rules-watch")
                     watching = True
             except Exception as exc:  # Keeper or the store went away meanwhile: the next join tries again
                 log.warning("fleet: rule set not checked on joining (%s); trying again", exc)
@@ -90,7 +91,7 @@ class FleetRules:
         So a Keeper that lost its data gets the fleet's rules back, not a config file over rules changed
         through the API.
         """
-        data, _ = await asyncio.to_thread(self._fleet.read, DOCUMENT)
+        data, _ = await keeper_call(lambda: self._fleet.read(DOCUMENT), "fleet-rules-read")
         if data is not None:
             return
         recorded = await asyncio.to_thread(newest_rule_set, self._store)
@@ -104,7 +105,7 @@ class FleetRules:
             source = f"this replica's rules (generation {generation})"
             recorded = None
         try:
-            await asyncio.to_thread(self._fleet.write, DOCUMENT, body, expected_version=-1)
+            await keeper_call(lambda: self._fleet.write(DOCUMENT, body, expected_version=-1), "fleet-rules-write")
         except VersionConflict:
             return  # another replica was first: its set arrives through the watch
         if recorded is None:
