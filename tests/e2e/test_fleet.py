@@ -174,7 +174,10 @@ async def test_a_lost_replicas_open_sessions_are_scored_once_by_their_new_owners
     found = await session_scores(kept)
     assert found == {f"conv-{i}": (3.0, 1) for i in range(6)}
     assert kept.fleet is not None and kept.fleet.member is not None
-    assert kept.fleet.member.sessions_taken_over >= len(owned_by_lost)
+    # Taken up by either path: restored at the member change, or (when the round's turn poll saw the new members
+    # before its member-change step did, as in a CI run) every turn of them added by the turn poll.
+    member = kept.fleet.member
+    assert member.sessions_taken_over >= len(owned_by_lost) or member.turns_taken >= 3 * len(owned_by_lost)
 
 
 async def _count(service: Service, sql: str, expected: int) -> bool:
