@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,14 +16,37 @@ from tests.zookeeper import ZooKeeperServer, missing_reason, start_zookeeper
 
 
 @pytest.fixture(scope="session")
-def chdb_dsn(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """One embedded store per test process; each test gets its own database in it."""
-    return f"chdb://{tmp_path_factory.mktemp('chdb').as_posix()}"
+def chdb_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
+    """One embedded store per test process, and a connection that keeps its engine up for the whole session.
+
+    chDB shuts its engine down when the last connection to a path closes, and starting it again loads every
+    database in the path: each service a test stopped left one more, so a service's start grew from 0.85 s to
+    4.7 s over 120 tests of one worker (two engine starts per service start). Held open, starts stay flat.
+    """
+    dsn = f"chdb://{tmp_path_factory.mktemp('chdb').as_posix()}"
+    client = connect(dsn, "default")
+    try:
+        yield dsn, client
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="session")
+def chdb_dsn(chdb_engine: tuple[str, Any]) -> str:
+    """The test process's embedded store; each test gets its own database in it."""
+    return str(chdb_engine[0])
 
 
 @pytest.fixture
-def database_name() -> str:
-    return new_database_name()
+def database_name(chdb_engine: tuple[str, Any]) -> Iterator[str]:
+    """A database of this test's own, dropped after it: the engine's background work runs over every table
+    it holds (0.17 cores idle with 80 tests' databases kept)."""
+    name = new_database_name()
+    yield name
+    try:
+        chdb_engine[1].command(f"DROP DATABASE IF EXISTS `{name}`")
+    except Exception as exc:
+        warnings.warn(f"test database {name} not dropped: {exc}", stacklevel=1)
 
 
 @pytest.fixture
