@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -16,35 +17,40 @@ from tests.zookeeper import ZooKeeperServer, missing_reason, start_zookeeper
 
 
 @pytest.fixture(scope="session")
-def chdb_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
-    """One embedded store per test process, and a connection that keeps its engine up for the whole session.
-
-    chDB shuts its engine down when the last connection to a path closes, and starting it again loads every
-    database in the path: each service a test stopped left one more, so a service's start grew from 0.85 s to
-    4.7 s over 120 tests of one worker (two engine starts per service start). Held open, starts stay flat.
-    """
-    dsn = f"chdb://{tmp_path_factory.mktemp('chdb').as_posix()}"
-    client = connect(dsn, "default")
-    try:
-        yield dsn, client
-    finally:
-        client.close()
-
-
-@pytest.fixture(scope="session")
-def chdb_dsn(chdb_engine: tuple[str, Any]) -> str:
-    """The test process's embedded store; each test gets its own database in it."""
-    return str(chdb_engine[0])
+def chdb_dsn(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One embedded store per test process; each test gets its own database in it."""
+    return f"chdb://{tmp_path_factory.mktemp('chdb').as_posix()}"
 
 
 @pytest.fixture
-def database_name(chdb_engine: tuple[str, Any]) -> Iterator[str]:
-    """A database of this test's own, dropped after it: the engine's background work runs over every table
-    it holds (0.17 cores idle with 80 tests' databases kept)."""
+def database_name(chdb_dsn: str) -> Iterator[str]:
+    """A database of this test's own, dropped after it.
+
+    chDB stops its engine when the last connection to a path closes, and starting it again loads every database
+    in the path: with each test's database kept, a service's start grew from 0.85 s to 4.7 s over 120 tests of
+    one worker (two engine starts per service start). SYNC: a plain DROP leaves the tables queued for removal,
+    and the engine still loads them. The engine is not held open between tests: a process may open only one
+    chDB path, and tests open others (their own stores, a child process on this one).
+    """
     name = new_database_name()
     yield name
+    dropped = threading.Thread(target=_drop, args=(chdb_dsn, name), daemon=True)
+    dropped.start()
+    dropped.join(DROP_WAIT_S)
+    if dropped.is_alive():
+        warnings.warn(f"test database {name} not dropped within {DROP_WAIT_S} s: still in use?", stacklevel=1)
+
+
+DROP_WAIT_S = 30.0
+
+
+def _drop(dsn: str, name: str) -> None:
     try:
-        chdb_engine[1].command(f"DROP DATABASE IF EXISTS `{name}`")
+        client = connect(dsn, "default")
+        try:
+            client.command(f"DROP DATABASE IF EXISTS `{name}` SYNC")
+        finally:
+            client.close()
     except Exception as exc:
         warnings.warn(f"test database {name} not dropped: {exc}", stacklevel=1)
 
