@@ -145,8 +145,9 @@ class Replica:
             },
             "api": {"host": "127.0.0.1", "port": self.api},
             "storage": {**settings["storage"], "data_dir": str(self.directory)},
-            "fleet": {**settings["fleet"], "keeper": f"127.0.0.1:{self.link.port}", "replica": self.name},
         }
+        if "fleet" in settings:  # a process outside any fleet has no Keeper
+            config["fleet"] = {**settings["fleet"], "keeper": f"127.0.0.1:{self.link.port}", "replica": self.name}
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / "spanscore.yaml"
         path.write_text(yaml.safe_dump(config), encoding="utf-8")

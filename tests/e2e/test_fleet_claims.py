@@ -219,3 +219,45 @@ async def test_a_session_whose_owner_is_killed_between_its_scoring_record_and_it
 
 async def _any_arrived(judge: HeldJudge) -> bool:
     return sum(judge.arrived.values()) >= 1
+
+
+class OneProcess(SessionJudgedFleet):
+    """The judged session rule and a code-scored run rule on one ``spanscore serve`` process outside any fleet.
+
+    The run rule's score settles each turn's trace, so a restart does not assemble it again (which would bring
+    the session back as a new turn).
+    """
+
+    def settings(self) -> dict[str, Any]:
+        settings = super().settings()
+        del settings["fleet"]
+        coded = {"name": "coded", "target": "run", "always": {"where": {"service.name": "support-bot"}},
+                 "scorers": ["completeness"]}  # fmt: skip
+        settings["rules"] = [*settings["rules"], coded]
+        return settings
+
+
+async def test_a_session_whose_process_is_killed_in_its_judge_call_is_scored_after_the_restart(world: World) -> None:
+    """The session's ``sampled`` decision is stored, its judge call is open, and the process is killed: the score
+    died with it. The restarted process takes the session up from the store; a stored decision alone used to
+    settle it, so it stayed unscored until a next turn that may never come (#36)."""
+    plain, judge = await world("restart")
+    fleet = OneProcess(
+        plain.name, plain.args, plain.base, plain.zookeeper_port, plain.dsn, judge, plain.receiver, plain.database
+    )
+    try:
+        first = await fleet.add()
+        judge.held.add(first.name)
+        assert await fleet._export(first, fleet.round(range(1)))
+        await until(lambda: _arrived(judge, first.name))
+        sampled = "SELECT count() FROM score_decisions WHERE Target = 'session' AND Decision = 'sampled'"
+        await until(lambda: _at_least(fleet, sampled, 1))  # the decision is stored: the session looked settled
+        await until(lambda: _at_least(fleet, "SELECT count() FROM scores WHERE Rule = 'coded'", 1))
+        await first.kill()
+        judge.held.clear()
+        judge.released.set()
+        second = await fleet.add()
+        await until(lambda: _at_least(fleet, "SELECT count() FROM scores WHERE Target = 'session'", 1))
+        assert judge.arrived[second.name] >= 1
+    finally:
+        await fleet.stop()

@@ -164,23 +164,40 @@ def spend_since(store: Any, rules: list[str], since_ns: int) -> dict[str, tuple[
 
 
 def unscored_sessions(store: Any, since_ns: int, *, limit: int = 100_000) -> list[Run]:
-    """After a restart: the latest stored turn of every session that was open when the process stopped.
+    """After a restart, or for a session's new fleet owner: the latest stored turn of every open session.
 
-    Open means a turn was stored since ``since_ns`` and no session decision was written after it. A ``sampled``
-    decision with no score after it is taken as settled too: the score may still wait in a writer's buffer (a
-    fleet's new owner found such sessions open and made them ready again), so a scorer killed in its judge call
-    leaves the session unscored until its next turn (#36).
+    Open means a turn was stored since ``since_ns`` and it was not settled after it: no session decision came
+    later, or a rule sampled it later and has no score after that decision (its scorer was killed in the judge
+    call; a stored decision alone settled it, and the session was never scored). A session being scored right
+    now, or whose score still waits in a writer's buffer, looks open too: after a restart that writer died with
+    the process, and a fleet's new owner leaves such a session to its claimant while that one is alive
+    (``FleetClaims.covered`` and ``scoring_elsewhere``).
     """
     database = store.database
+    candidates = (
+        f"SELECT SessionId FROM {database}.scored_runs WHERE SessionId != '' AND Target = 'run'"
+        " AND Timestamp >= fromUnixTimestamp64Nano({since:Int64})"
+    )
     rows = store.internal_query(
         "SELECT t.Run FROM ("
         "  SELECT SessionId, argMax(Run, Timestamp) AS Run, max(Timestamp) AS LastTurn"
         f"  FROM {database}.scored_runs WHERE SessionId != '' AND Target = 'run'"
         "  AND Timestamp >= fromUnixTimestamp64Nano({since:Int64}) GROUP BY SessionId"
         ") AS t LEFT JOIN ("
-        f"  SELECT RunId, max(Timestamp) AS Decided FROM {database}.score_decisions WHERE Target = 'session'"
-        "  GROUP BY RunId"
-        ") AS d ON t.SessionId = d.RunId WHERE d.Decided < t.LastTurn LIMIT {limit:UInt32}",
+        "  SELECT d.RunId AS RunId, max(d.Decided) AS Decided,"
+        "   max(if(d.Sampled > ifNull(s.Scored, toDateTime64(0, 9)), d.Sampled, toDateTime64(0, 9))) AS Unscored"
+        "  FROM ("
+        "   SELECT RunId, Rule, max(Timestamp) AS Decided, maxIf(Timestamp, Decision = 'sampled') AS Sampled"
+        f"   FROM {database}.score_decisions WHERE Target = 'session' AND RunId GLOBAL IN ({candidates})"
+        "   GROUP BY RunId, Rule"
+        "  ) AS d LEFT JOIN ("
+        "   SELECT RunId, Rule, max(Timestamp) AS Scored"
+        f"   FROM {database}.scores WHERE Target = 'session' AND RunId GLOBAL IN ({candidates})"
+        "   GROUP BY RunId, Rule"
+        "  ) AS s ON d.RunId = s.RunId AND d.Rule = s.Rule"
+        "  GROUP BY d.RunId"
+        ") AS d ON t.SessionId = d.RunId"
+        " WHERE d.Decided < t.LastTurn OR d.Unscored >= t.LastTurn LIMIT {limit:UInt32}",
         {"since": since_ns, "limit": limit},
     )
     return [run_from_view(parse_stored_run(row[0])) for row in rows]

@@ -1,4 +1,4 @@
-"""Which sessions a restart or a new fleet owner takes up: those with a turn after their latest decision."""
+"""Which sessions a restart or a new fleet owner takes up: a stored session decision settles one only when scored."""
 
 from __future__ import annotations
 
@@ -71,6 +71,17 @@ def _open(store: ClickHouseStore, since_ns: int) -> list[str]:
     return [run.session_id or "" for run in unscored_sessions(store, since_ns)]
 
 
+def test_a_session_sampled_after_its_last_turn_but_never_scored_is_open(store: ClickHouseStore) -> None:
+    """Its scorer was killed in the judge call: the decision row is stored, the score never was. The session was
+    taken as settled, so neither a restart nor the session's next fleet owner scored it."""
+    now = time.time_ns()
+    session = _turn(store, now - 10 * SECOND)
+    store.insert_decisions_sync([_decision(session, "conversation", "sampled", now - 5 * SECOND)])
+    assert _open(store, now - 60 * SECOND) == [session]
+    store.insert_scores_sync([_score(session, "conversation", now - 4 * SECOND)])
+    assert _open(store, now - 60 * SECOND) == []
+
+
 def test_a_session_decided_without_a_draw_is_settled_and_a_later_turn_reopens_it(store: ClickHouseStore) -> None:
     now = time.time_ns()
     session = _turn(store, now - 10 * SECOND)
@@ -78,6 +89,19 @@ def test_a_session_decided_without_a_draw_is_settled_and_a_later_turn_reopens_it
     assert _open(store, now - 60 * SECOND) == []
     _turn(store, now - 2 * SECOND)
     assert _open(store, now - 60 * SECOND) == [session]
+
+
+def test_each_sampled_rule_needs_its_own_score(store: ClickHouseStore) -> None:
+    now = time.time_ns()
+    session = _turn(store, now - 10 * SECOND)
+    store.insert_decisions_sync([
+        _decision(session, "conversation", "sampled", now - 5 * SECOND),
+        _decision(session, "judged_session", "sampled", now - 5 * SECOND),
+    ])  # fmt: skip
+    store.insert_scores_sync([_score(session, "conversation", now - 4 * SECOND)])
+    assert _open(store, now - 60 * SECOND) == [session]
+    store.insert_scores_sync([_score(session, "judged_session", now - 3 * SECOND)])
+    assert _open(store, now - 60 * SECOND) == []
 
 
 def test_a_session_with_no_decision_is_open(store: ClickHouseStore) -> None:
