@@ -43,6 +43,22 @@ class ClaimState:
         return bool(self.done)
 
 
+def _beating(database: str) -> str:
+    """The process instances whose latest heartbeat within the last ``{ms}`` milliseconds says "joined"."""
+    return (
+        f"SELECT Instance FROM {database}.fleet_heartbeats WHERE At >= now64(3) - toIntervalMillisecond({{ms:UInt64}})"
+        " GROUP BY Instance HAVING argMax(Joined, At) = 1"
+    )
+
+
+def _session_scored(database: str) -> str:
+    """Per session among ``{ids}``: when its latest session score was written (``Scored``)."""
+    return (
+        f"SELECT RunId, max(Timestamp) AS Scored FROM {database}.scores"
+        " WHERE Target = 'session' AND RunId IN {ids:Array(String)} GROUP BY RunId"
+    )
+
+
 def write_claims(store: Store, keys: Sequence[Key], replica: str, instance: str, token: tuple[int, int]) -> None:
     """One row per key: this process (``instance`` of ``replica``, under fence ``token``) scores it now."""
     if not keys:
@@ -59,10 +75,8 @@ def claim_states(store: Store, keys: Sequence[Key], alive_within_s: float) -> di
     """Per key that has a claim or a score: who claimed it, whether they beat lately, and what is scored."""
     database = store.database
     sql = (
-        "SELECT TraceId, RunId, Replica, Instance, Instance IN ("
-        f"  SELECT Instance FROM {database}.fleet_heartbeats"
-        "   WHERE At >= now64(3) - toIntervalMillisecond({ms:UInt64}) GROUP BY Instance HAVING argMax(Joined, At) = 1"
-        f") AS Beat, CAST([], 'Array(Tuple(String, String))') AS Done FROM {database}.scoring_claims"
+        f"SELECT TraceId, RunId, Replica, Instance, Instance IN ({_beating(database)}) AS Beat,"
+        f" CAST([], 'Array(Tuple(String, String))') AS Done FROM {database}.scoring_claims"
         " WHERE (TraceId, RunId) IN {keys:Array(Tuple(String, String))}"
         " UNION ALL SELECT TraceId, RunId, '', '', 0, groupUniqArray((toString(Rule), toString(Scorer)))"
         f" FROM {database}.scores WHERE TraceId IN {{traces:Array(String)}}"
@@ -93,12 +107,9 @@ def sessions_claimed_since_scored(
     """
     database = store.database
     sql = (
-        "SELECT c.RunId, c.Replica, c.Instance, c.Instance GLOBAL IN ("
-        f"  SELECT Instance FROM {database}.fleet_heartbeats"
-        "   WHERE At >= now64(3) - toIntervalMillisecond({ms:UInt64}) GROUP BY Instance HAVING argMax(Joined, At) = 1"
-        f") FROM {database}.scoring_claims AS c LEFT JOIN ("
-        f"  SELECT RunId, max(Timestamp) AS Scored FROM {database}.scores"
-        "   WHERE Target = 'session' AND RunId IN {ids:Array(String)} GROUP BY RunId"
+        f"SELECT c.RunId, c.Replica, c.Instance, c.Instance GLOBAL IN ({_beating(database)})"
+        f" FROM {database}.scoring_claims AS c LEFT JOIN ("
+        f"  {_session_scored(database)}"
         ") AS s ON c.RunId = s.RunId"
         " WHERE c.TraceId = '' AND c.RunId IN {ids:Array(String)} AND c.At > s.Scored"
         " AND c.At >= now64(3) - toIntervalMillisecond({within:UInt64})"
@@ -131,12 +142,10 @@ def session_records(store: Store, session_ids: Sequence[str], alive_within_s: fl
     database = store.database
     sql = (
         "SELECT r.RunId, r.Run, JSONExtractString(r.Run, 'replica'), JSONExtractString(r.Run, 'instance') AS Inst,"
-        f" Inst IN (SELECT Instance FROM {database}.fleet_heartbeats"
-        "   WHERE At >= now64(3) - toIntervalMillisecond({ms:UInt64}) GROUP BY Instance HAVING argMax(Joined, At) = 1),"
+        f" Inst IN ({_beating(database)}),"
         " r.Timestamp <= s.Scored"
         f" FROM {database}.scored_runs AS r LEFT JOIN ("
-        f"  SELECT RunId, max(Timestamp) AS Scored FROM {database}.scores"
-        "   WHERE RunId IN {ids:Array(String)} AND Target = 'session' GROUP BY RunId"
+        f"  {_session_scored(database)}"
         ") AS s ON r.RunId = s.RunId"
         " WHERE r.TraceId = '' AND r.RunId IN {ids:Array(String)} AND r.Target = 'session'"
     )
