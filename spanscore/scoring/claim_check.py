@@ -69,6 +69,8 @@ class ClaimCheck:
         """Runs claimed by a replica that died before all their scores were stored, dispatched here."""
         self.failures = 0
         """Claim reads or writes the store refused (the runs went on unchecked)."""
+        self.raced = 0
+        """Runs this replica claimed at the same time as another, whose earlier claim judges them."""
 
     async def not_taken(self, claims: Claims, subjects: list[Pair]) -> list[Pair]:
         """The subjects to decide here, without their scored (rule, scorer) pairs; those claimed wait (one read).
@@ -98,6 +100,16 @@ class ClaimCheck:
                 if state.claimed and len(self.waiting) < MAX_WAITING:
                     self.waiting[_key(pair[0])] = (pair, now)
         return kept
+
+    def leave(self, pair: Pair) -> None:
+        """Wait on a run another live replica claimed before this one (found after claiming it too).
+
+        Like a run seen claimed before deciding, it is taken up if that replica dies before its scores are stored.
+        """
+        self.left_to_others += 1
+        self.raced += 1
+        if len(self.waiting) < MAX_WAITING:
+            self.waiting.setdefault(_key(pair[0]), (pair, self._clock()))
 
     async def due(self, claims: Claims) -> list[Pair]:
         """The waiting runs whose claimant is gone before all their scores were stored, and that fall to this replica.

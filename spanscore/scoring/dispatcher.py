@@ -78,8 +78,11 @@ class SessionFence(Protocol):
     def claimant(self) -> dict[str, str]:
         """Who this replica is in its claims and session records: its replica name and process instance."""
 
-    def claim(self, keys: Sequence[tuple[str, str]]) -> None:
-        """Record in the store that this replica scores these keys now, before any judge call (blocking)."""
+    def claim(self, keys: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Record that this replica scores these keys now, before any judge call (blocking).
+
+        Returns the keys another live replica claimed first: it judges them.
+        """
 
 
 class Dispatcher:
@@ -258,21 +261,42 @@ class Dispatcher:
         if scored:
             await self._scored_runs.consume(list(scored.values()))
         if self.fence is not None and jobs:
-            await self._claim(self.fence, jobs)
+            checked = {(s.run.trace_id, s.run.run_id) for s, rescore in subjects if not rescore}
+            jobs = await self._claim(self.fence, jobs, checked)
         for job in jobs:
             await self.workers.submit(job)
 
-    async def _claim(self, fence: SessionFence, jobs: list[ScoringJob[RuleRun]]) -> None:
+    async def _claim(
+        self, fence: SessionFence, jobs: list[ScoringJob[RuleRun]], checked: set[tuple[str, str]]
+    ) -> list[ScoringJob[RuleRun]]:
         """A fleet's claim on what these jobs score, in the store before any judge call (a session: '', its id).
 
-        When the store does not take it the jobs still run: a possible second judge call, not a lost score.
+        Returns the jobs to run: those of a run in ``checked`` (decided without a rescore) that another live
+        replica claimed first are left to it, and wait here in case it dies (``scoring.claim_check``). When the
+        store does not take the claim the jobs still run: a possible second judge call, not a lost score.
         """
         keys = list(dict.fromkeys(("" if j.run.target == "session" else j.run.trace_id, j.run.run_id) for j in jobs))
         try:
-            await asyncio.to_thread(fence.claim, keys)
+            lost = await asyncio.to_thread(fence.claim, keys) & checked
         except Exception as exc:
             self.claims.failures += 1
             log.warning("fleet: scoring claims not written for %d subjects: %s", len(keys), exc)
+            return jobs
+        if not lost:
+            return jobs
+        kept: list[ScoringJob[RuleRun]] = []
+        books: dict[int, RuleRun] = {}
+        for job in jobs:
+            if job.run.target != "session" and (job.run.trace_id, job.run.run_id) in lost:
+                books[id(job.context)] = job.context
+            else:
+                kept.append(job)
+        for book in books.values():
+            self.rules.engine.settle_run(book.decision.rule)  # nothing runs here: release its budget reservation
+            self.runs_in_flight -= 1
+            self.claims.leave((book.subject, False))
+        log.info("fleet: %d runs claimed first by another replica are left to it", len(lost))
+        return kept
 
     async def on_result(self, job: ScoringJob[RuleRun], result: ScoreResult) -> None:
         """A job ended: its row goes out, its spend counts against the budget, and the last one refines."""

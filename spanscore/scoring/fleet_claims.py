@@ -56,12 +56,26 @@ class FleetClaims:
     def owns_run(self, trace_id: str) -> bool:
         return self._fleet.owns(f"trace:{trace_id}")
 
-    def claim(self, keys: Sequence[Key]) -> None:
-        """Record, and wait for the store to take, that this process scores these keys now."""
+    def claim(self, keys: Sequence[Key]) -> set[Key]:
+        """Record, and wait for the store to take, that this process scores these keys now; then read them back.
+
+        Returns the keys another live process claimed before this one: two replicas that both read "unclaimed"
+        before either claim was stored (checking and claiming are two statements) both claim, and the earliest
+        claim in the store's clock (then the lower instance) judges. The later reader sees both claims; an
+        earlier one that saw only its own is the earliest.
+        """
         token = self._fleet.fence.token()
         session, epoch = (token.session_id, token.member_zxid) if token is not None else (0, 0)
         write_claims(self._store, keys, self._fleet.replica, self.instance, (session, epoch))
         self.written += len(keys)
+        lost: set[Key] = set()
+        for key, state in claim_states(self._store, keys, self._alive_window_s).items():
+            contenders = [
+                c for c in state.claimants if c.instance == self.instance or self.alive(c.replica, c.heartbeat)
+            ]
+            if contenders and min(contenders, key=lambda c: (c.at, c.instance)).instance != self.instance:
+                lost.add(key)
+        return lost
 
     def claimant(self) -> dict[str, str]:
         return {"replica": self._fleet.replica, "instance": self.instance}

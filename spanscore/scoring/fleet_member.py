@@ -144,8 +144,8 @@ class FleetMember:
     def owns_run(self, trace_id: str) -> bool:
         return self.claims.owns_run(trace_id)
 
-    def claim(self, keys: Sequence[tuple[str, str]]) -> None:
-        self.claims.claim(keys)
+    def claim(self, keys: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
+        return self.claims.claim(keys)
 
     def _members_changed(self, members: list[str]) -> None:
         """On a Keeper thread, for every change Keeper reports (none is missed between two rounds)."""
@@ -371,6 +371,7 @@ class FleetMember:
             "fleet_sessions_dropped_on_new_token": float(self.sessions_dropped_on_new_token),
             "fleet_runs_claimed_elsewhere": float(self._live.dispatcher.claims.left_to_others),
             "fleet_claimed_runs_taken_up": float(self._live.dispatcher.claims.taken_up),
+            "fleet_claim_races_lost": float(self._live.dispatcher.claims.raced),
             "fleet_claim_failures": float(self._live.dispatcher.claims.failures),
             **self.budgets.metrics(),
         }

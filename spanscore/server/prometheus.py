@@ -91,6 +91,10 @@ KINDS: dict[str, tuple[Kind, str]] = {
         "Sessions forgotten when a Keeper session was lost.",
     ),
     "fleet_runs_claimed_elsewhere": ("counter", "Ready runs left alone: another live replica claimed them, or scored."),
+    "fleet_claim_races_lost": (
+        "counter",
+        "Runs claimed at the same time as another replica, left to the earlier claim after reading it back.",
+    ),
     "fleet_claimed_runs_taken_up": ("counter", "Runs claimed by a replica that died without a score, taken up here."),
     "fleet_claim_failures": ("counter", "Scoring claims the store did not read or take (the runs went on unchecked)."),
     "scored_runs_dead_lettered": ("counter", "Scored-run views storage refused and moved to the dead letters."),

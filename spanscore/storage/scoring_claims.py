@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from spanscore.storage.fleet_records import Store
 from spanscore.storage.reads.recovery import ID_BATCH
@@ -30,6 +29,8 @@ class Claimant:
     instance: str
     heartbeat: bool
     """Its process wrote a "joined" heartbeat within the window asked for."""
+    at: float = 0.0
+    """When the store took its claim (the server's clock, seconds since the epoch): the earliest claim wins."""
 
 
 @dataclass(slots=True)
@@ -60,25 +61,32 @@ def _session_scored(database: str) -> str:
 
 
 def write_claims(store: Store, keys: Sequence[Key], replica: str, instance: str, token: tuple[int, int]) -> None:
-    """One row per key: this process (``instance`` of ``replica``, under fence ``token``) scores it now."""
-    if not keys:
-        return
-    now = datetime.now(UTC)
-    columns = [
-        [now] * len(keys), [k[0] for k in keys], [k[1] for k in keys], [replica] * len(keys),
-        [instance] * len(keys), [token[0]] * len(keys), [token[1]] * len(keys),
-    ]  # fmt: skip
-    store.client.insert(f"{store.database}.scoring_claims", columns, column_names=_COLUMNS, column_oriented=True)
+    """One row per key: this process (``instance`` of ``replica``, under fence ``token``) scores it now.
+
+    ``At`` is the server's clock, not the replica's: two replicas that claim one run compare their claims' times
+    (``claim_states``), and one clock orders them as the store took them.
+    """
+    unique = list(dict.fromkeys(keys))
+    for start in range(0, len(unique), ID_BATCH // 2):  # a key is two ids
+        store.client.command(
+            f"INSERT INTO {store.database}.scoring_claims ({', '.join(_COLUMNS)})"
+            " SELECT now64(3), k.1, k.2, {replica:String}, {instance:String}, {session:UInt64}, {epoch:UInt64}"
+            " FROM (SELECT arrayJoin({keys:Array(Tuple(String, String))}) AS k)",
+            parameters={
+                "keys": unique[start : start + ID_BATCH // 2], "replica": replica, "instance": instance,
+                "session": token[0], "epoch": token[1],
+            },
+        )  # fmt: skip
 
 
 def claim_states(store: Store, keys: Sequence[Key], alive_within_s: float) -> dict[Key, ClaimState]:
     """Per key that has a claim or a score: who claimed it, whether they beat lately, and what is scored."""
     database = store.database
     sql = (
-        f"SELECT TraceId, RunId, Replica, Instance, Instance IN ({_beating(database)}) AS Beat,"
+        f"SELECT TraceId, RunId, Replica, Instance, Instance IN ({_beating(database)}) AS Beat, toFloat64(At),"
         f" CAST([], 'Array(Tuple(String, String))') AS Done FROM {database}.scoring_claims"
         " WHERE (TraceId, RunId) IN {keys:Array(Tuple(String, String))}"
-        " UNION ALL SELECT TraceId, RunId, '', '', 0, groupUniqArray((toString(Rule), toString(Scorer)))"
+        " UNION ALL SELECT TraceId, RunId, '', '', 0, 0., groupUniqArray((toString(Rule), toString(Scorer)))"
         f" FROM {database}.scores WHERE TraceId IN {{traces:Array(String)}}"
         " AND (TraceId, RunId) IN {keys:Array(Tuple(String, String))} GROUP BY TraceId, RunId"
     )
@@ -88,10 +96,10 @@ def claim_states(store: Store, keys: Sequence[Key], alive_within_s: float) -> di
         batch = unique[start : start + ID_BATCH // 2]
         traces = sorted({trace for trace, _ in batch})
         params = {"keys": batch, "traces": traces, "ms": int(alive_within_s * 1000)}
-        for trace, run, replica, instance, beat, done in store.internal_query(sql, params):
+        for trace, run, replica, instance, beat, at, done in store.internal_query(sql, params):
             state = states.setdefault((str(trace), str(run)), ClaimState())
             if replica:
-                state.claimants.append(Claimant(str(replica), str(instance), bool(beat)))
+                state.claimants.append(Claimant(str(replica), str(instance), bool(beat), float(at)))
             state.done.update((str(rule), str(scorer)) for rule, scorer in done)
     return states
 

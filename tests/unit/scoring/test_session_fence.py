@@ -44,8 +44,9 @@ class _Fence:
     def claimant(self) -> dict[str, str]:
         return {"replica": "r0", "instance": "process-0"}
 
-    def claim(self, keys: Sequence[tuple[str, str]]) -> None:
+    def claim(self, keys: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
         CLAIMED.extend(keys)
+        return set()
 
 
 CLAIMED: list[tuple[str, str]] = []
