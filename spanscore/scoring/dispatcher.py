@@ -261,7 +261,9 @@ class Dispatcher:
         if scored:
             await self._scored_runs.consume(list(scored.values()))
         if self.fence is not None and jobs:
-            checked = {(s.run.trace_id, s.run.run_id) for s, rescore in subjects if not rescore}
+            checked = {  # sessions are fenced by their grants; a rescore was decided on purpose
+                (s.run.trace_id, s.run.run_id) for s, rescore in subjects if not rescore and s.run.target != "session"
+            }
             jobs = await self._claim(self.fence, jobs, checked)
         for job in jobs:
             await self.workers.submit(job)
@@ -271,9 +273,10 @@ class Dispatcher:
     ) -> list[ScoringJob[RuleRun]]:
         """A fleet's claim on what these jobs score, in the store before any judge call (a session: '', its id).
 
-        Returns the jobs to run: those of a run in ``checked`` (decided without a rescore) that another live
-        replica claimed first are left to it, and wait here in case it dies (``scoring.claim_check``). When the
-        store does not take the claim the jobs still run: a possible second judge call, not a lost score.
+        Returns the jobs to run: those of a run in ``checked`` (not a session, decided without a rescore) that
+        another live replica claimed first are left to it, and wait here in case it dies
+        (``scoring.claim_check``). When the store does not take the claim the jobs still run: a possible second
+        judge call, not a lost score.
         """
         keys = list(dict.fromkeys(("" if j.run.target == "session" else j.run.trace_id, j.run.run_id) for j in jobs))
         try:
@@ -287,7 +290,7 @@ class Dispatcher:
         kept: list[ScoringJob[RuleRun]] = []
         books: dict[int, RuleRun] = {}
         for job in jobs:
-            if job.run.target != "session" and (job.run.trace_id, job.run.run_id) in lost:
+            if (job.run.trace_id, job.run.run_id) in lost:
                 books[id(job.context)] = job.context
             else:
                 kept.append(job)

@@ -69,7 +69,7 @@ class FleetClaims:
         write_claims(self._store, keys, self._fleet.replica, self.instance, (session, epoch))
         self.written += len(keys)
         lost: set[Key] = set()
-        for key, state in claim_states(self._store, keys, self._alive_window_s).items():
+        for key, state in claim_states(self._store, keys, self._alive_window_s, with_scores=False).items():
             contenders = [
                 c for c in state.claimants if c.instance == self.instance or self.alive(c.replica, c.heartbeat)
             ]

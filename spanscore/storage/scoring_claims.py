@@ -79,17 +79,26 @@ def write_claims(store: Store, keys: Sequence[Key], replica: str, instance: str,
         )  # fmt: skip
 
 
-def claim_states(store: Store, keys: Sequence[Key], alive_within_s: float) -> dict[Key, ClaimState]:
-    """Per key that has a claim or a score: who claimed it, whether they beat lately, and what is scored."""
+def claim_states(
+    store: Store, keys: Sequence[Key], alive_within_s: float, *, with_scores: bool = True
+) -> dict[Key, ClaimState]:
+    """Per key that has a claim or a score: who claimed it, whether they beat lately, and what is scored.
+
+    ``with_scores=False`` reads the claims only (``done`` stays empty): a claim read back right after it was
+    written asks only who else claimed, and need not search ``scores`` again.
+    """
     database = store.database
     sql = (
         f"SELECT TraceId, RunId, Replica, Instance, Instance IN ({_beating(database)}) AS Beat, toFloat64(At),"
         f" CAST([], 'Array(Tuple(String, String))') AS Done FROM {database}.scoring_claims"
         " WHERE (TraceId, RunId) IN {keys:Array(Tuple(String, String))}"
-        " UNION ALL SELECT TraceId, RunId, '', '', 0, 0., groupUniqArray((toString(Rule), toString(Scorer)))"
-        f" FROM {database}.scores WHERE TraceId IN {{traces:Array(String)}}"
-        " AND (TraceId, RunId) IN {keys:Array(Tuple(String, String))} GROUP BY TraceId, RunId"
     )
+    if with_scores:
+        sql += (
+            " UNION ALL SELECT TraceId, RunId, '', '', 0, 0., groupUniqArray((toString(Rule), toString(Scorer)))"
+            f" FROM {database}.scores WHERE TraceId IN {{traces:Array(String)}}"
+            " AND (TraceId, RunId) IN {keys:Array(Tuple(String, String))} GROUP BY TraceId, RunId"
+        )
     unique = list(dict.fromkeys(keys))
     states: dict[Key, ClaimState] = {}
     for start in range(0, len(unique), ID_BATCH // 2):  # a key is two ids
