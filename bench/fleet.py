@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import shutil
 import signal
 import sys
 import tempfile
@@ -51,7 +52,7 @@ from spanscore.testing.traces import rag_traces
 from spanscore.testing.webhook import Receiver
 from spanscore.testing.zookeeper import start_zookeeper
 
-SCENARIOS = ("kill", "partition", "pause", "join", "rolling")
+SCENARIOS = ("kill", "partition", "pause", "join", "rolling", "outage")
 USERS = Path(__file__).resolve().parents[1] / "deploy" / "clickhouse"
 START_S = 120.0
 SEND_ATTEMPTS = 5
@@ -210,6 +211,17 @@ async def pause(fleet: Fleet, send_round: Callable[[], Awaitable[None]]) -> None
     fleet.sending.append(victim)
 
 
+async def outage(fleet: Fleet, send_round: Callable[[], Awaitable[None]]) -> None:
+    """Keeper unreachable from every replica for ``--cut`` seconds (a Keeper restart, a network fault in front of
+    it): every session expires, and every replica rejoins under a new token while traffic keeps coming."""
+    for replica in fleet.sending:
+        replica.link.sever()
+    await send_round()
+    await asyncio.sleep(fleet.args.cut)
+    for replica in fleet.sending:
+        replica.link.heal()
+
+
 async def join(fleet: Fleet, send_round: Callable[[], Awaitable[None]]) -> None:
     await asyncio.gather(send_round(), fleet.add())
 
@@ -223,7 +235,7 @@ async def rolling(fleet: Fleet, send_round: Callable[[], Awaitable[None]]) -> No
 
 
 FAULTS: dict[str, Callable[[Fleet, Callable[[], Awaitable[None]]], Awaitable[None]]] = {
-    "kill": kill, "partition": partition, "pause": pause, "join": join, "rolling": rolling,
+    "kill": kill, "partition": partition, "pause": pause, "join": join, "rolling": rolling, "outage": outage,
 }  # fmt: skip
 
 
@@ -291,21 +303,32 @@ def session_outcomes(fleet: Fleet) -> dict[str, Any]:
         f" AND startsWith(RunId, 'conv-{fleet.name}-') GROUP BY RunId"
     ))  # fmt: skip
     records: dict[str, list[str]] = {}
-    for session, body in fleet.query(
-        "SELECT RunId, Run FROM scored_runs WHERE Target = 'session' AND TraceId = ''"
+    stamps: dict[str, list[str]] = {}
+    for session, body, stamp in fleet.query(
+        "SELECT RunId, Run, toString(Timestamp) FROM scored_runs WHERE Target = 'session' AND TraceId = ''"
         f" AND startsWith(RunId, 'conv-{fleet.name}-') ORDER BY Timestamp"
     ):
         records.setdefault(session, []).append(body)
+        stamps.setdefault(session, []).append(stamp)
     sent = fleet.sent_turns
     repeats = {s: _repeats(records.get(s, []), int(decided.get(s, 0))) for s in sent}
     return {
+        # Who scored each repeated session, when, over how many turns: what a broken promise is traced from.
+        "repeated": {
+            s: {
+                "decisions": int(decided.get(s, 0)),
+                "records": [_record(b, t) for b, t in zip(records.get(s, []), stamps.get(s, []), strict=True)],
+            }
+            for s in sent
+            if repeats[s]
+        },
         "sessions": {
             "sent": len(sent),
             "with_all_turns_never_repeated": sum(1 for s, n in sent.items() if scores.get(s) == n and not repeats[s]),
             "scored_again_without_new_turns": sum(1 for s in sent if repeats[s]),
             "rescored_for_new_turns": sum(1 for s in sent if not repeats[s] and decided.get(s, 0) > 1),
             "without_all_turns": sum(1 for s, n in sent.items() if scores.get(s) != float(n)),
-        }
+        },
     }
 
 
@@ -319,6 +342,13 @@ def _repeats(bodies: list[str], decisions: int) -> int:
         repeated += 1 if turns <= seen else 0
         seen |= turns
     return repeated + max(0, decisions - max(len(bodies), 1))
+
+
+def _record(body: str, stamp: str) -> str:
+    record = json.loads(body)
+    return (
+        f"{stamp} {record.get('replica', '?')}/{record.get('instance', '?')[:8]} turns={len(record.get('turns') or ())}"
+    )
 
 
 def judged(fleet: Fleet) -> dict[str, Any]:
@@ -401,6 +431,15 @@ def _migrate(fleet: Fleet) -> None:
         client.close()
 
 
+def _keep_logs(base: Path, target: Path) -> None:
+    """Each replica's log, under its scenario and replica directory names."""
+    for log in base.glob("*/**/serve.log"):
+        copy = target / log.relative_to(base)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(log, copy)
+    print(f"replica logs kept under {target}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.fleet", description=__doc__.splitlines()[0])
     parser.add_argument("--replicas", type=int, default=3)
@@ -411,6 +450,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cut", type=float, default=10.0, help="how long a partition or a pause lasts, seconds")
     parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
     parser.add_argument("--json", action="store_true", help="print only the result object")
+    parser.add_argument(
+        "--keep-logs",
+        type=Path,
+        metavar="DIR",
+        help="copy every replica's serve.log here at the end, so a broken promise can be traced",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="spanscore-fleet-") as directory:
         base = Path(directory)
@@ -420,9 +465,10 @@ def main(argv: list[str] | None = None) -> int:
             dsn = f"clickhouse://spanscore_owner:CHANGE-ME@127.0.0.1:{port}/"
             result = asyncio.run(run(args, base, zookeeper.port, dsn))
         finally:
-            store.terminate()
-            store.wait(30)
+            clickhouse_standin.stop(store)
             zookeeper.stop()
+            if args.keep_logs is not None:
+                _keep_logs(base, args.keep_logs)
     if not args.json:
         print(json.dumps(result, indent=2), file=sys.stderr)
     print(json.dumps(result))

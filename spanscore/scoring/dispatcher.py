@@ -13,9 +13,8 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 from spanscore.pipeline import Consumer
 from spanscore.redaction.redactor import Redactor
@@ -25,8 +24,8 @@ from spanscore.runs.sessions import ReadySession, SessionTracker, with_history
 from spanscore.sampling.engine import RuleEngine
 from spanscore.scorers.base import Scorer, ScoreResult
 from spanscore.scorers.context_used import context_used
-from spanscore.scoring.claim_check import ClaimCheck, Taken
 from spanscore.scoring.config import ScoringConfig
+from spanscore.scoring.fleet_gate import FleetGate, SessionFence
 from spanscore.scoring.rows import decision_row, score_row
 from spanscore.scoring.subject import RuleRun, Subject, is_internal
 from spanscore.scoring.workers import ScoringJob, ScoringWorkers
@@ -48,43 +47,6 @@ class ActiveRules:
     """Each rule's redaction policy (``redaction.config``): what its judge calls mask."""
 
 
-class SessionFence(Protocol):
-    """A fleet's answer to "may I still?" for a session (``scoring.fleet_member`` over ``fleet.fence``)."""
-
-    def grant(self, session_id: str) -> object | None:
-        """Leave to score the session now, or None: this replica cannot prove it owns it."""
-
-    def still(self, grant: object) -> bool:
-        """Whether a grant still holds where the score is written."""
-
-    def covered(self, session_ids: Sequence[str]) -> dict[str, set[str]]:
-        """The turns recorded scorings of these sessions covered (blocking: a store read)."""
-
-    def superseded(self, session_id: str, turns: set[str]) -> bool:
-        """Whether a scoring recorded since covered a turn outside ``turns`` (blocking: a store read)."""
-
-    def runs_unproven(self) -> bool:
-        """Whether the replica cannot prove its Keeper session now (cut, paused, rejoined): others may take its runs."""
-
-    def decided(self, trace_ids: Sequence[str]) -> dict[str, set[str]]:
-        """Per trace: the subjects (run and span ids) any replica decided on (blocking: a store read)."""
-
-    def taken(self, keys: Sequence[tuple[str, str]]) -> Mapping[tuple[str, str], Taken]:
-        """Of these (trace id, run id) keys, those claimed by a live process or scored in part (one store read)."""
-
-    def owns_run(self, trace_id: str) -> bool:
-        """Whether this replica owns the trace (it takes up a gone replica's claimed runs of it)."""
-
-    def claimant(self) -> dict[str, str]:
-        """Who this replica is in its claims and session records: its replica name and process instance."""
-
-    def claim(self, keys: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
-        """Record that this replica scores these keys now, before any judge call (blocking).
-
-        Returns the keys another live replica claimed first: it judges them.
-        """
-
-
 class Dispatcher:
     """``Consumer[Sequence[ReadyRun]]``: decides ready runs and queues their jobs; owns the worker pool."""
 
@@ -104,20 +66,15 @@ class Dispatcher:
         """Whether this replica scores a session (a fleet splits them among replicas; one process owns all)."""
         self.sessions_shared = False
         """True in a fleet: other replicas store turns too, so every session reads its stored turns first."""
-        self.fence: SessionFence | None = None
-        """In a fleet: sessions are scored only under a grant, recorded, and their scores written only while
-        the grant holds."""
+        self.gate = FleetGate()
+        """In a fleet: its fence (sessions are scored only under a grant, recorded, and their scores written
+        only while the grant holds), and its claims on runs before any judge call (``scoring.fleet_gate``)."""
         self.sessions_fenced = 0
         self.sessions_reopened = 0
         """Sessions refused a grant while still owned here (a lease lapse): opened again, not lost."""
         """Sessions not scored, or session scores not written, because the grant was refused or outdated."""
-        self.runs_fenced = 0
-        """Ready runs not scored because, while this replica could not prove its Keeper session, the store
-        showed them decided already (another replica took them up as a lost replica's)."""
         self.sessions_skipped_as_scored = 0
         """Sessions not scored because a recorded scoring already covered every turn."""
-        self.claims = ClaimCheck()
-        """In a fleet: runs another live replica claimed wait here (``scoring.claim_check``)."""
         self.may_poll_sessions: Callable[[], bool] = _always
         """False while a fleet replica cannot prove its ownership: its sessions wait, none is made ready."""
         self._decisions = decisions
@@ -159,49 +116,23 @@ class Dispatcher:
                 elif self.sessions.add(ready.run, now, needs_history=self.sessions_shared):
                     turns.append(ScoredRunRow.of(ready.run))
         rules = self.rules
-        subjects = await self._unclaimed(subjects)
+        subjects = await self.gate.unclaimed(subjects)
         if self.rules is not rules:  # swapped during the fleet's store read: the new rules may select a view
             subjects = _completed_views(subjects, items)
         await self.dispatch(subjects, turns)
 
-    async def _unclaimed(self, subjects: list[tuple[Subject, bool]]) -> list[tuple[Subject, bool]]:
-        """In a fleet, while this replica cannot prove its Keeper session: the subjects no one decided on yet.
+    @property
+    def fence(self) -> SessionFence | None:
+        return self.gate.fence
 
-        The others take a lost replica's unhandled runs up from the store once it has been gone for a while; a
-        replica that was only cut or paused still holds them and, back, would score them a second time. So
-        until it proves its session again, it asks the store first (rescores were decided here on purpose).
-        And always, in one read: a run scored already, or claimed by another live replica, is not decided here
-        (a batch sent again after a kill; ``scoring.claim_check``).
-        """
-        fence = self.fence
-        if fence is None or not subjects:
-            return subjects
-        if fence.runs_unproven():
-            subjects = await self._undecided(fence, subjects)
-        return await self.claims.not_taken(fence, subjects)
+    @fence.setter
+    def fence(self, fence: SessionFence | None) -> None:
+        self.gate.fence = fence
 
     async def take_up_claims(self) -> None:
         """Dispatch the runs left to a replica that has gone without scoring them (a fleet round's step)."""
-        if self.fence is not None and (due := await self.claims.due(self.fence)):
+        if due := await self.gate.due():
             await self.dispatch(due)
-
-    async def _undecided(self, fence: SessionFence, subjects: list[tuple[Subject, bool]]) -> list[tuple[Subject, bool]]:
-        """While this replica cannot prove its Keeper session: the subjects nobody decided on yet."""
-        trace_ids = sorted({subject.run.trace_id for subject, _ in subjects})
-        decided = await asyncio.to_thread(fence.decided, trace_ids)
-        kept = [
-            (subject, rescore)
-            for subject, rescore in subjects
-            if rescore or subject.run.run_id not in decided.get(subject.run.trace_id, ())
-        ]
-        if len(kept) < len(subjects):
-            self.runs_fenced += len(subjects) - len(kept)
-            log.warning(
-                "fleet: %d ready runs not scored, another replica decided them while this one could not prove "
-                "its Keeper session",
-                len(subjects) - len(kept),
-            )
-        return kept
 
     async def dispatch(
         self,
@@ -260,46 +191,12 @@ class Dispatcher:
             await self._write_decisions(rows)
         if scored:
             await self._scored_runs.consume(list(scored.values()))
-        if self.fence is not None and jobs:
-            checked = {  # sessions are fenced by their grants; a rescore was decided on purpose
-                (s.run.trace_id, s.run.run_id) for s, rescore in subjects if not rescore and s.run.target != "session"
-            }
-            jobs = await self._claim(self.fence, jobs, checked)
+        jobs, left = await self.gate.claim(jobs, subjects)
+        for book in left:  # nothing runs here: release its budget reservation
+            self.rules.engine.settle_run(book.decision.rule)
+            self.runs_in_flight -= 1
         for job in jobs:
             await self.workers.submit(job)
-
-    async def _claim(
-        self, fence: SessionFence, jobs: list[ScoringJob[RuleRun]], checked: set[tuple[str, str]]
-    ) -> list[ScoringJob[RuleRun]]:
-        """A fleet's claim on what these jobs score, in the store before any judge call (a session: '', its id).
-
-        Returns the jobs to run: those of a run in ``checked`` (not a session, decided without a rescore) that
-        another live replica claimed first are left to it, and wait here in case it dies
-        (``scoring.claim_check``). When the store does not take the claim the jobs still run: a possible second
-        judge call, not a lost score.
-        """
-        keys = list(dict.fromkeys(("" if j.run.target == "session" else j.run.trace_id, j.run.run_id) for j in jobs))
-        try:
-            lost = await asyncio.to_thread(fence.claim, keys) & checked
-        except Exception as exc:
-            self.claims.failures += 1
-            log.warning("fleet: scoring claims not written for %d subjects: %s", len(keys), exc)
-            return jobs
-        if not lost:
-            return jobs
-        kept: list[ScoringJob[RuleRun]] = []
-        books: dict[int, RuleRun] = {}
-        for job in jobs:
-            if (job.run.trace_id, job.run.run_id) in lost:
-                books[id(job.context)] = job.context
-            else:
-                kept.append(job)
-        for book in books.values():
-            self.rules.engine.settle_run(book.decision.rule)  # nothing runs here: release its budget reservation
-            self.runs_in_flight -= 1
-            self.claims.leave((book.subject, False))
-        log.info("fleet: %d runs claimed first by another replica are left to it", len(lost))
-        return kept
 
     async def on_result(self, job: ScoringJob[RuleRun], result: ScoreResult) -> None:
         """A job ended: its row goes out, its spend counts against the budget, and the last one refines."""

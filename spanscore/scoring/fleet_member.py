@@ -115,7 +115,7 @@ class FleetMember:
         """
         return self._token is not None and self._fleet.owns(f"session:{session_id}")
 
-    # -- the dispatcher's SessionFence: "may I still?" ------------------------------------------------------
+    # -- the dispatcher's SessionFence (``scoring.fleet_gate``): "may I still?" --------------------------------
 
     def grant(self, session_id: str) -> object | None:
         return self._fleet.fence.grant(f"session:{session_id}") if self._current() else None
@@ -365,13 +365,13 @@ class FleetMember:
             "fleet_orphan_traces_taken": float(self.lost_runs.taken),
             "fleet_sessions_fenced": float(self._live.dispatcher.sessions_fenced),
             "fleet_sessions_reopened": float(self._live.dispatcher.sessions_reopened),
-            "fleet_runs_fenced": float(self._live.dispatcher.runs_fenced),
+            "fleet_runs_fenced": float(self._live.dispatcher.gate.runs_fenced),
             "fleet_sessions_skipped_as_scored": float(self._live.dispatcher.sessions_skipped_as_scored),
             "fleet_handed_over_traces_taken": float(self.lost_runs.handed_over),
             "fleet_sessions_dropped_on_new_token": float(self.sessions_dropped_on_new_token),
-            "fleet_runs_claimed_elsewhere": float(self._live.dispatcher.claims.left_to_others),
-            "fleet_claimed_runs_taken_up": float(self._live.dispatcher.claims.taken_up),
-            "fleet_claim_races_lost": float(self._live.dispatcher.claims.raced),
-            "fleet_claim_failures": float(self._live.dispatcher.claims.failures),
+            "fleet_runs_claimed_elsewhere": float(self._live.dispatcher.gate.claims.left_to_others),
+            "fleet_claimed_runs_taken_up": float(self._live.dispatcher.gate.claims.taken_up),
+            "fleet_claim_races_lost": float(self._live.dispatcher.gate.claims.raced),
+            "fleet_claim_failures": float(self._live.dispatcher.gate.claims.failures),
             **self.budgets.metrics(),
         }

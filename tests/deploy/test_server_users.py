@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from spanscore.testing.clickhouse_standin import spawn, users_from_sql
+from spanscore.testing.clickhouse_standin import spawn, stop, users_from_sql
 from tests.deploy.test_deploy import DEPLOY, K8S, compose_environment, find, load_yaml
 from tests.ports import free_port
 from tests.zookeeper import ZooKeeperServer
@@ -42,8 +42,7 @@ def server(tmp_path: Path) -> Iterator[int]:
         files.append(str(copy))
     process, port = spawn(str(tmp_path / "clickhouse"), *files)
     yield port
-    process.terminate()
-    process.wait(10)
+    stop(process)
 
 
 def _run(arguments: list[str], environ: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -83,9 +82,7 @@ def _serves(environ: dict[str, str], config: Path, api: int, cwd: Path) -> str:
                 time.sleep(0.3)
         return log.read_text()[-3000:] or f"serve exited {process.poll()}"
     finally:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(60)
+        stop(process)
 
 
 def _k8s_environment(container: dict[str, Any], fill: dict[str, str]) -> dict[str, str]:

@@ -77,8 +77,7 @@ async def world(zookeeper: ZooKeeperServer, tmp_path: Path) -> AsyncIterator[Wor
             await fleet.stop()
             await receiver.stop()
             await judge.stop()
-        store.terminate()
-        store.wait(30)
+        clickhouse_standin.stop(store)
 
 
 async def until(check: Callable[[], Awaitable[bool]], timeout_s: float = 60.0) -> None:

@@ -123,7 +123,7 @@ async def test_a_run_a_cut_replica_still_holds_is_not_scored_again_once_another_
     proxy.heal()
     assert await query(other, "SELECT count() FROM score_decisions WHERE Rule = 'answers'") == [(1,)]
     assert await query(other, "SELECT count() FROM scores WHERE Rule = 'answers'") == [(1,)]
-    assert cut.live is not None and cut.live.dispatcher.runs_fenced == 1
+    assert cut.live is not None and cut.live.dispatcher.gate.runs_fenced == 1
 
 
 async def test_a_joining_replica_does_not_score_finished_sessions_again(start_replica: StartReplica) -> None:

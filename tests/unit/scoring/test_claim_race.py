@@ -77,12 +77,12 @@ async def test_a_run_another_replica_claimed_first_is_not_scored_here_and_waits_
     live, store, fence = await _dispatch(rescore=False)
     assert fence.claimed == [(TRACE, "run-1")]
     assert store.scores == []
-    assert list(live.dispatcher.claims.waiting) == [(TRACE, "run-1")]  # taken up if the other replica dies
-    assert (live.dispatcher.claims.raced, live.dispatcher.runs_in_flight) == (1, 0)
+    assert list(live.dispatcher.gate.claims.waiting) == [(TRACE, "run-1")]  # taken up if the other replica dies
+    assert (live.dispatcher.gate.claims.raced, live.dispatcher.runs_in_flight) == (1, 0)
     assert live.engine._budgets["coded"].in_flight == 0  # the reservation made at the decision is released
 
 
 async def test_a_rescore_decided_here_on_purpose_is_scored_whoever_claimed_the_run_first() -> None:
     live, store, _ = await _dispatch(rescore=True)
     assert [row.rule for row in store.scores] == ["coded"]
-    assert live.dispatcher.claims.raced == 0
+    assert live.dispatcher.gate.claims.raced == 0

@@ -17,7 +17,7 @@ import pytest
 
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.reads.recovery import handled_runs
-from spanscore.testing.clickhouse_standin import spawn
+from spanscore.testing.clickhouse_standin import spawn, stop
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy" / "clickhouse"
 
@@ -39,8 +39,7 @@ def store(tmp_path: Path) -> Iterator[ClickHouseStore]:
         yield opened
     finally:
         opened.close()
-        process.terminate()
-        process.wait(10)
+        stop(process)
 
 
 def test_a_query_whose_bound_values_travel_as_a_form_is_answered(store: ClickHouseStore) -> None:
