@@ -302,6 +302,11 @@ def session_outcomes(fleet: Fleet) -> dict[str, Any]:
         "SELECT RunId, count() FROM score_decisions WHERE Target = 'session' AND Rule = 'conversation'"
         f" AND startsWith(RunId, 'conv-{fleet.name}-') GROUP BY RunId"
     ))  # fmt: skip
+    kinds = dict(fleet.query(
+        "SELECT RunId, groupArray(concat(toString(Timestamp), ' ', toString(Decision))) FROM (SELECT * FROM"
+        " score_decisions WHERE Target = 'session' AND Rule = 'conversation'"
+        f" AND startsWith(RunId, 'conv-{fleet.name}-') ORDER BY Timestamp) GROUP BY RunId"
+    ))  # fmt: skip
     records: dict[str, list[str]] = {}
     stamps: dict[str, list[str]] = {}
     for session, body, stamp in fleet.query(
@@ -316,7 +321,7 @@ def session_outcomes(fleet: Fleet) -> dict[str, Any]:
         # Who scored each repeated session, when, over how many turns: what a broken promise is traced from.
         "repeated": {
             s: {
-                "decisions": int(decided.get(s, 0)),
+                "decisions": list(kinds.get(s, [])),
                 "records": [_record(b, t) for b, t in zip(records.get(s, []), stamps.get(s, []), strict=True)],
             }
             for s in sent
