@@ -59,8 +59,8 @@ def _fill(store: ClickHouseStore, claims: int, scores: int) -> None:
         f"INSERT INTO {database}.scored_runs (Timestamp, TraceId, RunId, Target, SessionId, Run)"
         " SELECT now64(9) - toIntervalMillisecond(number % 86400000), '', concat('conv-', toString(number)),"
         " 'session', concat('conv-', toString(number)),"
-        " concat('{\"turns\": [\"t1\", \"t2\", \"t3\"], \"replica\": \"r', toString(number % 3),"
-        " '\", \"instance\": \"r', toString(number % 3), '-1\"}')"
+        ' concat(\'{"turns": ["t1", "t2", "t3"], "replica": "r\', toString(number % 3),'
+        ' \'", "instance": "r\', toString(number % 3), \'-1"}\')'
         f" FROM numbers({claims}) WHERE number % 10 = 0"
     )
     for replica in ("r0", "r1", "r2"):
