@@ -13,6 +13,7 @@ bounds each export).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import grpc
 
@@ -24,7 +25,7 @@ POLL_INTERVAL_S = 0.05
 SAMPLE_TIMEOUT_S = 10.0
 
 
-def received_to_queryable(service: ServiceProcess, samples: int, seconds: float) -> dict[str, object]:
+def received_to_queryable(service: ServiceProcess, samples: int, seconds: float) -> dict[str, Any]:
     """Seconds from send to first successful count, one sample per span; timeouts are counted apart."""
     channel = grpc.insecure_channel(f"127.0.0.1:{service.grpc_port}")
     export = channel.unary_unary(EXPORT_METHOD, request_serializer=None, response_deserializer=None)

@@ -8,6 +8,7 @@ DSPy (root ``ReAct.forward``) and Haystack (``Agent.run``) name no agent, so a r
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -34,9 +35,9 @@ def trace(
     root_attributes: dict[str, str] | None = None,
 ) -> list[SpanRecord]:
     """A DSPy-shaped trace: a CHAIN root that names no agent, a model call inside."""
-    common = {"trace_id": "e" * 32, "kind": "Internal", "service_name": service}
+    common = functools.partial(SpanRecord, trace_id="e" * 32, kind="Internal", service_name=service)
     resource_attributes = {"service.name": service, **(resource or {})}
-    root = SpanRecord(
+    root = common(
         span_id="1" * 16,
         parent_span_id="",
         name=root_name,
@@ -51,9 +52,8 @@ def trace(
             "output.mime_type": "application/json",
             **(root_attributes or {}),
         },
-        **common,
     )
-    inner = SpanRecord(
+    inner = common(
         span_id="2" * 16,
         parent_span_id="1" * 16,
         name="Predict(StringSignature).forward",
@@ -61,7 +61,6 @@ def trace(
         end_time_ns=3,
         resource_attributes=resource_attributes,
         attributes={"openinference.span.kind": "CHAIN"},
-        **common,
     )
     return [root, inner]
 
