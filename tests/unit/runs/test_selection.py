@@ -7,7 +7,7 @@ Observed: with one rule that selects none of the traffic, readiness built every 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -157,8 +157,9 @@ class _Rows:
         self.scored_runs.extend(rows)
 
 
-async def test_rules_changed_while_the_assembler_polled_score_full_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A swap of rules between readiness (under the old rules) and the dispatch (under the new ones)."""
+async def _swapped(monkeypatch: pytest.MonkeyPatch, patch: Callable[[LiveScoring], None]) -> _Rows:
+    """The recorded fixtures made ready under a rule that selects nothing, with rules swapped (by ``patch``)
+    for one that selects everything somewhere between readiness and the decision; the rows stored."""
     store = _Rows()
     runs = RunsConfig(quiet_period_s=0.0, max_wait_s=0.01)
     live = LiveScoring(store, [NOTHING], runs=runs, scoring=ScoringConfig(recover_on_start=False))  # type: ignore[arg-type]
@@ -169,6 +170,27 @@ async def test_rules_changed_while_the_assembler_polled_score_full_runs(monkeypa
         await live.spans_in.consume(spans)
         await live.logs_in.consume(logs)
         await asyncio.sleep(0.02)  # past max_wait
+        patch(live)
+        assert await live.poller.poll_once() >= 4
+        await live.workers.drain()
+    finally:
+        await live.shutdown()
+    return store
+
+
+def _stored_in_full(store: _Rows) -> None:
+    """Sampled (or already sampled under the same run id in another recording), never decided on a view."""
+    full = _by_id(_ready(None))
+    assert {row.decision for row in store.decisions} == {"sampled", "duplicate"}
+    assert store.scored_runs
+    for row in store.scored_runs:
+        assert row.run_json == ScoredRunRow.of(full[row.trace_id, row.run_id].run).run_json
+
+
+async def test_rules_changed_while_the_assembler_polled_score_full_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A swap of rules between readiness (under the old rules) and the dispatch (under the new ones)."""
+
+    def patch(live: LiveScoring) -> None:
         poll = live.assembler.poll_ready
 
         def poll_then_swap(now_ns: int) -> list[ReadyRun]:
@@ -177,45 +199,22 @@ async def test_rules_changed_while_the_assembler_polled_score_full_runs(monkeypa
             return ready
 
         monkeypatch.setattr(live.assembler, "poll_ready", poll_then_swap)
-        assert await live.poller.poll_once() >= 4
-        await live.workers.drain()
-    finally:
-        await live.shutdown()
-    full = _by_id(_ready(None))
-    # Sampled (or already sampled under the same run id in another recording), never decided on a view.
-    assert {row.decision for row in store.decisions} == {"sampled", "duplicate"}
+
+    store = await _swapped(monkeypatch, patch)
+    _stored_in_full(store)
     sampled = [row for row in store.decisions if row.decision == "sampled"]
     assert len(store.scored_runs) == len(sampled) >= 2
-    for row in store.scored_runs:
-        assert row.run_json == ScoredRunRow.of(full[row.trace_id, row.run_id].run).run_json
 
 
 async def test_rules_changed_during_a_fleets_claim_read_score_full_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     """In a fleet the dispatcher reads the store's claims (an await) after readiness and before it decides: a swap
     of rules landing there met runs handed on as filter views."""
-    store = _Rows()
-    runs = RunsConfig(quiet_period_s=0.0, max_wait_s=0.01)
-    live = LiveScoring(store, [NOTHING], runs=runs, scoring=ScoringConfig(recover_on_start=False))  # type: ignore[arg-type]
-    await live.start()
-    try:
-        await live.poller.stop()
-        spans, logs = _recorded(*RECORDED)
-        await live.spans_in.consume(spans)
-        await live.logs_in.consume(logs)
-        await asyncio.sleep(0.02)  # past max_wait
-        dispatcher = live.dispatcher
 
+    def patch(live: LiveScoring) -> None:
         async def read_claims_then_swap(subjects: list[tuple[Subject, bool]]) -> list[tuple[Subject, bool]]:
             live.replace_rules([EVERYTHING])  # a PUT of rules handled on the loop while the store read waited
             return subjects
 
-        monkeypatch.setattr(dispatcher, "_unclaimed", read_claims_then_swap)
-        assert await live.poller.poll_once() >= 4
-        await live.workers.drain()
-    finally:
-        await live.shutdown()
-    full = _by_id(_ready(None))
-    assert {row.decision for row in store.decisions} == {"sampled", "duplicate"}
-    assert store.scored_runs
-    for row in store.scored_runs:
-        assert row.run_json == ScoredRunRow.of(full[row.trace_id, row.run_id].run).run_json
+        monkeypatch.setattr(live.dispatcher.gate, "unclaimed", read_claims_then_swap)
+
+    _stored_in_full(await _swapped(monkeypatch, patch))
