@@ -68,6 +68,11 @@ class ClickHouseStandIn:
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._engine: Any = None
+        """A connection held from start to stop. chDB stops its engine when the last connection to a path closes,
+        and each request opens and closes its own: without this one, every idle moment stopped the engine, and
+        the next request paid its start and found what it held in memory gone (``SYSTEM STOP MERGES``, Memory
+        tables), unlike a server."""
 
     @property
     def port(self) -> int:
@@ -80,6 +85,7 @@ class ClickHouseStandIn:
 
     def start(self, port: int = 0) -> None:
         os.makedirs(self.path, exist_ok=True)
+        self._engine = chdb.connect(self.path)  # type: ignore[no-untyped-call]
         standin = self
 
         class Handler(_Handler):
@@ -96,6 +102,9 @@ class ClickHouseStandIn:
             self._server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=10)
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
 
     def run(
         self,
