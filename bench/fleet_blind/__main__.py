@@ -50,7 +50,7 @@ def scenario(
     plan = schedule(p, tag)
     budget = int(len(plan) * 1.5)
     fleet = Fleet(work / tag, store, zk, judge, tag, float(p["session_timeout_s"]), budget)
-    (work / tag).mkdir(parents=True)
+    (work / tag).mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
     try:
         fleet.start(["r1", "r2", "r3"])
@@ -62,6 +62,10 @@ def scenario(
         time.sleep(max(0.0, t0 + float(p["fault_at_s"]) - time.monotonic()))
         SCENARIOS[name](fleet, p)
         thread.join(300)
+        # one more turn for half the sessions once the fault is over, so joined and replacing replicas get
+        # traffic too and a session continued after the fault must be scored again with all its turns
+        after = [(0.3 * i, s, 0) for i, s in enumerate(sorted({s for _, s, _ in plan}))][::2]
+        sender.run(after, time.monotonic())
         try:
             wait_for("every session scored with all its turns", lambda: settled(store, tag, sender), 120, 1.0)
             result_settled = True
@@ -78,27 +82,40 @@ def scenario(
         fleet.shutdown()
 
 
+def fresh_store(work: Path) -> tuple[Any, int]:
+    """A stand-in store of the scenario's own, migrated once as the owner.
+
+    One store for every scenario does not work: a fleet on a new Keeper path publishes the newest rule set
+    the store recorded, whichever fleet recorded it (seen in the first dev run; RESULTS.md).
+    """
+    users = [str(ROOT / "deploy/clickhouse/owner-user.sql"), str(ROOT / "deploy/clickhouse/query-user.sql")]
+    work.mkdir(parents=True, exist_ok=True)
+    proc, port = clickhouse_standin.spawn(str(work / "store"), *users)
+    migrate(work, port)
+    return proc, port
+
+
 def main(argv: list[str]) -> int:
     params = json.loads((HERE / f"{argv[0]}.json").read_text())
     names = argv[1:] or list(SCENARIOS)
     work = Path(tempfile.mkdtemp(prefix=f"fleet_blind_{params['name']}_"))
     zk = start_zookeeper(work / "zk")
-    users = [str(ROOT / "deploy/clickhouse/owner-user.sql"), str(ROOT / "deploy/clickhouse/query-user.sql")]
-    proc, store = clickhouse_standin.spawn(str(work / "store"), *users)
-    judge = FakeJudge()
     zk_port = int(zk.hosts.split(",")[0].rsplit(":", 1)[1].split("/")[0])
+    judge = FakeJudge()
     results = []
     try:
-        migrate(work, store)
         for i, name in enumerate(names):
-            res = scenario(name, params, work, store, zk_port, judge, 1000 * (i + 1))
+            proc, store = fresh_store(work / f"{params['name']}_{name}")
+            try:
+                res = scenario(name, params, work, store, zk_port, judge, 1000 * (i + 1))
+            finally:
+                clickhouse_standin.stop(proc)
             print(json.dumps(res), flush=True)
             results.append(res)
             (HERE / f"results-{params['name']}.json").write_text(json.dumps(results, indent=1) + "\n")
     finally:
         judge.stop()
         zk.stop()
-        clickhouse_standin.stop(proc)
     print(f"workdir {work}", file=sys.stderr)
     return 1 if any(r[k] for r in results for k in BROKEN) or not all(r["settled"] for r in results) else 0
 

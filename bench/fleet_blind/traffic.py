@@ -88,5 +88,7 @@ class Sender:
                 if delay > 0:
                     time.sleep(delay)
                 pool.submit(self.send, session)
-        for exp in self._exporters.values():
+        with self._lock:
+            done, self._exporters = self._exporters, {}
+        for exp in done.values():
             exp.shutdown()
