@@ -1,0 +1,124 @@
+"""`python -m bench.fleet_blind dev|held [scenario...]`: an independent check of the fleet's promises (#36).
+
+Starts one ZooKeeper, one ClickHouse stand-in (the server code path, deploy/clickhouse's users), one fake
+judge, and per scenario three `spanscore serve` replicas; prints one JSON line per scenario and writes them
+all to bench/fleet_blind/results-<set>.json. Exit code 1 when any promise was broken.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.fleet_blind.count import Watcher, final_scores, tally
+from bench.fleet_blind.judge import FakeJudge
+from bench.fleet_blind.procs import ROOT, Fleet, migrate, wait_for
+from bench.fleet_blind.scenarios import SCENARIOS
+from bench.fleet_blind.traffic import Sender, schedule
+from spanscore.testing import clickhouse_standin
+from spanscore.testing.zookeeper import start_zookeeper
+
+HERE = Path(__file__).resolve().parent
+BROKEN = (
+    "sessions_final_short",
+    "sessions_scored_twice_same_turns",
+    "runs_judged_more_than_once",
+    "acked_spans_missing",
+)
+
+
+def settled(port: int, tag: str, sender: Sender) -> bool:
+    """Every session with an acknowledged turn has a final score counting all of them."""
+    want: dict[str, int] = {}
+    for t in sender.turns:
+        if t.acked_by:
+            want[t.session] = want.get(t.session, 0) + 1
+    final = final_scores(port, tag)
+    return all(final.get(s) == n for s, n in want.items())
+
+
+def scenario(
+    name: str, p: dict[str, Any], work: Path, store: int, zk: int, judge: FakeJudge, first: int
+) -> dict[str, Any]:
+    tag = f"{p['name']}_{name}"
+    plan = schedule(p, tag)
+    budget = int(len(plan) * 1.5)
+    fleet = Fleet(work / tag, store, zk, judge, tag, float(p["session_timeout_s"]), budget)
+    (work / tag).mkdir(parents=True, exist_ok=True)
+    began = time.monotonic()
+    try:
+        fleet.start(["r1", "r2", "r3"])
+        watcher = Watcher(store, tag)
+        sender = Sender(fleet, first)
+        t0 = time.monotonic()
+        thread = threading.Thread(target=sender.run, args=(plan, t0))
+        thread.start()
+        time.sleep(max(0.0, t0 + float(p["fault_at_s"]) - time.monotonic()))
+        SCENARIOS[name](fleet, p)
+        thread.join(300)
+        # one more turn for half the sessions once the fault is over, so joined and replacing replicas get
+        # traffic too and a session continued after the fault must be scored again with all its turns
+        after = [(0.3 * i, s, 0) for i, s in enumerate(sorted({s for _, s, _ in plan}))][::2]
+        sender.run(after, time.monotonic())
+        try:
+            wait_for("every session scored with all its turns", lambda: settled(store, tag, sender), 120, 1.0)
+            result_settled = True
+        except TimeoutError:
+            result_settled = False
+        time.sleep(4 * float(p["session_timeout_s"]) + 4)  # room for a late second scoring to show
+        watcher.stop()
+        out = tally(store, tag, sender.turns, watcher, judge, budget)
+        out.update(scenario=name, set=p["name"], settled=result_settled, seconds=round(time.monotonic() - began, 1))
+        out["load_avg"] = [round(x, 1) for x in os.getloadavg()]
+        out["turns_by_replica"] = {r.name: sum(t.acked_by == r.name for t in sender.turns) for r in fleet.replicas}
+        return out
+    finally:
+        fleet.shutdown()
+
+
+def fresh_store(work: Path) -> tuple[Any, int]:
+    """A stand-in store of the scenario's own, migrated once as the owner.
+
+    One store for every scenario does not work: a fleet on a new Keeper path publishes the newest rule set
+    the store recorded, whichever fleet recorded it (seen in the first dev run; RESULTS.md).
+    """
+    users = [str(ROOT / "deploy/clickhouse/owner-user.sql"), str(ROOT / "deploy/clickhouse/query-user.sql")]
+    work.mkdir(parents=True, exist_ok=True)
+    proc, port = clickhouse_standin.spawn(str(work / "store"), *users)
+    migrate(work, port)
+    return proc, port
+
+
+def main(argv: list[str]) -> int:
+    params = json.loads((HERE / f"{argv[0]}.json").read_text())
+    names = argv[1:] or list(SCENARIOS)
+    work = Path(tempfile.mkdtemp(prefix=f"fleet_blind_{params['name']}_"))
+    zk = start_zookeeper(work / "zk")
+    zk_port = int(zk.hosts.split(",")[0].rsplit(":", 1)[1].split("/")[0])
+    judge = FakeJudge()
+    results = []
+    try:
+        for i, name in enumerate(names):
+            proc, store = fresh_store(work / f"{params['name']}_{name}")
+            try:
+                res = scenario(name, params, work, store, zk_port, judge, 1000 * (i + 1))
+            finally:
+                clickhouse_standin.stop(proc)
+            print(json.dumps(res), flush=True)
+            results.append(res)
+            (HERE / f"results-{params['name']}.json").write_text(json.dumps(results, indent=1) + "\n")
+    finally:
+        judge.stop()
+        zk.stop()
+    print(f"workdir {work}", file=sys.stderr)
+    return 1 if any(r[k] for r in results for k in BROKEN) or not all(r["settled"] for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
