@@ -298,31 +298,26 @@ def session_outcomes(fleet: Fleet) -> dict[str, Any]:
     Merges are stopped, so every decision and record counts.
     """
     scores = dict(fleet.query(_TURN_COUNTS.format(name=fleet.name)))
-    decided = dict(fleet.query(
-        "SELECT RunId, count() FROM score_decisions WHERE Target = 'session' AND Rule = 'conversation'"
-        f" AND startsWith(RunId, 'conv-{fleet.name}-') GROUP BY RunId"
-    ))  # fmt: skip
-    kinds = dict(fleet.query(
+    decisions: dict[str, list[str]] = dict(fleet.query(
         "SELECT RunId, groupArray(concat(toString(Timestamp), ' ', toString(Decision))) FROM (SELECT * FROM"
         " score_decisions WHERE Target = 'session' AND Rule = 'conversation'"
         f" AND startsWith(RunId, 'conv-{fleet.name}-') ORDER BY Timestamp) GROUP BY RunId"
     ))  # fmt: skip
-    records: dict[str, list[str]] = {}
-    stamps: dict[str, list[str]] = {}
+    decided = {session: len(rows) for session, rows in decisions.items()}
+    records: dict[str, list[tuple[str, str]]] = {}
     for session, body, stamp in fleet.query(
         "SELECT RunId, Run, toString(Timestamp) FROM scored_runs WHERE Target = 'session' AND TraceId = ''"
         f" AND startsWith(RunId, 'conv-{fleet.name}-') ORDER BY Timestamp"
     ):
-        records.setdefault(session, []).append(body)
-        stamps.setdefault(session, []).append(stamp)
+        records.setdefault(session, []).append((body, stamp))
     sent = fleet.sent_turns
-    repeats = {s: _repeats(records.get(s, []), int(decided.get(s, 0))) for s in sent}
+    repeats = {s: _repeats([body for body, _ in records.get(s, [])], decided.get(s, 0)) for s in sent}
     return {
         # Who scored each repeated session, when, over how many turns: what a broken promise is traced from.
         "repeated": {
             s: {
-                "decisions": list(kinds.get(s, [])),
-                "records": [_record(b, t) for b, t in zip(records.get(s, []), stamps.get(s, []), strict=True)],
+                "decisions": list(decisions.get(s, [])),
+                "records": [_record(body, stamp) for body, stamp in records.get(s, [])],
             }
             for s in sent
             if repeats[s]
