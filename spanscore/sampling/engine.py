@@ -185,6 +185,27 @@ class RuleEngine:
             if rule.target == key.target
         ]
 
+    def budget_demand(self, runs: Sequence[Run]) -> dict[str, float]:
+        """Per rule with a daily budget: how many of these runs it would likely sample (overrides count whole).
+
+        A fleet replica leases for a burst with this before deciding it (``scoring.fleet_budgets``).
+        """
+        demand: dict[str, float] = {}
+        subjects = [(subject_from_run(run), run.target) for run in runs]
+        for rule in self.config.rules:
+            budget = self._budgets.get(rule.name)
+            if budget is None:
+                continue
+            probability = budget.effective_probability(rule.sample)
+            wanted = sum(
+                1.0 if override_reason(rule, subject) is not None else probability
+                for subject, target in subjects
+                if target == rule.target and rule.where.matches_subject(subject)
+            )
+            if wanted:
+                demand[rule.name] = wanted
+        return demand
+
     def decide_subject(self, subject: FilterSubject, key: RunKey, *, rescore: bool = False) -> list[Decision]:
         return [
             self._decide_rule(rule, subject, key, rescore) for rule in self.config.rules if rule.target == key.target
@@ -267,7 +288,7 @@ class RuleEngine:
             budget.note_candidate(forced=override is not None)
             if budget.exhausted:
                 logger.debug("sampling budget spent rule=%s run_id=%s", rule.name, key.run_id)
-                return _decision(rule, key, Outcome.OVER_BUDGET, 0.0, f"daily budget of {budget.limit:g} spent")
+                return _decision(rule, key, Outcome.OVER_BUDGET, 0.0, _spent_reason(budget))
             probability = budget.effective_probability(rule.sample)
         decision = draw(rule, key, probability, override)
         if override is None and probability < rule.sample:
@@ -299,6 +320,16 @@ class RuleEngine:
         self._sampled[memory_key] = None
         while len(self._sampled) > self.config.remember_sampled:
             self._sampled.popitem(last=False)
+
+
+def _spent_reason(budget: DailyBudget) -> str:
+    """Why a budget refused a run: a fleet replica names what it leased, not only the fleet's whole limit."""
+    if budget.leased is None:
+        return f"daily budget of {budget.limit:g} spent"
+    return (
+        f"daily budget spent here: this replica's leases ({budget.leased:g}) of the fleet's {budget.configured_limit:g}"
+        " are used or reserved by runs in flight"
+    )
 
 
 def _decision(rule: RuleConfig, key: RunKey, outcome: Outcome, probability: float, reason: str) -> Decision:

@@ -276,12 +276,13 @@ class SessionDispatch:
         """In a fleet: the sessions this replica may score now, with their grants.
 
         A session whose turns a recorded scoring (by any replica) already covered is not scored again; one
-        this replica cannot prove it owns is left to its owner.
+        this replica cannot prove it owns is left to its owner. The records, not this process's memory of what
+        it sampled, say whether a session is new: every session kept is decided as a rescore.
         """
         covered = await asyncio.to_thread(fence.covered, [subject.run.run_id for subject, _ in subjects])
         kept: list[tuple[Subject, bool]] = []
         grants: dict[str, object] = {}
-        for subject, rescore in subjects:
+        for subject, _ in subjects:
             session_id = subject.run.run_id
             turns = {turn.run_id for turn in subject.run.turns or ()}
             if turns and turns <= covered.get(session_id, set()):
@@ -292,7 +293,9 @@ class SessionDispatch:
                 self._dispatcher.sessions_fenced += 1
                 self._refused(session_id)
                 continue
-            kept.append((subject, rescore))
+            # Decided as a rescore: this process may have sampled the session before it moved away (or a new
+            # token dropped it) and came back with turns no record covers; its memory would call it a duplicate.
+            kept.append((subject, True))
             grants[session_id] = grant
         return kept, grants
 

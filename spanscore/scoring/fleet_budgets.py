@@ -2,7 +2,9 @@
 
 - **Joined**: before a budget's lease runs low, lease another slice (``fleet.leases``): small slices of what is
   left after the day's stored spend and every live replica's unspent holding, never before this replica has
-  seen the member list.
+  seen the member list. A fleet round comes every half second, and a run refused over budget is not asked
+  again, so a burst of ready runs also leases before it is decided (``demand``): enough for the whole burst
+  when the fleet has it, not only a slice.
 - **Session lost** (Keeper expired it, so the others reclaimed what it held): what it held unspent is given up.
 - **Cut from Keeper**: ``fleet.session_timeout_s`` after the last round trip that proved its session (the
   fence's, ``proven_at``; from start when it never had one), the **local share**, at most
@@ -20,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from spanscore.fleet.config import FleetConfig
@@ -47,6 +50,10 @@ class FleetBudgets:
         self.local_share = False
         self.leases_taken = 0
         self.leases_released = 0
+        self.burst_leases = 0
+        """Leases taken for a burst of ready runs, before deciding them (not in a fleet round)."""
+        self._leasing = asyncio.Lock()
+        """One lease at a time: each registers this replica's whole holding, so two at once would lose one."""
 
     async def follow(self) -> None:
         """Follow Keeper's state (no Keeper call): forfeit a lost session's holdings, go on or off the local share."""
@@ -103,19 +110,25 @@ class FleetBudgets:
         found = await asyncio.to_thread(spend_since, self._live.store, rules, int(day_start * 1e9))
         return {rule: engine.in_budget_unit(rule, usd, tokens) for rule, (usd, tokens, _) in found.items()}
 
-    async def top_up(self, members: list[str]) -> float:
+    async def top_up(self, members: list[str], *, demand: Mapping[str, float] | None = None) -> float:
         """Lease another slice of every budget that runs low, or whose holding Keeper lost; what was granted.
 
         Whether Keeper still holds this replica's holding is read every ``share_sync_s``, so after Keeper lost
-        its data every replica registers what it holds within that time.
+        its data every replica registers what it holds within that time. ``demand``: ready runs about to be
+        decided, per rule (``SamplingEngine.budget_demand``); only those rules are looked at, and one whose
+        headroom cannot pay for its runs leases at least what they cost (when the fleet has it).
         """
+        async with self._leasing:
+            return await self._top_up(members, demand)
+
+    async def _top_up(self, members: list[str], demand: Mapping[str, float] | None) -> float:
         engine = self._live.engine
         share = max(len(members), self._config.expected_replicas)
         granted, spent = 0.0, None
-        check = time.monotonic() >= self._next_check  # is each holding still in Keeper? (not every round)
+        check = not demand and time.monotonic() >= self._next_check  # is each holding still in Keeper? (a round's)
         if check:
             self._next_check = time.monotonic() + self._config.share_sync_s
-        for rule in engine.budget_rules():
+        for rule in engine.budget_rules() if demand is None else list(demand):
             budget = engine.budget(rule)
             if budget is None or budget.leased is None:
                 continue
@@ -124,19 +137,25 @@ class FleetBudgets:
             # Topped up while a whole first slice is still unspent: a burst of runs between two rounds finds
             # room (a run refused over budget is not asked again), and a replica holds about two slices.
             low = budget.headroom() < max(2 * cost, budget.configured_limit / (SLICES * share))
+            wanted = 0.0
+            if demand is not None:  # a burst: enough for its runs (a first slice while no run's cost is known)
+                wanted = demand[rule] * cost if cost else budget.configured_limit / (SLICES * share)
+                low = budget.headroom() < wanted
             if not low and (not check or await asyncio.to_thread(registered, self._fleet, rule, day)):
                 continue
             spent = await self._fleet_spent() if spent is None else spent
             chunk = await asyncio.to_thread(
                 take_lease, self._fleet, rule, day, budget.configured_limit, unspent=budget.unspent,
                 spent=budget.spent, fleet_spent=spent.get(rule, 0.0), members=members,
-                expected=self._config.expected_replicas, minimum=max(2 * cost, budget.configured_limit / (20 * share)),
+                expected=self._config.expected_replicas,
+                minimum=max(2 * cost, budget.configured_limit / (20 * share), wanted - budget.headroom()),
             )  # fmt: skip
             current = engine.budget(rule)  # the rules may have changed meanwhile
             if chunk > 0 and current is not None:
                 current.grant(chunk, day)
                 granted += chunk
                 self.leases_taken += 1
+                self.burst_leases += 1 if demand else 0
         return granted
 
     def release_all(self) -> None:
@@ -157,5 +176,6 @@ class FleetBudgets:
     def metrics(self) -> dict[str, float]:
         return {
             "fleet_budget_leases_taken": float(self.leases_taken),
+            "fleet_budget_burst_leases": float(self.burst_leases),
             "fleet_budget_local_share": 1.0 if self.local_share else 0.0,
         }

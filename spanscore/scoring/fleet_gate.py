@@ -20,6 +20,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from spanscore.run import Run
 from spanscore.scoring.claim_check import ClaimCheck, Pair, Taken
 from spanscore.scoring.subject import RuleRun
 from spanscore.scoring.workers import ScoringJob
@@ -63,6 +64,13 @@ class SessionFence(Protocol):
         Returns the keys another live replica claimed first: it judges them.
         """
 
+    async def make_room(self, runs: Sequence[Run]) -> None:
+        """Before these ready runs are decided: lease more of each daily budget if what is held cannot pay.
+
+        A budget refused here is final for the run, so a burst must not find the replica's slices spent while
+        the fleet still has budget left.
+        """
+
 
 class FleetGate:
     """The fence a fleet sets (None in a single process), and the runs left to other replicas meanwhile."""
@@ -89,7 +97,10 @@ class FleetGate:
             return subjects
         if fence.runs_unproven():
             subjects = await self._undecided(fence, subjects)
-        return await self.claims.not_taken(fence, subjects)
+        subjects = await self.claims.not_taken(fence, subjects)
+        if subjects:
+            await fence.make_room([subject.run for subject, _ in subjects])
+        return subjects
 
     async def due(self) -> list[Pair]:
         """The runs left to a replica that has gone without scoring them: this one's to dispatch now."""

@@ -46,6 +46,7 @@ from spanscore.fleet.coordinator import Fleet
 from spanscore.fleet.fence import FenceToken, Grant
 from spanscore.fleet.handover import write_handover
 from spanscore.pipeline import Background
+from spanscore.run import Run
 from spanscore.scoring.claim_check import Taken
 from spanscore.scoring.fleet_budgets import FleetBudgets
 from spanscore.scoring.fleet_claims import FleetClaims
@@ -65,6 +66,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SHARE_SIZING = "share sizing"
+BURST_LEASE_WAIT_S = 1.0
+"""How long a burst of ready runs waits for a budget lease before it is decided on what is held."""
 TURN_WINDOW_S = 900.0
 """How far back (by run start) turns are looked for: a run may be stored this long after it started."""
 
@@ -79,7 +82,11 @@ class FleetMember:
         self._config = config
         self._members: list[str] = []
         self._seen: dict[tuple[str, str], float] = {}
-        """(session id, run id) turns already taken up, with when: a forgotten scored session stays scored."""
+        """(session id, run id) turns already taken up, with when: a forgotten scored session stays scored.
+
+        Cleared on a new token: the sessions holding those turns were dropped, and a turn taken up but never
+        scored is taken up again unless a recorded scoring covered it (``_uncovered``). The store's last decision
+        cannot tell: a turn made ready before a scoring but stored after it looks settled by that scoring."""
         self._background = Background("fleet-member")
         self._budget_state = Background("fleet-budget-state")
         self._wake = asyncio.Event()
@@ -146,6 +153,18 @@ class FleetMember:
 
     def claim(self, keys: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
         return self.claims.claim(keys)
+
+    async def make_room(self, runs: Sequence[Run]) -> None:
+        """Lease for a burst before it is decided (``FleetBudgets.top_up``); a failure leaves what is held."""
+        if not self.budgets.may_lease(self._members):
+            return
+        demand = self._live.engine.budget_demand(runs)
+        if not demand:
+            return
+        try:  # bounded: a Keeper that went silent must not hold the dispatch (a lease left behind is never spent)
+            await asyncio.wait_for(self.budgets.top_up(self._members, demand=demand), BURST_LEASE_WAIT_S)
+        except Exception as exc:  # Keeper or the store did not answer in time: decide on what is held
+            log.warning("fleet: budget lease for a burst of %d runs not taken: %s", len(runs), exc)
 
     def _members_changed(self, members: list[str]) -> None:
         """On a Keeper thread, for every change Keeper reports (none is missed between two rounds)."""
@@ -225,6 +244,7 @@ class FleetMember:
         if token != self._token:
             if self._token is not None:
                 self.sessions_dropped_on_new_token += self._live.sessions.release(lambda _: False)
+                self._seen.clear()  # turns taken up went with their sessions: the records say which are covered
                 self._members = []
                 log.warning("fleet: Keeper session was lost; sessions held before are taken up again from the store")
             self._token = token

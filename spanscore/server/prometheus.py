@@ -73,6 +73,7 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "fleet_sync_failures": ("counter", "Steps of fleet rounds that failed, all steps (each is retried next round)."),
     "fleet_step_failures": ("counter", "Failures of each step of a fleet round (the log says why, once per cause)."),
     "fleet_budget_leases_taken": ("counter", "Leases of daily budgets this replica took from Keeper."),
+    "fleet_budget_burst_leases": ("counter", "Budget leases taken for a burst of ready runs, before deciding it."),
     "fleet_budget_local_share": ("gauge", "1 while budgets are on the local share (no Keeper; docs/deployment.md)."),
     "fleet_orphan_traces_taken": ("counter", "Traces a lost replica was assembling, taken up here to be scored."),
     "fleet_fence_live": ("gauge", "1 while this replica has proved its Keeper session live (its fence lease holds)."),

@@ -8,6 +8,7 @@ decided (a second decision is a second judge bill): it must be once, with every 
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import pytest
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
 from spanscore.server.service import Service
+from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import ScoreRow, score_id
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_fleet import _all_joined, configure, conversations, query, send, session_scores, until
@@ -262,3 +264,82 @@ def _first_line(child: Any, wanted: Callable[[list[str]], bool], timeout_s: floa
         if wanted(fields):
             return fields
     raise AssertionError("no such line in time")
+
+
+async def test_a_turn_taken_up_before_a_new_token_is_scored_after_it(
+    start_replica: StartReplica, zookeeper: ZooKeeperServer
+) -> None:
+    """#36, the independent check's keeper_all: a session's final score counted 2 of its 4 turns.
+
+    A turn another replica made ready before the session's scoring, but stored after it (its writer's buffer),
+    is taken up by the owner from the store. Its session reopens, and the owner loses its Keeper session before
+    scoring it again: the new token drops every session held, and both ways back missed this one. The turn was
+    marked as taken up already, and the store's last decision is newer than the turn's row. Storage says the
+    turn is covered by no recorded scoring, and that is what the owner must go by.
+    """
+    proxy = PartitionProxy(zookeeper.host, zookeeper.port)
+    owner = await start_replica(0, quiet_s=3.0, proxy=proxy)
+    await until(lambda: _all_joined([owner], 1))
+    await send([owner], rag_traces(1, session="late-turn", first=700))
+
+    async def turns_scored(count: int) -> bool:
+        rows = await query(owner, "SELECT Score FROM scores FINAL WHERE Scorer = 'turn_count' AND RunId = 'late-turn'")
+        return [float(row[0]) for row in rows] == [float(count)]
+
+    await until(lambda: turns_scored(1), timeout_s=30)
+    [(decided,)] = await query(
+        owner, "SELECT toUnixTimestamp64Nano(max(Timestamp)) FROM score_decisions WHERE RunId = 'late-turn'"
+    )
+    [(body,)] = await query(owner, "SELECT Run FROM scored_runs WHERE SessionId = 'late-turn' AND Target = 'run'")
+    first = json.loads(body)
+    second = {**first, "trace_id": "7" * 32, "run_id": "7" * 16, "span_id": "7" * 16}
+    row = ScoredRunRow(
+        run_timestamp_ns=int(first["start_time_ns"]) + 1000, trace_id=second["trace_id"], run_id=second["run_id"],
+        span_id=second["span_id"], service_name="support-bot", agent_name="helper", run_json=json.dumps(second),
+        timestamp_ns=int(decided) - 300_000_000, session_id="late-turn",
+    )  # fmt: skip
+    await asyncio.to_thread(owner.store.insert_scored_runs_sync, [row])
+    assert owner.fleet is not None and owner.fleet.member is not None
+    member = owner.fleet.member
+
+    async def taken_up() -> bool:
+        return member.turns_taken >= 1
+
+    await until(taken_up, timeout_s=10)
+    proxy.cut()  # before the session's quiet period (3 s) ends: the turn waits in a session the new token drops
+    await asyncio.sleep(3 * TIMEOUT_S)
+    proxy.heal()
+    await until(lambda: turns_scored(2), timeout_s=30)
+    assert member.sessions_dropped_on_new_token >= 1
+
+
+async def test_a_session_scored_before_a_new_token_is_scored_again_when_it_continues(
+    start_replica: StartReplica, zookeeper: ZooKeeperServer
+) -> None:
+    """#36, keeper_all: the owner scored a session, lost its Keeper session (which dropped it), and then the
+    session went on. The new turn reopened it as a new session, and the sampling engine, which remembered
+    sampling that session id, decided it a duplicate: its final score kept the turns before the cut."""
+    proxy = PartitionProxy(zookeeper.host, zookeeper.port)
+    owner = await start_replica(0, quiet_s=1.0, proxy=proxy)
+    await until(lambda: _all_joined([owner], 1))
+    await send([owner], rag_traces(1, session="went-on", first=800))
+
+    async def turns_scored(count: int) -> bool:
+        rows = await query(owner, "SELECT Score FROM scores FINAL WHERE Scorer = 'turn_count' AND RunId = 'went-on'")
+        return [float(row[0]) for row in rows] == [float(count)]
+
+    await until(lambda: turns_scored(1), timeout_s=30)
+    proxy.cut()
+    await asyncio.sleep(3 * TIMEOUT_S)
+    proxy.heal()
+    assert owner.fleet is not None and owner.fleet.member is not None
+    member = owner.fleet.member
+
+    async def dropped() -> bool:
+        return member.sessions_dropped_on_new_token >= 1
+
+    await until(dropped, timeout_s=20)
+    await send([owner], rag_traces(1, session="went-on", first=801))
+    await until(lambda: turns_scored(2), timeout_s=30)
+    decisions = await query(owner, "SELECT Decision FROM score_decisions WHERE RunId = 'went-on' ORDER BY Timestamp")
+    assert [row[0] for row in decisions] == ["sampled", "sampled"]

@@ -310,3 +310,34 @@ def test_two_replicas_agree_on_sessions_and_span_targets() -> None:
     assert {d.rule for ds in decided[1000:] for d in ds} == {"calls"}
     sampled = sum(1 for ds in decided[:1000] if ds[0].sampled)
     assert 240 < sampled < 360
+
+
+def test_budget_demand_counts_the_runs_each_budgeted_rule_would_likely_sample() -> None:
+    """A fleet replica leases for a burst by this: overrides count whole, the rest at the rule's rate."""
+    config = _config(
+        {"name": "errors", "sample": 0.5, "always": {"errors": True}, "budget": {"daily_usd": 5}},
+        {"name": "billing", "sample": 1.0, "where": {"service.name": "billing"}, "budget": {"daily_tokens": 10}},
+        {"name": "free", "sample": 1.0},
+    )
+    engine = RuleEngine(config, clock=FakeClock())
+    runs = _runs(21, seed=3)
+    errors = sum(1 for run in runs if run.error)
+    billing = sum(1 for run in runs if run.service_name == "billing")
+    demand = engine.budget_demand(runs)
+    assert demand == {"errors": pytest.approx(errors + 0.5 * (len(runs) - errors)), "billing": billing}
+    assert engine.budget_demand([]) == {}
+
+
+def test_a_leased_budget_says_what_this_replica_leased_of_the_fleets_limit() -> None:
+    engine = RuleEngine(_config({"name": "judged", "sample": 1.0, "budget": {"daily_tokens": 1000}}), clock=FakeClock())
+    engine.use_leases()
+    budget = engine.budget("judged")
+    assert budget is not None
+    budget.grant(150, budget.day)
+    first, second = _runs(2, seed=21)
+    assert engine.decide(first)[0].outcome is Outcome.SAMPLED
+    engine.record_spend("judged", tokens=150)
+    engine.settle_run("judged", tokens=150)
+    decision = engine.decide(second)[0]
+    assert decision.outcome is Outcome.OVER_BUDGET
+    assert decision.reason.startswith("daily budget spent here: this replica's leases (150) of the fleet's 1000")

@@ -42,6 +42,9 @@ class _Fence:
     def runs_unproven(self) -> bool:
         return False
 
+    async def make_room(self, runs: Sequence[Run]) -> None:
+        return None
+
     def decided(self, trace_ids: Sequence[str]) -> dict[str, set[str]]:
         return {}
 
