@@ -227,6 +227,16 @@ class DailyBudget:
         if scored_runs and spent:  # the recorded runs say what a run costs
             self._settled_runs, self._settled_spend = scored_runs, spent
 
+    def learn_cost(self, spent: float, runs: int) -> None:
+        """Take what a run cost from the fleet's stored scores while no run of this replica has ended today.
+
+        Until a run's cost is known a budget lets one run in flight; a replica that joins or restarts mid-day
+        would otherwise refuse every run of its first burst but one, though the fleet knows the cost.
+        """
+        self._roll_over(self._clock())
+        if self._settled_runs == 0 and runs > 0 and spent > 0:
+            self._settled_runs, self._settled_spend = runs, spent
+
     def set_share(self, fleet_spent: float, members: int) -> None:
         """A fleet's part for this replica: what it spent itself plus an equal part of what the fleet has left.
 

@@ -373,7 +373,8 @@ class FleetMember:
         if rules and day_start is not None:
             found = await asyncio.to_thread(spend_since, self._live.store, rules, int(day_start * 1e9))
             spent = {rule: (usd, tokens) for rule, (usd, tokens, _) in found.items()}
-        self._live.engine.set_fleet_share(members, spent)
+            engine.learn_costs(found)
+        engine.set_fleet_share(members, spent)
 
     def metrics(self) -> dict[str, float]:
         return {
