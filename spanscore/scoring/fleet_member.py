@@ -69,7 +69,7 @@ SHARE_SIZING = "share sizing"
 BURST_LEASE_WAIT_S = 1.0
 """How long a burst of ready runs waits for a budget lease before it is decided on what is held."""
 TURN_WINDOW_S = 900.0
-"""How far back (by run start) turns are looked for: a run may be stored this long after it started."""
+"""How far back turns are looked for, by when the replica that received them made them ready and stored them."""
 
 
 class FleetMember:
