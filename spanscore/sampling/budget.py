@@ -99,7 +99,13 @@ class DailyBudget:
         self._roll_over(clock())
 
     def _start_day(self) -> None:
-        """Today's counters from zero: at construction and at each UTC midnight."""
+        """Today's counters from zero: at construction and at each UTC midnight.
+
+        What a run cost is kept as a prior until a run of the new day ends: a run's cost does not change at
+        midnight, and without it a budget lets one run in flight, so the day's first burst would be refused
+        but one run (a run refused is not asked again).
+        """
+        self._prior_cost = self.cost_per_run if hasattr(self, "_settled_runs") else None
         self.spent = 0.0
         self.scored_runs = 0
         self.in_flight = 0
@@ -178,9 +184,9 @@ class DailyBudget:
 
     @property
     def cost_per_run(self) -> float | None:
-        """What one scored run cost on average today (None until a run's calls all ended)."""
+        """What one scored run cost on average today (yesterday's until a run of today ended; None before any)."""
         if self._settled_runs == 0:
-            return None
+            return self._prior_cost
         return self._settled_spend / self._settled_runs
 
     def settle(self, spent: float) -> None:
