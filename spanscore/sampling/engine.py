@@ -191,6 +191,8 @@ class RuleEngine:
         A fleet replica leases for a burst with this before deciding it (``scoring.fleet_budgets``).
         """
         demand: dict[str, float] = {}
+        if not self._budgets or not runs:
+            return demand
         subjects = [(subject_from_run(run), run.target) for run in runs]
         for rule in self.config.rules:
             budget = self._budgets.get(rule.name)

@@ -25,6 +25,7 @@ from spanscore.sampling.engine import RuleEngine
 from spanscore.scorers.base import Scorer, ScoreResult
 from spanscore.scorers.context_used import context_used
 from spanscore.scoring.config import ScoringConfig
+from spanscore.scoring.first_cost import FirstCost
 from spanscore.scoring.fleet_gate import FleetGate, SessionFence
 from spanscore.scoring.rows import decision_row, score_row
 from spanscore.scoring.subject import RuleRun, Subject, is_internal
@@ -66,6 +67,8 @@ class Dispatcher:
         """Whether this replica scores a session (a fleet splits them among replicas; one process owns all)."""
         self.sessions_shared = False
         """True in a fleet: other replicas store turns too, so every session reads its stored turns first."""
+        self.first_cost = FirstCost(lambda: self.rules.engine)
+        """While a budget has not learnt what a run costs, a burst waits for its first judged run to end."""
         self.gate = FleetGate()
         """In a fleet: its fence (sessions are scored only under a grant, recorded, and their scores written
         only while the grant holds), and its claims on runs before any judge call (``scoring.fleet_gate``)."""
@@ -119,7 +122,12 @@ class Dispatcher:
         subjects = await self.gate.unclaimed(subjects)
         if self.rules is not rules:  # swapped during the fleet's store read: the new rules may select a view
             subjects = _completed_views(subjects, items)
-        await self.dispatch(subjects, turns)
+        first = True
+        async for part in self.first_cost.parts(subjects):  # one part, unless a budget has yet to learn a cost
+            if not first:
+                await self.gate.make_room(part)  # a fleet leases for the rest now that a run's cost is known
+            await self.dispatch(part, turns if first else ())
+            first = False
 
     @property
     def fence(self) -> SessionFence | None:
@@ -195,6 +203,7 @@ class Dispatcher:
         for book in left:  # nothing runs here: release its budget reservation
             self.rules.engine.settle_run(book.decision.rule)
             self.runs_in_flight -= 1
+            self.first_cost.ended()
         for job in jobs:
             await self.workers.submit(job)
 
@@ -224,6 +233,7 @@ class Dispatcher:
         if book.outstanding == 0:
             self.runs_in_flight -= 1
             self.rules.engine.settle_run(rule, book.spent_usd, tokens=book.spent_tokens)
+            self.first_cost.ended()
             refined = book.refined()
             if refined is not None:
                 await self._write_decisions(

@@ -98,9 +98,13 @@ class FleetGate:
         if fence.runs_unproven():
             subjects = await self._undecided(fence, subjects)
         subjects = await self.claims.not_taken(fence, subjects)
-        if subjects:
-            await fence.make_room([subject.run for subject, _ in subjects])
+        await self.make_room(subjects)
         return subjects
+
+    async def make_room(self, subjects: Sequence[Pair]) -> None:
+        """A fleet replica leases what these subjects' judged runs will cost before they are decided."""
+        if self.fence is not None and subjects:
+            await self.fence.make_room([subject.run for subject, _ in subjects])
 
     async def due(self) -> list[Pair]:
         """The runs left to a replica that has gone without scoring them: this one's to dispatch now."""

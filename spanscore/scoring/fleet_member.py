@@ -68,6 +68,7 @@ log = logging.getLogger(__name__)
 SHARE_SIZING = "share sizing"
 BURST_LEASE_WAIT_S = 1.0
 """How long a burst of ready runs waits for a budget lease before it is decided on what is held."""
+LEASE_POLL_S = 0.05
 TURN_WINDOW_S = 900.0
 """How far back turns are looked for, by when the replica that received them made them ready and stored them."""
 
@@ -156,15 +157,34 @@ class FleetMember:
 
     async def make_room(self, runs: Sequence[Run]) -> None:
         """Lease for a burst before it is decided (``FleetBudgets.top_up``); a failure leaves what is held."""
-        if not self.budgets.may_lease(self._members):
-            return
         demand = self._live.engine.budget_demand(runs)
         if not demand:
             return
+        began = time.monotonic()
+        if not await self._may_lease_soon(began + BURST_LEASE_WAIT_S):
+            return
+        left = began + BURST_LEASE_WAIT_S - time.monotonic()
         try:  # bounded: a Keeper that went silent must not hold the dispatch (a lease left behind is never spent)
-            await asyncio.wait_for(self.budgets.top_up(self._members, demand=demand), BURST_LEASE_WAIT_S)
+            await asyncio.wait_for(self.budgets.top_up(self._members, demand=demand), max(0.1, left))
         except Exception as exc:  # Keeper or the store did not answer in time: decide on what is held
             log.warning("fleet: budget lease for a burst of %d runs not taken: %s", len(runs), exc)
+
+    async def _may_lease_soon(self, deadline: float) -> bool:
+        """Whether a lease may be taken now, or before ``deadline`` while Keeper answers (a replica rejoining).
+
+        Back from a lost session a replica holds nothing (it forfeited its leases) and leases again only once
+        it is a member with a proven session, a moment later: a burst in that moment would be refused.
+        """
+        for _ in range(int(BURST_LEASE_WAIT_S / LEASE_POLL_S)):
+            if self.budgets.may_lease(self._members):
+                return True
+            fleet = self._fleet
+            if not fleet.connected or fleet.refused is not None or self.budgets.local_share:
+                return False
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(LEASE_POLL_S)
+        return self.budgets.may_lease(self._members)
 
     def _members_changed(self, members: list[str]) -> None:
         """On a Keeper thread, for every change Keeper reports (none is missed between two rounds)."""
