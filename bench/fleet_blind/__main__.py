@@ -83,6 +83,8 @@ def scenario(
         watcher.stop()
         out = tally(store, tag, sender.turns, watcher, judge, budget)
         out.update(sampler.stop(), cpu_load=cpu_load)
+        for refusal in out["over_budget_evidence"]:
+            refusal["keeper_budget_before"] = sampler.budget_at(refusal["at"])
         out.update(scenario=name, set=p["name"], settled=result_settled, seconds=round(time.monotonic() - began, 1))
         out["load_avg"] = [round(x, 1) for x in os.getloadavg()]
         out["turns_by_replica"] = {r.name: sum(t.acked_by == r.name for t in sender.turns) for r in fleet.replicas}

@@ -141,6 +141,7 @@ def over_budget(port: int, tag: str, turns: list[Turn], call_times: list[float],
         spent = sum(1 for c in call_times if c <= at)
         refused.append(
             {
+                "at": at,
                 "run": run_of.get(str(root), str(root)),
                 "at_s": round(at - t0, 1),
                 "fleet_calls": spent,

@@ -12,8 +12,11 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from typing import Any
+
+from kazoo.client import KazooClient
 
 from bench.fleet_blind.procs import Fleet
 
@@ -68,14 +71,34 @@ def scrape(api_port: int) -> dict[str, float]:
     return out
 
 
+def keeper_budget(zk: KazooClient, root: str) -> dict[str, str]:
+    """Every node under the fleet's path whose path names a budget or lease, with its data."""
+    out: dict[str, str] = {}
+    stack = [root]
+    while stack:
+        path = stack.pop()
+        for child in zk.get_children(path):
+            full = f"{path}/{child}"
+            stack.append(full)
+            if "budget" in full.lower() or "lease" in full.lower():
+                out[full[len(root) :]] = zk.get(full)[0].decode("utf-8", "replace")
+    return out
+
+
 class Sampler:
-    """Every 2 s: the 1-minute load average, and each reachable replica's fleet metrics (the last seen kept).
+    """Every 2 s: the 1-minute load average, each reachable replica's fleet metrics (the last seen kept), and
+    the fleet's budget nodes as Keeper holds them (read straight from ZooKeeper, past the relays; each change
+    kept with its time, so a refusal can be set against what the fleet had leased and spent then).
 
     A killed replica's metrics are gone with it, so the last scrape before the kill is what is reported.
     """
 
     def __init__(self, fleet: Fleet) -> None:
         self.fleet = fleet
+        self.budget_history: list[tuple[float, str, str]] = []
+        self._budget_last: dict[str, str] = {}
+        self._zk = KazooClient(hosts=f"127.0.0.1:{fleet.zk_port}", timeout=5)
+        self._zk.start(10)
         self.loads: list[float] = []
         self.metrics: dict[str, dict[str, float]] = {}
         self.local_share_seen: dict[str, int] = {}
@@ -83,8 +106,19 @@ class Sampler:
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
 
+    def _budget(self) -> None:
+        try:
+            nodes = keeper_budget(self._zk, f"/blind/{self.fleet.tag}")
+        except Exception:
+            return
+        for path, data in sorted(nodes.items()):
+            if self._budget_last.get(path) != data:
+                self._budget_last[path] = data
+                self.budget_history.append((time.time(), path, data))
+
     def _once(self) -> None:
         self.loads.append(os.getloadavg()[0])
+        self._budget()
         for rep in list(self.fleet.replicas):
             if not rep.alive():
                 continue
@@ -100,14 +134,27 @@ class Sampler:
         while not self._stop.wait(2.0):
             self._once()
 
+    def budget_at(self, at: float) -> dict[str, str]:
+        """The budget nodes as last read at or before `at` (wall clock)."""
+        state: dict[str, str] = {}
+        for t, path, data in self.budget_history:
+            if t <= at:
+                state[path] = data
+        return state
+
     def stop(self) -> dict[str, Any]:
+        if self._stop.is_set():
+            return {}
         self._stop.set()
         self._thread.join(15)
         self._once()
+        self._zk.stop()
+        self._zk.close()
         loads = self.loads or [0.0]
         return {
             "load_1m_max": round(max(loads), 1),
             "load_1m_mean": round(sum(loads) / len(loads), 1),
             "fleet_metrics": self.metrics,
             "local_share_samples": self.local_share_seen,
+            "keeper_budget_history": self.budget_history,
         }
