@@ -68,7 +68,9 @@ def scenario(
         thread = threading.Thread(target=sender.run, args=(plan, t0))
         thread.start()
         time.sleep(max(0.0, t0 + float(p["fault_at_s"]) - time.monotonic()))
+        fault = [time.time()]
         SCENARIOS[name](fleet, p)
+        fault.append(time.time())
         thread.join(300)
         # one more turn for half the sessions once the fault is over, so joined and replacing replicas get
         # traffic too and a session continued after the fault must be scored again with all its turns
@@ -85,6 +87,12 @@ def scenario(
         out.update(sampler.stop(), cpu_load=cpu_load)
         for refusal in out["over_budget_evidence"]:
             refusal["keeper_budget_before"] = sampler.budget_at(refusal["at"])
+            refusal["s_after_fault_began"] = round(refusal["at"] - fault[0], 1)
+        out["fault_wall_clock"] = fault
+        out["judged_twice_calls_s_after_fault"] = {
+            run: [(round(t - fault[0], 2), rep) for t, rep, r in judge.times if r == int(run)]
+            for run in out["judged_twice_evidence"]
+        }
         out.update(scenario=name, set=p["name"], settled=result_settled, seconds=round(time.monotonic() - began, 1))
         out["load_avg"] = [round(x, 1) for x in os.getloadavg()]
         out["turns_by_replica"] = {r.name: sum(t.acked_by == r.name for t in sender.turns) for r in fleet.replicas}
