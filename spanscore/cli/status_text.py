@@ -24,6 +24,8 @@ def format_status(metrics: Mapping[str, float], url: str) -> str:
     problems = _judge_problems(value)
     if value.get("write_path_degraded", 0) > 0:
         problems.append("rows are dead-lettered or a writer is stuck (spanscore deadletter list; /healthz)")
+    if value.get("fleet_other_fleets_in_store", 0) > 0:
+        problems.append("another fleet writes to this database: give each fleet its own (/healthz says which)")
     degraded = bool(problems)
     health = "degraded: " + "; ".join(problems) if problems else "healthy"
     if value.get("fleet_keeper_connected", 1) <= 0:

@@ -98,6 +98,15 @@ class FleetConfig(BaseModel):
                 "replica uses (clickhouse://user:password@host:8123/), or remove the fleet: section"
             )
 
+    def keeper_path(self) -> str:
+        """Where this fleet's nodes live on its Keeper, chroot included: what tells two fleets on one Keeper apart.
+
+        The hosts are left out (replicas may list them differently); two Keeper ensembles with the same path
+        look alike here.
+        """
+        chroot = self.keeper.partition("/")[2].strip("/")
+        return ("/" + chroot if chroot else "") + self.path.rstrip("/")
+
     def replica_name(self) -> str:
         """The configured name, or this host's name made safe for a node path."""
         if self.replica:

@@ -99,7 +99,13 @@ class DailyBudget:
         self._roll_over(clock())
 
     def _start_day(self) -> None:
-        """Today's counters from zero: at construction and at each UTC midnight."""
+        """Today's counters from zero: at construction and at each UTC midnight.
+
+        What a run cost is kept as a prior until a run of the new day ends: a run's cost does not change at
+        midnight, and without it a budget lets one run in flight, so the day's first burst would be refused
+        but one run (a run refused is not asked again).
+        """
+        self._prior_cost = self.cost_per_run if hasattr(self, "_settled_runs") else None
         self.spent = 0.0
         self.scored_runs = 0
         self.in_flight = 0
@@ -178,9 +184,9 @@ class DailyBudget:
 
     @property
     def cost_per_run(self) -> float | None:
-        """What one scored run cost on average today (None until a run's calls all ended)."""
+        """What one scored run cost on average today (yesterday's until a run of today ended; None before any)."""
         if self._settled_runs == 0:
-            return None
+            return self._prior_cost
         return self._settled_spend / self._settled_runs
 
     def settle(self, spent: float) -> None:
@@ -226,6 +232,16 @@ class DailyBudget:
         self.scored_runs = max(self.scored_runs, scored_runs)
         if scored_runs and spent:  # the recorded runs say what a run costs
             self._settled_runs, self._settled_spend = scored_runs, spent
+
+    def learn_cost(self, spent: float, runs: int) -> None:
+        """Take what a run cost from the fleet's stored scores while no run of this replica has ended today.
+
+        Until a run's cost is known a budget lets one run in flight; a replica that joins or restarts mid-day
+        would otherwise refuse every run of its first burst but one, though the fleet knows the cost.
+        """
+        self._roll_over(self._clock())
+        if self._settled_runs == 0 and runs > 0 and spent > 0:
+            self._settled_runs, self._settled_spend = runs, spent
 
     def set_share(self, fleet_spent: float, members: int) -> None:
         """A fleet's part for this replica: what it spent itself plus an equal part of what the fleet has left.

@@ -267,6 +267,13 @@ class RuleEngine:
             usd, tokens = fleet_spent.get(rule, (0.0, 0))
             budget.set_share(self._in_budget_unit(rule, usd, tokens), members)
 
+    def learn_costs(self, fleet_spent: Mapping[str, tuple[float, int, int]]) -> None:
+        """A fleet's stored (usd, tokens, scored runs) per rule today: what a run costs, for budgets yet to learn it."""
+        for rule, (usd, tokens, runs) in fleet_spent.items():
+            budget = self._budgets.get(rule)
+            if budget is not None:
+                budget.learn_cost(self._in_budget_unit(rule, usd, tokens), runs)
+
     def _in_budget_unit(self, rule: str, usd: float, tokens: int) -> float:
         """The spend in the unit the rule's budget is set in (dollars or tokens)."""
         settings = self.rules[rule].budget

@@ -69,7 +69,7 @@ SHARE_SIZING = "share sizing"
 BURST_LEASE_WAIT_S = 1.0
 """How long a burst of ready runs waits for a budget lease before it is decided on what is held."""
 TURN_WINDOW_S = 900.0
-"""How far back (by run start) turns are looked for: a run may be stored this long after it started."""
+"""How far back turns are looked for, by when the replica that received them made them ready and stored them."""
 
 
 class FleetMember:
@@ -373,7 +373,8 @@ class FleetMember:
         if rules and day_start is not None:
             found = await asyncio.to_thread(spend_since, self._live.store, rules, int(day_start * 1e9))
             spent = {rule: (usd, tokens) for rule, (usd, tokens, _) in found.items()}
-        self._live.engine.set_fleet_share(members, spent)
+            engine.learn_costs(found)
+        engine.set_fleet_share(members, spent)
 
     def metrics(self) -> dict[str, float]:
         return {

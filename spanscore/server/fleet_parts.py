@@ -12,7 +12,7 @@ from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
 from spanscore.scoring.fleet_member import FleetMember
 from spanscore.scoring.live import LiveScoring
-from spanscore.server.fleet_presence import WINDOW_BEATS, FleetPresence
+from spanscore.server.fleet_presence import WINDOW_BEATS, FleetPresence, shared_store
 from spanscore.server.fleet_rules import FleetRules
 from spanscore.server.rule_control import RuleControl
 from spanscore.storage.fleet_records import Store
@@ -65,6 +65,8 @@ class FleetParts:
         /healthz and ``spanscore status`` show these; /readyz also, with ``readiness``'s answer.
         """
         store = self.presence.store_problem()
+        if self.presence.others:
+            store = f"{store}; {shared_store(self.presence.others)}" if store else shared_store(self.presence.others)
         if self.fleet.joined:
             return [f"degraded: {store}"] if store else []
         if self.fleet.refused is not None:
@@ -114,6 +116,7 @@ class FleetParts:
         found["fleet_joined"] = 1.0 if self.fleet.joined else 0.0
         found["fleet_in_rotation"] = 1.0 if self.readiness()[0] else 0.0
         found["fleet_store_heartbeat_failing"] = 0.0 if self.presence.store_problem() is None else 1.0
+        found["fleet_other_fleets_in_store"] = float(len(self.presence.others))
         if self.member is not None:
             found.update(self.member.metrics())
         return found

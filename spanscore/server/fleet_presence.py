@@ -17,7 +17,7 @@ import time
 import uuid
 
 from spanscore.fleet.coordinator import Fleet
-from spanscore.storage.fleet_heartbeats import beat, joined_peers
+from spanscore.storage.fleet_heartbeats import beat, joined_peers, other_fleets
 from spanscore.storage.fleet_records import Store
 
 log = logging.getLogger(__name__)
@@ -34,6 +34,8 @@ class FleetPresence:
         self.instance = uuid.uuid4().hex
         """This process, told apart from another given the same replica name."""
         self.peers: list[str] = []
+        self.others: dict[str, list[str]] = {}
+        """Other fleets (Keeper path -> replicas) whose replicas beat into this database lately: a misconfiguration."""
         self._read_at: float | None = None
         self.failing_since: float | None = None
         self.failure = ""
@@ -59,8 +61,10 @@ class FleetPresence:
         """Write this process's heartbeat, then read which other processes have Keeper (blocking)."""
         self._asking_since = time.monotonic()
         try:
-            beat(self.store, self.fleet.replica, self.instance, joined=self.fleet.joined)
+            path = self.fleet.config.keeper_path()
+            beat(self.store, self.fleet.replica, self.instance, joined=self.fleet.joined, fleet=path)
             self.peers = joined_peers(self.store, self.instance, WINDOW_BEATS * self.interval_s)
+            others = other_fleets(self.store, path, WINDOW_BEATS * self.interval_s)
         except Exception as exc:
             if self.failing_since is None:
                 self.failing_since = time.monotonic()
@@ -69,6 +73,9 @@ class FleetPresence:
             return
         finally:
             self._asking_since = None
+        if others and others != self.others:
+            log.error("fleet: %s", shared_store(others))
+        self.others = others
         if self.failing_since is not None:
             log.info("fleet: heartbeats reach the store again")
         self._read_at, self.failing_since, self.failure = time.monotonic(), None, ""
@@ -88,6 +95,15 @@ class FleetPresence:
         if self.failing_since is None or now - self.failing_since <= window:
             return None
         return f"store: fleet heartbeats failing for {now - self.failing_since:.0f} s ({self.failure})"
+
+
+def shared_store(others: dict[str, list[str]]) -> str:
+    """What is wrong when other fleets write this replica's database, and what to do."""
+    listed = "; ".join(f"{path} ({', '.join(names)})" for path, names in others.items())
+    return (
+        f"another fleet writes to this database: {listed}. Fleets sharing a database share rule sets, scorings "
+        "and budgets; give each fleet its own storage database (and its own fleet.path)"
+    )
 
 
 def _cause(exc: BaseException) -> str:

@@ -73,6 +73,7 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "fleet_sync_failures": ("counter", "Steps of fleet rounds that failed, all steps (each is retried next round)."),
     "fleet_step_failures": ("counter", "Failures of each step of a fleet round (the log says why, once per cause)."),
     "fleet_budget_leases_taken": ("counter", "Leases of daily budgets this replica took from Keeper."),
+    "fleet_other_fleets_in_store": ("gauge", "Other fleets whose replicas wrote heartbeats to this database lately."),
     "fleet_budget_burst_leases": ("counter", "Budget leases taken for a burst of ready runs, before deciding it."),
     "fleet_budget_local_share": ("gauge", "1 while budgets are on the local share (no Keeper; docs/deployment.md)."),
     "fleet_orphan_traces_taken": ("counter", "Traces a lost replica was assembling, taken up here to be scored."),

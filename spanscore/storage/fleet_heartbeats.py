@@ -11,12 +11,12 @@ from datetime import UTC, datetime
 
 from spanscore.storage.fleet_records import Store
 
-_COLUMNS = ["At", "Replica", "Instance", "Joined"]
+_COLUMNS = ["At", "Replica", "Instance", "Joined", "Fleet"]
 
 
-def beat(store: Store, replica: str, instance: str, *, joined: bool) -> None:
-    """One row: this process (``instance``) of ``replica`` is alive, a member of the fleet or not."""
-    columns = [[datetime.now(UTC)], [replica], [instance], [1 if joined else 0]]
+def beat(store: Store, replica: str, instance: str, *, joined: bool, fleet: str = "") -> None:
+    """One row: this process (``instance``) of ``replica`` in ``fleet`` (its Keeper path) is alive, a member or not."""
+    columns = [[datetime.now(UTC)], [replica], [instance], [1 if joined else 0], [fleet]]
     store.client.insert(f"{store.database}.fleet_heartbeats", columns, column_names=_COLUMNS, column_oriented=True)
 
 
@@ -29,3 +29,14 @@ def joined_peers(store: Store, instance: str, within_s: float) -> list[str]:
         {"ms": int(within_s * 1000), "instance": instance},
     )
     return [str(row[0]) for row in rows]
+
+
+def other_fleets(store: Store, fleet: str, within_s: float) -> dict[str, list[str]]:
+    """Keeper path -> replica names of processes of another fleet that wrote a heartbeat here within ``within_s``."""
+    rows = store.internal_query(
+        "SELECT Fleet, groupUniqArray(Replica) FROM fleet_heartbeats"
+        " WHERE At >= now64(3) - toIntervalMillisecond({ms:UInt64}) AND Fleet != '' AND Fleet != {fleet:String}"
+        " GROUP BY Fleet ORDER BY Fleet",
+        {"ms": int(within_s * 1000), "fleet": fleet},
+    )
+    return {str(path): sorted(str(name) for name in names) for path, names in rows}

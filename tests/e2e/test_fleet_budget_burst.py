@@ -26,31 +26,44 @@ LIMIT_CALLS = 30
 BURST = 15
 
 
-async def test_a_burst_of_judged_runs_leases_what_it_needs_before_it_is_decided(
-    chdb_dsn: str, tmp_path: Path, zookeeper: ZooKeeperServer
-) -> None:
-    judged = {
-        "name": "judged",
-        "scorers": ["toxicity"],
-        "always": {"where": {"gen_ai.agent.name": {"exists": True}}},  # every run: each should be judged
-        "budget": {"daily_tokens": LIMIT_CALLS * TOKENS_PER_CALL},
-    }
-    config = make_service_config(chdb_dsn, new_database_name(), tmp_path)
-    configure(config, [judged], 1.0)
-    config.fleet = FleetConfig(keeper=zookeeper.chroot(), replica="burst", session_timeout_s=4.0, expected_replicas=3)
-    judge = FakeJudgeServer(default_reply=Reply.json({"verdicts": [{"verdict": "no", "reason": "polite"}]}))
-    await judge.start()
+JUDGED = {
+    "name": "judged",
+    "scorers": ["toxicity"],
+    "always": {"where": {"gen_ai.agent.name": {"exists": True}}},  # every run: each should be judged
+    "budget": {"daily_tokens": LIMIT_CALLS * TOKENS_PER_CALL},
+}
+
+
+async def replica(
+    chdb_dsn: str, database: str, workdir: Path, keeper: str, name: str, judge: FakeJudgeServer
+) -> Service:
+    """A fleet replica with the judged rule, joined and holding a first lease."""
+    config = make_service_config(chdb_dsn, database, workdir / name)
+    configure(config, [JUDGED], 1.0)
+    config.fleet = FleetConfig(
+        keeper=keeper, replica=name, session_timeout_s=4.0, expected_replicas=3, share_sync_s=0.5
+    )
     config.judge = {"model": "openai/judge", "api_base": judge.base_url, "timeout_s": 5}
     service = Service(config)
     await service.start()
+    assert service.fleet is not None and service.grpc is not None
+    assert await asyncio.to_thread(service.fleet.fleet.wait_joined, 20)
+
+    async def leased() -> bool:
+        return service.metrics().get("fleet_budget_leases_taken", 0) >= 1
+
+    await until(leased, timeout_s=20)
+    return service
+
+
+async def test_a_burst_of_judged_runs_leases_what_it_needs_before_it_is_decided(
+    chdb_dsn: str, tmp_path: Path, zookeeper: ZooKeeperServer
+) -> None:
+    judge = FakeJudgeServer(default_reply=Reply.json({"verdicts": [{"verdict": "no", "reason": "polite"}]}))
+    await judge.start()
+    service = await replica(chdb_dsn, new_database_name(), tmp_path, zookeeper.chroot(), "burst", judge)
     try:
-        assert service.fleet is not None and service.grpc is not None
-        assert await asyncio.to_thread(service.fleet.fleet.wait_joined, 20)
-
-        async def leased() -> bool:
-            return service.metrics().get("fleet_budget_leases_taken", 0) >= 1
-
-        await until(leased, timeout_s=20)
+        assert service.grpc is not None
         port = service.grpc.port
         sent = 0
         for count in (1, BURST):  # one first: until a run's cost is known, a budget lets one run in flight
@@ -66,6 +79,38 @@ async def test_a_burst_of_judged_runs_leases_what_it_needs_before_it_is_decided(
         assert outcomes["over_budget"] >= 1 + BURST + 20 - LIMIT_CALLS, outcomes
     finally:
         await service.shutdown()
+        await judge.stop()
+
+
+async def test_a_replica_that_joins_mid_day_takes_a_runs_cost_from_the_fleet(
+    chdb_dsn: str, tmp_path: Path, zookeeper: ZooKeeperServer
+) -> None:
+    """Until a run's cost is known a budget lets one run in flight: a joiner's first burst lost all but one."""
+    judge = FakeJudgeServer(default_reply=Reply.json({"verdicts": [{"verdict": "no", "reason": "polite"}]}))
+    await judge.start()
+    database, keeper = new_database_name(), zookeeper.chroot()
+    first = await replica(chdb_dsn, database, tmp_path, keeper, "first", judge)
+    joiner = None
+    try:
+        assert first.grpc is not None
+        await send(first, first.grpc.port, 1, first=0)
+        await send(first, first.grpc.port, 3, first=1)  # stored: the fleet's spend says what a run costs
+        joiner = await replica(chdb_dsn, database, tmp_path, keeper, "joiner", judge)
+        live = joiner.live
+        assert live is not None and joiner.grpc is not None
+
+        async def learnt() -> bool:
+            budget = live.engine.budget("judged")
+            return budget is not None and budget.cost_per_run is not None
+
+        await until(learnt, timeout_s=10)
+        await send(joiner, joiner.grpc.port, 6, first=4)
+        outcomes = dict(await query(joiner, "SELECT Decision, count() FROM score_decisions GROUP BY Decision"))
+        assert outcomes == {"sampled": 10}, outcomes
+    finally:
+        if joiner is not None:
+            await joiner.shutdown()
+        await first.shutdown()
         await judge.stop()
 
 

@@ -277,3 +277,39 @@ async def test_when_the_fleets_rules_replace_a_files_rules_the_log_metrics_and_s
     finally:
         for service in running:
             await service.shutdown()
+
+
+async def test_a_replica_says_so_when_another_fleet_writes_to_its_database(
+    chdb_dsn: str, tmp_path: Path, zookeeper: ZooKeeperServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The independent check: two fleets on one database (two Keeper paths) shared rule sets, and nothing said.
+
+    Each replica beats into the store with its fleet's Keeper path; one that finds another fleet's heartbeats
+    there is degraded (/healthz, /readyz, status), says what to do in an ERROR, and counts it in /metrics.
+    """
+    database = new_database_name()
+    services = []
+    for path in ("/team-a", "/team-b"):
+        config = make_service_config(chdb_dsn, database, tmp_path / path.strip("/"))
+        configure(config, [], 1.0)
+        config.fleet = FleetConfig(keeper=zookeeper.chroot(), path=path, replica="r0", session_timeout_s=2.0)
+        services.append(Service(config))
+    try:
+        for service in services:
+            await service.start()
+
+        async def both_see_the_other() -> bool:
+            return all(s.metrics().get("fleet_other_fleets_in_store") == 1.0 for s in services)
+
+        await until(both_see_the_other, timeout_s=20)
+        status, health = await get_json(services[0], "/healthz")
+        assert status == 200 and health["status"] == "degraded", health
+        assert "another fleet writes to this database" in health["degraded"], health
+        assert "/team-b (r0)" in health["degraded"] and "its own storage database" in health["degraded"], health
+        status, text = await get_text(services[1], "/metrics")
+        assert status == 200 and "spanscore_fleet_other_fleets_in_store 1.0" in text
+        assert "degraded: another fleet writes to this database" in format_status(services[1].metrics(), "http://x")
+    finally:
+        for service in services:
+            await service.shutdown()
+    assert "another fleet writes to this database" in caplog.text

@@ -74,8 +74,8 @@ def check_call(name: str, node: Mapping[str, Any], allow_aggregate: Callable[[st
                 f"{MAX_PATTERN_BYTES} bytes each"
             )
     type_index = _TYPE_ARGUMENT.get(name, -1 if name in _JSON_TYPED and len(arguments) >= 2 else None)
-    if type_index is not None and arguments:
-        check_type(_type_string(arguments[type_index], name), allow_aggregate)
+    if type_index is not None and -len(arguments) <= type_index < len(arguments):  # a call short of it: the engine
+        check_type(_type_string(arguments[type_index], name), allow_aggregate)  # refuses it, not an IndexError
 
 
 def check_type(text: str, allow_aggregate: Callable[[str], None]) -> None:

@@ -113,3 +113,20 @@ def test_spent_budget_gives_probability_zero_until_midnight_resets_it() -> None:
 def test_budget_rejects_negative_spend() -> None:
     with pytest.raises(ValueError, match="negative"):
         DailyBudget(1.0).record_spend(-1.0)
+
+
+def test_what_a_run_costs_is_not_forgotten_at_midnight() -> None:
+    """Until a run's cost is known one run is in flight at a time, and a run refused is not asked again: with
+    the cost forgotten at midnight, the day's first burst lost all its runs but one, every day."""
+    clock = FakeClock()
+    budget = DailyBudget(100.0, clock=clock)
+    budget.note_sampled()
+    budget.record_spend(2.0)
+    budget.settle(2.0)
+    clock.advance(SECONDS_PER_DAY / 2)  # past midnight UTC
+    assert budget.remaining == 100.0 and budget.cost_per_run == 2.0
+    budget.note_sampled()
+    assert not budget.exhausted  # a second run may start while the first is in flight
+    budget.record_spend(4.0)
+    budget.settle(4.0)
+    assert budget.cost_per_run == 4.0  # today's runs say what a run costs from here

@@ -341,3 +341,20 @@ def test_a_leased_budget_says_what_this_replica_leased_of_the_fleets_limit() -> 
     decision = engine.decide(second)[0]
     assert decision.outcome is Outcome.OVER_BUDGET
     assert decision.reason.startswith("daily budget spent here: this replica's leases (150) of the fleet's 1000")
+
+
+def test_a_fleet_replica_learns_a_runs_cost_from_the_fleets_stored_spend() -> None:
+    """Until a run's cost is known one run is in flight at a time; a replica that joins mid-day need not wait."""
+    engine = RuleEngine(_config({"name": "judged", "sample": 1.0, "budget": {"daily_tokens": 1000}}), clock=FakeClock())
+    engine.use_leases()
+    budget = engine.budget("judged")
+    assert budget is not None
+    budget.grant(500, budget.day)
+    runs = _runs(3, seed=31)
+    assert engine.decide(runs[0])[0].outcome is Outcome.SAMPLED
+    assert engine.decide(runs[1])[0].outcome is Outcome.OVER_BUDGET  # the first run's cost is not known yet
+    engine.learn_costs({"judged": (0.0, 700, 10), "other": (1.0, 5, 1)})  # the fleet scored 10 runs for 700 tokens
+    assert budget.cost_per_run == 70
+    assert engine.decide(runs[2])[0].outcome is Outcome.SAMPLED
+    engine.learn_costs({"judged": (0.0, 9000, 10)})  # learnt once: the replica's own runs refine it from here
+    assert budget.cost_per_run == 70

@@ -286,3 +286,13 @@ async def test_the_watchdog_answers_and_kills_a_query_past_its_limit_plus_grace(
         await asyncio.wait_for(store.query("SELECT 1"), 20)
     assert len(killed) == 1 and killed[0].startswith("/* spanscore-query:")
     assert store.watchdog_kills == before + 1
+
+
+SHORT_CASTS = ["SELECT _CAST(c) AS c FROM (SELECT 1 AS c)", "SELECT CAST(1)", "SELECT accurateCast(1)"]
+
+
+@pytest.mark.parametrize("sql", SHORT_CASTS)
+def test_a_cast_without_its_type_is_refused_by_the_engine_not_a_crash(store: ClickHouseStore, sql: str) -> None:
+    """Found by the allowlist fuzz: a cast called short of its type argument raised IndexError in the check."""
+    with pytest.raises(PermanentError):
+        store.query_sync(sql, "csv")
