@@ -117,6 +117,60 @@ def refusals(port: int, tag: str) -> dict[str, int]:
     return {f"{a}: {b}": int(c) for a, b, c in rows}
 
 
+def over_budget(port: int, tag: str, turns: list[Turn], call_times: list[float], budget: int) -> dict[str, Any]:
+    """Each `over_budget` refusal with what the whole fleet had spent when it was made.
+
+    docs/sampling.md: a run is refused `over_budget` only when the fleet's day is spent (a lost replica's
+    holding counts as spent) or Keeper did not answer in time. The fleet's spend at the refusal is the fake
+    judge's count of calls that came in before the decision's `Timestamp` (one clock: one machine).
+    """
+    rows = (
+        client(port)
+        .query(
+            "SELECT RunId, toUnixTimestamp64Milli(Timestamp), Reason FROM score_decisions FINAL "
+            "WHERE Rule = {r:String} AND Decision = 'over_budget' ORDER BY Timestamp",
+            parameters={"r": f"judged_{tag}"},
+        )
+        .result_rows
+    )
+    run_of = {t.root: t.run for t in turns}
+    t0 = min((t.acked_at for t in turns if t.acked_at), default=0.0)
+    refused: list[dict[str, Any]] = []
+    for root, at_ms, reason in rows:
+        at = int(at_ms) / 1000
+        spent = sum(1 for c in call_times if c <= at)
+        refused.append(
+            {
+                "at": at,
+                "run": run_of.get(str(root), str(root)),
+                "at_s": round(at - t0, 1),
+                "fleet_calls": spent,
+                "reason": str(reason),
+            }
+        )
+    left = [r for r in refused if r["fleet_calls"] < budget]
+    return {
+        "over_budget_refusals": len(refused),
+        "over_budget_with_fleet_budget_left": len(left),
+        "over_budget_fleet_calls_at_refusal": sorted({r["fleet_calls"] for r in refused}),
+        "over_budget_evidence": refused,
+    }
+
+
+def undecided(port: int, tag: str, turns: list[Turn]) -> list[int]:
+    """Acknowledged runs with no decision at all for the judged rule: every run is a candidate (an override)."""
+    rows = (
+        client(port)
+        .query(
+            "SELECT DISTINCT RunId FROM score_decisions WHERE Rule = {r:String}",
+            parameters={"r": f"judged_{tag}"},
+        )
+        .result_rows
+    )
+    have = {str(r[0]) for r in rows}
+    return sorted(t.run for t in turns if t.acked_by and t.root not in have)
+
+
 def decisions(port: int, tag: str) -> dict[str, int]:
     rows = (
         client(port)
@@ -173,4 +227,6 @@ def tally(port: int, tag: str, turns: list[Turn], watcher: Watcher, judge: FakeJ
         "judge_decisions": decisions(port, tag),
         "judge_refusals": refusals(port, tag),
         "acked_spans_missing": len(missing_spans(port, turns)),
+        "acked_runs_undecided": undecided(port, tag, turns),
+        **over_budget(port, tag, turns, judge.times_of(tag_runs), budget),
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -24,6 +25,7 @@ class FakeJudge:
     def __init__(self) -> None:
         self.calls: Counter[tuple[str, int]] = Counter()
         self.unmarked: Counter[str] = Counter()
+        self.times: list[tuple[float, str, int]] = []  # (wall clock, replica, run) of every call, for spend-at-a-time
         self._lock = threading.Lock()
         judge = self
 
@@ -74,10 +76,16 @@ class FakeJudge:
                 self.unmarked[replica] += 1
             for run in runs:
                 self.calls[(replica, run)] += 1
+                self.times.append((time.time(), replica, run))
 
     def snapshot(self) -> Counter[tuple[str, int]]:
         with self._lock:
             return Counter(self.calls)
+
+    def times_of(self, runs: set[int]) -> list[float]:
+        """When each call about one of `runs` came in, in order."""
+        with self._lock:
+            return sorted(t for t, _, run in self.times if run in runs)
 
     def stop(self) -> None:
         self._server.shutdown()

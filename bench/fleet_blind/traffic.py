@@ -28,6 +28,7 @@ class Turn:
     acked_by: str = ""
     acked_at: float = 0.0
     tried: list[str] = field(default_factory=list)
+    root: str = ""  # the run's root span id: its RunId in score_decisions
 
 
 def schedule(p: dict[str, float], tag: str) -> list[tuple[float, str, int]]:
@@ -62,6 +63,7 @@ class Sender:
         spans = rag_traces(1, session=session, first=run, numbered=True)
         trace = format(spans[0].context.trace_id, "032x")
         turn = Turn(session, run, trace, [format(s.context.span_id, "016x") for s in spans])
+        turn.root = next(format(s.context.span_id, "016x") for s in spans if s.parent is None)
         with self._lock:
             self.turns.append(turn)
         for _ in range(4):
