@@ -10,11 +10,13 @@ import threading
 import time
 from typing import Any
 
+from spanscore.fleet.config import FleetConfig
 from spanscore.server.fleet_presence import WINDOW_BEATS, FleetPresence
 
 
 class _Fleet:
     replica, joined = "r0", True
+    config = FleetConfig(keeper="127.0.0.1:2181", replica="r0")
 
 
 class _Client:
@@ -36,7 +38,7 @@ class _Store:
         self.client = _Client()
 
     def internal_query(self, sql: str, parameters: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
-        return [("r1",)]
+        return [] if "groupUniqArray" in sql else [("r1",)]  # no other fleet; r1 has Keeper
 
 
 def _presence(interval_s: float = 0.05) -> tuple[FleetPresence, _Store]:
