@@ -376,5 +376,16 @@ class RunAssembler:
         """Trace ids held in memory, oldest first."""
         return list(self._pending)
 
+    def unready_trace_ids(self) -> list[str]:
+        """Trace ids held with runs not handed on yet (a settled trace only waits for late spans), oldest first.
+
+        What a fleet replica stopping on purpose lists for its successors: a settled trace's runs were decided.
+        """
+        return [
+            trace_id
+            for trace_id, trace in self._pending.items()
+            if trace.ready_since_ns is None or trace.dirty or trace.waiting
+        ]
+
 
 _WAIT = object()

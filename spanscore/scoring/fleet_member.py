@@ -350,7 +350,7 @@ class FleetMember:
         """
         await self.shutdown()
         await self._live.shutdown()
-        pending = await self._live.assembly.call(self._live.assembler.pending_trace_ids)
+        pending = await self._live.assembly.call(self._live.assembler.unready_trace_ids)
         if pending and self._fleet.connected:
             try:
                 listed = await asyncio.to_thread(write_handover, self._fleet, pending)

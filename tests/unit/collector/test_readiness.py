@@ -152,8 +152,10 @@ def test_span_bound_evicts_too() -> None:
 def test_handled_traces_leave_memory_after_the_late_window() -> None:
     assembler = RunAssembler(RunsConfig(late_span_window_s=30))
     assembler.add_spans(openinference_spans(), T0)
+    assert assembler.unready_trace_ids() != []
     assert len(assembler.poll_ready(T0 + 2 * S)) == 1
     assert assembler.pending_trace_ids() != []
+    assert assembler.unready_trace_ids() == []  # handed on: a stopping replica does not list it for others
     assembler.poll_ready(T0 + 30 * S)
     assert assembler.pending_trace_ids() == [] and assembler.stats.pending_spans == 0
     assembler.add_spans(openinference_spans(), T0 + 31 * S)  # replayed by a client: not ready again
