@@ -13,12 +13,15 @@ compare-and-set on that node, so two replicas never lease the same part.
   fleet.expected_replicas)``, so no replica takes the whole limit, not even before it has seen the others.
 - **Returned on stop**: a replica that leaves removes its holding (``release``).
 - **Forfeited, not re-leased**: a holder that is no longer a live member (killed, or Keeper expired its
-  session) is moved at the next lease from ``holders`` to ``forfeited``, which counts as spent for the day. Its
+  session) is moved at the next lease from ``holders`` to ``gone``, which counts as spent for the day. Its
   registered holding is all that is known of it: judge calls it made after registering, whose scores it never
   stored, are not in the store's spend, so leasing that part again let a fleet overspend its limit after a
   ``kill -9`` (6 calls for a limit of 5 in the bench's smoke run). The cost is under-spending by at most the
   lost replica's slice, never more than the limit. A replica whose session was lost forfeits what it held
-  (``scoring.fleet_member``) for the same reason.
+  (``scoring.fleet_member``) for the same reason. The same process coming back under its name (its process
+  ``instance`` recorded with its holding) takes its own forfeit back out of ``gone`` when it leases again: its
+  own count of what it spent, which it registers, is complete. Seen: a replica paused past its session
+  timeout came back to a day whose unleased part its forfeit had used up, and refused 14 runs.
 - **Re-registered**: every replica writes its own holding whenever it leases or finds it missing, so after
   Keeper lost its data the holdings come back from the replicas' memory.
 """
@@ -68,6 +71,24 @@ def _gone(fleet: Fleet, node: str, data: bytes | None, day: int) -> float:
     return float(gone) if isinstance(gone, int | float) and gone >= 0 else 0.0
 
 
+def _forfeits(fleet: Fleet, node: str, data: bytes | None, day: int) -> tuple[dict[str, str], dict[str, float]]:
+    """Today's holders' process instances, and what each gone process forfeited ("replica/instance" keys).
+
+    Kept beside ``gone`` (which stays the total, for readers that know only it), so that a process that lost
+    its Keeper session and comes back under its name takes its own forfeit back: its count of what it spent is
+    complete, and charging the forfeit too would leave that part of the day unspent for good.
+    """
+    state = _state(fleet, node, data, day)
+    instances: Any = state.get("instances")
+    forfeits: Any = state.get("forfeits")
+    return (
+        {str(k): v for k, v in instances.items() if isinstance(v, str)} if isinstance(instances, dict) else {},
+        {str(k): float(v) for k, v in forfeits.items() if isinstance(v, int | float) and v >= 0}
+        if isinstance(forfeits, dict)
+        else {},
+    )
+
+
 def take_lease(
     fleet: Fleet,
     rule: str,
@@ -80,6 +101,7 @@ def take_lease(
     members: Sequence[str],
     expected: int,
     minimum: float,
+    instance: str = "",
 ) -> float:
     """Lease a slice of what is left of ``rule``'s limit for ``day``; 0 when nothing is left.
 
@@ -92,18 +114,28 @@ def take_lease(
     for _ in range(ATTEMPTS):
         data, version = fleet.read(node)
         known = _holders(fleet, node, data, day)
+        instances, forfeits = _forfeits(fleet, node, data, day)
         holders = {name: held for name, held in known.items() if name in members}
-        gone = _gone(fleet, node, data, day) + sum(
-            sum(held) for name, held in known.items() if name not in members and name != fleet.replica
-        )
+        lost = {name: held for name, held in known.items() if name not in members and name != fleet.replica}
+        for name, held in lost.items():
+            key = f"{name}/{instances.pop(name, '')}"
+            forfeits[key] = forfeits.get(key, 0.0) + sum(held)
+        mine = f"{fleet.replica}/{instance}"
+        back = forfeits.pop(mine, 0.0) if instance else 0.0  # this process, back: its own spend counts instead
+        gone = max(0.0, _gone(fleet, node, data, day) + sum(sum(held) for held in lost.values()) - back)
         holders[fleet.replica] = (max(0.0, spent), max(0.0, unspent))
+        if instance:
+            instances[fleet.replica] = instance
         accounted = sum(held[0] for held in holders.values()) + gone
         left = limit - sum(held[1] for held in holders.values()) - max(fleet_spent, accounted)
         share = max(len(members), expected, 1)
         chunk = 0.0 if left <= 1e-12 else min(left, max(left / (SLICES * share), minimum))
         holders[fleet.replica] = (holders[fleet.replica][0], holders[fleet.replica][1] + chunk)
         listed = {name: list(held) for name, held in holders.items()}
-        state = {"day": day, "limit": limit, "rule": rule, "holders": listed, "gone": gone}
+        state = {
+            "day": day, "limit": limit, "rule": rule, "holders": listed, "gone": gone,
+            "instances": {name: found for name, found in instances.items() if name in holders}, "forfeits": forfeits,
+        }  # fmt: skip
         body = json.dumps(state).encode()
         try:
             fleet.write(node, body, expected_version=version)

@@ -38,8 +38,10 @@ log = logging.getLogger(__name__)
 
 
 class FleetBudgets:
-    def __init__(self, live: LiveScoring, fleet: Fleet, config: FleetConfig) -> None:
+    def __init__(self, live: LiveScoring, fleet: Fleet, config: FleetConfig, *, instance: str = "") -> None:
         self._live = live
+        self._instance = instance
+        """This process (its heartbeats' and claims' instance): back from a lost session, it takes its forfeit back."""
         self._fleet = fleet
         self._config = config
         self._cut_since = lease_clock()
@@ -147,7 +149,7 @@ class FleetBudgets:
             chunk = await asyncio.to_thread(
                 take_lease, self._fleet, rule, day, budget.configured_limit, unspent=budget.unspent,
                 spent=budget.spent, fleet_spent=spent.get(rule, 0.0), members=members,
-                expected=self._config.expected_replicas,
+                expected=self._config.expected_replicas, instance=self._instance,
                 minimum=max(2 * cost, budget.configured_limit / (20 * share), wanted - budget.headroom()),
             )  # fmt: skip
             current = engine.budget(rule)  # the rules may have changed meanwhile

@@ -107,7 +107,7 @@ class FleetMember:
         live.dispatcher.may_poll_sessions = self._current
         self.sessions_dropped_on_new_token = 0
         live.engine.use_leases()
-        self.budgets = FleetBudgets(live, fleet, config)
+        self.budgets = FleetBudgets(live, fleet, config, instance=instance)
 
     def _current(self) -> bool:
         """The fence is live, under the token this replica's held sessions were taken up with."""

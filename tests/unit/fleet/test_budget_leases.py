@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import threading
+from typing import Any
 
 import pytest
 
@@ -142,3 +144,40 @@ def test_spend_not_yet_stored_is_not_leased_again(zookeeper: ZooKeeperServer) ->
     finally:
         for fleet in fleets:
             fleet.stop()
+
+
+def test_a_process_back_from_a_lost_session_takes_its_own_forfeit_back(zookeeper: ZooKeeperServer) -> None:
+    """bench/fleet_blind held2 sigstop: r2, paused past its session timeout, forfeited 21 calls' worth while it
+    had spent 10; back, the day's unleased part was gone and it refused 14 runs with the fleet's budget left.
+    The same process's own count of what it spent is complete, so its forfeit comes back to it; a new process
+    under the name (a replacement pod) does not get it: the old one's unregistered calls are in no count."""
+    hosts = zookeeper.chroot()
+    a, b = fleets = [Fleet(FleetConfig(keeper=hosts, replica=name)) for name in ("r0", "r1")]
+    for fleet in fleets:
+        fleet.start()
+    try:
+        assert all(fleet.wait_joined(15) for fleet in fleets)
+
+        def lease_as(fleet: Fleet, members: list[str], held: float, spent: float, instance: str) -> float:
+            return take_lease(fleet, "judged", 20_000, 100.0, unspent=held, spent=spent, fleet_spent=0.0,
+                              members=members, expected=2, minimum=1.0, instance=instance)  # fmt: skip
+
+        held_a = lease_as(a, ["r0", "r1"], 0.0, 0.0, "first")
+        held_a += lease_as(a, ["r0", "r1"], held_a, 0.0, "first")  # two slices
+        assert lease_as(b, ["r1"], 0.0, 0.0, "b") > 0  # a lost its session: b moves what a held to gone
+        assert _node(b)["gone"] == pytest.approx(held_a)
+        lease_as(a, ["r0", "r1"], 0.0, 10.0, "first")  # a is back (the same process): it spent 10 in all
+        assert _node(a)["gone"] == pytest.approx(0.0)  # its own count stands for it, not the forfeit
+        assert _node(a)["holders"]["r0"][0] == pytest.approx(10.0)
+        assert lease_as(b, ["r1"], 0.0, 0.0, "b") > 0  # lost again, and replaced by a new process under r0
+        lease_as(a, ["r0", "r1"], 0.0, 0.0, "second")
+        assert _node(a)["gone"] > 0  # the old process's forfeit stays: a new one cannot vouch for its calls
+    finally:
+        for fleet in fleets:
+            fleet.stop()
+
+
+def _node(fleet: Fleet) -> dict[str, Any]:
+    data, _ = fleet.read(budget_node("judged"))
+    assert data is not None
+    return dict(json.loads(data))
