@@ -112,6 +112,22 @@ class FleetBudgets:
         found = await asyncio.to_thread(spend_since, self._live.store, rules, int(day_start * 1e9))
         return {rule: engine.in_budget_unit(rule, usd, tokens) for rule, (usd, tokens, _) in found.items()}
 
+    def covers(self, runs: int) -> bool:
+        """Whether every leased budget already pays for ``runs`` more runs at its known cost.
+
+        A burst's demand per rule is at most its number of runs, so then no burst lease is needed, and the
+        dispatch need not build each run's filter subject to ask (``SamplingEngine.budget_demand``).
+        """
+        engine = self._live.engine
+        for rule in engine.budget_rules():
+            budget = engine.budget(rule)
+            if budget is None or budget.leased is None:
+                continue
+            cost = budget.cost_per_run
+            if cost is None or budget.headroom() < runs * cost:
+                return False
+        return True
+
     async def top_up(self, members: list[str], *, demand: Mapping[str, float] | None = None) -> float:
         """Lease another slice of every budget that runs low, or whose holding Keeper lost; what was granted.
 

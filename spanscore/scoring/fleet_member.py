@@ -157,6 +157,8 @@ class FleetMember:
 
     async def make_room(self, runs: Sequence[Run]) -> None:
         """Lease for a burst before it is decided (``FleetBudgets.top_up``); a failure leaves what is held."""
+        if self.budgets.covers(len(runs)):  # the usual case: what is held pays for the whole batch
+            return
         demand = self._live.engine.budget_demand(runs)
         if not demand:
             return
