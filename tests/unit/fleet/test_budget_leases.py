@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -16,12 +18,7 @@ from tests.zookeeper import ZooKeeperServer
 
 
 def test_concurrent_leases_never_add_up_to_more_than_the_limit(zookeeper: ZooKeeperServer) -> None:
-    hosts = zookeeper.chroot()
-    fleets = [Fleet(FleetConfig(keeper=hosts, replica=f"r{i}")) for i in range(3)]
-    for fleet in fleets:
-        fleet.start()
-    try:
-        assert all(fleet.wait_joined(15) for fleet in fleets)
+    with joined_fleets(zookeeper, "r0", "r1", "r2") as fleets:
         granted: list[float] = []
         lock = threading.Lock()
 
@@ -41,12 +38,24 @@ def test_concurrent_leases_never_add_up_to_more_than_the_limit(zookeeper: ZooKee
         assert abs(sum(granted) - 100.0) < 1e-9  # all of it was leased, and not a cent more
         assert granted.count(0.0) > 0  # late askers were told nothing is left
         assert lease(fleets[0], 20_001, 0.0) > 0  # a new day starts afresh
-    finally:
-        for fleet in fleets:
-            fleet.stop()
 
 
 MEMBERS = ["r0", "r1", "r2"]
+
+
+@contextmanager
+def joined_fleets(zookeeper: ZooKeeperServer, *names: str) -> Iterator[list[Fleet]]:
+    """Replicas of one fleet on a real ZooKeeper, each joined; stopped at the end."""
+    hosts = zookeeper.chroot()  # one chroot: one fleet
+    fleets = [Fleet(FleetConfig(keeper=hosts, replica=name)) for name in names]
+    for fleet in fleets:
+        fleet.start()
+    try:
+        assert all(fleet.wait_joined(15) for fleet in fleets)
+        yield fleets
+    finally:
+        for fleet in fleets:
+            fleet.stop()
 
 
 def lease(fleet: Fleet, day: int, held: float, *, members: list[str] = MEMBERS, spent: float = 0.0) -> float:
@@ -60,12 +69,7 @@ def test_leases_are_slices_returned_on_stop_forfeited_by_the_expired_and_net_of_
 ) -> None:
     """#36 item 1: no replica leases the whole limit, even alone; what a leaver held comes back, and what a lost
     one held is forfeited: calls it made and never stored are in no spend, so leasing it again could overspend."""
-    hosts = zookeeper.chroot()
-    a, b = fleets = [Fleet(FleetConfig(keeper=hosts, replica=name)) for name in ("r0", "r1")]
-    for fleet in fleets:
-        fleet.start()
-    try:
-        assert all(fleet.wait_joined(15) for fleet in fleets)
+    with joined_fleets(zookeeper, "r0", "r1") as (a, b):
         first = lease(a, 20_000, 0.0, members=["r0"])  # before it has seen the others
         assert 0 < first <= 100.0 / 6  # half of an equal part among expected_replicas (3)
         held_a = first + lease(a, 20_000, first)
@@ -77,29 +81,18 @@ def test_leases_are_slices_returned_on_stop_forfeited_by_the_expired_and_net_of_
         assert 0 < held_a < 100.0
         rest = take_all(b, 20_001, ["r1"], spent=0.0)  # ...and is lost: b leases only what a never held
         assert rest == pytest.approx(100.0 - held_a)
-    finally:
-        for fleet in fleets:
-            fleet.stop()
 
 
 def test_after_keeper_lost_its_data_a_holding_is_registered_again_and_not_leased_twice(
     zookeeper: ZooKeeperServer,
 ) -> None:
-    hosts = zookeeper.chroot()
-    a, b = fleets = [Fleet(FleetConfig(keeper=hosts, replica=name)) for name in ("r0", "r1")]
-    for fleet in fleets:
-        fleet.start()
-    try:
-        assert all(fleet.wait_joined(15) for fleet in fleets)
+    with joined_fleets(zookeeper, "r0", "r1") as (a, b):
         held_a = take_all(a, 20_000, ["r0", "r1"], spent=0.0)  # a holds everything, unspent
         a.client.delete(a.node(budget_node("judged")))  # what a Keeper without its data holds: nothing
         assert not registered(a, "judged", 20_000)
         assert lease(a, 20_000, held_a, members=["r0", "r1"]) == 0.0  # a registers its holding again...
         assert registered(a, "judged", 20_000)
         assert take_all(b, 20_000, ["r0", "r1"], spent=0.0) == 0.0  # ...so b cannot lease it a second time
-    finally:
-        for fleet in fleets:
-            fleet.stop()
 
 
 def take_all(fleet: Fleet, day: int, members: list[str], *, spent: float, held: float = 0.0) -> float:
@@ -127,12 +120,7 @@ def test_a_leased_budget_spends_only_what_it_was_granted() -> None:
 def test_spend_not_yet_stored_is_not_leased_again(zookeeper: ZooKeeperServer) -> None:
     """The bench's smoke run made 6 judge calls for a limit of 5: a replica's spend was counted only once its
     scores were stored, so what it had spent meanwhile looked free and was leased again."""
-    hosts = zookeeper.chroot()
-    a, b = fleets = [Fleet(FleetConfig(keeper=hosts, replica=name)) for name in ("r0", "r1")]
-    for fleet in fleets:
-        fleet.start()
-    try:
-        assert all(fleet.wait_joined(15) for fleet in fleets)
+    with joined_fleets(zookeeper, "r0", "r1") as (a, b):
         members = ["r0", "r1"]
         chunk = take_lease(a, "judged", 20_000, 100.0, unspent=10.0, spent=30.0, fleet_spent=0.0, members=members,
                            expected=2, minimum=1.0)  # fmt: skip
@@ -141,9 +129,6 @@ def test_spend_not_yet_stored_is_not_leased_again(zookeeper: ZooKeeperServer) ->
         assert held_b == pytest.approx(45.0)  # 100 - a's 30 spent - a's 25 held: never a's spend again
         release(a, "judged", 20_000, 30.0)  # a leaves: its 30 spent stay accounted for, its 25 come back
         assert take_all(b, 20_000, ["r1"], spent=0.0, held=held_b) == pytest.approx(25.0)
-    finally:
-        for fleet in fleets:
-            fleet.stop()
 
 
 def test_a_process_back_from_a_lost_session_takes_its_own_forfeit_back(zookeeper: ZooKeeperServer) -> None:
@@ -151,12 +136,7 @@ def test_a_process_back_from_a_lost_session_takes_its_own_forfeit_back(zookeeper
     had spent 10; back, the day's unleased part was gone and it refused 14 runs with the fleet's budget left.
     The same process's own count of what it spent is complete, so its forfeit comes back to it; a new process
     under the name (a replacement pod) does not get it: the old one's unregistered calls are in no count."""
-    hosts = zookeeper.chroot()
-    a, b = fleets = [Fleet(FleetConfig(keeper=hosts, replica=name)) for name in ("r0", "r1")]
-    for fleet in fleets:
-        fleet.start()
-    try:
-        assert all(fleet.wait_joined(15) for fleet in fleets)
+    with joined_fleets(zookeeper, "r0", "r1") as (a, b):
 
         def lease_as(fleet: Fleet, members: list[str], held: float, spent: float, instance: str) -> float:
             return take_lease(fleet, "judged", 20_000, 100.0, unspent=held, spent=spent, fleet_spent=0.0,
@@ -172,9 +152,6 @@ def test_a_process_back_from_a_lost_session_takes_its_own_forfeit_back(zookeeper
         assert lease_as(b, ["r1"], 0.0, 0.0, "b") > 0  # lost again, and replaced by a new process under r0
         lease_as(a, ["r0", "r1"], 0.0, 0.0, "second")
         assert _node(a)["gone"] > 0  # the old process's forfeit stays: a new one cannot vouch for its calls
-    finally:
-        for fleet in fleets:
-            fleet.stop()
 
 
 def _node(fleet: Fleet) -> dict[str, Any]:
