@@ -100,14 +100,15 @@ def _one(
             "half_rate_p50_ms": half.get("ack_p50_ms", 0.0),
             "half_rate_p99_ms": half.get("ack_p99_ms", 0.0),
             "peak_rss_bytes": case["peak_rss_bytes"],
-            "stored_equals_acked": case["stored_spans"] == case["acked_spans"]}  # fmt: skip
+            "stored_equals_acked": case["stored_spans"] == case["acked_spans"],
+            "decisions": case.get("decisions")}  # fmt: skip
 
 
 def _ack_table(rows: list[dict[str, Any]]) -> list[str]:
     lines = [
         "| batch | ack after | rules | code | run | load avg (1/5/15) | sustained spans/s | half-rate spans/s | "
-        "requests | ack p50 ms | ack p99 ms | p99 <= 50 ms | stored == acked |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "requests | ack p50 ms | ack p99 ms | p99 <= 50 ms | stored == acked | traces decided / stored (too_large) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in sorted(rows, key=_key):
         verdict = "meets" if row["half_rate_p99_ms"] <= TARGET_MS else "misses"
@@ -117,9 +118,17 @@ def _ack_table(rows: list[dict[str, Any]]) -> list[str]:
             f"{row['sustained_spans_per_s']:,.0f} | {row['half_rate_spans_per_s']:,.0f} | "
             f"{row['half_rate_requests']} | "
             f"{row['half_rate_p50_ms']:.1f} | {row['half_rate_p99_ms']:.1f} | {verdict} | "
-            f"{'yes' if row['stored_equals_acked'] else 'NO'} |"
+            f"{'yes' if row['stored_equals_acked'] else 'NO'} | {_decided(row.get('decisions'))} |"
         )
     return lines
+
+
+def _decided(decisions: dict[str, Any] | None) -> str:
+    """Traces whose run the rule decided, of those stored, and how many were cut at the assembler's bounds."""
+    if not decisions:
+        return "-"
+    too_large = decisions["by_decision"].get("too_large", 0)
+    return f"{decisions['decided']:,} / {decisions['traces']:,} ({too_large:,})"
 
 
 def _key(row: dict[str, Any]) -> tuple[Any, ...]:

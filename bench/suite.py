@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import multiprocessing
 import statistics
+import time
+import urllib.request
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -172,7 +174,51 @@ def run_ingest_case(
         case["peak_rss_bytes"] = service.peak_rss_bytes()
         case["acked_spans"] = total_acked
         case["stored_spans"] = service.stored_spans_cli()
+        if extra.get("rules"):
+            case["decisions"] = decided_traces(service)
     return case
+
+
+def decided_traces(service: ServiceProcess, settle_s: float = 30.0) -> dict[str, Any]:
+    """Whether every stored trace's run got a decision from the rule (#43: none dropped at the assembler's bounds).
+
+    Read from the service's own counters (``/metrics``), not from ``score_decisions``: the bench's template
+    repeats its span ids across requests (only trace ids change), so that table's rows, keyed by run id, fold
+    into one another as they merge. Waits until the count of runs handed on stops growing (the quiet period,
+    the ready poller, the decision writer), at most ``settle_s``. The bench's traces hold one run each.
+    """
+    counts: dict[str, float] = {}
+    deadline = time.monotonic() + settle_s
+    while time.monotonic() < deadline:
+        time.sleep(2.5)
+        now = _counters(service)
+        if now == counts:
+            break
+        counts = now
+    traces = int(str(service.query("SELECT uniqExact(TraceId) AS n FROM otel_traces")[0]["n"]))
+    return {
+        "traces": traces,
+        "decided": int(counts.get("runs_ready", 0)),
+        "evicted_traces": int(counts.get("runs_evicted_traces", 0)),
+        "by_decision": {
+            name.partition('decision="')[2].rstrip('"}'): int(value)
+            for name, value in counts.items()
+            if name.startswith("decisions_written{")
+        },
+    }
+
+
+def _counters(service: ServiceProcess) -> dict[str, float]:
+    """The service's run and decision counters from ``/metrics``, without the ``spanscore_`` prefix."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{service.api_port}/metrics", timeout=30) as response:
+        text = response.read().decode()
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        name, _, value = line.rpartition(" ")
+        name = name.removeprefix("spanscore_").replace("_total", "", 1)
+        if name.startswith(("runs_ready", "runs_evicted_traces", "decisions_written")):
+            out[name] = float(value)
+    return out
 
 
 def run_limits(plan: Plan, log: Callable[[str], None]) -> dict[str, Any]:

@@ -85,13 +85,14 @@ class RunsConfig(BaseModel):
     late_span_window_s: float = Field(300.0, ge=0)
     """How long a trace's spans stay in memory after its runs were ready, so late spans can be attributed."""
     max_pending_traces: int = Field(10_000, ge=1)
-    """Traces held in memory at once; beyond it the oldest is evicted (counted, never scored from memory)."""
+    """Traces held in memory at once. Beyond it (or ``max_pending_spans`` / ``max_pending_bytes``) a trace is
+    evicted and counted: the oldest settled one (its runs handed on; it only waited for late spans) first,
+    else the oldest one still waiting, whose runs are then decided ``too_large`` (a ``score_decisions`` row per
+    rule, logged and counted). Must hold the traces of about ``quiet_period_s`` + 1 s of traffic."""
     max_pending_spans: int = Field(500_000, ge=1)
-    """Spans and GenAI log records held in memory at once, over all pending traces; beyond it the oldest
-    trace is evicted."""
+    """Spans and GenAI log records held in memory at once, over all pending traces (evicts as above)."""
     max_pending_bytes: int = Field(256 << 20, ge=1)
-    """Estimated bytes of text (``runs.sizes``) held over all pending traces; beyond it the oldest trace is
-    evicted, and its runs are decided ``too_large`` (a ``score_decisions`` row per rule, logged and counted)."""
+    """Estimated bytes of text (``runs.sizes``) held over all pending traces (evicts as above)."""
     max_run_bytes: int = Field(16 << 20, ge=1)
     """Estimated bytes of text one trace may hold; later spans and log records of a trace over it are dropped,
     and its runs are decided ``too_large`` once it is quiet (not scored: what was dropped is usually the answer)."""

@@ -13,15 +13,16 @@ over export requests); ``poll_ready`` returns each run once, when
 
 Memory is bounded: at most ``max_pending_traces`` traces, ``max_pending_spans``
 spans and ``max_pending_bytes`` estimated bytes (``runs.sizes``) are held; beyond
-that the oldest trace is evicted and counted (and logged as a warning, unless its runs were all handed on:
-then it loses only late-span attribution, and at a high rate that is every new trace's eviction). One
-trace holds at most ``max_run_bytes``: later spans of it are dropped. Either cut is the decision
-``too_large``, logged with the trace id and counted: a cut trace's runs are
-handed on marked ``too_large`` once it is quiet (its root will not come, being
-among what is dropped), and a trace evicted for size hands on its runs as it
-goes (reason ``evicted``). A ready trace keeps its spans for ``late_span_window_s`` so late
-spans can be attributed, then only its handled run ids are remembered
-(``max_done_traces``). After a restart, ``recover`` re-reads recent traces
+that a trace is evicted and counted. A settled trace (its runs all handed on, no span since) goes first,
+oldest settled first: it loses only late-span attribution, as at the window's end (a debug line). Only when
+none is left does the oldest trace still waiting go, and its runs are handed on as it goes (reason
+``evicted``), decided ``too_large`` with the bound that cut them named: a run is never dropped without a
+decision. Those evictions are logged as a warning, the first with its trace id, then one line per
+``_EVICTION_LOG_INTERVAL_NS`` with a count, so an overloaded assembler does not also flood its log. One
+trace holds at most ``max_run_bytes``: later spans of it are dropped, and its runs are handed on marked
+``too_large`` once it is quiet (its root will not come, being among what is dropped). A ready trace keeps
+its spans for ``late_span_window_s`` so late spans can be attributed, then only its handled run ids are
+remembered (``max_done_traces``). After a restart, ``recover`` re-reads recent traces
 from storage through ``SpanSource`` and skips the runs storage says were
 handled, so nothing acknowledged is lost and nothing is scored twice.
 
@@ -84,7 +85,8 @@ class AssemblerStats:
     pending_bytes: int = 0
     """Estimated bytes of the spans and log records held (``max_pending_bytes``)."""
     too_large_traces: int = 0
-    """Traces cut (``max_run_bytes``) or evicted for size (``max_pending_bytes``): the decision ``too_large``."""
+    """Traces cut (``max_run_bytes``) or evicted at a bound before their runs were all handed on: the decision
+    ``too_large``."""
     too_large_records: int = 0
     """Spans and log records dropped because their trace was over ``max_run_bytes``."""
     evicted_traces: int = 0
@@ -124,6 +126,12 @@ class RunAssembler:
         self.config = config or RunsConfig()
         self.stats = AssemblerStats()
         self._pending: OrderedDict[str, _Trace] = OrderedDict()
+        self._settled: OrderedDict[str, None] = OrderedDict()
+        """Ids of held traces whose runs were all handed on, with no span since, in the order they settled:
+        what a bound evicts first."""
+        self._unwarned_evictions = 0
+        """Traces evicted while waiting since the last warning line (``_EVICTION_LOG_INTERVAL_NS``)."""
+        self._warned_ns: int | None = None
         self._done: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._clock_ns = 0
         self._evicted: list[ReadyRun] = []
@@ -159,7 +167,9 @@ class RunAssembler:
                 self.stats.pending_spans += 1
             trace.spans[span.span_id] = span
             trace.last_arrival_ns = now_ns
-            trace.dirty = True
+            if not trace.dirty:
+                self._settled.pop(span.trace_id, None)
+                trace.dirty = True
         self._enforce_bounds()
 
     def add_logs(self, logs: Iterable[LogRecord], now_ns: int | None = None) -> None:
@@ -173,7 +183,9 @@ class RunAssembler:
             if not self._fits(trace, log.trace_id, log_bytes(log)):
                 continue
             trace.logs.append(log)
-            trace.dirty = True
+            if not trace.dirty:
+                self._settled.pop(log.trace_id, None)
+                trace.dirty = True
             self.stats.pending_spans += 1
         self._enforce_bounds()
 
@@ -219,35 +231,63 @@ class RunAssembler:
             or self.stats.pending_spans > config.max_pending_spans
             or self.stats.pending_bytes > config.max_pending_bytes
         ):
-            for_size = self.stats.pending_bytes > config.max_pending_bytes
-            trace_id, trace = self._pending.popitem(last=False)
+            bound = self._bound_passed()
+            if self._settled:
+                trace_id, _ = self._settled.popitem(last=False)
+                trace = self._pending.pop(trace_id)
+            else:
+                trace_id, trace = self._pending.popitem(last=False)
             self.stats.evicted_traces += 1
             self.stats.evicted_spans += len(trace.spans)
             self._release(trace)
-            if for_size:
-                self._evicted.extend(self._evicted_runs(trace))
+            settled = trace.ready_since_ns is not None and not (trace.dirty or trace.waiting)
+            if not settled:
+                self._evicted.extend(self._evicted_runs(trace, bound))
             self._remember(trace_id, trace.handled)
-            self.stats.too_large_traces += for_size and not trace.too_large
-            decision = " decision=too_large (max_pending_bytes)" if for_size else ""
-            # A settled trace (its runs handed on, no span since) loses only late-span attribution, as at the
-            # window's end: at a high rate that is every new trace's eviction, so it is counted, not warned of.
-            settled = trace.ready_since_ns is not None and not (trace.dirty or trace.waiting or for_size)
-            logger.log(
-                logging.DEBUG if settled else logging.WARNING,
-                "run assembler over capacity:%s evicted trace_id=%s spans=%d bytes=%d",
-                decision,
-                trace_id,
-                len(trace.spans),
-                trace.size,
-            )
+            for_size = bound.startswith("collector.runs.max_pending_bytes")
+            self.stats.too_large_traces += not settled and not trace.too_large
+            if settled:
+                logger.debug(
+                    "run assembler over capacity: evicted trace_id=%s spans=%d, settled (its runs were handed on)",
+                    trace_id,
+                    len(trace.spans),
+                )
+            else:
+                self._warn_evicted(trace_id, trace, bound, for_size)
         self.stats.pending_traces = len(self._pending)
 
-    def _evicted_runs(self, trace: _Trace) -> list[ReadyRun]:
-        """The runs of a trace evicted for size that were not handed on yet, marked ``too_large``."""
-        why = trace.too_large or (
-            f"the trace was evicted: pending traces held over collector.runs.max_pending_bytes "
-            f"({self.config.max_pending_bytes} bytes)"
+    def _bound_passed(self) -> str:
+        """The bound the assembler is over, named as its setting with its value."""
+        config = self.config
+        if self.stats.pending_bytes > config.max_pending_bytes:
+            return f"collector.runs.max_pending_bytes ({config.max_pending_bytes} bytes)"
+        if self.stats.pending_spans > config.max_pending_spans:
+            return f"collector.runs.max_pending_spans ({config.max_pending_spans})"
+        return f"collector.runs.max_pending_traces ({config.max_pending_traces})"
+
+    def _warn_evicted(self, trace_id: str, trace: _Trace, bound: str, for_size: bool) -> None:
+        """A warning for the first trace evicted while waiting, then one line per interval with a count."""
+        now = self._clock_ns
+        if self._warned_ns is not None and now - self._warned_ns < _EVICTION_LOG_INTERVAL_NS:
+            self._unwarned_evictions += 1
+            return
+        more = f" (and {self._unwarned_evictions} more traces since the last line)" if self._unwarned_evictions else ""
+        self._warned_ns, self._unwarned_evictions = now, 0
+        decision = " decision=too_large (max_pending_bytes)" if for_size else " decision=too_large"
+        logger.warning(
+            "run assembler over capacity:%s evicted trace_id=%s spans=%d bytes=%d before its runs were ready, over "
+            "%s%s; its runs are decided too_large. Raise the bound or shorten collector.runs.quiet_period_s",
+            decision,
+            trace_id,
+            len(trace.spans),
+            trace.size,
+            bound,
+            more,
         )
+
+    def _evicted_runs(self, trace: _Trace, bound: str) -> list[ReadyRun]:
+        """The runs of a trace evicted before they were all handed on, marked ``too_large`` with the ``bound``."""
+        why = trace.too_large or f"the trace was evicted before its runs were ready: pending traces held over {bound}"
         out = []
         for item in assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets, self.selects):
             if item.run.run_id not in trace.handled:
@@ -279,9 +319,10 @@ class RunAssembler:
             quiet = now_ns - trace.last_arrival_ns >= quiet_ns
             waited = now_ns - trace.first_arrival_ns >= max_wait_ns
             if (trace.dirty and (quiet or waited)) or (trace.waiting and waited):
-                ready.extend(self._ready_runs(trace, quiet, waited))
+                ready.extend(self._ready_runs(trace_id, trace, quiet, waited))
             if self._expired(trace, now_ns):
                 del self._pending[trace_id]
+                self._settled.pop(trace_id, None)
                 self._release(trace)
                 self._remember(trace_id, trace.handled)
         self.stats.pending_traces = len(self._pending)
@@ -289,7 +330,7 @@ class RunAssembler:
         self.stats.runs_rescored += sum(1 for item in ready if item.reason == "late_span_rescore")
         return ready
 
-    def _ready_runs(self, trace: _Trace, quiet: bool, waited: bool) -> list[ReadyRun]:
+    def _ready_runs(self, trace_id: str, trace: _Trace, quiet: bool, waited: bool) -> list[ReadyRun]:
         assembled = assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets, self.selects)
         out: list[ReadyRun] = []
         settled = True
@@ -303,6 +344,10 @@ class RunAssembler:
         trace.waiting = not settled
         if settled and assembled:
             trace.ready_since_ns = trace.ready_since_ns or trace.last_arrival_ns
+        if trace.ready_since_ns is not None and settled:
+            self._settled[trace_id] = None
+        else:
+            self._settled.pop(trace_id, None)
         return out
 
     def _judge(self, trace: _Trace, item: AssembledRun, quiet: bool, waited: bool) -> ReadyRun | object | None:
@@ -389,3 +434,5 @@ class RunAssembler:
 
 
 _WAIT = object()
+_EVICTION_LOG_INTERVAL_NS = 10 * _NS
+"""At most one warning line per interval for traces evicted before their runs were ready (with a count)."""

@@ -6,9 +6,9 @@ coverage always has a denominator. The sampling engine produces ``sampled``,
 run whose trace id cannot be hashed) ``failed``; the scoring stage replaces a
 ``sampled`` decision with ``missing_input``, ``not_applicable`` or ``failed``
 when that is how scoring ended (``dataclasses.replace`` keeps the rest). A run
-cut or evicted for size by run assembly is ``too_large`` for every rule whose
-population holds it: it is not scored, since what was dropped is usually its
-answer (the root span ends, and arrives, last).
+cut for size, or evicted at one of run assembly's memory bounds before it was ready, is ``too_large`` for
+every rule whose population holds it: it is not scored, since what was dropped (or never waited for) is
+usually its answer (the root span ends, and arrives, last).
 """
 
 from __future__ import annotations

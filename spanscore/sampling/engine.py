@@ -171,7 +171,7 @@ class RuleEngine:
         return self.decide_subject(subject_from_run(run), RunKey.of_run(run), rescore=rescore)
 
     def decide_too_large(self, run: Run, why: str) -> list[Decision]:
-        """One decision per rule for a run that run assembly cut or evicted for size (``why`` says which).
+        """One decision per rule for a run that run assembly cut, or evicted at a memory bound (``why`` says which).
 
         A rule whose population holds the run decides ``too_large`` (probability 0, no draw, nothing
         reserved), so coverage counts it; the others decide ``filtered_out`` as usual.

@@ -164,7 +164,7 @@ KINDS: dict[str, tuple[Kind, str]] = {
     ),
     "runs_too_large": (
         "counter",
-        "Traces cut at collector.runs.max_run_bytes or evicted at max_pending_bytes (decision too_large).",
+        "Traces cut at collector.runs.max_run_bytes or evicted at a bound before ready (decision too_large).",
     ),
     "runs_too_large_records_dropped": ("counter", "Spans and logs dropped from traces over max_run_bytes."),
     "runs_ready": ("counter", "Runs that became ready to score."),

@@ -138,7 +138,12 @@ def test_oldest_trace_is_evicted_and_counted() -> None:
     assert assembler.pending_trace_ids() == [f"{2:032x}", f"{3:032x}"]
     assert (assembler.stats.evicted_traces, assembler.stats.evicted_spans) == (1, len(spans))
     assert assembler.stats.pending_spans == 2 * len(spans)
-    assert sorted(item.run.trace_id for item in assembler.poll_ready(T0 + 3 * S)) == [f"{2:032x}", f"{3:032x}"]
+    ready = assembler.poll_ready(T0 + 3 * S)
+    assert sorted((item.run.trace_id, item.reason) for item in ready) == [
+        (f"{1:032x}", "evicted"),  # handed on as it went, decided too_large: never dropped without a decision
+        (f"{2:032x}", "quiet_period"),
+        (f"{3:032x}", "quiet_period"),
+    ]
 
 
 def test_span_bound_evicts_too() -> None:
