@@ -167,13 +167,15 @@ def spans_from_request(request: ExportTraceServiceRequest, bounds: DecodeBounds 
                 continue
             events = span.events
             links = span.links
-            drops = bounds.drops()
+            # Only events and links count drops: most spans have neither and need no copy of the counters.
+            drops = bounds.drops() if events or links else None
             try:
                 attributes = attributes_to_dict(span.attributes, depth)
                 kept_events = _events(events, bounds) if events else ()
                 kept_links = _links(links, bounds) if links else ()
             except Refused as exc:
-                bounds.undo_drops(drops)  # a refused span is counted as refused, not as trimmed
+                if drops is not None:
+                    bounds.undo_drops(drops)  # a refused span is counted as refused, not as trimmed
                 out.reject(1, f"span {span.name[:200]!r}: {exc}")
                 continue
             kind = span.kind
