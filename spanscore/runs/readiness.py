@@ -241,11 +241,11 @@ class RunAssembler:
             self.stats.evicted_spans += len(trace.spans)
             self._release(trace)
             settled = trace.ready_since_ns is not None and not (trace.dirty or trace.waiting)
-            if not settled:
-                self._evicted.extend(self._evicted_runs(trace, bound))
+            runs = [] if settled else self._evicted_runs(trace, bound)
+            self._evicted.extend(runs)
             self._remember(trace_id, trace.handled)
             for_size = bound.startswith("collector.runs.max_pending_bytes")
-            self.stats.too_large_traces += not settled and not trace.too_large
+            self.stats.too_large_traces += bool(runs) and not trace.too_large  # a cut trace was counted when cut
             if settled:
                 logger.debug(
                     "run assembler over capacity: evicted trace_id=%s spans=%d, settled (its runs were handed on)",

@@ -80,6 +80,7 @@ def test_a_trace_evicted_before_its_runs_were_handed_on_hands_them_on_decided_to
     assert evicted.reason == "evicted"
     assert names in evicted.too_large
     assert evicted.run.run_id == runs_from_spans(_trace(0))[0].run_id
+    assert assembler.stats.too_large_traces == 1  # the metric behind runs_too_large counts it
     rest = assembler.poll_ready(T0 + 10 * S)
     assert _trace(0)[0].trace_id not in {item.run.trace_id for item in rest}  # handed on once
 
@@ -126,6 +127,8 @@ def test_every_run_is_handed_on_exactly_once_whatever_the_bounds(seed: int) -> N
     assert len(ids) == len(set(ids)), "a run was handed on twice"
     # A trace evicted after its runs were handed on may start a new run from a late span: those are extra.
     assert expected <= set(ids), f"runs never handed on: {sorted(expected - set(ids))[:5]}"
+    cut = {(item.run.trace_id, item.run.run_id) for item in handed if item.too_large}
+    assert assembler.stats.too_large_traces <= len(cut)  # counted once per trace, never without a decided run
 
 
 def _split(rng: random.Random, spans: list[SpanRecord]) -> list[list[SpanRecord]]:
