@@ -52,7 +52,9 @@ def measure(size: int, total: int, table_settings: str = "", interval_s: float =
             _settle(store)
             cpu, wall = _cpu() - cpu, time.perf_counter() - wall
             parts = store.internal_query("SELECT count() FROM system.parts WHERE active AND table = 'otel_traces'")
-            merged = store.internal_query("SELECT sum(rows) FROM system.parts WHERE NOT active AND table = 'otel_traces'")
+            merged = store.internal_query(
+                "SELECT sum(rows) FROM system.parts WHERE NOT active AND table = 'otel_traces'"
+            )
         finally:
             store.close()
     stored = inserts * size
