@@ -323,12 +323,13 @@ LIMIT_KEYS = (
     ("collector.limits.max_attributes_per_event", "further attributes of one event dropped while decoding (counted)"),
     ("collector.limits.max_attributes_per_link", "further attributes of one link dropped while decoding (counted)"),
     ("collector.limits.max_value_depth", "deeper nested attribute values or log bodies refuse their item"),
-    ("collector.runs.max_pending_traces", "traces held for run assembly; the oldest is evicted (counted)"),
-    ("collector.runs.max_pending_spans", "spans held for run assembly; the oldest trace is evicted (counted)"),
     (
-        "collector.runs.max_pending_bytes",
-        "estimated bytes held for run assembly; oldest trace evicted (too_large)",
+        "collector.runs.max_pending_traces",
+        "traces held for run assembly; the oldest settled trace is evicted first, else the oldest waiting one "
+        "(its runs too_large)",
     ),
+    ("collector.runs.max_pending_spans", "spans held for run assembly; evicts as above"),
+    ("collector.runs.max_pending_bytes", "estimated bytes held for run assembly; evicts as above"),
     ("collector.runs.max_run_bytes", "estimated bytes of one trace; its later spans are dropped (too_large)"),
     ("storage.max_pending_spans", "spans waiting for storage; beyond it receivers answer retry later"),
     ("storage.batch_max_spans", "largest group-commit insert"),
