@@ -61,7 +61,8 @@ class ReadyRun:
     views: tuple[Run, ...] = ()
     """The run's span-level views of the targets the assembler was asked for (``RunAssembler.span_targets``)."""
     too_large: str = ""
-    """Why the run's trace was cut or evicted for size, or empty: sampling decides such a run ``too_large``."""
+    """Why the run's trace was cut, or evicted at a bound before the run was ready, or empty: sampling decides
+    such a run ``too_large``."""
     complete: Callable[[], tuple[Run, tuple[Run, ...]]] | None = None
     """Set when ``run`` is only its filter view, since no rule could select it (``runs.selection``): builds the
     full run and its span views again from the trace's spans. It holds those spans, not the view's builder:
@@ -135,7 +136,7 @@ class RunAssembler:
         self._done: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._clock_ns = 0
         self._evicted: list[ReadyRun] = []
-        """Runs of traces evicted for size, handed on (as ``too_large``) by the next ``poll_ready``."""
+        """Runs of traces evicted at a bound before they were ready, handed on (``too_large``) by the next poll."""
         self.span_targets: frozenset[str] = frozenset()
         """Span-level targets (``llm``, ``tool``, ``retrieval``) whose views ready runs carry; set by live scoring."""
         self.selects: Callable[[Run], bool] | None = None

@@ -21,7 +21,7 @@ class Subject:
     fingerprint: str = ""
     """The readiness fingerprint when the assembler made one (runs); otherwise computed only if a score is written."""
     too_large: str = ""
-    """Why run assembly cut or evicted the run for size, or empty: such a run is decided ``too_large``."""
+    """Why run assembly cut the run, or evicted it at a bound before it was ready, or empty: decided ``too_large``."""
     done: frozenset[tuple[str, str]] = frozenset()
     """(rule, scorer) pairs already scored by a fleet replica that died before the rest (``scoring.claim_check``):
     decided as usual, but not judged again."""
