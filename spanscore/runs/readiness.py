@@ -233,7 +233,8 @@ class RunAssembler:
             or self.stats.pending_bytes > config.max_pending_bytes
         ):
             bound = self._bound_passed()
-            if self._settled:
+            settled = bool(self._settled)  # the oldest trace held is a waiting one only when none is settled
+            if settled:
                 trace_id, _ = self._settled.popitem(last=False)
                 trace = self._pending.pop(trace_id)
             else:
@@ -241,11 +242,9 @@ class RunAssembler:
             self.stats.evicted_traces += 1
             self.stats.evicted_spans += len(trace.spans)
             self._release(trace)
-            settled = trace.ready_since_ns is not None and not (trace.dirty or trace.waiting)
             runs = [] if settled else self._evicted_runs(trace, bound)
             self._evicted.extend(runs)
             self._remember(trace_id, trace.handled)
-            for_size = bound.startswith("collector.runs.max_pending_bytes")
             self.stats.too_large_traces += bool(runs) and not trace.too_large  # a cut trace was counted when cut
             if settled:
                 logger.debug(
@@ -254,7 +253,7 @@ class RunAssembler:
                     len(trace.spans),
                 )
             else:
-                self._warn_evicted(trace_id, trace, bound, for_size)
+                self._warn_evicted(trace_id, trace, bound)
         self.stats.pending_traces = len(self._pending)
 
     def _bound_passed(self) -> str:
@@ -266,7 +265,7 @@ class RunAssembler:
             return f"collector.runs.max_pending_spans ({config.max_pending_spans})"
         return f"collector.runs.max_pending_traces ({config.max_pending_traces})"
 
-    def _warn_evicted(self, trace_id: str, trace: _Trace, bound: str, for_size: bool) -> None:
+    def _warn_evicted(self, trace_id: str, trace: _Trace, bound: str) -> None:
         """A warning for the first trace evicted while waiting, then one line per interval with a count."""
         now = self._clock_ns
         if self._warned_ns is not None and now - self._warned_ns < _EVICTION_LOG_INTERVAL_NS:
@@ -274,11 +273,10 @@ class RunAssembler:
             return
         more = f" (and {self._unwarned_evictions} more traces since the last line)" if self._unwarned_evictions else ""
         self._warned_ns, self._unwarned_evictions = now, 0
-        decision = " decision=too_large (max_pending_bytes)" if for_size else " decision=too_large"
         logger.warning(
-            "run assembler over capacity:%s evicted trace_id=%s spans=%d bytes=%d before its runs were ready, over "
-            "%s%s; its runs are decided too_large. Raise the bound or shorten collector.runs.quiet_period_s",
-            decision,
+            "run assembler over capacity: decision=too_large evicted trace_id=%s spans=%d bytes=%d before its runs "
+            "were ready, over %s%s; its runs are decided too_large. Raise the bound or shorten "
+            "collector.runs.quiet_period_s",
             trace_id,
             len(trace.spans),
             trace.size,
@@ -427,11 +425,7 @@ class RunAssembler:
 
         What a fleet replica stopping on purpose lists for its successors: a settled trace's runs were decided.
         """
-        return [
-            trace_id
-            for trace_id, trace in self._pending.items()
-            if trace.ready_since_ns is None or trace.dirty or trace.waiting
-        ]
+        return [trace_id for trace_id in self._pending if trace_id not in self._settled]
 
 
 _WAIT = object()
