@@ -137,7 +137,10 @@ async def test_a_joining_replica_does_not_score_finished_sessions_again(start_re
     await until(lambda: _all_joined(replicas, 3))
     assert await decided_once_with_every_turn(replicas, 12, 2) == {}  # the joiner owns some; it rescored none
     joined = replicas[2]
-    assert joined.live is not None and joined.live.sessions.stats.sessions_ready == 0
+    assert joined.live is not None and joined.fleet is not None and joined.fleet.member is not None
+    # Not even taken up: its recovery at start read the turns its peers stored, and took them for unhandled
+    # (a session rule decides no run), so their sessions came back and only the fence's records stopped them.
+    assert joined.live.sessions.stats.sessions_ready == 0, joined.fleet.member.metrics()
 
 
 async def test_sigterm_hands_unready_runs_and_open_sessions_over(start_replica: StartReplica) -> None:

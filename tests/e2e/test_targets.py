@@ -191,6 +191,34 @@ async def test_a_session_open_at_a_restart_is_scored_once_with_every_turn(servic
         await service.shutdown()
 
 
+async def test_a_session_scored_before_a_restart_is_not_scored_again_after_it(service_config: ServiceConfig) -> None:
+    """Recovery re-reads the traces of the last minutes and skips the runs storage says were handled. A turn
+    of a session only rule has no run decision: it was handled once it was stored as a turn. Before, recovery
+    took it for unhandled, the session came back as new and was scored again (a second judge bill), and a
+    joining fleet replica did the same with the sessions its peers had scored."""
+    _session_config(service_config, 1.0)
+    service = Service(service_config)
+    await service.start()
+    try:
+        spans = rag_traces(2, session="conv-3") + rag_traces(1, session="conv-4", first=5)
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+        sql = "SELECT count() FROM score_decisions WHERE Target = 'session'"
+        assert await _wait_for(service, sql, 2) == 2
+    finally:
+        await service.shutdown()
+    service = Service(service_config)
+    await service.start()
+    try:
+        assert service.live is not None
+        await asyncio.sleep(4.0)  # past the runs' and the sessions' quiet periods: a second scoring lands by now
+        assert service.live.sessions.stats.sessions_ready == 0
+        assert await _query(service, sql) == [(2,)]
+        scores = await _query(service, "SELECT RunId, count() FROM scores WHERE Target = 'session' GROUP BY RunId")
+        assert sorted(scores) == [("conv-3", 3), ("conv-4", 3)]  # three session scorers, once each
+    finally:
+        await service.shutdown()
+
+
 async def test_preview_and_backfill_count_and_score_the_rules_target(service_config: ServiceConfig) -> None:
     from spanscore.offline.backfill import backfill, preview
 

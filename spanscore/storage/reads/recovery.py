@@ -120,11 +120,11 @@ def trace_logs(store: Any, trace_ids: list[str]) -> dict[str, list[LogRecord]]:
 
 
 def handled_runs(store: Any, trace_ids: Iterable[str]) -> dict[str, dict[str, bool]]:
-    """Every subject decided on (a run, or a span for span targets) and whether it needs nothing more.
+    """Every subject decided on or stored as a session turn, and whether it needs nothing more.
 
-    A subject needs nothing more when every rule that sampled it has a score row for it. One whose
-    ``sampled`` decision was written but whose scoring was cut short (a crash mid-job) is not
-    handled, so recovery scores its run again; deterministic score ids make the second attempt
+    Subjects are runs, or spans for span targets. A subject needs nothing more when every rule that sampled it
+    has a score row for it. One whose ``sampled`` decision was written but whose scoring was cut short (a crash
+    mid-job) is not handled, so recovery scores its run again; deterministic score ids make the second attempt
     replace rather than duplicate anything the first one wrote.
     """
     database = store.database
@@ -138,10 +138,19 @@ def handled_runs(store: Any, trace_ids: Iterable[str]) -> dict[str, dict[str, bo
         "  WHERE TraceId IN {ids:Array(String)} GROUP BY RunId"
         ") AS s ON d.RunId = s.RunId"
     )
+    turns = (
+        f"SELECT DISTINCT TraceId, RunId FROM {database}.scored_runs"
+        " WHERE TraceId IN {ids:Array(String)} AND Target = 'run' AND SessionId != ''"
+    )
     handled: dict[str, dict[str, bool]] = defaultdict(dict)
     for batch in _batches(list(dict.fromkeys(trace_ids))):  # a trace's decisions and scores share its batch
         for trace_id, run_id, done in store.internal_query(sql, {"ids": batch}):
             handled[trace_id][run_id] = bool(done)
+        # A session turn stored was handed to its session (the session's own recovery starts from these rows):
+        # handled, though no rule decided the run itself. Its decisions, when a run rule made some, were
+        # written before it and say the rest.
+        for trace_id, run_id in store.internal_query(turns, {"ids": batch}):
+            handled[trace_id].setdefault(run_id, True)
     return handled
 
 

@@ -69,3 +69,21 @@ def test_handled_runs_reads_more_trace_ids_than_a_server_takes_in_one_form_field
     )
     found = handled_runs(store, ids)
     assert found == {first: {"a": True}, middle: {"b": False}, last: {"c": True}}
+
+
+def test_a_stored_session_turn_is_handled_though_no_rule_decided_the_run(store: ClickHouseStore) -> None:
+    """With only session rules no run has a decision of its own: a turn was handled once stored as a turn (its
+    session is recovered from those rows). Recovery took it for new, and the session was scored a second time.
+    A run decision, when there is one, still says whether the run needs more; a run stored with no session id
+    is not a turn."""
+    t1, t2, t3 = (f"{number:032x}" for number in (1, 2, 3))
+    database = store.database
+    store.client.command(
+        f"INSERT INTO {database}.scored_runs (TraceId, RunId, Target, SessionId) VALUES"
+        f" ('{t1}', 'turn', 'run', 'conv-1'), ('{t2}', 'judged-turn', 'run', 'conv-2'), ('{t3}', 'lone', 'run', '')"
+    )
+    store.client.command(
+        f"INSERT INTO {database}.score_decisions (TraceId, RunId, Rule, Decision) VALUES"
+        f" ('{t2}', 'judged-turn', 'judged', 'sampled')"
+    )
+    assert handled_runs(store, [t1, t2, t3]) == {t1: {"turn": True}, t2: {"judged-turn": False}}
