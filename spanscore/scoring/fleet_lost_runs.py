@@ -38,15 +38,40 @@ class LostRuns:
         """Traces of a lost replica without a note, taken up after the wait (``fleet_orphan_traces_taken``)."""
         self.handed_over = 0
         """Traces a replica that stopped on purpose listed, taken up at once (apart from ``taken``)."""
+        self._start: tuple[float, int] | None = None
+        """After this process first joined: (when to look, monotonic), and the join time (Unix ns)."""
+        self.recovered_at_start = 0
+        """Unhandled traces begun before this process joined, taken up as its start-up recovery."""
+
+    def joined(self, alone: bool) -> None:
+        """On this process's first join to the fleet: recover the unhandled traces begun before it.
+
+        What a process alone does at start (``RunAssembler.recover``), but over the whole fleet's store: the
+        runs of traces begun before are other live replicas' to decide, or a stopped fleet's left unready. So
+        it waits as for a lost replica, until every live replica has had ``max_wait_s`` to decide what it held,
+        and then takes up only the unhandled ones it owns. Alone in the fleet, nobody else holds any: at once.
+        """
+        self._start = (time.monotonic() + (0.0 if alone else self._wait_s()), time.time_ns())
+
+    def _wait_s(self) -> float:
+        assembly = self._live.assembler.config
+        return assembly.max_wait_s + assembly.quiet_period_s + self._config.turn_poll_s
 
     def lost(self, replicas: Iterable[str]) -> None:
         """Replicas left the membership (called on a Keeper thread): look for their runs."""
-        assembly = self._live.assembler.config
-        wait_s = assembly.max_wait_s + assembly.quiet_period_s + self._config.turn_poll_s
-        self._orphans = (time.monotonic() + wait_s, time.time_ns(), sorted(replicas))
+        self._orphans = (time.monotonic() + self._wait_s(), time.time_ns(), sorted(replicas))
 
     async def take_up(self) -> None:
-        """A lost replica's unready runs: at once when it left a note of them, else after the others' wait."""
+        """A lost replica's unready runs: at once when it left a note of them, else after the others' wait.
+
+        And, once, this process's start-up recovery (``joined``).
+        """
+        if self._start is not None and time.monotonic() >= self._start[0]:
+            recovered = await self.take_up_orphans(self._start[1])
+            self.recovered_at_start += recovered
+            self._start = None
+            if recovered:
+                log.info("fleet: recovered %d unhandled traces begun before this replica joined", recovered)
         if self._orphans is None:
             return
         deadline, lost_at_ns, lost = self._orphans

@@ -99,6 +99,7 @@ class FleetMember:
         self.lost_runs = LostRuns(live, fleet, config)
         self._keeper_members: list[str] = []
         self._token: FenceToken | None = None
+        self._joined_before = False
         """The fence token this replica's held sessions were taken up under; a new one means they may have moved."""
         fleet.on_members(self._members_changed)
         live.dispatcher.owns_session = self.owns_session
@@ -276,6 +277,10 @@ class FleetMember:
         await self._steps.run(SHARE_SIZING, self.sync_shares)  # a failure is retried next round, and does not
         # hold the change back: shares sized late beat sessions nobody takes up (slices still cap the budgets)
         self._members = members
+        if not self._joined_before:  # this process's first membership: its start-up recovery, fleet-wide
+            self._joined_before = True
+            if self._live.config.recover_on_start:
+                self.lost_runs.joined(alone=members == [self._fleet.replica])
         tracker = self._live.sessions
         released = tracker.release(self.owns_session)
         self.sessions_released += released
@@ -406,6 +411,7 @@ class FleetMember:
             "fleet_sync_failures": float(self.poll_failures),
             **self._steps.metrics(),
             "fleet_orphan_traces_taken": float(self.lost_runs.taken),
+            "fleet_traces_recovered_at_join": float(self.lost_runs.recovered_at_start),
             "fleet_sessions_fenced": float(self._live.dispatcher.sessions_fenced),
             "fleet_sessions_reopened": float(self._live.dispatcher.sessions_reopened),
             "fleet_runs_fenced": float(self._live.dispatcher.gate.runs_fenced),

@@ -226,15 +226,16 @@ class LiveScoring:
         for writer in (self.score_writer, self.decision_writer, self.run_writer):
             await writer.start()
         await self.workers.start()
-        if self.config.recover_on_start:
+        # A fleet member takes up traces, sessions and spend once it joined (``scoring.fleet_member``): the store is
+        # the whole fleet's, and the runs other live replicas are still assembling are theirs to decide.
+        if self.config.recover_on_start and not self.dispatcher.sessions_shared:
             source = StoredSpanSource(self._store)
             recovered = await self.assembly.call(self.assembler.recover, source, time.time_ns())
             if recovered:
                 log.info("recovered pending traces from storage count=%d", recovered)
-            if not self.dispatcher.sessions_shared:  # a fleet member takes up sessions and spend as members join
-                await asyncio.to_thread(self._restore_budgets)
-                if self.dispatcher.rules.scores_sessions:
-                    await asyncio.to_thread(self._restore_sessions)
+            await asyncio.to_thread(self._restore_budgets)
+            if self.dispatcher.rules.scores_sessions:
+                await asyncio.to_thread(self._restore_sessions)
         self.poller.start()
 
     def _restore_budgets(self) -> None:

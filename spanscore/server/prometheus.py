@@ -77,6 +77,10 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "fleet_budget_burst_leases": ("counter", "Budget leases taken for a burst of ready runs, before deciding it."),
     "fleet_budget_local_share": ("gauge", "1 while budgets are on the local share (no Keeper; docs/deployment.md)."),
     "fleet_orphan_traces_taken": ("counter", "Traces a lost replica was assembling, taken up here to be scored."),
+    "fleet_traces_recovered_at_join": (
+        "counter",
+        "Unhandled traces begun before this replica joined, taken up after the others' wait (start-up recovery).",
+    ),
     "fleet_fence_live": ("gauge", "1 while this replica has proved its Keeper session live (its fence lease holds)."),
     "fleet_fence_refusals": ("counter", "Grants the fence refused: not live, outdated token, or no longer the owner."),
     "fleet_refused": ("gauge", "1 when this replica was refused at join (another live replica has its name)."),
