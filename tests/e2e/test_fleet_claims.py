@@ -223,8 +223,7 @@ async def _any_arrived(judge: HeldJudge) -> bool:
 class OneProcess(SessionJudgedFleet):
     """The judged session rule and a code-scored run rule on one ``spanscore serve`` process outside any fleet.
 
-    The run rule's score settles each turn's trace, so a restart does not assemble it again (which would bring
-    the session back as a new turn).
+    The run rule's score says when the turn's run was handled (decided, and stored as a turn), before the kill.
     """
 
     def settings(self) -> dict[str, Any]:
