@@ -143,6 +143,36 @@ async def test_a_joining_replica_does_not_score_finished_sessions_again(start_re
     assert joined.live.sessions.stats.sessions_ready == 0, joined.fleet.member.metrics()
 
 
+UNSAMPLED = [{"name": "answers", "sample": 0.0, "scorers": ["completeness"]}]
+"""Every run decided (not sampled) by each replica that assembles it: a second decision is a second row."""
+SLOW_RUNS = {"quiet_period_s": 4.0}
+DECISIONS = "SELECT count() FROM score_decisions WHERE Rule = 'answers'"
+
+
+async def _holding_three_runs(start_replica: StartReplica, first_trace: int) -> Service:
+    """A lone replica that stored three traces and holds their runs, unready (its quiet period is long)."""
+    replica = await start_replica(0, quiet_s=1.0, rules=UNSAMPLED, runs=SLOW_RUNS)
+    await until(lambda: _all_joined([replica], 1))
+    live = replica.live
+    assert live is not None and replica.grpc is not None
+    spans = rag_traces(3, first=first_trace)
+    assert await asyncio.to_thread(export, grpc_exporter(replica.grpc.port), spans) == "SUCCESS"
+
+    async def holding() -> bool:
+        return live.assembler.stats.pending_traces == 3
+
+    await until(holding, timeout_s=10)
+    assert await query(replica, DECISIONS) == [(0,)]
+    return replica
+
+
+async def _decided(replica: Service, count: int) -> None:
+    async def enough() -> bool:
+        return int((await query(replica, DECISIONS))[0][0]) >= count
+
+    await until(enough, timeout_s=20)
+
+
 async def test_a_joining_replica_does_not_decide_runs_a_live_replica_is_still_assembling(
     start_replica: StartReplica,
 ) -> None:
@@ -150,28 +180,12 @@ async def test_a_joining_replica_does_not_decide_runs_a_live_replica_is_still_as
     joining fleet replica did the same over the fleet's shared store: it took up the runs a live replica was
     still assembling and decided them too (a second decision; partial runs, when it lacked their later spans).
     It now waits, as for a lost replica, until every live replica has had ``max_wait_s`` to decide what it held."""
-    rules = [{"name": "answers", "sample": 0.0, "scorers": ["completeness"]}]  # decided by each that assembles it
-    runs = {"quiet_period_s": 4.0}
-    first = await start_replica(0, quiet_s=1.0, rules=rules, runs=runs)
-    await until(lambda: _all_joined([first], 1))
-    live = first.live
-    assert live is not None and first.grpc is not None
-    assert await asyncio.to_thread(export, grpc_exporter(first.grpc.port), rag_traces(3, first=700)) == "SUCCESS"
-
-    async def holding() -> bool:  # stored, and held by the first replica until its quiet period ends
-        return live.assembler.stats.pending_traces == 3
-
-    await until(holding, timeout_s=10)
-    joiner = await start_replica(1, quiet_s=1.0, rules=rules, runs=runs)
+    first = await _holding_three_runs(start_replica, 700)
+    joiner = await start_replica(1, quiet_s=1.0, rules=UNSAMPLED, runs=SLOW_RUNS)
     await until(lambda: _all_joined([first, joiner], 2))
-
-    async def decided() -> bool:
-        rows = await query(first, "SELECT count() FROM score_decisions WHERE Rule = 'answers'")
-        return int(rows[0][0]) >= 3
-
-    await until(decided, timeout_s=20)
-    await asyncio.sleep(runs["quiet_period_s"] + 2.0)  # the joiner's own quiet period, had it taken them up
-    assert await query(first, "SELECT count() FROM score_decisions WHERE Rule = 'answers'") == [(3,)]
+    await _decided(first, 3)
+    await asyncio.sleep(SLOW_RUNS["quiet_period_s"] + 2.0)  # the joiner's own quiet period, had it taken them up
+    assert await query(first, DECISIONS) == [(3,)]
     assert joiner.live is not None and joiner.live.assembler.stats.runs_ready == 0
 
 
@@ -180,27 +194,10 @@ async def test_a_replica_alone_in_its_fleet_recovers_the_runs_it_stopped_with_at
 ) -> None:
     """The whole fleet stopped (here, its one replica) with runs unready: no survivor takes them up, so the
     replica that starts next does, as soon as it joined and found itself alone."""
-    rules = [{"name": "answers", "sample": 0.0, "scorers": ["completeness"]}]
-    runs = {"quiet_period_s": 4.0}
-    first = await start_replica(0, quiet_s=1.0, rules=rules, runs=runs)
-    await until(lambda: _all_joined([first], 1))
-    live = first.live
-    assert live is not None and first.grpc is not None
-    assert await asyncio.to_thread(export, grpc_exporter(first.grpc.port), rag_traces(3, first=800)) == "SUCCESS"
-
-    async def holding() -> bool:
-        return live.assembler.stats.pending_traces == 3
-
-    await until(holding, timeout_s=10)
-    assert await query(first, "SELECT count() FROM score_decisions WHERE Rule = 'answers'") == [(0,)]
+    first = await _holding_three_runs(start_replica, 800)
     await first.shutdown()  # a stop before the runs were ready: they are stored, not decided
-    again = await start_replica(0, quiet_s=1.0, rules=rules, runs=runs)
-
-    async def decided() -> bool:
-        rows = await query(again, "SELECT count() FROM score_decisions WHERE Rule = 'answers'")
-        return int(rows[0][0]) >= 3
-
-    await until(decided, timeout_s=20)  # the quiet period after the take-up, far short of max_wait_s (60 s)
+    again = await start_replica(0, quiet_s=1.0, rules=UNSAMPLED, runs=SLOW_RUNS)
+    await _decided(again, 3)  # within the quiet period after the take-up, far short of max_wait_s (60 s)
     assert again.fleet is not None and again.fleet.member is not None
     assert again.fleet.member.metrics()["fleet_traces_recovered_at_join"] == 3
 
