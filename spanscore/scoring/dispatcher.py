@@ -262,11 +262,19 @@ class Dispatcher:
 class SessionDispatch:
     """``Consumer[Sequence[ReadySession]]``: a session whose earlier turns may be in storage only reads them first."""
 
-    def __init__(self, dispatcher: Dispatcher, stored_turns: Callable[[Run], list[Turn]]) -> None:
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        stored_turns: Callable[[Run], list[Turn]],
+        settled: Callable[[list[str]], set[str]] | None = None,
+    ) -> None:
         self._dispatcher = dispatcher
         self._stored_turns = stored_turns
+        self._settled = settled
+        """Which of these sessions the store says were settled once (``rescore: never``)."""
 
     async def consume(self, items: Sequence[ReadySession], /) -> None:
+        items = await self._not_settled(items)
         subjects = []
         for ready in items:
             if ready.needs_history:
@@ -279,6 +287,21 @@ class SessionDispatch:
             return
         subjects, grants = await self._fenced(fence, subjects)
         await self._dispatcher.dispatch(subjects, grants=grants)
+
+    async def _not_settled(self, items: Sequence[ReadySession]) -> Sequence[ReadySession]:
+        """With ``rescore: never``: the ready sessions the store does not say were settled already.
+
+        Memory knows a scored session only for ``keep_scored_s`` and until a restart; a continuation after
+        that would open a new session whose scores (same ids) replace the first ones.
+        """
+        tracker = self._dispatcher.sessions
+        if self._settled is None or tracker.config.rescore != "never" or not items:
+            return items
+        settled = await asyncio.to_thread(self._settled, [ready.run.run_id for ready in items])
+        if not settled:
+            return items
+        tracker.stats.continued_ignored += sum(1 for ready in items if ready.run.run_id in settled)
+        return [ready for ready in items if ready.run.run_id not in settled]
 
     async def _fenced(
         self, fence: SessionFence, subjects: list[tuple[Subject, bool]]

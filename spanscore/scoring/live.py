@@ -49,7 +49,7 @@ from spanscore.scoring.subject import RuleRun, Subject
 from spanscore.scoring.workers import ScoringWorkers
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.connection import is_embedded
-from spanscore.storage.reads.recovery import session_turns, spend_since, unscored_sessions
+from spanscore.storage.reads.recovery import session_turns, settled_sessions, spend_since, unscored_sessions
 from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow
 from spanscore.storage.write.writer import BatchWriter, Inserts, WriterConfig
@@ -150,7 +150,7 @@ class LiveScoring:
             self.assembly,
             self.sessions,
             self.dispatcher,
-            SessionDispatch(self.dispatcher, self._stored_turns),
+            SessionDispatch(self.dispatcher, self._stored_turns, self._settled_sessions),
             interval_s=self.config.poll_interval_s,
             scores_sessions=lambda: self.dispatcher.rules.scores_sessions and self.dispatcher.may_poll_sessions(),
         )
@@ -293,6 +293,13 @@ class LiveScoring:
         except Exception:  # storage down: score the turns held rather than hold the session back
             log.warning("could not read earlier turns session_id=%s", session.run_id, exc_info=True)
             return []
+
+    def _settled_sessions(self, session_ids: list[str]) -> set[str]:
+        try:
+            return settled_sessions(self._store, session_ids)
+        except Exception:  # storage down: a first scoring must not be lost; a continuation may be scored again
+            log.warning("could not read which sessions were scored before; scoring them", exc_info=True)
+            return set()
 
     async def settle(self) -> None:
         """Wait for every queued job and every score row already handed to storage."""

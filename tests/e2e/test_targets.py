@@ -219,6 +219,44 @@ async def test_a_session_scored_before_a_restart_is_not_scored_again_after_it(se
         await service.shutdown()
 
 
+@pytest.mark.parametrize("forgotten_by", ["restart", "keep_scored_s"])
+async def test_with_rescore_never_the_first_session_scores_stand_once_memory_forgot_them(
+    service_config: ServiceConfig, forgotten_by: str
+) -> None:
+    """``rescore: never`` ignores a continuation, but it knew of one only while the scored session was kept in
+    memory (``keep_scored_s``): after a restart, or later than that, the continuation opened a new session of
+    one turn, scored with the same score ids, which replaced the first scores. The store says it was scored."""
+    _session_config(service_config, 1.0)
+    keep_s = 0.5 if forgotten_by == "keep_scored_s" else 3600.0
+    service_config.collector.sessions = service_config.collector.sessions.model_copy(
+        update={"rescore": "never", "keep_scored_s": keep_s}
+    )
+    sql = "SELECT Score FROM scores FINAL WHERE RunId = 'conv-5' AND Scorer = 'turn_count'"
+    service = Service(service_config)
+    await service.start()
+    try:
+        spans = rag_traces(2, session="conv-5")
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+        assert await _wait_for(service, "SELECT count() FROM scores WHERE RunId = 'conv-5'", 3) == 3
+        assert await _query(service, sql) == [(2.0,)]
+        if forgotten_by == "restart":
+            await service.shutdown()
+            service = Service(service_config)
+            await service.start()
+        else:
+            await asyncio.sleep(2 * keep_s + 0.5)  # past keep_scored_s: the scored session left memory
+        continued = rag_traces(1, session="conv-5", first=2)
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), continued) == "SUCCESS"
+        assert service.live is not None
+        await asyncio.sleep(4.0)  # past the runs' and the session's quiet periods: a second scoring lands by now
+        assert await _query(service, sql) == [(2.0,)]  # the first scores stand
+        decisions = await _query(service, "SELECT count() FROM score_decisions WHERE RunId = 'conv-5'")
+        assert decisions == [(1,)]
+        assert service.live.sessions.stats.continued_ignored >= 1
+    finally:
+        await service.shutdown()
+
+
 async def test_preview_and_backfill_count_and_score_the_rules_target(service_config: ServiceConfig) -> None:
     from spanscore.offline.backfill import backfill, preview
 

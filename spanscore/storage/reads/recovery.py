@@ -253,3 +253,25 @@ def session_turns(store: Any, session_id: str, since_ns: int, *, limit: int = 10
         {"session": session_id, "since": since_ns, "limit": limit},
     )
     return [Turn.of(run_from_view(parse_stored_run(row[0]))) for row in rows]
+
+
+def settled_sessions(store: Any, session_ids: Iterable[str]) -> set[str]:
+    """Of these sessions, those settled once: a session score stored, or a session decision other than sampled.
+
+    With ``collector.sessions.rescore: never`` a settled session is not scored again, also once it left
+    memory (``keep_scored_s``, a restart). A ``sampled`` decision without a score is not settled: its scorer
+    was killed in the judge call, and the session is still owed its first scores.
+    """
+    ids = sorted(set(session_ids))
+    if not ids:
+        return set()
+    database = store.database
+    sql = (
+        f"SELECT DISTINCT RunId FROM {database}.scores WHERE Target = 'session' AND RunId IN {{ids:Array(String)}}"
+        f" UNION DISTINCT SELECT DISTINCT RunId FROM {database}.score_decisions"
+        " WHERE Target = 'session' AND Decision != 'sampled' AND RunId IN {ids:Array(String)}"
+    )
+    settled: set[str] = set()
+    for batch in _batches(ids):
+        settled.update(str(row[0]) for row in store.internal_query(sql, {"ids": batch}))
+    return settled

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.reads.recovery import handled_runs
+from spanscore.storage.reads.recovery import handled_runs, settled_sessions
 from spanscore.testing.clickhouse_standin import spawn, stop
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy" / "clickhouse"
@@ -87,3 +87,18 @@ def test_a_stored_session_turn_is_handled_though_no_rule_decided_the_run(store: 
         f" ('{t2}', 'judged-turn', 'judged', 'sampled')"
     )
     assert handled_runs(store, [t1, t2, t3]) == {t1: {"turn": True}, t2: {"judged-turn": False}}
+
+
+def test_a_session_is_settled_by_its_score_or_a_decision_not_to_score_it(store: ClickHouseStore) -> None:
+    """``rescore: never`` asks the store which sessions were settled; a sampled one without a score is not."""
+    database = store.database
+    store.client.command(
+        f"INSERT INTO {database}.score_decisions (RunId, Rule, Decision, Target) VALUES"
+        " ('scored', 'r', 'sampled', 'session'), ('skipped', 'r', 'filtered_out', 'session'),"
+        " ('killed-mid-judge', 'r', 'sampled', 'session'), ('a-run', 'r', 'filtered_out', 'run')"
+    )
+    store.client.command(
+        f"INSERT INTO {database}.scores (RunId, Rule, ScoreId, Target) VALUES ('scored', 'r', 'x', 'session')"
+    )
+    ids = ["scored", "skipped", "killed-mid-judge", "a-run", "unknown"]
+    assert settled_sessions(store, ids) == {"scored", "skipped"}
