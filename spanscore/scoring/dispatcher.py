@@ -66,7 +66,7 @@ class Dispatcher:
         self.owns_session: Callable[[str], bool] = _everything
         """Whether this replica scores a session (a fleet splits them among replicas; one process owns all)."""
         self.sessions_shared = False
-        """True in a fleet: other replicas store turns and decide runs too (start-up recovery waits for them)."""
+        """True in a fleet: other replicas store turns too, so every session reads its stored turns first."""
         self.first_cost = FirstCost(lambda: self.rules.engine)
         """While a budget has not learnt what a run costs, a burst waits for its first judged run to end."""
         self.gate = FleetGate()
@@ -116,9 +116,7 @@ class Dispatcher:
             if scores_sessions and session_id and ready.run.target == "run":
                 if not self.owns_session(session_id):
                     turns.append(ScoredRunRow.of(ready.run))  # stored for the replica that owns the session
-                # A session new to memory may have earlier turns in storage only: stored before a restart, or
-                # before keep_scored_s passed, or by another replica. They are read back before it is scored.
-                elif self.sessions.add(ready.run, now, needs_history=True):
+                elif self.sessions.add(ready.run, now, needs_history=self.sessions_shared):
                     turns.append(ScoredRunRow.of(ready.run))
         rules = self.rules
         subjects = await self.gate.unclaimed(subjects)
@@ -279,15 +277,10 @@ class SessionDispatch:
         items = await self._not_settled(items)
         subjects = []
         for ready in items:
-            rescore = ready.reason == "session_continued"
             if ready.needs_history:
-                held = len(ready.run.turns or ())
                 ready = with_history(ready, await asyncio.to_thread(self._stored_turns, ready.run))
                 self._dispatcher.sessions.absorb(ready.run.run_id, ready.run.turns or ())
-                # Earlier turns only storage had: the session may have been decided before it left memory, and a
-                # second decision of the same session is a rescore (else sampling calls it a duplicate).
-                rescore = rescore or len(ready.run.turns or ()) > held
-            subjects.append((Subject(ready.run, ready.reason), rescore))
+            subjects.append((Subject(ready.run, ready.reason), ready.reason == "session_continued"))
         fence = self._dispatcher.fence
         if fence is None:
             await self._dispatcher.dispatch(subjects)
