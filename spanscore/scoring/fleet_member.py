@@ -99,8 +99,9 @@ class FleetMember:
         self.lost_runs = LostRuns(live, fleet, config)
         self._keeper_members: list[str] = []
         self._token: FenceToken | None = None
-        self._joined_before = False
         """The fence token this replica's held sessions were taken up under; a new one means they may have moved."""
+        self._joined_before = False
+        """Whether this process saw its first membership (its start-up recovery is scheduled then, once)."""
         fleet.on_members(self._members_changed)
         live.dispatcher.owns_session = self.owns_session
         live.dispatcher.sessions_shared = True
