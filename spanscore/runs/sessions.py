@@ -137,19 +137,15 @@ class SessionTracker:
         self.stats.held_bytes -= session.size
 
     def _trim(self, session: _Session) -> None:
-        extra = len(session.turns) - self.config.max_turns
-        if extra <= 0 and session.size <= self.config.max_session_bytes:
+        if len(session.turns) <= self.config.max_turns and session.size <= self.config.max_session_bytes:
             return
-        oldest = sorted(session.turns.values(), key=lambda t: (t.start_time_ns, t.run_id))[:-1]
-        dropped = 0
-        for turn in oldest:
-            if dropped >= extra and session.size <= self.config.max_session_bytes:
-                break
+        kept = {turn.run_id for turn in within_caps(session.turns.values(), self.config)}
+        dropped = [turn for run_id, turn in session.turns.items() if run_id not in kept]
+        for turn in dropped:
             del session.turns[turn.run_id]
             self._grow(session, -turn_bytes(turn))
-            dropped += 1
-        self.stats.turns_dropped += dropped
-        self.stats.held_turns -= dropped
+        self.stats.turns_dropped += len(dropped)
+        self.stats.held_turns -= len(dropped)
 
     def _enforce_bounds(self) -> None:
         while len(self._open) + len(self._scored) > self.config.max_sessions or (
@@ -310,11 +306,29 @@ def session_view(session_id: str, turns: Iterable[Turn], last: Run) -> Run:
     )
 
 
-def with_history(ready: ReadySession, earlier: Iterable[Turn]) -> ReadySession:
-    """The ready session with turns read back from storage added (a held turn wins over a stored copy)."""
+def within_caps(turns: Iterable[Turn], config: SessionsConfig) -> list[Turn]:
+    """The newest turns, in order, within ``max_turns`` and ``max_session_bytes`` (the latest is always kept).
+
+    One rule for turns that arrived and for turns read back from storage, so history cannot carry a session
+    past the caps that bound its memory and what its judge is sent.
+    """
+    ordered = sorted(turns, key=lambda t: (t.start_time_ns, t.run_id))
+    size = sum(turn_bytes(turn) for turn in ordered)
+    first = 0
+    while first < len(ordered) - 1 and (len(ordered) - first > config.max_turns or size > config.max_session_bytes):
+        size -= turn_bytes(ordered[first])
+        first += 1
+    return ordered[first:]
+
+
+def with_history(ready: ReadySession, earlier: Iterable[Turn], config: SessionsConfig) -> ReadySession:
+    """The ready session with turns read back from storage added (a held turn wins over a stored copy).
+
+    The merged turns are cut to the session caps, oldest first, as turns that arrive are.
+    """
     held = {turn.run_id: turn for turn in ready.run.turns or ()}
     merged = {turn.run_id: turn for turn in earlier}
     merged.update(held)
     # The view carries its latest run's ids and attributes, which is all ``session_view`` reads from ``last``.
-    view = session_view(ready.run.run_id, merged.values(), ready.run)
+    view = session_view(ready.run.run_id, within_caps(merged.values(), config), ready.run)
     return replace(ready, run=view, needs_history=False)

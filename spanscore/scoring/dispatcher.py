@@ -66,7 +66,7 @@ class Dispatcher:
         self.owns_session: Callable[[str], bool] = _everything
         """Whether this replica scores a session (a fleet splits them among replicas; one process owns all)."""
         self.sessions_shared = False
-        """True in a fleet: other replicas store turns too, so every session reads its stored turns first."""
+        """True in a fleet: other replicas store turns and decide runs too (start-up recovery waits for them)."""
         self.first_cost = FirstCost(lambda: self.rules.engine)
         """While a budget has not learnt what a run costs, a burst waits for its first judged run to end."""
         self.gate = FleetGate()
@@ -116,7 +116,9 @@ class Dispatcher:
             if scores_sessions and session_id and ready.run.target == "run":
                 if not self.owns_session(session_id):
                     turns.append(ScoredRunRow.of(ready.run))  # stored for the replica that owns the session
-                elif self.sessions.add(ready.run, now, needs_history=self.sessions_shared):
+                # A session new to memory may have earlier turns in storage only: stored before a restart, or
+                # before keep_scored_s passed, or by another replica. They are read back before it is scored.
+                elif self.sessions.add(ready.run, now, needs_history=True):
                     turns.append(ScoredRunRow.of(ready.run))
         rules = self.rules
         subjects = await self.gate.unclaimed(subjects)
@@ -265,7 +267,7 @@ class SessionDispatch:
     def __init__(
         self,
         dispatcher: Dispatcher,
-        stored_turns: Callable[[Run], list[Turn]],
+        stored_turns: Callable[[list[Run]], dict[str, list[Turn]]],
         settled: Callable[[list[str]], set[str]] | None = None,
     ) -> None:
         self._dispatcher = dispatcher
@@ -275,12 +277,20 @@ class SessionDispatch:
 
     async def consume(self, items: Sequence[ReadySession], /) -> None:
         items = await self._not_settled(items)
+        tracker = self._dispatcher.sessions
+        behind = [ready.run for ready in items if ready.needs_history]
+        stored = await asyncio.to_thread(self._stored_turns, behind) if behind else {}
         subjects = []
         for ready in items:
+            rescore = ready.reason == "session_continued"
             if ready.needs_history:
-                ready = with_history(ready, await asyncio.to_thread(self._stored_turns, ready.run))
-                self._dispatcher.sessions.absorb(ready.run.run_id, ready.run.turns or ())
-            subjects.append((Subject(ready.run, ready.reason), ready.reason == "session_continued"))
+                held = {turn.run_id for turn in ready.run.turns or ()}
+                ready = with_history(ready, stored.get(ready.run.run_id, ()), tracker.config)
+                tracker.absorb(ready.run.run_id, ready.run.turns or ())
+                # Earlier turns only storage had: the session may have been decided before it left memory, and a
+                # second decision of the same session is a rescore (else sampling calls it a duplicate).
+                rescore = rescore or any(turn.run_id not in held for turn in ready.run.turns or ())
+            subjects.append((Subject(ready.run, ready.reason), rescore))
         fence = self._dispatcher.fence
         if fence is None:
             await self._dispatcher.dispatch(subjects)

@@ -286,13 +286,14 @@ class LiveScoring:
         """Decide and score subjects built elsewhere (backfill: stored runs, span views or sessions)."""
         await self.dispatcher.dispatch([(subject, False) for subject in subjects])
 
-    def _stored_turns(self, session: Run) -> list[Turn]:
-        since = session.start_time_ns - int(self.sessions.config.max_duration_s * 1e9)
+    def _stored_turns(self, sessions: list[Run]) -> dict[str, list[Turn]]:
+        window = int(self.sessions.config.max_duration_s * 1e9)
+        since = {session.run_id: session.start_time_ns - window for session in sessions}
         try:
-            return session_turns(self._store, session.run_id, since)
-        except Exception:  # storage down: score the turns held rather than hold the session back
-            log.warning("could not read earlier turns session_id=%s", session.run_id, exc_info=True)
-            return []
+            return session_turns(self._store, since, limit=self.sessions.config.max_turns)
+        except Exception:  # storage down: score the turns held rather than hold the sessions back
+            log.warning("could not read earlier turns of %d sessions", len(sessions), exc_info=True)
+            return {}
 
     def _settled_sessions(self, session_ids: list[str]) -> set[str]:
         try:

@@ -257,6 +257,38 @@ async def test_with_rescore_never_the_first_session_scores_stand_once_memory_for
         await service.shutdown()
 
 
+@pytest.mark.parametrize("forgotten_by", ["restart", "keep_scored_s"])
+async def test_a_session_continued_once_memory_forgot_it_is_scored_again_whole(
+    service_config: ServiceConfig, forgotten_by: str
+) -> None:
+    """Under ``rescore: continued`` a continuation is scored with every turn, read back from the store when the
+    earlier turns left memory (a restart, ``keep_scored_s``). A single process read them only for sessions it
+    restored at start: the continuation was scored as a session of one turn, or decided and not scored."""
+    _session_config(service_config, 1.0)
+    keep_s = 0.5 if forgotten_by == "keep_scored_s" else 3600.0
+    service_config.collector.sessions = service_config.collector.sessions.model_copy(update={"keep_scored_s": keep_s})
+    sql = "SELECT Score FROM scores FINAL WHERE RunId = 'conv-6' AND Scorer = 'turn_count'"
+    service = Service(service_config)
+    await service.start()
+    try:
+        spans = rag_traces(2, session="conv-6")
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
+        assert await _wait_for(service, "SELECT count() FROM scores WHERE RunId = 'conv-6'", 3) == 3
+        assert await _query(service, sql) == [(2.0,)]
+        if forgotten_by == "restart":
+            await service.shutdown()
+            service = Service(service_config)
+            await service.start()
+        else:
+            await asyncio.sleep(2 * keep_s + 0.5)  # past keep_scored_s: the scored session left memory
+        continued = rag_traces(1, session="conv-6", first=2)
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), continued) == "SUCCESS"
+        assert await _wait_for(service, "SELECT count() FROM scores WHERE RunId = 'conv-6'", 6) == 6
+        assert await _query(service, sql) == [(3.0,)]  # the whole session, not the continuation alone
+    finally:
+        await service.shutdown()
+
+
 async def test_preview_and_backfill_count_and_score_the_rules_target(service_config: ServiceConfig) -> None:
     from spanscore.offline.backfill import backfill, preview
 

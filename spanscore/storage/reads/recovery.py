@@ -242,17 +242,29 @@ def stored_turn_runs(store: Any, keys: list[tuple[str, str]]) -> list[Run]:
     return runs
 
 
-def session_turns(store: Any, session_id: str, since_ns: int, *, limit: int = 10_000) -> list[Turn]:
-    """The stored turns of one session whose runs started at or after ``since_ns``, oldest first."""
-    rows = store.internal_query(
-        f"SELECT Run FROM (SELECT * FROM {store.database}.scored_runs FINAL"
-        " WHERE SessionId = {session:String} AND Target = 'run'"
-        " AND RunTimestamp >= fromUnixTimestamp64Nano({since:Int64})"
-        " ORDER BY Version DESC LIMIT 1 BY TraceId, RunId, ServiceName)"  # one row per run and service (0012)
-        " ORDER BY RunTimestamp LIMIT {limit:UInt32}",
-        {"session": session_id, "since": since_ns, "limit": limit},
-    )
-    return [Turn.of(run_from_view(parse_stored_run(row[0]))) for row in rows]
+def session_turns(store: Any, since_ns: dict[str, int], *, limit: int) -> dict[str, list[Turn]]:
+    """The stored turns of these sessions, each's newest ``limit`` whose runs started at or after its ``since_ns``.
+
+    One query per batch of sessions, not one per session: a poll can make hundreds of sessions ready at once.
+    Oldest first within each session; a session with none stored is absent.
+    """
+    ids = sorted(since_ns)
+    turns: dict[str, list[Turn]] = {}
+    for batch in _batches(ids):
+        rows = store.internal_query(
+            f"SELECT SessionId, toUnixTimestamp64Nano(RunTimestamp), Run FROM (SELECT * FROM {store.database}"
+            ".scored_runs FINAL WHERE SessionId IN {ids:Array(String)} AND Target = 'run'"
+            " AND RunTimestamp >= fromUnixTimestamp64Nano({since:Int64})"
+            " ORDER BY Version DESC LIMIT 1 BY TraceId, RunId, ServiceName)"  # one row per run and service (0012)
+            " ORDER BY SessionId, RunTimestamp DESC LIMIT {limit:UInt32} BY SessionId",
+            {"ids": batch, "since": min(since_ns[i] for i in batch), "limit": limit},
+        )
+        for session_id, started, run in rows:
+            if started >= since_ns[session_id]:
+                turns.setdefault(str(session_id), []).append(Turn.of(run_from_view(parse_stored_run(run))))
+    for held in turns.values():
+        held.reverse()
+    return turns
 
 
 def settled_sessions(store: Any, session_ids: Iterable[str]) -> set[str]:

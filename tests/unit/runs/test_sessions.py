@@ -5,6 +5,7 @@ from __future__ import annotations
 from spanscore.run import Run, Turn
 from spanscore.runs.config import SessionsConfig
 from spanscore.runs.sessions import SessionTracker, with_history
+from spanscore.runs.sizes import turn_bytes
 
 S = 1_000_000_000
 T0 = 1_767_225_600 * S
@@ -94,7 +95,24 @@ def test_restored_sessions_read_their_history_before_scoring() -> None:
     (ready,) = tracker.poll_ready(T0 + 10 * S)
     assert ready.needs_history
     earlier = [Turn.of(turn_run("s-1", index)) for index in (0, 1, 2)]
-    merged = with_history(ready, earlier)
+    merged = with_history(ready, earlier, tracker.config)
     assert not merged.needs_history
     assert [turn.user for turn in merged.run.turns or ()] == ["question 0", "question 1", "question 2"]
     assert merged.run.start_time_ns == T0 and merged.run.span_id == f"{2:016x}"
+
+
+def test_history_read_back_is_cut_to_the_session_caps_newest_first() -> None:
+    """Turns read back from storage must not carry a session past ``max_turns`` or ``max_session_bytes``: those
+    caps bound its memory and what the judge is sent, whether its turns arrived or were read back."""
+    tracker = SessionTracker(SessionsConfig(quiet_period_s=10, max_duration_s=100, max_turns=3))
+    tracker.add(turn_run("s-1", 8), T0, needs_history=True)
+    (ready,) = tracker.poll_ready(T0 + 10 * S)
+    earlier = [Turn.of(turn_run("s-1", index)) for index in range(8)]
+    merged = with_history(ready, earlier, tracker.config)
+    assert [turn.user for turn in merged.run.turns or ()] == ["question 6", "question 7", "question 8"]
+    one_turn = turn_bytes(Turn.of(turn_run("s-1", 8)))
+    by_bytes = SessionsConfig(quiet_period_s=10, max_duration_s=100, max_session_bytes=2 * one_turn + 1)
+    merged = with_history(ready, earlier, by_bytes)
+    assert [turn.user for turn in merged.run.turns or ()] == ["question 7", "question 8"]
+    tiny = SessionsConfig(quiet_period_s=10, max_duration_s=100, max_session_bytes=1)
+    assert [turn.user for turn in with_history(ready, earlier, tiny).run.turns or ()] == ["question 8"]

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from spanscore.run import Run
 from spanscore.storage.clickhouse import ClickHouseStore
-from spanscore.storage.reads.recovery import handled_runs, settled_sessions
+from spanscore.storage.reads.recovery import handled_runs, session_turns, settled_sessions
+from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.testing.clickhouse_standin import spawn, stop
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy" / "clickhouse"
@@ -102,3 +104,24 @@ def test_a_session_is_settled_by_its_score_or_a_decision_not_to_score_it(store: 
     )
     ids = ["scored", "skipped", "killed-mid-judge", "a-run", "unknown"]
     assert settled_sessions(store, ids) == {"scored", "skipped"}
+
+
+def test_the_stored_turns_of_many_sessions_are_read_at_once_newest_within_the_limit(store: ClickHouseStore) -> None:
+    """Every session new to memory reads its earlier turns back: one read per batch of sessions, each cut to its
+    newest ``limit`` turns (``max_turns``) and to its own window, oldest first; a rewritten turn counts once."""
+    second = 1_000_000_000
+    start = 1_700_000_000 * second
+
+    def turn(session: str, index: int, answer: str = "") -> ScoredRunRow:
+        run = Run(f"q{index}", answer or f"a{index}", run_id=f"{session}-{index}", trace_id=f"{index + 1:032x}",
+                  span_id=f"{index + 1:016x}", session_id=session, start_time_ns=start + index * second)  # fmt: skip
+        return ScoredRunRow.of(run)
+
+    rows = [turn("conv-a", index) for index in range(6)] + [turn("conv-b", index) for index in range(3)]
+    rows.append(turn("conv-a", 5, answer="a5 again"))  # the same run stored twice: the newest row wins
+    store.insert_scored_runs_sync(rows)
+    found = session_turns(store, {"conv-a": start, "conv-b": start + 2 * second, "conv-c": start}, limit=4)
+    assert sorted(found) == ["conv-a", "conv-b"]
+    assert [(t.run_id, t.answer) for t in found["conv-a"]] == [
+        ("conv-a-2", "a2"), ("conv-a-3", "a3"), ("conv-a-4", "a4"), ("conv-a-5", "a5 again")]  # fmt: skip
+    assert [t.run_id for t in found["conv-b"]] == ["conv-b-2"]  # its window begins at its third turn
