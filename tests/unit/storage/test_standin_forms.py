@@ -108,7 +108,8 @@ def test_a_session_is_settled_by_its_score_or_a_decision_not_to_score_it(store: 
 
 def test_the_stored_turns_of_many_sessions_are_read_at_once_newest_within_the_limit(store: ClickHouseStore) -> None:
     """Every session new to memory reads its earlier turns back: one read per batch of sessions, each cut to its
-    newest ``limit`` turns (``max_turns``) and to its own window, oldest first; a rewritten turn counts once."""
+    newest ``limit`` turns (``max_turns``) and to its own window, oldest first, without the turns memory holds;
+    a rewritten turn counts once, its newest row."""
     second = 1_000_000_000
     start = 1_700_000_000 * second
 
@@ -118,10 +119,13 @@ def test_the_stored_turns_of_many_sessions_are_read_at_once_newest_within_the_li
         return ScoredRunRow.of(run)
 
     rows = [turn("conv-a", index) for index in range(6)] + [turn("conv-b", index) for index in range(3)]
-    rows.append(turn("conv-a", 5, answer="a5 again"))  # the same run stored twice: the newest row wins
     store.insert_scored_runs_sync(rows)
-    found = session_turns(store, {"conv-a": start, "conv-b": start + 2 * second, "conv-c": start}, limit=4)
+    store.insert_scored_runs_sync([turn("conv-a", 4, answer="a4 again")])  # the newest row of a run wins
+    since = {"conv-a": start, "conv-b": start + 2 * second, "conv-c": start, "conv-d": start}
+    held = {"conv-a": {"conv-a-5"}, "conv-d": {"conv-d-0"}}
+    found = session_turns(store, since, limit=4, held=held)
     assert sorted(found) == ["conv-a", "conv-b"]
     assert [(t.run_id, t.answer) for t in found["conv-a"]] == [
-        ("conv-a-2", "a2"), ("conv-a-3", "a3"), ("conv-a-4", "a4"), ("conv-a-5", "a5 again")]  # fmt: skip
+        ("conv-a-2", "a2"), ("conv-a-3", "a3"), ("conv-a-4", "a4 again")]  # fmt: skip
     assert [t.run_id for t in found["conv-b"]] == ["conv-b-2"]  # its window begins at its third turn
+    assert session_turns(store, {"conv-b": start}, limit=4, held={"conv-b": {"conv-b-0", "conv-b-1", "conv-b-2"}}) == {}
