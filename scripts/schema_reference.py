@@ -54,6 +54,8 @@ ORDER BY hour, Scorer
 
 `scores` and `score_decisions` are ReplacingMergeTree tables: a retried or rescored row is written again
 under the same key, and only `FINAL` (or a merge) folds the copies, so exact counts read `scores FINAL`.
+A count without `FINAL` may be higher now than in a minute, and fall when the engine's background merge folds
+the copies: that is not data lost. `scored_runs` behaves the same way (one row per run and service).
 """
 
 
