@@ -326,7 +326,7 @@ LIMIT_KEYS = (
     (
         "collector.runs.max_pending_traces",
         "traces held for run assembly; the oldest settled trace is evicted first, else the oldest waiting one "
-        "(its runs too_large)",
+        "(its runs handed on early when their root arrived, else too_large)",
     ),
     ("collector.runs.max_pending_spans", "spans held for run assembly; evicts as above"),
     ("collector.runs.max_pending_bytes", "estimated bytes held for run assembly; evicts as above"),

@@ -92,6 +92,9 @@ class AssemblerStats:
     """Spans and log records dropped because their trace was over ``max_run_bytes``."""
     evicted_traces: int = 0
     evicted_spans: int = 0
+    evicted_runs_early: int = 0
+    """Runs of traces evicted at a bound before their quiet period ended, handed on whole (their root had
+    arrived), not decided ``too_large``."""
     late_spans_ignored: int = 0
     conflicting_spans_ignored: int = 0
     """Spans whose id another service's span in the same trace already holds: the first service keeps it."""
@@ -245,7 +248,9 @@ class RunAssembler:
             runs = [] if settled else self._evicted_runs(trace, bound)
             self._evicted.extend(runs)
             self._remember(trace_id, trace.handled)
-            self.stats.too_large_traces += bool(runs) and not trace.too_large  # a cut trace was counted when cut
+            cut = sum(1 for run in runs if run.too_large)
+            self.stats.too_large_traces += bool(cut) and not trace.too_large  # a cut trace was counted when cut
+            self.stats.evicted_runs_early += len(runs) - cut
             if settled:
                 logger.debug(
                     "run assembler over capacity: evicted trace_id=%s spans=%d, settled (its runs were handed on)",
@@ -253,7 +258,7 @@ class RunAssembler:
                     len(trace.spans),
                 )
             else:
-                self._warn_evicted(trace_id, trace, bound)
+                self._warn_evicted(trace_id, trace, bound, len(runs) - cut, cut)
         self.stats.pending_traces = len(self._pending)
 
     def _bound_passed(self) -> str:
@@ -265,7 +270,7 @@ class RunAssembler:
             return f"collector.runs.max_pending_spans ({config.max_pending_spans})"
         return f"collector.runs.max_pending_traces ({config.max_pending_traces})"
 
-    def _warn_evicted(self, trace_id: str, trace: _Trace, bound: str) -> None:
+    def _warn_evicted(self, trace_id: str, trace: _Trace, bound: str, early: int, cut: int) -> None:
         """A warning for the first trace evicted while waiting, then one line per interval with a count."""
         now = self._clock_ns
         if self._warned_ns is not None and now - self._warned_ns < _EVICTION_LOG_INTERVAL_NS:
@@ -274,25 +279,38 @@ class RunAssembler:
         more = f" (and {self._unwarned_evictions} more traces since the last line)" if self._unwarned_evictions else ""
         self._warned_ns, self._unwarned_evictions = now, 0
         logger.warning(
-            "run assembler over capacity: decision=too_large evicted trace_id=%s spans=%d bytes=%d before its runs "
-            "were ready, over %s%s; its runs are decided too_large. Raise the bound or shorten "
-            "collector.runs.quiet_period_s",
+            "run assembler over capacity: evicted trace_id=%s spans=%d bytes=%d before its quiet period ended, "
+            "over %s%s; %d of its runs handed on early (their root had arrived), %d decided too_large (no root "
+            "yet, or cut). Raise the bound or shorten collector.runs.quiet_period_s",
             trace_id,
             len(trace.spans),
             trace.size,
             bound,
             more,
+            early,
+            cut,
         )
 
     def _evicted_runs(self, trace: _Trace, bound: str) -> list[ReadyRun]:
-        """The runs of a trace evicted before they were all handed on, marked ``too_large`` with the ``bound``."""
+        """The runs of a trace evicted at a bound before they were all handed on.
+
+        A run whose root span has arrived is handed on now, whole: spans are exported as they end and a root
+        ends after what it holds, so only the quiet period's margin is cut short, and a score a little early
+        beats none. That is the overloaded case: at 38,000 small spans/s the default bound holds about 2.6 s
+        of traces, and with a rule that selected them 67% of all runs were decided ``too_large``, unscored.
+        A run whose root has not arrived (more is surely coming), or of a trace cut at ``max_run_bytes``, is
+        decided ``too_large`` with the bound named. Either way the reason is ``evicted``
+        (``score_decisions.ReadyReason``), and late spans of the trace are not attributed to it again (the
+        trace is forgotten but for its run ids).
+        """
         why = trace.too_large or f"the trace was evicted before its runs were ready: pending traces held over {bound}"
         out = []
         for item in assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets, self.selects):
             if item.run.run_id not in trace.handled:
                 trace.handled[item.run.run_id] = ""
                 fingerprint = run_fingerprint(item.run) if not item.view else ""
-                out.append(ReadyRun(item.run, "evicted", fingerprint, item.views, why, self._completion(trace, item)))
+                cut = "" if item.root_confirmed and not trace.too_large else why
+                out.append(ReadyRun(item.run, "evicted", fingerprint, item.views, cut, self._completion(trace, item)))
         return out
 
     def _release(self, trace: _Trace) -> None:

@@ -316,6 +316,7 @@ class LiveScoring:
             "runs_pending_traces": stats.pending_traces,
             "runs_assembly_queued_records": self.assembly.queued_records,
             "runs_evicted_traces": stats.evicted_traces,
+            "runs_evicted_early": stats.evicted_runs_early,
             "runs_pending_bytes": stats.pending_bytes,
             "runs_too_large": stats.too_large_traces,
             "runs_too_large_records_dropped": stats.too_large_records,

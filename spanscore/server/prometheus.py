@@ -161,6 +161,10 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "otlp_evaluations_received": ("counter", "gen_ai.evaluation.result events and log records read from OTLP."),
     "runs_pending_traces": ("gauge", "Traces being assembled into runs now."),
     "runs_evicted_traces": ("counter", "Traces evicted from assembly to bound memory."),
+    "runs_evicted_early": (
+        "counter",
+        "Runs handed on whole before their quiet period ended, their trace evicted at a bound (root arrived).",
+    ),
     "runs_pending_bytes": ("gauge", "Estimated bytes of the spans and logs held by run assembly."),
     "runs_assembly_queued_records": (
         "gauge",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 
 from spanscore.config import ServiceConfig
@@ -125,24 +126,40 @@ async def test_a_cut_run_gets_the_decision_too_large_per_rule_and_is_not_scored(
         await service.shutdown()
 
 
-async def test_a_trace_evicted_for_size_gets_the_decision_too_large(service_config: ServiceConfig) -> None:
+@pytest.mark.parametrize("root_arrived", [True, False], ids=["whole", "rootless"])
+async def test_a_trace_evicted_for_size_is_decided_whole_or_too_large(
+    service_config: ServiceConfig, root_arrived: bool
+) -> None:
     """A trace evicted because the pending traces held more than max_pending_bytes vanished from coverage:
-    no decision at all. It is now decided ``too_large`` with the reason, and later spans of it start anew."""
+    no decision at all. Then every such run was decided ``too_large``, also a whole one (38,000 small spans/s
+    with a selecting rule: 67% of runs). Now a run whose root had arrived is decided as usual, before its quiet
+    period ended (ReadyReason ``evicted``); one whose root had not is ``too_large`` with the bound named."""
     _fast(service_config, [RUN_RULE])
     service_config.collector.runs = service_config.collector.runs.model_copy(
-        update={"max_pending_bytes": RUN_CAP, "quiet_period_s": 5.0}
+        update={"max_pending_bytes": RUN_CAP, "quiet_period_s": 30.0, "max_wait_s": 60.0}
     )
     service = Service(service_config)
     await service.start()
     try:
         first = big_turns("conv-a", 1, TURN_TEXT // 2)
-        second = big_turns("conv-b", 1, TURN_TEXT // 2, first=5)
+        if not root_arrived:
+            first = [span for span in first if span.parent is not None]
+        second = big_turns("conv-b", 1, TURN_TEXT, first=5)  # over the bound: the first trace must go
         evicted = {format(span.context.trace_id, "032x") for span in first}
-        exporter = grpc_exporter(service.grpc.port)
-        assert await asyncio.to_thread(export, exporter, first) == "SUCCESS"
+        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), first) == "SUCCESS"
         assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), second) == "SUCCESS"
-        rows = await _wait_decisions(service, evicted, 1)
-        assert [(rule, decision) for _, rule, decision, _ in rows] == [("answers", "too_large")]
-        assert "max_pending_bytes" in rows[0][3]
+        rows = await _wait_decisions(service, evicted, 1)  # long before the 30 s quiet period ends
+        assert len(rows) == 1 and rows[0][1] == "answers"
+        (reason,) = await asyncio.to_thread(
+            service.store.internal_query,
+            "SELECT ReadyReason FROM score_decisions FINAL WHERE TraceId = {t:String}",
+            {"t": rows[0][0]},
+        )
+        assert reason == ("evicted",)
+        if root_arrived:
+            assert rows[0][2] != "too_large"
+            assert service.live.metrics()["runs_evicted_early"] >= 1
+        else:
+            assert rows[0][2] == "too_large" and "max_pending_bytes" in rows[0][3]
     finally:
         await service.shutdown()

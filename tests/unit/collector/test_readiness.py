@@ -140,7 +140,7 @@ def test_oldest_trace_is_evicted_and_counted() -> None:
     assert assembler.stats.pending_spans == 2 * len(spans)
     ready = assembler.poll_ready(T0 + 3 * S)
     assert sorted((item.run.trace_id, item.reason) for item in ready) == [
-        (f"{1:032x}", "evicted"),  # handed on as it went, decided too_large: never dropped without a decision
+        (f"{1:032x}", "evicted"),  # handed on as it went (whole: its root had arrived), never dropped
         (f"{2:032x}", "quiet_period"),
         (f"{3:032x}", "quiet_period"),
     ]
