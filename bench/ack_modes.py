@@ -39,7 +39,16 @@ RULE: dict[str, object] = {
 }
 """Scores a tenth of one service's runs; the bench's load comes from ``bench-agent``, so the rule selects none of
 it (no scorer runs), but the service assembles every trace into its run and samples it."""
-RULE_SETS: dict[str, list[dict[str, object]]] = {"rule": [RULE], "none": []}
+SELECTING_RULE: dict[str, object] = {
+    "name": "bench-all",
+    "where": {"service.name": "bench-agent"},
+    "sample": 0.01,
+    "scorers": ["completeness"],
+}
+"""Selects every run of the bench's load (``--rules selecting``): each is built in full and drawn, so a run cut at
+the assembler's bounds shows as ``too_large`` (a run no rule selects is ``filtered_out`` whether cut or not). The
+template repeats its trace ids' low bits, so the 1% draw samples about one run id of the hundred it repeats."""
+RULE_SETS: dict[str, list[dict[str, object]]] = {"rule": [RULE], "selecting": [SELECTING_RULE], "none": []}
 
 
 def _loadavg() -> str:
