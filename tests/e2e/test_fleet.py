@@ -75,6 +75,7 @@ async def make_fleet(chdb_dsn: str, zookeeper: ZooKeeperServer, tmp_path: Path) 
         *,
         quiet_s: float = 1.5,
         runs: dict[str, float] | None = None,
+        sessions: dict[str, Any] | None = None,
         **fleet: Any,
     ) -> list[Service]:
         started = []
@@ -83,6 +84,8 @@ async def make_fleet(chdb_dsn: str, zookeeper: ZooKeeperServer, tmp_path: Path) 
             configure(config, rules, quiet_s)
             if runs:
                 config.collector.runs = config.collector.runs.model_copy(update=runs)
+            if sessions:
+                config.collector.sessions = config.collector.sessions.model_copy(update=sessions)
             config.fleet = FleetConfig(
                 keeper=keeper, replica=f"r{index}", session_timeout_s=2.0, **{"turn_poll_s": 0.5, **fleet}
             )
@@ -151,6 +154,22 @@ async def test_each_session_is_scored_once_with_every_turn_whichever_replica_got
     assert found == {f"conv-{i}": (4.0, 1) for i in range(6)}
     ready = sum(s.live.sessions.stats.sessions_ready for s in replicas if s.live is not None)
     assert ready == 6
+
+
+async def test_a_session_read_back_from_other_replicas_keeps_to_its_turn_cap(make_fleet: MakeFleet) -> None:
+    """A replica reads the turns other replicas stored before it scores a session; they were merged whole,
+    past ``max_turns`` and ``max_session_bytes``, the caps on what a session holds and what its judge is sent.
+    The merged turns keep to the caps now, the newest kept, as turns that arrive at the replica do."""
+    replicas = await make_fleet(3, [SESSION_RULE], sessions={"max_turns": 2})
+    spans = conversations(4, 5)
+    await send(replicas, spans)
+
+    async def all_scored() -> bool:
+        return len(await session_scores(replicas[0])) == 4
+
+    await until(all_scored)
+    found = await session_scores(replicas[0])
+    assert found == {f"conv-{i}": (2.0, 1) for i in range(4)}
 
 
 async def test_a_lost_replicas_open_sessions_are_scored_once_by_their_new_owners(make_fleet: MakeFleet) -> None:
