@@ -219,25 +219,23 @@ async def test_a_session_scored_before_a_restart_is_not_scored_again_after_it(se
         await service.shutdown()
 
 
-@pytest.mark.parametrize("forgotten_by", ["restart", "keep_scored_s"])
-async def test_with_rescore_never_the_first_session_scores_stand_once_memory_forgot_them(
-    service_config: ServiceConfig, forgotten_by: str
-) -> None:
-    """``rescore: never`` ignores a continuation, but it knew of one only while the scored session was kept in
-    memory (``keep_scored_s``): after a restart, or later than that, the continuation opened a new session of
-    one turn, scored with the same score ids, which replaced the first scores. The store says it was scored."""
+async def _continued_once_forgotten(
+    service_config: ServiceConfig, session: str, forgotten_by: str, rescore: str = "continued"
+) -> Service:
+    """A session of two turns scored (turn_count 2), then forgotten by a restart or past ``keep_scored_s``, then
+    continued by a third turn: the service running now, for the caller to check and shut down."""
     _session_config(service_config, 1.0)
     keep_s = 0.5 if forgotten_by == "keep_scored_s" else 3600.0
     service_config.collector.sessions = service_config.collector.sessions.model_copy(
-        update={"rescore": "never", "keep_scored_s": keep_s}
+        update={"keep_scored_s": keep_s, "rescore": rescore}
     )
-    sql = "SELECT Score FROM scores FINAL WHERE RunId = 'conv-5' AND Scorer = 'turn_count'"
+    sql = f"SELECT Score FROM scores FINAL WHERE RunId = '{session}' AND Scorer = 'turn_count'"
     service = Service(service_config)
     await service.start()
     try:
-        spans = rag_traces(2, session="conv-5")
+        spans = rag_traces(2, session=session)
         assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
-        assert await _wait_for(service, "SELECT count() FROM scores WHERE RunId = 'conv-5'", 3) == 3
+        assert await _wait_for(service, f"SELECT count() FROM scores WHERE RunId = '{session}'", 3) == 3
         assert await _query(service, sql) == [(2.0,)]
         if forgotten_by == "restart":
             await service.shutdown()
@@ -245,8 +243,24 @@ async def test_with_rescore_never_the_first_session_scores_stand_once_memory_for
             await service.start()
         else:
             await asyncio.sleep(2 * keep_s + 0.5)  # past keep_scored_s: the scored session left memory
-        continued = rag_traces(1, session="conv-5", first=2)
+        continued = rag_traces(1, session=session, first=2)
         assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), continued) == "SUCCESS"
+    except BaseException:
+        await service.shutdown()
+        raise
+    return service
+
+
+@pytest.mark.parametrize("forgotten_by", ["restart", "keep_scored_s"])
+async def test_with_rescore_never_the_first_session_scores_stand_once_memory_forgot_them(
+    service_config: ServiceConfig, forgotten_by: str
+) -> None:
+    """``rescore: never`` ignores a continuation, but it knew of one only while the scored session was kept in
+    memory (``keep_scored_s``): after a restart, or later than that, the continuation opened a new session of
+    one turn, scored with the same score ids, which replaced the first scores. The store says it was scored."""
+    sql = "SELECT Score FROM scores FINAL WHERE RunId = 'conv-5' AND Scorer = 'turn_count'"
+    service = await _continued_once_forgotten(service_config, "conv-5", forgotten_by, rescore="never")
+    try:
         assert service.live is not None
         await asyncio.sleep(4.0)  # past the runs' and the session's quiet periods: a second scoring lands by now
         assert await _query(service, sql) == [(2.0,)]  # the first scores stand
@@ -264,25 +278,9 @@ async def test_a_session_continued_once_memory_forgot_it_is_scored_again_whole(
     """Under ``rescore: continued`` a continuation is scored with every turn, read back from the store when the
     earlier turns left memory (a restart, ``keep_scored_s``). A single process read them only for sessions it
     restored at start: the continuation was scored as a session of one turn, or decided and not scored."""
-    _session_config(service_config, 1.0)
-    keep_s = 0.5 if forgotten_by == "keep_scored_s" else 3600.0
-    service_config.collector.sessions = service_config.collector.sessions.model_copy(update={"keep_scored_s": keep_s})
     sql = "SELECT Score FROM scores FINAL WHERE RunId = 'conv-6' AND Scorer = 'turn_count'"
-    service = Service(service_config)
-    await service.start()
+    service = await _continued_once_forgotten(service_config, "conv-6", forgotten_by)
     try:
-        spans = rag_traces(2, session="conv-6")
-        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), spans) == "SUCCESS"
-        assert await _wait_for(service, "SELECT count() FROM scores WHERE RunId = 'conv-6'", 3) == 3
-        assert await _query(service, sql) == [(2.0,)]
-        if forgotten_by == "restart":
-            await service.shutdown()
-            service = Service(service_config)
-            await service.start()
-        else:
-            await asyncio.sleep(2 * keep_s + 0.5)  # past keep_scored_s: the scored session left memory
-        continued = rag_traces(1, session="conv-6", first=2)
-        assert await asyncio.to_thread(export, grpc_exporter(service.grpc.port), continued) == "SUCCESS"
         assert await _wait_for(service, "SELECT count() FROM scores WHERE RunId = 'conv-6'", 6) == 6
         assert await _query(service, sql) == [(3.0,)]  # the whole session, not the continuation alone
     finally:
