@@ -23,7 +23,7 @@ CREATE USER IF NOT EXISTS spanscore_owner ON CLUSTER '{cluster}'
 
 REVOKE ON CLUSTER '{cluster}' ALL ON *.* FROM spanscore_owner;
 GRANT ON CLUSTER '{cluster}' CREATE DATABASE, CREATE TABLE, CREATE VIEW, DROP VIEW ON spanscore.* TO spanscore_owner;
-GRANT ON CLUSTER '{cluster}' ALTER ADD COLUMN, ALTER ORDER BY, ALTER SETTINGS, ALTER TTL ON spanscore.* TO spanscore_owner;
+GRANT ON CLUSTER '{cluster}' ALTER ADD COLUMN, ALTER ORDER BY, ALTER SETTINGS, ALTER TTL, ALTER ADD PROJECTION, ALTER MATERIALIZE PROJECTION ON spanscore.* TO spanscore_owner;
 GRANT ON CLUSTER '{cluster}' SELECT, INSERT, SHOW TABLES ON spanscore.* TO spanscore_owner;
 GRANT ON CLUSTER '{cluster}' KILL QUERY ON *.* TO spanscore_owner;
 -- every migration runs ON CLUSTER (spanscore/storage/schema/cluster.py)

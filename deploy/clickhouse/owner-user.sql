@@ -21,8 +21,8 @@ CREATE USER IF NOT EXISTS spanscore_owner
 REVOKE ALL ON *.* FROM spanscore_owner;
 -- migrations: CREATE DATABASE IF NOT EXISTS, CREATE TABLE / [MATERIALIZED] VIEW, CREATE OR REPLACE VIEW, DROP VIEW
 GRANT CREATE DATABASE, CREATE TABLE, CREATE VIEW, DROP VIEW ON spanscore.* TO spanscore_owner;
--- migrations: ADD COLUMN, MODIFY ORDER BY, MODIFY SETTING; retention (storage.*_ttl_days): MODIFY TTL, REMOVE TTL
-GRANT ALTER ADD COLUMN, ALTER ORDER BY, ALTER SETTINGS, ALTER TTL ON spanscore.* TO spanscore_owner;
+-- migrations: ADD COLUMN, MODIFY ORDER BY, MODIFY SETTING, ADD and MATERIALIZE PROJECTION; retention (storage.*_ttl_days): MODIFY TTL, REMOVE TTL
+GRANT ALTER ADD COLUMN, ALTER ORDER BY, ALTER SETTINGS, ALTER TTL, ALTER ADD PROJECTION, ALTER MATERIALIZE PROJECTION ON spanscore.* TO spanscore_owner;
 -- the write path and the backfills of migrations; EXISTS TABLE for the schema check of replicas with migrate: false
 GRANT SELECT, INSERT, SHOW TABLES ON spanscore.* TO spanscore_owner;
 -- cancelling a query API query whose HTTP client went away: it runs as spanscore_query, another user

@@ -242,6 +242,15 @@ def stored_turn_runs(store: Any, keys: list[tuple[str, str]]) -> list[Run]:
     return runs
 
 
+SESSION_TURN_KEYS_SQL = (
+    "SELECT SessionId, TraceId, RunId, toUnixTimestamp64Nano(RunTimestamp) FROM {database}.scored_runs"
+    " WHERE SessionId IN {{ids:Array(String)}} AND Target = 'run'"
+    " AND RunTimestamp >= fromUnixTimestamp64Nano({{since:Int64}})"
+)
+"""The keys of some sessions' stored turns; read from the projection ``session_turn_keys`` (0024), which the
+engine uses only for a plain read of its columns (a DISTINCT here reads the table instead): copies fold in Python."""
+
+
 def session_turns(
     store: Any, since_ns: dict[str, int], *, limit: int, held: dict[str, set[str]] | None = None
 ) -> dict[str, list[Turn]]:
@@ -260,9 +269,7 @@ def session_turns(
     """The session of each (trace id, run id) turn to read."""
     for batch in _batches(sorted(since_ns)):
         rows = store.internal_query(
-            f"SELECT DISTINCT SessionId, TraceId, RunId, toUnixTimestamp64Nano(RunTimestamp) FROM {store.database}"
-            ".scored_runs WHERE SessionId IN {ids:Array(String)} AND Target = 'run'"
-            " AND RunTimestamp >= fromUnixTimestamp64Nano({since:Int64})",
+            SESSION_TURN_KEYS_SQL.format(database=store.database),
             {"ids": batch, "since": min(since_ns[i] for i in batch)},
         )
         by_session: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)

@@ -69,6 +69,8 @@ def test_a_partial_revoke_is_named_with_what_it_takes() -> None:
         "ALTER ADD COLUMN ON spanscore.*",
         "ALTER ORDER BY ON spanscore.*",
         "ALTER SETTINGS ON spanscore.*",
+        "ALTER ADD PROJECTION ON spanscore.*",
+        "ALTER MATERIALIZE PROJECTION ON spanscore.*",
         "ALTER TTL ON spanscore.*",
     ]
     assert "partly revoked: ALTER ON spanscore.scores" in gaps[0]
