@@ -86,7 +86,8 @@ class RunsConfig(BaseModel):
     """How long a trace's spans stay in memory after its runs were ready, so late spans can be attributed."""
     max_pending_traces: int = Field(10_000, ge=1)
     """Traces held in memory at once. Beyond it (or ``max_pending_spans`` / ``max_pending_bytes``) a trace is
-    evicted and counted: the oldest settled one (its runs handed on; it only waited for late spans) first,
+    evicted and counted: the oldest settled one (its runs handed on; it only waited for late spans) first, then one
+    with runs handed on that took a late span since,
     else the oldest one still waiting: its runs whose root has arrived are handed on at once, before their quiet
     period ended; the others are decided ``too_large`` (a ``score_decisions`` row per
     rule, logged and counted). Must hold the traces of about ``quiet_period_s`` + 1 s of traffic."""

@@ -133,6 +133,11 @@ class RunAssembler:
         self._settled: OrderedDict[str, None] = OrderedDict()
         """Ids of held traces whose runs were all handed on, with no span since, in the order they settled:
         what a bound evicts first."""
+        self._revisited: OrderedDict[str, None] = OrderedDict()
+        """Ids of held traces with runs handed on that took a span since (a late span; or a trace forgotten, then
+        a span of it), in that order: a bound evicts them after the settled ones and before any trace still
+        waiting for its first runs, since what they got is mostly late spans of runs already decided. Left in
+        arrival order among the others, a burst of late spans evicted live traces before their quiet period."""
         self._unwarned_evictions = 0
         """Traces evicted while waiting since the last warning line (``_EVICTION_LOG_INTERVAL_NS``)."""
         self._warned_ns: int | None = None
@@ -174,6 +179,8 @@ class RunAssembler:
             if not trace.dirty:
                 self._settled.pop(span.trace_id, None)
                 trace.dirty = True
+                if trace.handled:
+                    self._revisited[span.trace_id] = None
         self._enforce_bounds()
 
     def add_logs(self, logs: Iterable[LogRecord], now_ns: int | None = None) -> None:
@@ -190,6 +197,8 @@ class RunAssembler:
             if not trace.dirty:
                 self._settled.pop(log.trace_id, None)
                 trace.dirty = True
+                if trace.handled:
+                    self._revisited[log.trace_id] = None
             self.stats.pending_spans += 1
         self._enforce_bounds()
 
@@ -225,6 +234,8 @@ class RunAssembler:
         forgotten = self._done.pop(trace_id, {})
         trace = _Trace(first_arrival_ns=now_ns, last_arrival_ns=now_ns, handled=dict.fromkeys(forgotten, ""))
         self._pending[trace_id] = trace
+        if forgotten:
+            self._revisited[trace_id] = None
         self.stats.pending_traces = len(self._pending)
         return trace
 
@@ -240,8 +251,12 @@ class RunAssembler:
             if settled:
                 trace_id, _ = self._settled.popitem(last=False)
                 trace = self._pending.pop(trace_id)
+            elif self._revisited:
+                trace_id, _ = self._revisited.popitem(last=False)
+                trace = self._pending.pop(trace_id)
             else:
                 trace_id, trace = self._pending.popitem(last=False)
+            self._revisited.pop(trace_id, None)
             self.stats.evicted_traces += 1
             self.stats.evicted_spans += len(trace.spans)
             self._release(trace)
@@ -251,9 +266,9 @@ class RunAssembler:
             cut = sum(1 for run in runs if run.too_large)
             self.stats.too_large_traces += bool(cut) and not trace.too_large  # a cut trace was counted when cut
             self.stats.evicted_runs_early += len(runs) - cut
-            if settled:
+            if settled or not runs:
                 logger.debug(
-                    "run assembler over capacity: evicted trace_id=%s spans=%d, settled (its runs were handed on)",
+                    "run assembler over capacity: evicted trace_id=%s spans=%d, its runs were handed on before",
                     trace_id,
                     len(trace.spans),
                 )
@@ -340,6 +355,7 @@ class RunAssembler:
             if self._expired(trace, now_ns):
                 del self._pending[trace_id]
                 self._settled.pop(trace_id, None)
+                self._revisited.pop(trace_id, None)
                 self._release(trace)
                 self._remember(trace_id, trace.handled)
         self.stats.pending_traces = len(self._pending)
@@ -365,6 +381,7 @@ class RunAssembler:
             self._settled[trace_id] = None
         else:
             self._settled.pop(trace_id, None)
+        self._revisited.pop(trace_id, None)  # settled again, or waiting on a run of its own (evicted in order)
         return out
 
     def _judge(self, trace: _Trace, item: AssembledRun, quiet: bool, waited: bool) -> ReadyRun | object | None:

@@ -146,3 +146,26 @@ def _split(rng: random.Random, spans: list[SpanRecord]) -> list[list[SpanRecord]
     rng.shuffle(spans)
     cut = rng.randint(1, len(spans))
     return [piece for piece in (spans[:cut], spans[cut:]) if piece]
+
+
+def test_late_spans_of_decided_traces_are_evicted_before_traces_still_waiting() -> None:
+    """Observed by two independent testers (max_pending_traces 5): a late span of a trace already decided and
+    evicted came back as a new trace at the end of the line, so the next bound evicted a live trace before its
+    quiet period (handed on early, or ``too_large`` without its root) while the late span's entry stayed. The
+    trace a late span revisits goes first now, after the settled ones; its handled runs are not decided again."""
+    assembler = RunAssembler(RunsConfig(max_pending_traces=3))
+    first = _trace(0)
+    late = [span for span in first if span.parent_span_id][-1:]
+    assembler.add_spans([span for span in first if span not in late], T0)
+    for index in range(1, 4):
+        assembler.add_spans(_trace(index), T0 + index)  # the first trace is evicted: its run handed on early
+    (early,) = assembler.poll_ready(T0 + 5)
+    assert (early.run.trace_id, early.reason, early.too_large) == (first[0].trace_id, "evicted", "")
+    assembler.add_spans(late, T0 + 6)  # a late span of it: the next bound takes this, not a live trace
+    assert assembler.stats.evicted_traces == 2 and first[0].trace_id not in assembler.pending_trace_ids()
+    assert assembler.poll_ready(T0 + 7) == []  # nothing decided again, no live trace pushed out
+    later = assembler.poll_ready(T0 + 20 * S)
+    assert sorted((item.run.trace_id, item.reason) for item in later) == sorted(
+        (_trace(index)[0].trace_id, "quiet_period") for index in range(1, 4)
+    )
+    assert assembler.stats.evicted_runs_early == 1
