@@ -177,11 +177,19 @@ class RunAssembler:
             trace.spans[span.span_id] = span
             trace.last_arrival_ns = now_ns
             if not trace.dirty:
-                self._settled.pop(span.trace_id, None)
-                trace.dirty = True
-                if trace.handled:
-                    self._revisited[span.trace_id] = None
+                self._dirtied(span.trace_id, trace)
         self._enforce_bounds()
+
+    def _dirtied(self, trace_id: str, trace: _Trace) -> None:
+        """A held trace took a span or log record since it was last looked at: it is waiting again.
+
+        If some of its runs were handed on it is a revisited one (``_revisited``), evicted before traces still
+        waiting for their first runs.
+        """
+        self._settled.pop(trace_id, None)
+        trace.dirty = True
+        if trace.handled:
+            self._revisited[trace_id] = None
 
     def add_logs(self, logs: Iterable[LogRecord], now_ns: int | None = None) -> None:
         """Take GenAI log records; they join their span by trace and span id when runs are built."""
@@ -195,10 +203,7 @@ class RunAssembler:
                 continue
             trace.logs.append(log)
             if not trace.dirty:
-                self._settled.pop(log.trace_id, None)
-                trace.dirty = True
-                if trace.handled:
-                    self._revisited[log.trace_id] = None
+                self._dirtied(log.trace_id, trace)
             self.stats.pending_spans += 1
         self._enforce_bounds()
 
