@@ -91,7 +91,10 @@ def _trace_runs(
     span_targets: Collection[str] = (),
     selects: Callable[[Run], bool] | None = None,
 ) -> list[AssembledRun]:
-    facts = {span_id: span_facts(span, logs_by_span.get((trace_id, span_id), ())) for span_id, span in by_id.items()}
+    if logs_by_span:
+        facts = {sid: span_facts(span, logs_by_span.get((trace_id, sid), ())) for sid, span in by_id.items()}
+    else:  # most traces: no log record to join, so no key to build per span
+        facts = {span_id: span_facts(span) for span_id, span in by_id.items()}
     placeholders = _placeholders(by_id) if not any(f.kind == "agent" for f in facts.values()) else {}
     for span_id, placeholder in placeholders.items():
         by_id[span_id] = placeholder

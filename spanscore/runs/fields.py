@@ -37,6 +37,7 @@ from dataclasses import replace
 from typing import Any
 
 from spanscore.answer import without_answer_tool
+from spanscore.collector.conventions import NO_FACTS
 from spanscore.collector.conventions.facts import SpanFacts, fill_tool
 from spanscore.collector.conventions.parsing import canonical_json
 from spanscore.records import SpanRecord
@@ -111,6 +112,13 @@ class RunFields:
     def _who(self) -> dict[str, Any]:
         """Model, provider, agent name, session and user, in the order ``build`` has always picked them."""
         everyone = [self._root, *[m for m in self._members if m != self._root]]
+        if all(self._facts[m] is NO_FACTS for m in everyone):
+            # No span says anything (most runs of plain traces): only a name the user gave can name the agent.
+            given = given_agent_name([self._by_id[m] for m in everyone], self._config)
+            if given is not None:
+                self._sources["agent_name"] = given[1]
+            name = None if given is None else given[0]
+            return {"model": None, "provider": None, "agent_name": name, "session_id": None, "user_id": None}
         return {
             "model": self._pick("model", [*self._calls, *everyone]),
             "provider": self._pick("provider", [*self._calls, *everyone]),

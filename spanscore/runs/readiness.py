@@ -160,8 +160,12 @@ class RunAssembler:
         already holds is ignored and counted, so a second service cannot take over (or rescore) the run.
         """
         self._clock_ns = max(self._clock_ns, now_ns)
+        trace_id, trace = "", None
         for span in spans:
-            trace = self._trace_for(span.trace_id, now_ns)
+            if trace is None or span.trace_id != trace_id:
+                # A trace's spans mostly arrive together: one lookup per trace, not per span (nothing is evicted
+                # before the loop ends, so the trace found stays the one held).
+                trace_id, trace = span.trace_id, self._trace_for(span.trace_id, now_ns)
             held = trace.spans.get(span.span_id)
             if held is not None and held.service_name != span.service_name:
                 self.stats.conflicting_spans_ignored += 1

@@ -85,13 +85,22 @@ def may_carry_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> bool:
     return False
 
 
+NO_FACTS = SpanFacts()
+"""The facts of every span that ``may_carry_facts`` rules out: one shared object, read and never changed.
+
+Most spans of an agent's trace (HTTP, database, framework internals) carry none, and readiness asks for the
+facts of every span it holds; one object spares an allocation per span and lets a run with no facts at all be
+recognised by identity (``runs.fields``)."""
+
+
 def span_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts:
     """Everything the known dialects say about ``span`` (and its joined log records), merged by precedence.
 
-    A span that ``may_carry_facts`` rules out gets empty facts without running any extractor.
+    A span that ``may_carry_facts`` rules out gets ``NO_FACTS`` without running any extractor: callers read
+    facts, they never change them.
     """
     if not may_carry_facts(span, logs):
-        return SpanFacts()
+        return NO_FACTS
     return extract_facts(span, logs)
 
 
