@@ -216,6 +216,18 @@ class SessionTracker:
         session = self._open.get(session_id) or self._scored.get(session_id)
         return session is not None and run_id in session.turns
 
+    def continued(self, ready: ReadySession) -> ReadySession:
+        """A session handed on as new that storage shows held turns before (a restart, past ``keep_scored_s``).
+
+        It is a continuation as much as one memory kept: ``session_continued``, counted as a rescore. A session
+        ready for another reason (its max duration, an eviction) keeps that reason and is counted as it was.
+        """
+        if ready.reason != "session_quiet":
+            return ready
+        self.stats.sessions_ready -= 1
+        self.stats.sessions_rescored += 1
+        return replace(ready, reason="session_continued")
+
     def absorb(self, session_id: str, turns: Iterable[Turn]) -> None:
         """Hold turns read back from storage for a session being scored, without counting them as arrivals.
 

@@ -289,7 +289,9 @@ class SessionDispatch:
                 tracker.absorb(ready.run.run_id, ready.run.turns or ())
                 # Earlier turns only storage had: the session may have been decided before it left memory, and a
                 # second decision of the same session is a rescore (else sampling calls it a duplicate).
-                rescore = rescore or any(turn.run_id not in held for turn in ready.run.turns or ())
+                if not rescore and any(turn.run_id not in held for turn in ready.run.turns or ()):
+                    rescore = True
+                    ready = tracker.continued(ready)
             subjects.append((Subject(ready.run, ready.reason), rescore))
         fence = self._dispatcher.fence
         if fence is None:

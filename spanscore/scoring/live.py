@@ -287,11 +287,9 @@ class LiveScoring:
         await self.dispatcher.dispatch([(subject, False) for subject in subjects])
 
     def _stored_turns(self, sessions: list[Run]) -> dict[str, list[Turn]]:
-        window = int(self.sessions.config.max_duration_s * 1e9)
-        since = {session.run_id: session.start_time_ns - window for session in sessions}
         try:
             held = {session.run_id: {turn.run_id for turn in session.turns or ()} for session in sessions}
-            return session_turns(self._store, since, limit=self.sessions.config.max_turns, held=held)
+            return session_turns(self._store, held, limit=self.sessions.config.max_turns, held=held)
         except Exception:  # storage down: score the turns held rather than hold the sessions back
             log.warning("could not read earlier turns of %d sessions", len(sessions), exc_info=True)
             return {}

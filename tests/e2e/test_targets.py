@@ -277,12 +277,22 @@ async def test_a_session_continued_once_memory_forgot_it_is_scored_again_whole(
 ) -> None:
     """Under ``rescore: continued`` a continuation is scored with every turn, read back from the store when the
     earlier turns left memory (a restart, ``keep_scored_s``). A single process read them only for sessions it
-    restored at start: the continuation was scored as a session of one turn, or decided and not scored."""
+    restored at start: the continuation was scored as a session of one turn, or decided and not scored.
+
+    It is a continuation, said so as one that memory kept is: reason ``session_continued`` and counted in
+    ``sessions_rescored``, not a new session ready after its quiet period."""
     sql = "SELECT Score FROM scores FINAL WHERE RunId = 'conv-6' AND Scorer = 'turn_count'"
     service = await _continued_once_forgotten(service_config, "conv-6", forgotten_by)
     try:
+        assert service.live is not None
         assert await _wait_for(service, "SELECT count() FROM scores WHERE RunId = 'conv-6'", 6) == 6
         assert await _query(service, sql) == [(3.0,)]  # the whole session, not the continuation alone
+        reasons = await _query(
+            service, "SELECT ReadyReason FROM score_decisions FINAL WHERE RunId = 'conv-6' ORDER BY ReadyReason"
+        )
+        assert reasons == [("session_continued",)]
+        stats = service.live.sessions.stats
+        assert (stats.sessions_rescored, stats.sessions_ready) == (1, 0 if forgotten_by == "restart" else 1)
     finally:
         await service.shutdown()
 

@@ -243,43 +243,44 @@ def stored_turn_runs(store: Any, keys: list[tuple[str, str]]) -> list[Run]:
 
 
 SESSION_TURN_KEYS_SQL = (
-    "SELECT SessionId, TraceId, RunId, toUnixTimestamp64Nano(RunTimestamp) FROM {database}.scored_runs"
+    "SELECT SessionId, TraceId, RunId, toUnixTimestamp64Nano(RunTimestamp) FROM ("
+    " SELECT SessionId, TraceId, RunId, RunTimestamp FROM {database}.scored_runs"
     " WHERE SessionId IN {{ids:Array(String)}} AND Target = 'run'"
-    " AND RunTimestamp >= fromUnixTimestamp64Nano({{since:Int64}})"
+    " ORDER BY SessionId DESC, RunTimestamp DESC LIMIT 1 BY SessionId, RunTimestamp, TraceId, RunId"
+    ") LIMIT {{limit:UInt32}} BY SessionId"
 )
-"""The keys of some sessions' stored turns; read from the projection ``session_turn_keys`` (0024), which the
-engine uses only for a plain read of its columns (a DISTINCT here reads the table instead): copies fold in Python."""
+"""The keys of the newest ``limit`` stored turns of each of some sessions, a rewritten turn once.
+
+Read from the projection ``session_turn_keys`` (0024), sorted by session and time, in reverse: a session of
+many turns returns ``limit`` rows, not one per turn it ever had."""
 
 
 def session_turns(
-    store: Any, since_ns: dict[str, int], *, limit: int, held: dict[str, set[str]] | None = None
+    store: Any, session_ids: Iterable[str], *, limit: int, held: dict[str, set[str]] | None = None
 ) -> dict[str, list[Turn]]:
-    """The stored turns of these sessions that memory does not hold, of each's newest ``limit`` since its ``since_ns``.
+    """The stored turns of these sessions that memory does not hold, among each one's newest ``limit``.
 
+    No time window: a session is every run with its id, and one memory still holds keeps all its turns within
+    the caps, however long ago they came, so one read back keeps them too (a window of ``max_duration_s`` scored
+    a continuation after a longer pause on its new turns alone, and that score replaced the whole session's).
     Every session new to memory asks, and most have nothing stored that memory lacks, so the read is in two
-    steps: the keys of the sessions' turns first (small columns: some 17 ms for 100 sessions among 200,000
-    stored runs), then the runs only of the turns missing from ``held`` (run ids by session), by primary key.
-    Reading the runs by session id at once read most of the ``Run`` column (280 ms there): the table is in
-    trace order, so one session's turns are spread over every granule. Oldest first; a session with nothing
-    missing is absent. One query per batch of sessions, not per session: a poll can make hundreds ready.
+    steps: the keys of the sessions' newest turns first (small columns: some 17 ms for 100 sessions among
+    200,000 stored runs), then the runs only of the turns missing from ``held`` (run ids by session), by
+    primary key. Reading the runs by session id at once read most of the ``Run`` column (280 ms there): the
+    table is in trace order, so one session's turns are spread over every granule. Oldest first; a session with
+    nothing missing is absent. One query per batch of sessions, not per session: a poll can make hundreds ready.
     """
     held = held or {}
     turns: dict[str, list[Turn]] = {}
     missing: dict[tuple[str, str], str] = {}
     """The session of each (trace id, run id) turn to read."""
-    for batch in _batches(sorted(since_ns)):
+    for batch in _batches(sorted(set(session_ids))):
         rows = store.internal_query(
-            SESSION_TURN_KEYS_SQL.format(database=store.database),
-            {"ids": batch, "since": min(since_ns[i] for i in batch)},
+            SESSION_TURN_KEYS_SQL.format(database=store.database), {"ids": batch, "limit": max(1, limit)}
         )
-        by_session: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
-        for session_id, trace_id, run_id, started in rows:
-            if started >= since_ns[session_id]:
-                by_session[str(session_id)][(str(trace_id), str(run_id))] = int(started)
-        for session_id, keys in by_session.items():
-            newest = sorted(keys, key=lambda key: (keys[key], key[1]))[-limit:]
-            known = held.get(session_id, set())
-            missing.update((key, session_id) for key in newest if key[1] not in known)
+        for session_id, trace_id, run_id, _ in rows:
+            if str(run_id) not in held.get(str(session_id), set()):
+                missing[(str(trace_id), str(run_id))] = str(session_id)
     for run in stored_turn_runs(store, list(missing)):
         if (session_id := missing.get((run.trace_id, run.run_id))) is not None:
             turns.setdefault(session_id, []).append(Turn.of(run))

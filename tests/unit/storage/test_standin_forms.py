@@ -108,27 +108,32 @@ def test_a_session_is_settled_by_its_score_or_a_decision_not_to_score_it(store: 
 
 def test_the_stored_turns_of_many_sessions_are_read_at_once_newest_within_the_limit(store: ClickHouseStore) -> None:
     """Every session new to memory reads its earlier turns back: one read per batch of sessions, each cut to its
-    newest ``limit`` turns (``max_turns``) and to its own window, oldest first, without the turns memory holds;
-    a rewritten turn counts once, its newest row."""
+    newest ``limit`` turns (``max_turns``) however old, oldest first, without the turns memory holds; a rewritten
+    turn counts once (its newest row), also towards the limit."""
     second = 1_000_000_000
     start = 1_700_000_000 * second
+    day = 86_400 * second
 
-    def turn(session: str, index: int, answer: str = "") -> ScoredRunRow:
+    def turn(session: str, index: int, answer: str = "", *, at: int | None = None) -> ScoredRunRow:
+        started = start + index * second if at is None else at
         run = Run(f"q{index}", answer or f"a{index}", run_id=f"{session}-{index}", trace_id=f"{index + 1:032x}",
-                  span_id=f"{index + 1:016x}", session_id=session, start_time_ns=start + index * second)  # fmt: skip
+                  span_id=f"{index + 1:016x}", session_id=session, start_time_ns=started)  # fmt: skip
         return ScoredRunRow.of(run)
 
     rows = [turn("conv-a", index) for index in range(6)] + [turn("conv-b", index) for index in range(3)]
+    rows.append(turn("conv-e", 0, at=start - 40 * day))  # weeks before its next turn: still the same session
     store.insert_scored_runs_sync(rows)
-    store.insert_scored_runs_sync([turn("conv-a", 4, answer="a4 again")])  # the newest row of a run wins
-    since = {"conv-a": start, "conv-b": start + 2 * second, "conv-c": start, "conv-d": start}
-    held = {"conv-a": {"conv-a-5"}, "conv-d": {"conv-d-0"}}
-    found = session_turns(store, since, limit=4, held=held)
-    assert sorted(found) == ["conv-a", "conv-b"]
+    store.insert_scored_runs_sync([turn("conv-a", 4, answer="a4 again"), turn("conv-a", 5, answer="a5 again")])
+    sessions = ["conv-a", "conv-b", "conv-c", "conv-d", "conv-e"]
+    held = {"conv-a": {"conv-a-5"}, "conv-d": {"conv-d-0"}, "conv-e": {"conv-e-1"}}
+    found = session_turns(store, sessions, limit=4, held=held)
+    assert sorted(found) == ["conv-a", "conv-b", "conv-e"]
     assert [(t.run_id, t.answer) for t in found["conv-a"]] == [
         ("conv-a-2", "a2"), ("conv-a-3", "a3"), ("conv-a-4", "a4 again")]  # fmt: skip
-    assert [t.run_id for t in found["conv-b"]] == ["conv-b-2"]  # its window begins at its third turn
-    assert session_turns(store, {"conv-b": start}, limit=4, held={"conv-b": {"conv-b-0", "conv-b-1", "conv-b-2"}}) == {}
+    assert [t.run_id for t in found["conv-b"]] == ["conv-b-0", "conv-b-1", "conv-b-2"]
+    assert [t.run_id for t in found["conv-e"]] == ["conv-e-0"]
+    assert session_turns(store, ["conv-b"], limit=4, held={"conv-b": {"conv-b-0", "conv-b-1", "conv-b-2"}}) == {}
+    assert [t.run_id for t in session_turns(store, ["conv-a"], limit=1)["conv-a"]] == ["conv-a-5"]
 
 
 def test_the_keys_of_session_turns_are_read_from_their_projection(store: ClickHouseStore) -> None:
@@ -138,5 +143,5 @@ def test_the_keys_of_session_turns_are_read_from_their_projection(store: ClickHo
     turns = [Run("q", "a", run_id=f"r{n}", trace_id=f"{n + 1:032x}", session_id=f"conv-{n % 3}") for n in range(6)]
     store.insert_scored_runs_sync([ScoredRunRow.of(run) for run in turns])
     sql = "EXPLAIN indexes = 1 " + SESSION_TURN_KEYS_SQL.format(database=store.database)
-    plan = "\n".join(str(row[0]) for row in store.internal_query(sql, {"ids": ["conv-a", "conv-b"], "since": 0}))
+    plan = "\n".join(str(row[0]) for row in store.internal_query(sql, {"ids": ["conv-a", "conv-b"], "limit": 5}))
     assert "(session_turn_keys)" in plan, plan  # ReadFromMergeTree or ReadFromPreparedSource of the projection
