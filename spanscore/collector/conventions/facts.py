@@ -68,20 +68,24 @@ class SpanFacts:
         gives way to a real name from a lower-precedence dialect (CrewAI's ``gen_ai.agent.name`` is the
         agent's key, ``crewai.agent.role`` its name).
         """
-        for item in fields(self):
-            name = item.name
-            if name == "sources":
+        for key, result in other.tool_results.items():
+            self.tool_results.setdefault(key, result)
+        # Every dialect's facts are merged into every span's that may carry some, and most dialects say nothing
+        # of a given span: the field names are listed once, and a field the other did not set costs one getattr.
+        for name in _MERGED_FIELDS:
+            value = getattr(other, name)
+            if value is None:
                 continue
-            if name == "tool_results":
-                for key, value in other.tool_results.items():
-                    self.tool_results.setdefault(key, value)
+            if name == "tool" and self.tool is not None:
+                self.tool = fill_tool(self.tool, value)
                 continue
-            if name == "tool" and self.tool is not None and other.tool is not None:
-                self.tool = fill_tool(self.tool, other.tool)
-                continue
-            if name == "agent_name" and _names_what_we_only_identify(self.agent_name, other.agent_name):
+            if name == "agent_name" and _names_what_we_only_identify(self.agent_name, value):
                 self.agent_name = None
-            self.put(name, getattr(other, name), other.sources.get(name, ""))
+            self.put(name, value, other.sources.get(name, ""))
+
+
+_MERGED_FIELDS = tuple(item.name for item in fields(SpanFacts) if item.name not in ("sources", "tool_results"))
+"""The facts ``SpanFacts.merge`` fills one by one, in their order."""
 
 
 _OPAQUE = re.compile(r"[0-9a-f]{16,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
