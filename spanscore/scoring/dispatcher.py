@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from spanscore.pipeline import Consumer
 from spanscore.redaction.redactor import Redactor
-from spanscore.run import Run, Turn
+from spanscore.run import Turn
 from spanscore.runs.readiness import ReadyRun
 from spanscore.runs.sessions import ReadySession, SessionTracker, with_history
 from spanscore.sampling.engine import RuleEngine
@@ -267,7 +267,7 @@ class SessionDispatch:
     def __init__(
         self,
         dispatcher: Dispatcher,
-        stored_turns: Callable[[list[Run]], dict[str, list[Turn]]],
+        stored_turns: Callable[[dict[str, set[str]]], dict[str, list[Turn]]],
         settled: Callable[[list[str]], set[str]] | None = None,
     ) -> None:
         self._dispatcher = dispatcher
@@ -279,17 +279,19 @@ class SessionDispatch:
         items = await self._not_settled(items)
         tracker = self._dispatcher.sessions
         behind = [ready.run for ready in items if ready.needs_history]
-        stored = await asyncio.to_thread(self._stored_turns, behind) if behind else {}
+        held = {run.run_id: {turn.run_id for turn in run.turns or ()} for run in behind}
+        """The turns memory holds of each session that reads its earlier ones back."""
+        stored = await asyncio.to_thread(self._stored_turns, held) if held else {}
         subjects = []
         for ready in items:
             rescore = ready.reason == "session_continued"
             if ready.needs_history:
-                held = {turn.run_id for turn in ready.run.turns or ()}
                 ready = with_history(ready, stored.get(ready.run.run_id, ()), tracker.config)
                 tracker.absorb(ready.run.run_id, ready.run.turns or ())
                 # Earlier turns only storage had: the session may have been decided before it left memory, and a
                 # second decision of the same session is a rescore (else sampling calls it a duplicate).
-                if not rescore and any(turn.run_id not in held for turn in ready.run.turns or ()):
+                known = held[ready.run.run_id]
+                if not rescore and any(turn.run_id not in known for turn in ready.run.turns or ()):
                     rescore = True
                     ready = tracker.continued(ready)
             subjects.append((Subject(ready.run, ready.reason), rescore))

@@ -28,7 +28,7 @@ from spanscore.export.forward import ScoreExporter
 from spanscore.metric_keys import metric_key
 from spanscore.pipeline import Calling, Consumer, FanOut
 from spanscore.redaction.config import RedactConfig, RedactionPolicies, rule_redactors
-from spanscore.run import SPAN_TARGETS, Run, Turn
+from spanscore.run import SPAN_TARGETS, Turn
 from spanscore.runs.assembly_thread import AssemblyThread
 from spanscore.runs.config import RunsConfig, SessionsConfig
 from spanscore.runs.intake import StoredLogs, StoredSpans
@@ -286,12 +286,12 @@ class LiveScoring:
         """Decide and score subjects built elsewhere (backfill: stored runs, span views or sessions)."""
         await self.dispatcher.dispatch([(subject, False) for subject in subjects])
 
-    def _stored_turns(self, sessions: list[Run]) -> dict[str, list[Turn]]:
+    def _stored_turns(self, held: dict[str, set[str]]) -> dict[str, list[Turn]]:
+        """The stored turns memory lacks of these sessions (``held``: the turns memory has, by session id)."""
         try:
-            held = {session.run_id: {turn.run_id for turn in session.turns or ()} for session in sessions}
             return session_turns(self._store, held, limit=self.sessions.config.max_turns, held=held)
         except Exception:  # storage down: score the turns held rather than hold the sessions back
-            log.warning("could not read earlier turns of %d sessions", len(sessions), exc_info=True)
+            log.warning("could not read earlier turns of %d sessions", len(held), exc_info=True)
             return {}
 
     def _settled_sessions(self, session_ids: list[str]) -> set[str]:

@@ -65,7 +65,7 @@ async def _score_session(fence: _Fence) -> _RecordingStore:
     (ready,) = live.sessions.poll_ready(now + 10**12)
     await live.start()
     try:
-        await SessionDispatch(live.dispatcher, lambda _: []).consume([ReadySession(ready.run, ready.reason, False)])
+        await SessionDispatch(live.dispatcher, lambda _: {}).consume([ReadySession(ready.run, ready.reason, False)])
         await live.settle()
     finally:
         await live.shutdown()
