@@ -114,10 +114,7 @@ class RunFields:
         everyone = [self._root, *[m for m in self._members if m != self._root]]
         if all(self._facts[m] is NO_FACTS for m in everyone):
             # No span says anything (most runs of plain traces): only a name the user gave can name the agent.
-            given = given_agent_name([self._by_id[m] for m in everyone], self._config)
-            if given is not None:
-                self._sources["agent_name"] = given[1]
-            name = None if given is None else given[0]
+            name = self._agent_label(everyone)
             return {"model": None, "provider": None, "agent_name": name, "session_id": None, "user_id": None}
         return {
             "model": self._pick("model", [*self._calls, *everyone]),

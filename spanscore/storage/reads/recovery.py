@@ -243,7 +243,7 @@ def stored_turn_runs(store: Any, keys: list[tuple[str, str]]) -> list[Run]:
 
 
 SESSION_TURN_KEYS_SQL = (
-    "SELECT SessionId, TraceId, RunId, toUnixTimestamp64Nano(RunTimestamp) FROM ("
+    "SELECT SessionId, TraceId, RunId FROM ("
     " SELECT SessionId, TraceId, RunId, RunTimestamp FROM {database}.scored_runs"
     " WHERE SessionId IN {{ids:Array(String)}} AND Target = 'run'"
     " ORDER BY SessionId DESC, RunTimestamp DESC LIMIT 1 BY SessionId, RunTimestamp, TraceId, RunId"
@@ -278,7 +278,7 @@ def session_turns(
         rows = store.internal_query(
             SESSION_TURN_KEYS_SQL.format(database=store.database), {"ids": batch, "limit": max(1, limit)}
         )
-        for session_id, trace_id, run_id, _ in rows:
+        for session_id, trace_id, run_id in rows:
             if str(run_id) not in held.get(str(session_id), set()):
                 missing[(str(trace_id), str(run_id))] = str(session_id)
     for run in stored_turn_runs(store, list(missing)):
