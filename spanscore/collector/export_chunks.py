@@ -50,10 +50,6 @@ def _encode_varint(value: int) -> bytes:
     return bytes(out)
 
 
-def _framed(number: int, payload: bytes) -> bytes:
-    return _encode_varint(number << 3 | 2) + _encode_varint(len(payload)) + payload
-
-
 def _fields(body: bytes, start: int, end: int) -> Iterator[tuple[int, int, int, int]]:
     """(field number, field start, payload start, field end) of each field in ``body[start:end]``."""
     pos = start
@@ -98,7 +94,8 @@ class _Splitter:
         self.scope_type = self.group_type.fields_by_number[2].message_type  # ScopeSpans / ScopeLogs
         self.item_type = self.scope_type.fields_by_number[2].message_type  # Span / LogRecord
         self.split = Split()
-        self.current: list[bytes] = []  # framed resource groups of the piece being filled
+        self.view = memoryview(body)
+        self.current: list[bytes | memoryview] = []  # the framed resource groups of the piece being filled, in parts
         self.size = 0
 
     def run(self) -> Split:
@@ -133,9 +130,9 @@ class _Splitter:
         if problem:
             self.split.reject(len(items), problem)
             return
-        kept: list[bytes] = []
+        kept: list[memoryview] = []
         for begin, payload, stop in items:
-            item = self.body[begin:stop]
+            item = self.view[begin:stop]  # not copied: ``_flush`` copies each span once, into its piece
             problem = density_problem(self.body[payload:stop], self.item_type) if len(item) > CHUNK_BYTES else ""
             if problem:
                 what = "span" if self.item_type.name == "Span" else "log record"
@@ -150,10 +147,12 @@ class _Splitter:
         if kept:
             self._add(group_head, head, kept)
 
-    def _add(self, group_head: bytes, scope_head: bytes, items: list[bytes]) -> None:
-        scope = _framed(2, scope_head + b"".join(items))
-        group = _framed(1, group_head + scope)
-        self.current.append(group)
+    def _add(self, group_head: bytes, scope_head: bytes, items: list[memoryview]) -> None:
+        """One resource group of one scope group holding ``items``, as the pieces ``_flush`` joins."""
+        scope_length = len(scope_head) + sum(len(item) for item in items)
+        scope_key = _encode_varint(2 << 3 | 2) + _encode_varint(scope_length)
+        group_key = _encode_varint(1 << 3 | 2) + _encode_varint(len(group_head) + len(scope_key) + scope_length)
+        self.current.extend((group_key, group_head, scope_key, scope_head, *items))
         self.size += len(group_head) + len(scope_head)
 
     def _flush(self) -> None:

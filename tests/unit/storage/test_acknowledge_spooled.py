@@ -236,6 +236,8 @@ def test_joined_json_arrays_are_the_array_of_all_records() -> None:
     assert join_json_arrays(parts) == records_to_json([_span(0), _span(1), _span(2)])
     assert join_json_arrays([records_to_json([])]) == b"[]"
     assert join_json_arrays([records_to_json([]), records_to_json([])]) == b"[]"
+    after_empty = [records_to_json([]), records_to_json([_span(0)]), records_to_json([]), records_to_json([_span(1)])]
+    assert join_json_arrays(after_empty) == records_to_json([_span(0), _span(1)])
 
 
 async def test_logged_batches_past_the_byte_bound_are_read_back_from_the_log(tmp_path: Path) -> None:
