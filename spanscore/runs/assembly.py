@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
-from spanscore.collector.conventions import span_facts
+from spanscore.collector.conventions import span_facts, view_facts
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.run import Run
@@ -91,10 +92,12 @@ def _trace_runs(
     span_targets: Collection[str] = (),
     selects: Callable[[Run], bool] | None = None,
 ) -> list[AssembledRun]:
-    if logs_by_span:
-        facts = {sid: span_facts(span, logs_by_span.get((trace_id, sid), ())) for sid, span in by_id.items()}
-    else:  # most traces: no log record to join, so no key to build per span
-        facts = {span_id: span_facts(span) for span_id, span in by_id.items()}
+    if selects is None:
+        facts, partial = _trace_facts(trace_id, by_id, logs_by_span, span_facts), set()
+    else:  # model calls read for their filter views only, until a run of theirs is selected
+        read = _trace_facts(trace_id, by_id, logs_by_span, view_facts)
+        facts = {span_id: item[0] for span_id, item in read.items()}
+        partial = {span_id for span_id, item in read.items() if item[1]}
     placeholders = _placeholders(by_id) if not any(f.kind == "agent" for f in facts.values()) else {}
     for span_id, placeholder in placeholders.items():
         by_id[span_id] = placeholder
@@ -108,6 +111,9 @@ def _trace_runs(
         for span_id, span in by_id.items()
         if facts[span_id].kind == "agent" or span.name in config.agent_span_names
     }
+    for span_id in agents & partial:  # named an agent by config: its prompt decides whether it wraps another
+        facts[span_id] = span_facts(by_id[span_id], logs_by_span.get((trace_id, span_id), ()))
+        partial.discard(span_id)
     agents -= _wrapper_agents(agents, facts, children)
     roots = _run_roots(by_id, agents, config)
     runs = []
@@ -120,10 +126,30 @@ def _trace_runs(
             if not selects(view):
                 runs.append(AssembledRun(view, confirmed, frozenset(members), view=True))
                 continue
+            if partial:
+                for span_id in partial:
+                    facts[span_id] = span_facts(by_id[span_id], logs_by_span.get((trace_id, span_id), ()))
+                partial.clear()
+                fields = RunFields(by_id, facts, children, members, root_id, config)
         run = fields.build()
         views = span_views(run, members, by_id, facts, span_targets) if span_targets else ()
         runs.append(AssembledRun(run, confirmed, frozenset(members), views))
     return runs
+
+
+F = TypeVar("F")
+
+
+def _trace_facts(
+    trace_id: str,
+    by_id: dict[str, SpanRecord],
+    logs_by_span: dict[tuple[str, str], list[LogRecord]],
+    read: Callable[[SpanRecord, Sequence[LogRecord]], F],
+) -> dict[str, F]:
+    """``read`` of every span of one trace, with the log records joined to it."""
+    if logs_by_span:
+        return {span_id: read(span, logs_by_span.get((trace_id, span_id), ())) for span_id, span in by_id.items()}
+    return {span_id: read(span, ()) for span_id, span in by_id.items()}  # most traces: no key to build per span
 
 
 def full_run(

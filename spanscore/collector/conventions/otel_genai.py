@@ -65,12 +65,16 @@ _MESSAGE_EVENTS = {
 }
 
 
-def attribute_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts:
-    """Facts from ``gen_ai.*`` span attributes, then from the detail log records joined to the span."""
-    facts = _from_attributes(span.attributes, "")
+def attribute_facts(span: SpanRecord, logs: Sequence[LogRecord] = (), *, who: bool = False) -> SpanFacts:
+    """Facts from ``gen_ai.*`` span attributes, then from the detail log records joined to the span.
+
+    ``who``: without the messages (input, output, system instructions) and the finish reason, the parsing that
+    is most of a model call's cost; every other fact is read as in the full extraction (``span_facts``).
+    """
+    facts = _from_attributes(span.attributes, "", who)
     for log in logs:
         if log.event_name == DETAILS_EVENT:
-            facts.merge(_from_attributes(log.attributes, f"log {DETAILS_EVENT}:"))
+            facts.merge(_from_attributes(log.attributes, f"log {DETAILS_EVENT}:", who))
     return facts
 
 
@@ -79,28 +83,14 @@ def event_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts:
     return _from_events(span, logs)
 
 
-def _from_attributes(attributes: Mapping[str, str], where: str) -> SpanFacts:
+def _from_attributes(attributes: Mapping[str, str], where: str, who: bool = False) -> SpanFacts:
     facts = SpanFacts()
     source = f"{DIALECT}:{where}"
     get = attributes.get
     facts.put("kind", _KINDS.get(get("gen_ai.operation.name") or ""), source + "gen_ai.operation.name")
     facts.put("agent_name", non_empty(get("gen_ai.agent.name")), source + "gen_ai.agent.name")
-    parsed = parts_messages(load_json(get("gen_ai.input.messages")), "user")
-    if parsed is not None:
-        messages, facts.tool_results = parsed
-        messages, system = split_system(messages)
-        facts.put("input", messages, source + "gen_ai.input.messages")
-        facts.put("system", system, source + "gen_ai.input.messages")
-    output_json = load_json(get("gen_ai.output.messages"))
-    output = parts_messages(output_json, "assistant")
-    if output is not None:
-        facts.put("output", output[0], source + "gen_ai.output.messages")
-        for call_id, result in output[1].items():
-            facts.tool_results.setdefault(call_id, result)
-    if (reason := finish.from_attributes(attributes, _FINISH_KEYS)) is not None:
-        facts.put("finish_reason", reason[0], source + reason[1])
-    facts.put("finish_reason", finish.from_messages(output_json), source + "gen_ai.output.messages finish_reason")
-    facts.put("system", _instructions(get("gen_ai.system_instructions")), source + "gen_ai.system_instructions")
+    if not who:
+        _messages(facts, attributes, source)
     _tool(facts, attributes, source)
     facts.put(
         "documents", _documents(load_json(get("gen_ai.retrieval.documents"))), source + "gen_ai.retrieval.documents"
@@ -119,6 +109,27 @@ def _from_attributes(attributes: Mapping[str, str], where: str) -> SpanFacts:
         facts.put("output_tokens", as_int(get(key)), source + key)
     facts.put("error", non_empty(get("error.type")), source + "error.type")
     return facts
+
+
+def _messages(facts: SpanFacts, attributes: Mapping[str, str], source: str) -> None:
+    """The input, output and system messages, the tool results among them, and the finish reason."""
+    get = attributes.get
+    parsed = parts_messages(load_json(get("gen_ai.input.messages")), "user")
+    if parsed is not None:
+        messages, facts.tool_results = parsed
+        messages, system = split_system(messages)
+        facts.put("input", messages, source + "gen_ai.input.messages")
+        facts.put("system", system, source + "gen_ai.input.messages")
+    output_json = load_json(get("gen_ai.output.messages"))
+    output = parts_messages(output_json, "assistant")
+    if output is not None:
+        facts.put("output", output[0], source + "gen_ai.output.messages")
+        for call_id, result in output[1].items():
+            facts.tool_results.setdefault(call_id, result)
+    if (reason := finish.from_attributes(attributes, _FINISH_KEYS)) is not None:
+        facts.put("finish_reason", reason[0], source + reason[1])
+    facts.put("finish_reason", finish.from_messages(output_json), source + "gen_ai.output.messages finish_reason")
+    facts.put("system", _instructions(get("gen_ai.system_instructions")), source + "gen_ai.system_instructions")
 
 
 def _tool(facts: SpanFacts, attributes: Mapping[str, str], source: str) -> None:

@@ -21,7 +21,7 @@ collector's tests hold every extractor to its declaration.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from spanscore.collector.conventions import (
@@ -101,7 +101,32 @@ def span_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts:
     """
     if not may_carry_facts(span, logs):
         return NO_FACTS
-    return extract_facts(span, logs)
+    return _extract(span, logs, dialects_reading(span.attributes))
+
+
+def view_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> tuple[SpanFacts, bool]:
+    """The facts a run's filter view reads, and whether they are only those (else they are ``span_facts``).
+
+    A model call's facts are most of what a run costs to read: its messages are parsed from JSON, about 5 KB
+    each in a chat span. A filter view (``RunFields.filter_view``) reads only the span's kind, agent name and
+    label, model, provider, session, user and error, and which spans are agents. So a span the extraction
+    without messages (``otel_genai.attribute_facts(who=True)``, no per-message events, no offered tools) finds
+    to be a model call is given those facts, ``True``: every fact but the messages, the finish reason, the tool
+    results and the offered tools is as ``span_facts`` reads it, sources included (the collector's tests hold
+    this over arbitrary spans and the recorded fixtures). Any other span gets its full facts, ``False``: an
+    agent span's prompt decides whether it only wraps another agent. A run some rule selects is built from
+    full facts (``runs.assembly``).
+    """
+    if not may_carry_facts(span, logs):
+        return NO_FACTS, False
+    dialects = dialects_reading(span.attributes)
+    facts = otel_genai.attribute_facts(span, logs, who=True)
+    for dialect in dialects:
+        facts.merge(dialect.extract(span))
+    if facts.kind != "llm":
+        return _extract(span, logs, dialects), False
+    _without_provider_prefix(facts)
+    return facts, True
 
 
 def extract_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts:
@@ -111,14 +136,50 @@ def extract_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts
     Vercel AI SDK; pydantic-ai; CrewAI's tracing; Langfuse; GenAI per-message events (span events, then logs).
     An opaque agent name gives way to a real one from a later dialect (``SpanFacts.merge``).
     """
+    return _extract(span, logs, PRECEDENCE)
+
+
+_READERS: dict[tuple[str, ...], tuple[int, ...]] = {}
+"""Which dialects read a span (their places in ``PRECEDENCE``), by its attribute keys: one instrumentation sends
+the same keys span after span."""
+_READERS_MAX = 4096
+"""Key sets remembered; past it the memory starts again (a client sending ever new keys costs only the check)."""
+
+
+def dialects_reading(attributes: Mapping[str, object]) -> list[Dialect]:
+    """The framework dialects with an attribute key of ``attributes`` among their declared prefixes, in order.
+
+    A dialect finds nothing in a span with none of its keys (its declaration, which the collector's tests hold
+    each extractor to), so ``span_facts`` runs and merges only these: a GenAI chat span skips six extractors and
+    six merges, a quarter of its facts' cost (#43).
+    """
+    keys = tuple(attributes)
+    found = _READERS.get(keys)
+    if found is None:
+        found = tuple(
+            at
+            for at, dialect in enumerate(PRECEDENCE)
+            if any(key.startswith(dialect.attribute_prefixes) for key in keys)
+        )
+        if len(_READERS) >= _READERS_MAX:
+            _READERS.clear()
+        _READERS[keys] = found
+    return [PRECEDENCE[at] for at in found]
+
+
+def _extract(span: SpanRecord, logs: Sequence[LogRecord], dialects: Sequence[Dialect]) -> SpanFacts:
     facts = otel_genai.attribute_facts(span, logs)
-    for dialect in PRECEDENCE:
+    for dialect in dialects:
         facts.merge(dialect.extract(span))
     facts.merge(otel_genai.event_facts(span, logs))
     if facts.kind == "llm" and (offered := offered_tools(span.attributes)) is not None:
         facts.put("tools", *offered)
+    _without_provider_prefix(facts)
+    return facts
+
+
+def _without_provider_prefix(facts: SpanFacts) -> None:
     model = model_name(facts.model, facts.provider)
     if model != facts.model:
         facts.model = model
         facts.sources["model"] += ", without the provider prefix"
-    return facts

@@ -159,8 +159,19 @@ def test_background_spans_are_not_passed_to_extractors() -> None:
     with extractor_calls() as calls:
         assembler.add_spans([agent], now_ns=3 * 10**9)
         (ready,) = assembler.poll_ready(now_ns=5 * 10**9)
-    assert set(calls) == {"otel_genai", "otel_genai events", *(d.name for d in precedence.PRECEDENCE)}
+    # Of the framework dialects, only those declaring a prefix of its one key: OpenLLMetry also reads gen_ai.*.
+    assert set(calls) == {"otel_genai", "otel_genai events", "openllmetry"}
     assert ready.run.span_id == "0c"
+
+
+def test_only_the_dialects_whose_prefixes_a_span_carries_are_run_and_the_memory_of_key_sets_is_bounded() -> None:
+    keys = {"input.value": "q", "ai.prompt": "p", "crewai.agent.role": "r", "http.method": "GET"}
+    with extractor_calls() as calls:
+        span_facts(replace(background("01"), attributes=keys))
+    assert calls == ["otel_genai", "openinference", "vercel_ai", "crewai", "otel_genai events"]
+    many = [{f"k{n}": "v", "langfuse.observation.type": "span"} for n in range(precedence._READERS_MAX + 5)]
+    assert all([d.name for d in precedence.dialects_reading(keys)] == ["langfuse"] for keys in many)
+    assert len(precedence._READERS) <= precedence._READERS_MAX
 
 
 @pytest.mark.parametrize(
