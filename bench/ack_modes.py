@@ -64,6 +64,7 @@ def measure(
     modes: tuple[str, ...] = MODES,
     storage: dict[str, object] | None = None,
     before_storage: dict[str, object] | None = None,
+    llm: bool = False,
 ) -> list[dict[str, Any]]:
     plan = Plan.make(quick=True, smoke=False)
     plan.seconds, plan.runs = seconds, 1
@@ -77,7 +78,7 @@ def measure(
             for mode in modes:
                 for rules in rule_sets:
                     for tree, env, settings in trees:
-                        rows.append(_one(plan, attempt, batch, mode, rules, tree, env, settings))
+                        rows.append(_one(plan, attempt, batch, mode, rules, tree, env, settings, llm))
     return rows
 
 
@@ -90,16 +91,16 @@ def _one(
     tree: str,
     env: dict[str, str] | None,
     storage: dict[str, object],
+    llm: bool = False,
 ) -> dict[str, Any]:
-    """One fresh service for one case; ``storage`` is merged over its storage settings."""
+    """One fresh service for one case; ``storage`` is merged over its storage settings; ``llm``: 5 KB spans."""
     load = _loadavg()
-    print(f"{tree} x{batch} ack={mode} rules={rules} load {load}", file=sys.stderr)
+    print(f"{tree} x{batch}{' llm' if llm else ''} ack={mode} rules={rules} load {load}", file=sys.stderr)
     config: dict[str, object] = {"rules": RULE_SETS[rules], "storage": storage}
-    case = run_ingest_case(
-        plan, "grpc", False, batch, lambda m: print(m, file=sys.stderr), mode, config=config, env=env
-    )
+    case = run_ingest_case(plan, "grpc", llm, batch, lambda m: print(m, file=sys.stderr), mode, config=config, env=env)
     half = case["half_rate_runs"][0] if case["half_rate_runs"] else {}
-    return {"attempt": attempt + 1, "batch": batch, "acknowledge": mode, "rules": rules, "code": tree,
+    return {"attempt": attempt + 1, "batch": batch, "spans": "llm" if llm else "small", "acknowledge": mode,
+            "rules": rules, "code": tree,
             "storage": storage,
             "load_average": load, "sustained_spans_per_s": case["runs"][0]["spans_per_s"],
             "sustained_p99_ms": case["runs"][0]["ack_p99_ms"],
@@ -122,7 +123,7 @@ def _ack_table(rows: list[dict[str, Any]]) -> list[str]:
     for row in sorted(rows, key=_key):
         verdict = "meets" if row["half_rate_p99_ms"] <= TARGET_MS else "misses"
         lines.append(
-            f"| {row['batch']} | {row['acknowledge']} | {row.get('rules', 'none')} | {row.get('code', 'this')} | "
+            f"| {_batch(row)} | {row['acknowledge']} | {row.get('rules', 'none')} | {row.get('code', 'this')} | "
             f"{row['attempt']} | {row['load_average']} | "
             f"{row['sustained_spans_per_s']:,.0f} | {row['half_rate_spans_per_s']:,.0f} | "
             f"{row['half_rate_requests']} | "
@@ -141,7 +142,12 @@ def _decided(decisions: dict[str, Any] | None) -> str:
 
 
 def _key(row: dict[str, Any]) -> tuple[Any, ...]:
-    return (row["batch"], row["acknowledge"], row.get("rules", "none"), row.get("code", "this"), row["attempt"])
+    return (_batch(row), row["acknowledge"], row.get("rules", "none"), row.get("code", "this"), row["attempt"])
+
+
+def _batch(row: dict[str, Any]) -> str:
+    """Spans per request, and ``LLM`` for the 5 KB spans of ``--llm`` (rows from before it are small)."""
+    return f"{row['batch']}{' LLM' if row.get('spans') == 'llm' else ''}"
 
 
 def summary_table(rows: list[dict[str, Any]]) -> list[str]:
@@ -234,6 +240,7 @@ def main() -> None:
     parser.add_argument("--acknowledge", choices=MODES, action="append", help="modes (default: both)")
     parser.add_argument("--storage", type=json.loads, default={}, help="storage settings as JSON, e.g. '{\"a\": 1}'")
     parser.add_argument("--before-storage", type=json.loads, help="storage settings (JSON) of the 'before' rows")
+    parser.add_argument("--llm", action="store_true", help="LLM-sized spans (about 5 KB of GenAI messages each)")
     args = parser.parse_args()
     if args.before is not None and not (args.before / "spanscore" / "__init__.py").is_file():
         parser.error(f"--before {args.before} holds no spanscore package (export a commit there first)")
@@ -244,8 +251,9 @@ def main() -> None:
         rule_sets = args.rules or ["rule", "none"]
         batches = tuple(args.batch or BATCHES)
         rows = measure(
-            args.repeat, args.seconds, batches, args.before, rule_sets, modes, args.storage, args.before_storage
-        )
+            args.repeat, args.seconds, batches, args.before, rule_sets, modes, args.storage, args.before_storage,
+            args.llm,
+        )  # fmt: skip
         if args.json:
             args.json.write_text(json.dumps(rows, indent=1))
     stall_runs = [json.loads(path.read_text()) for path in args.stall]
