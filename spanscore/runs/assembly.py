@@ -94,7 +94,7 @@ def _trace_runs(
 ) -> list[AssembledRun]:
     if selects is None:
         facts, partial = _trace_facts(trace_id, by_id, logs_by_span, span_facts), set()
-    else:  # model calls read for their filter views only, until a run of theirs is selected
+    else:  # GenAI spans read for their filter views only, until a run of theirs is selected
         read = _trace_facts(trace_id, by_id, logs_by_span, view_facts)
         facts = {span_id: item[0] for span_id, item in read.items()}
         partial = {span_id for span_id, item in read.items() if item[1]}
@@ -111,9 +111,10 @@ def _trace_runs(
         for span_id, span in by_id.items()
         if facts[span_id].kind == "agent" or span.name in config.agent_span_names
     }
-    for span_id in agents & partial:  # named an agent by config: its prompt decides whether it wraps another
-        facts[span_id] = span_facts(by_id[span_id], logs_by_span.get((trace_id, span_id), ()))
-        partial.discard(span_id)
+    for span_id in agents & partial:  # an agent without a name: its prompt decides whether it wraps another
+        if facts[span_id].agent_name is None:
+            facts[span_id] = span_facts(by_id[span_id], logs_by_span.get((trace_id, span_id), ()))
+            partial.discard(span_id)
     agents -= _wrapper_agents(agents, facts, children)
     roots = _run_roots(by_id, agents, config)
     runs = []

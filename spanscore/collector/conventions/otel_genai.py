@@ -68,8 +68,8 @@ _MESSAGE_EVENTS = {
 def attribute_facts(span: SpanRecord, logs: Sequence[LogRecord] = (), *, who: bool = False) -> SpanFacts:
     """Facts from ``gen_ai.*`` span attributes, then from the detail log records joined to the span.
 
-    ``who``: without the messages (input, output, system instructions) and the finish reason, the parsing that
-    is most of a model call's cost; every other fact is read as in the full extraction (``span_facts``).
+    ``who``: without the messages (input, output, system instructions), the finish reason and the tool call,
+    the parsing that is most of a span's cost; every other fact is read as in the full extraction.
     """
     facts = _from_attributes(span.attributes, "", who)
     for log in logs:
@@ -91,7 +91,7 @@ def _from_attributes(attributes: Mapping[str, str], where: str, who: bool = Fals
     facts.put("agent_name", non_empty(get("gen_ai.agent.name")), source + "gen_ai.agent.name")
     if not who:
         _messages(facts, attributes, source)
-    _tool(facts, attributes, source)
+    _tool(facts, attributes, source, who)
     facts.put(
         "documents", _documents(load_json(get("gen_ai.retrieval.documents"))), source + "gen_ai.retrieval.documents"
     )
@@ -132,11 +132,13 @@ def _messages(facts: SpanFacts, attributes: Mapping[str, str], source: str) -> N
     facts.put("system", _instructions(get("gen_ai.system_instructions")), source + "gen_ai.system_instructions")
 
 
-def _tool(facts: SpanFacts, attributes: Mapping[str, str], source: str) -> None:
+def _tool(facts: SpanFacts, attributes: Mapping[str, str], source: str, who: bool = False) -> None:
     name = attributes.get("gen_ai.tool.name")
     if not name or facts.kind not in (None, "tool"):
         return
     facts.put("kind", "tool", source + "gen_ai.tool.name")
+    if who:
+        return
     call = tool_call(
         name,
         attributes.get("gen_ai.tool.call.arguments"),

@@ -107,24 +107,20 @@ def span_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts:
 def view_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> tuple[SpanFacts, bool]:
     """The facts a run's filter view reads, and whether they are only those (else they are ``span_facts``).
 
-    A model call's facts are most of what a run costs to read: its messages are parsed from JSON, about 5 KB
-    each in a chat span. A filter view (``RunFields.filter_view``) reads only the span's kind, agent name and
-    label, model, provider, session, user and error, and which spans are agents. So a span the extraction
-    without messages (``otel_genai.attribute_facts(who=True)``, no per-message events, no offered tools) finds
-    to be a model call is given those facts, ``True``: every fact but the messages, the finish reason, the tool
-    results and the offered tools is as ``span_facts`` reads it, sources included (the collector's tests hold
-    this over arbitrary spans and the recorded fixtures). Any other span gets its full facts, ``False``: an
-    agent span's prompt decides whether it only wraps another agent. A run some rule selects is built from
-    full facts (``runs.assembly``).
+    A GenAI span's facts are most of what a run costs to read: its messages and tool calls are parsed from
+    JSON, about 5 KB in a chat span. A filter view (``RunFields.filter_view``) reads only the span's kind, agent
+    name and label, model, provider, session, user and error. So a span that may carry facts is read without
+    its messages, finish reason, tool call and offered tools (``otel_genai.attribute_facts(who=True)``, no
+    per-message events), ``True``: every other fact is as ``span_facts`` reads it, sources included (the
+    collector's tests hold this over arbitrary spans and the recorded fixtures). Run assembly reads full facts
+    for the runs a rule selects, and for an agent span without a name, whose prompt decides whether it only
+    wraps another agent (``runs.assembly``).
     """
     if not may_carry_facts(span, logs):
         return NO_FACTS, False
-    dialects = dialects_reading(span.attributes)
     facts = otel_genai.attribute_facts(span, logs, who=True)
-    for dialect in dialects:
+    for dialect in dialects_reading(span.attributes):
         facts.merge(dialect.extract(span))
-    if facts.kind != "llm":
-        return _extract(span, logs, dialects), False
     _without_provider_prefix(facts)
     return facts, True
 

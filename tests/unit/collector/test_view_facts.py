@@ -51,7 +51,6 @@ def _check(span: SpanRecord, records: Sequence[LogRecord]) -> None:
     full = span_facts(span, records)
     read, partial = view_facts(span, records)
     if partial:
-        assert full.kind == "llm"
         assert _who(read) == _who(full)
     else:
         assert read == full
@@ -71,15 +70,16 @@ def test_a_view_of_vocabulary_spans_reads_what_the_full_facts_say(attributes: di
     _check(replace(background("01"), attributes=attributes), [])
 
 
-def test_a_chat_span_is_read_without_its_messages_and_an_agent_span_whole() -> None:
+def test_a_chat_span_is_read_without_its_messages_and_a_tool_span_without_its_call() -> None:
     chat = replace(background("02", parent="01"), attributes=dict(CHAT))
     read, partial = view_facts(chat)
-    assert partial and read.input is None and read.output is None
+    assert partial and read.input is None and read.output is None and span_facts(chat).input is not None
     assert (read.model, read.provider, read.session_id) == ("gpt-4o-mini", "openai", "s-1")
     assert read.sources["model"] == span_facts(chat).sources["model"]
-    agent = replace(background("01"), attributes={**CHAT, "gen_ai.operation.name": "invoke_agent"})
-    read, partial = view_facts(agent)
-    assert not partial and read.input is not None and read == span_facts(agent)
+    tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup", "gen_ai.tool.call.arguments": "{}"}
+    read, partial = view_facts(replace(background("03", parent="01"), attributes=tool))
+    assert partial and read.kind == "tool" and read.tool is None
+    assert view_facts(background("04")) == (span_facts(background("04")), False)
 
 
 @contextmanager
@@ -133,3 +133,15 @@ def test_views_and_runs_of_arbitrary_traces_are_those_of_full_facts(
 def test_views_and_runs_of_recorded_fixtures_are_those_of_full_facts(name: str) -> None:
     fixture_spans, fixture_logs = load(name)
     _same_either_way(fixture_spans, fixture_logs)
+
+
+def test_an_unnamed_agent_holding_the_prompt_is_the_run_and_one_without_it_a_wrapper() -> None:
+    """The one case where a view needs more than who-fields: whether an unnamed agent span holds the prompt."""
+    agent = {"gen_ai.operation.name": "invoke_agent"}
+    named = replace(background("02", parent="01"), attributes={**agent, "gen_ai.agent.name": "inner"})
+    for outer, root in ((dict(agent), "02"), ({**agent, "gen_ai.input.messages": CHAT["gen_ai.input.messages"]}, "01")):
+        trace = [replace(background("01"), attributes=outer), named]
+        for select in (False, True):
+            (run,) = [item[0] for item in _assembled(trace, [], RunsConfig(), select)]
+            assert run.span_id == root
+        _same_either_way(trace, [])
