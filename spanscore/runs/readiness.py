@@ -40,7 +40,7 @@ from typing import Literal
 
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.run import Run
-from spanscore.runs.assembly import AssembledRun, assemble_runs, full_run, run_fingerprint
+from spanscore.runs.assembly import AssembledRun, SelectedShare, assemble_runs, full_run, run_fingerprint
 from spanscore.runs.config import RunsConfig
 from spanscore.runs.recovered import RecoveredTrace, SpanSource, is_handled
 from spanscore.runs.sizes import log_bytes, span_bytes
@@ -150,6 +150,8 @@ class RunAssembler:
         self.selects: Callable[[Run], bool] | None = None
         """Whether some rule may select a run, asked of its filter view before it is built in full
         (``runs.selection``); None builds every run. Set by live scoring with the rules."""
+        self.selected_share = SelectedShare()
+        """How many recent runs ``selects`` chose: whether spans are read for their views first."""
 
     # --- intake ---------------------------------------------------------------------------
 
@@ -329,13 +331,23 @@ class RunAssembler:
         """
         why = trace.too_large or f"the trace was evicted before its runs were ready: pending traces held over {bound}"
         out = []
-        for item in assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets, self.selects):
+        for item in self._assemble(trace):
             if item.run.run_id not in trace.handled:
                 trace.handled[item.run.run_id] = ""
                 fingerprint = run_fingerprint(item.run) if not item.view else ""
                 cut = "" if item.root_confirmed and not trace.too_large else why
                 out.append(ReadyRun(item.run, "evicted", fingerprint, item.views, cut, self._completion(trace, item)))
         return out
+
+    def _assemble(self, trace: _Trace) -> list[AssembledRun]:
+        """The runs of a held trace, as views where no rule selects them (counted for ``selected_share``)."""
+        share = self.selected_share
+        runs = assemble_runs(
+            trace.spans.values(), trace.logs, self.config, self.span_targets, self.selects, share.views_first()
+        )
+        if self.selects is not None:
+            share.count(runs)
+        return runs
 
     def _release(self, trace: _Trace) -> None:
         self.stats.pending_spans -= len(trace.spans) + len(trace.logs)
@@ -373,7 +385,7 @@ class RunAssembler:
         return ready
 
     def _ready_runs(self, trace_id: str, trace: _Trace, quiet: bool, waited: bool) -> list[ReadyRun]:
-        assembled = assemble_runs(trace.spans.values(), trace.logs, self.config, self.span_targets, self.selects)
+        assembled = self._assemble(trace)
         out: list[ReadyRun] = []
         settled = True
         for item in assembled:

@@ -138,8 +138,12 @@ def extract_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts
 _READERS: dict[tuple[str, ...], tuple[int, ...]] = {}
 """Which dialects read a span (their places in ``PRECEDENCE``), by its attribute keys: one instrumentation sends
 the same keys span after span."""
-_READERS_MAX = 4096
+_READERS_MAX = 1024
 """Key sets remembered; past it the memory starts again (a client sending ever new keys costs only the check)."""
+_READERS_KEY_CHARS = 2048
+"""Only key sets this long in all are remembered, so the memory holds at most about 2 MiB of key text: a span's
+keys may be up to ``max_name_chars`` long and many, and what is kept here is counted by no bound of the
+assembler. Longer sets (flattened messages, ``llm.input_messages.N.*``) are checked each time."""
 
 
 def dialects_reading(attributes: Mapping[str, object]) -> list[Dialect]:
@@ -157,9 +161,10 @@ def dialects_reading(attributes: Mapping[str, object]) -> list[Dialect]:
             for at, dialect in enumerate(PRECEDENCE)
             if any(key.startswith(dialect.attribute_prefixes) for key in keys)
         )
-        if len(_READERS) >= _READERS_MAX:
-            _READERS.clear()
-        _READERS[keys] = found
+        if sum(map(len, keys)) <= _READERS_KEY_CHARS:
+            if len(_READERS) >= _READERS_MAX:
+                _READERS.clear()
+            _READERS[keys] = found
     return [PRECEDENCE[at] for at in found]
 
 

@@ -22,13 +22,14 @@ from recorded_traces import RECORDED, load
 from test_conventions_precheck import background, outside
 from test_conventions_properties import logs, spans
 
-from spanscore.collector.conventions import span_facts, view_facts
+from spanscore.collector.conventions import precedence, span_facts, view_facts
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.run import Run
 from spanscore.runs import assembly
-from spanscore.runs.assembly import assemble_runs
+from spanscore.runs.assembly import SelectedShare, assemble_runs
 from spanscore.runs.config import RunsConfig
+from spanscore.runs.readiness import RunAssembler
 
 WHO = ("kind", "agent_name", "agent_label", "model", "provider", "session_id", "user_id", "error")
 """What a filter view reads of a span's facts (``RunFields.filter_view``, ``runs.assembly``)."""
@@ -145,3 +146,62 @@ def test_an_unnamed_agent_holding_the_prompt_is_the_run_and_one_without_it_a_wra
             (run,) = [item[0] for item in _assembled(trace, [], RunsConfig(), select)]
             assert run.span_id == root
         _same_either_way(trace, [])
+
+
+def _chat_traces(count: int, offset: int = 0) -> list[SpanRecord]:
+    out = []
+    for n in range(offset, offset + count):
+        trace = f"{n:032x}"
+        root = replace(background("01", trace_id=trace), attributes={"gen_ai.operation.name": "invoke_agent"})
+        out += [root, replace(_chat_span("02", "01"), trace_id=trace)]
+    return out
+
+
+@pytest.mark.parametrize("selected", [True, False])
+def test_views_are_read_first_only_while_most_runs_stay_views(selected: bool) -> None:
+    """A rule every run's ``where`` matches would have each GenAI span read twice: for its view, then in full."""
+    reads: list[bool] = []
+
+    def counted(span: SpanRecord, records: Sequence[LogRecord] = ()) -> tuple[SpanFacts, bool]:
+        reads.append(True)
+        return view_facts(span, records)
+
+    assembler = RunAssembler(RunsConfig(quiet_period_s=1))
+    assembler.selects = lambda run: selected
+    expected = []
+    with mock.patch.object(assembly, "view_facts", counted):
+        for batch in range(4):
+            spans = _chat_traces(10, offset=batch * 10)
+            assembler.add_spans(spans, now_ns=batch * 10 * 10**9)
+            ready = assembler.poll_ready(now_ns=(batch * 10 + 2) * 10**9)
+            assert len(ready) == 10 and all(item.complete is None for item in ready) == selected
+            expected += [item.run for item in ready]
+    # Selected: only the first trace's two spans are read for views first (no run counted yet), then none.
+    assert len(reads) == (2 if selected else 80)
+    assert (assembler.selected_share.built, assembler.selected_share.viewed) == ((40, 0) if selected else (0, 40))
+    with full_facts_only():
+        again = RunAssembler(RunsConfig(quiet_period_s=1))
+        again.selects = lambda run: selected
+        again.add_spans(_chat_traces(40), now_ns=0)
+        assert sorted(item.run.run_id for item in again.poll_ready(now_ns=2 * 10**9)) == sorted(
+            run.run_id for run in expected
+        )
+
+
+def test_the_selected_share_follows_the_recent_runs() -> None:
+    share = SelectedShare()
+    assert share.views_first()
+    share.count([mock.Mock(view=False)] * 3 + [mock.Mock(view=True)] * 2)
+    assert not share.views_first()
+    share.count([mock.Mock(view=True)] * (SelectedShare.WINDOW))
+    assert share.views_first() and share.built + share.viewed <= SelectedShare.WINDOW
+
+
+def test_long_key_sets_are_checked_each_time_not_remembered() -> None:
+    precedence._READERS.clear()
+    long_keys = {"gen_ai.operation.name": "chat", **{f"llm.input_messages.{n}.message.content": "x" for n in range(80)}}
+    assert [d.name for d in precedence.dialects_reading(long_keys)] == ["openinference", "openllmetry"]
+    assert precedence._READERS == {}
+    short = {"gen_ai.operation.name": "chat"}
+    assert [d.name for d in precedence.dialects_reading(short)] == ["openllmetry"]
+    assert list(precedence._READERS) == [("gen_ai.operation.name",)]
