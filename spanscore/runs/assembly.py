@@ -22,9 +22,8 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
-from spanscore.collector.conventions import span_facts, view_facts
+from spanscore.collector.conventions import NO_FACTS, span_facts, view_facts
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.run import Run
@@ -125,12 +124,15 @@ def _trace_runs(
     selects: Callable[[Run], bool] | None = None,
     views_first: bool = True,
 ) -> list[AssembledRun]:
-    if selects is None or not views_first:
-        facts, partial = _trace_facts(trace_id, by_id, logs_by_span, span_facts), set()
-    else:  # GenAI spans read for their filter views only, until a run of theirs is selected
-        read = _trace_facts(trace_id, by_id, logs_by_span, view_facts)
-        facts = {span_id: item[0] for span_id, item in read.items()}
-        partial = {span_id for span_id, item in read.items() if item[1]}
+    views_only = selects is not None and views_first  # GenAI spans read for views until a run of theirs is selected
+    facts = _trace_facts(trace_id, by_id, logs_by_span, view_facts if views_only else span_facts)
+    partial = {span_id for span_id, read in facts.items() if read is not NO_FACTS} if views_only else set()
+
+    def read_in_full(span_ids: Collection[str]) -> None:
+        for span_id in span_ids:
+            facts[span_id] = span_facts(by_id[span_id], logs_by_span.get((trace_id, span_id), ()))
+        partial.difference_update(span_ids)
+
     placeholders = _placeholders(by_id) if not any(f.kind == "agent" for f in facts.values()) else {}
     for span_id, placeholder in placeholders.items():
         by_id[span_id] = placeholder
@@ -144,10 +146,8 @@ def _trace_runs(
         for span_id, span in by_id.items()
         if facts[span_id].kind == "agent" or span.name in config.agent_span_names
     }
-    for span_id in agents & partial:  # an agent without a name: its prompt decides whether it wraps another
-        if facts[span_id].agent_name is None:
-            facts[span_id] = span_facts(by_id[span_id], logs_by_span.get((trace_id, span_id), ()))
-            partial.discard(span_id)
+    # An agent without a name: its prompt decides whether it only wraps another.
+    read_in_full([span_id for span_id in agents & partial if facts[span_id].agent_name is None])
     agents -= _wrapper_agents(agents, facts, children)
     roots = _run_roots(by_id, agents, config)
     runs = []
@@ -161,9 +161,7 @@ def _trace_runs(
                 runs.append(AssembledRun(view, confirmed, frozenset(members), view=True))
                 continue
             if partial:
-                for span_id in partial:
-                    facts[span_id] = span_facts(by_id[span_id], logs_by_span.get((trace_id, span_id), ()))
-                partial.clear()
+                read_in_full(list(partial))
                 fields = RunFields(by_id, facts, children, members, root_id, config)
         run = fields.build()
         views = span_views(run, members, by_id, facts, span_targets) if span_targets else ()
@@ -171,15 +169,12 @@ def _trace_runs(
     return runs
 
 
-F = TypeVar("F")
-
-
 def _trace_facts(
     trace_id: str,
     by_id: dict[str, SpanRecord],
     logs_by_span: dict[tuple[str, str], list[LogRecord]],
-    read: Callable[[SpanRecord, Sequence[LogRecord]], F],
-) -> dict[str, F]:
+    read: Callable[[SpanRecord, Sequence[LogRecord]], SpanFacts],
+) -> dict[str, SpanFacts]:
     """``read`` of every span of one trace, with the log records joined to it."""
     if logs_by_span:
         return {span_id: read(span, logs_by_span.get((trace_id, span_id), ())) for span_id, span in by_id.items()}

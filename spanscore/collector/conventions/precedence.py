@@ -104,25 +104,22 @@ def span_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts:
     return _extract(span, logs, dialects_reading(span.attributes))
 
 
-def view_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> tuple[SpanFacts, bool]:
-    """The facts a run's filter view reads, and whether they are only those (else they are ``span_facts``).
+def view_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts:
+    """The facts a run's filter view reads: ``span_facts`` without what only scorers read.
 
     A GenAI span's facts are most of what a run costs to read: its messages and tool calls are parsed from
     JSON, about 5 KB in a chat span. A filter view (``RunFields.filter_view``) reads only the span's kind, agent
     name and label, model, provider, session, user and error. So a span that may carry facts is read without
     its messages, finish reason, tool call and offered tools (``otel_genai.attribute_facts(who=True)``, no
-    per-message events), ``True``: every other fact is as ``span_facts`` reads it, sources included (the
-    collector's tests hold this over arbitrary spans and the recorded fixtures). Run assembly reads full facts
+    per-message events): every other fact is as ``span_facts`` reads it, sources included (the collector's
+    tests hold this over arbitrary spans and the recorded fixtures). A span that may carry none gets
+    ``NO_FACTS``, as from ``span_facts``: only facts other than it are partial. Run assembly reads full facts
     for the runs a rule selects, and for an agent span without a name, whose prompt decides whether it only
     wraps another agent (``runs.assembly``).
     """
     if not may_carry_facts(span, logs):
-        return NO_FACTS, False
-    facts = otel_genai.attribute_facts(span, logs, who=True)
-    for dialect in dialects_reading(span.attributes):
-        facts.merge(dialect.extract(span))
-    _without_provider_prefix(facts)
-    return facts, True
+        return NO_FACTS
+    return _extract(span, logs, dialects_reading(span.attributes), who=True)
 
 
 def extract_facts(span: SpanRecord, logs: Sequence[LogRecord] = ()) -> SpanFacts:
@@ -168,19 +165,17 @@ def dialects_reading(attributes: Mapping[str, object]) -> list[Dialect]:
     return [PRECEDENCE[at] for at in found]
 
 
-def _extract(span: SpanRecord, logs: Sequence[LogRecord], dialects: Sequence[Dialect]) -> SpanFacts:
-    facts = otel_genai.attribute_facts(span, logs)
+def _extract(span: SpanRecord, logs: Sequence[LogRecord], dialects: Sequence[Dialect], who: bool = False) -> SpanFacts:
+    """The dialects' facts merged in order; ``who``: without messages, tool call, events and offered tools."""
+    facts = otel_genai.attribute_facts(span, logs, who=who)
     for dialect in dialects:
         facts.merge(dialect.extract(span))
-    facts.merge(otel_genai.event_facts(span, logs))
-    if facts.kind == "llm" and (offered := offered_tools(span.attributes)) is not None:
-        facts.put("tools", *offered)
-    _without_provider_prefix(facts)
-    return facts
-
-
-def _without_provider_prefix(facts: SpanFacts) -> None:
+    if not who:
+        facts.merge(otel_genai.event_facts(span, logs))
+        if facts.kind == "llm" and (offered := offered_tools(span.attributes)) is not None:
+            facts.put("tools", *offered)
     model = model_name(facts.model, facts.provider)
     if model != facts.model:
         facts.model = model
         facts.sources["model"] += ", without the provider prefix"
+    return facts

@@ -115,9 +115,9 @@ def extractor_calls() -> Iterator[list[str]]:
     calls: list[str] = []
 
     def spy(name: str, function: Callable[..., SpanFacts]) -> Callable[..., SpanFacts]:
-        def record(*args: Any) -> SpanFacts:
+        def record(*args: Any, **kwargs: Any) -> SpanFacts:
             calls.append(name)
-            return function(*args)
+            return function(*args, **kwargs)
 
         return record
 

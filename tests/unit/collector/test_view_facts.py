@@ -22,7 +22,7 @@ from recorded_traces import RECORDED, load
 from test_conventions_precheck import background, outside
 from test_conventions_properties import logs, spans
 
-from spanscore.collector.conventions import precedence, span_facts, view_facts
+from spanscore.collector.conventions import NO_FACTS, precedence, span_facts, view_facts
 from spanscore.collector.conventions.facts import SpanFacts
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.run import Run
@@ -50,8 +50,8 @@ def _who(facts: SpanFacts) -> tuple[Any, ...]:
 
 def _check(span: SpanRecord, records: Sequence[LogRecord]) -> None:
     full = span_facts(span, records)
-    read, partial = view_facts(span, records)
-    if partial:
+    read = view_facts(span, records)
+    if read is not NO_FACTS:  # partial: only what a view reads
         assert _who(read) == _who(full)
     else:
         assert read == full
@@ -73,19 +73,19 @@ def test_a_view_of_vocabulary_spans_reads_what_the_full_facts_say(attributes: di
 
 def test_a_chat_span_is_read_without_its_messages_and_a_tool_span_without_its_call() -> None:
     chat = replace(background("02", parent="01"), attributes=dict(CHAT))
-    read, partial = view_facts(chat)
-    assert partial and read.input is None and read.output is None and span_facts(chat).input is not None
+    read = view_facts(chat)
+    assert read is not NO_FACTS and read.input is None and read.output is None and span_facts(chat).input is not None
     assert (read.model, read.provider, read.session_id) == ("gpt-4o-mini", "openai", "s-1")
     assert read.sources["model"] == span_facts(chat).sources["model"]
     tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup", "gen_ai.tool.call.arguments": "{}"}
-    read, partial = view_facts(replace(background("03", parent="01"), attributes=tool))
-    assert partial and read.kind == "tool" and read.tool is None
-    assert view_facts(background("04")) == (span_facts(background("04")), False)
+    read = view_facts(replace(background("03", parent="01"), attributes=tool))
+    assert read is not NO_FACTS and read.kind == "tool" and read.tool is None
+    assert view_facts(background("04")) is NO_FACTS is span_facts(background("04"))
 
 
 @contextmanager
 def full_facts_only() -> Iterator[None]:
-    with mock.patch.object(assembly, "view_facts", lambda span, records=(): (span_facts(span, records), False)):
+    with mock.patch.object(assembly, "view_facts", span_facts):
         yield
 
 
@@ -162,7 +162,7 @@ def test_views_are_read_first_only_while_most_runs_stay_views(selected: bool) ->
     """A rule every run's ``where`` matches would have each GenAI span read twice: for its view, then in full."""
     reads: list[bool] = []
 
-    def counted(span: SpanRecord, records: Sequence[LogRecord] = ()) -> tuple[SpanFacts, bool]:
+    def counted(span: SpanRecord, records: Sequence[LogRecord] = ()) -> SpanFacts:
         reads.append(True)
         return view_facts(span, records)
 
