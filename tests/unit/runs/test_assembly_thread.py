@@ -70,3 +70,43 @@ async def test_after_close_calls_run_where_they_are_made_once_the_queue_is_finis
     assembly.open()
     assert await assembly.call(threading.get_ident) != loop_thread
     await assembly.close()
+
+
+async def test_an_offer_never_waits_and_never_overtakes_a_waiting_hand_over() -> None:
+    assembly = AssemblyThread(RunAssembler(), max_queued_records=10)
+    gate = threading.Event()
+    done: list[str] = []
+
+    def batch(name: str) -> None:
+        gate.wait(30)
+        done.append(name)
+
+    assert assembly.offer(lambda: batch("first"), 6)
+    assert not assembly.offer(lambda: batch("over the bound"), 5)  # 11 > 10: declined, not queued
+    assert assembly.offer(lambda: batch("fits"), 4)
+    waiting = asyncio.ensure_future(assembly.hand_over(lambda: batch("waits for room"), 1))
+    await asyncio.sleep(0.1)
+    assert not waiting.done()
+    gate.set()
+    for _ in range(100):  # the queue drains while the hand-over still holds its place
+        if assembly.queued_records == 0 or waiting.done():
+            break
+        await asyncio.sleep(0.01)
+    await waiting
+    assert assembly.offer(lambda: batch("after"), 1)
+    assert await assembly.call(lambda: list(done)) == ["first", "fits", "waits for room", "after"]
+    await assembly.close()
+    assert not assembly.offer(lambda: batch("closed"), 1)  # after close an offer is declined, not run here
+    assert "closed" not in done
+
+
+async def test_an_offer_is_declined_while_a_hand_over_waits_for_room() -> None:
+    assembly = AssemblyThread(RunAssembler(), max_queued_records=10)
+    gate = threading.Event()
+    await assembly.hand_over(lambda: gate.wait(30), 10)
+    waiting = asyncio.ensure_future(assembly.hand_over(lambda: None, 1))
+    await asyncio.sleep(0.05)
+    assert not assembly.offer(lambda: None, 0)  # it would overtake the hand-over that waits
+    gate.set()
+    await waiting
+    await assembly.close()
