@@ -80,19 +80,27 @@ async def every(
     stopping: asyncio.Event,
     work: Callable[[], Awaitable[object]],
     on_error: Callable[[Exception], None],
+    *,
+    from_start: bool = False,
 ) -> None:
     """Run ``work`` now and then every ``interval_s`` until ``stopping`` is set (the stages that pull on a clock).
 
+    The interval is the pause between passes, or with ``from_start`` the time from one pass's start to the next
+    (a pass that took longer is followed at once): for a stage whose passes take as long as its interval under
+    load, so that what it finds waits at most one interval, not one interval plus a pass.
     A failed pass is handed to ``on_error`` and the next pass runs on time: one bad pass never ends the loop.
     Setting ``stopping`` ends the wait at once, so a stop does not wait out the interval.
     """
+    loop = asyncio.get_running_loop()
     while not stopping.is_set():
+        started = loop.time()
         try:
             await work()
         except Exception as exc:
             on_error(exc)
+        pause = interval_s - (loop.time() - started) if from_start else interval_s
         try:
-            await asyncio.wait_for(stopping.wait(), interval_s)
+            await asyncio.wait_for(stopping.wait(), max(pause, 0.0))
         except TimeoutError:
             pass
 
