@@ -20,6 +20,7 @@ so the result always holds a sample unless the service is hung
 (``HANG_TIMEOUT_S``). Exports likewise wait up to the hang bound.
 
     python -m bench.scoring_latency [--seconds 30] [--spans-per-second 5000] [--acknowledge spooled]
+        [--spans-per-request 100]   # background spans per export (1,000: the ingest figures' request size)
         [--llm-calls 10]   # span-level: target: llm on runs of 10 LLM calls, plus a burst for jobs/s
 """
 
@@ -99,7 +100,11 @@ def percentile(values: list[float], fraction: float) -> float | None:
 
 
 def measure(
-    seconds: float, spans_per_second: float, acknowledge: str = "stored", llm_calls: int = 0
+    seconds: float,
+    spans_per_second: float,
+    acknowledge: str = "stored",
+    llm_calls: int = 0,
+    spans_per_request: int = SPANS_PER_REQUEST,
 ) -> dict[str, object]:
     """Start a service, warm it up with one probe, then probe for ``seconds`` under background load.
 
@@ -107,7 +112,7 @@ def measure(
     counts as scored when every call has its score, and a burst of runs afterwards gives the span-level
     jobs/s the service sustains (``burst``).
     """
-    rate = spans_per_second / SPANS_PER_REQUEST
+    rate = spans_per_second / spans_per_request
     with tempfile.TemporaryDirectory(prefix="spanscore-bench-scoring-") as workdir:
         rule: dict[str, object] = {"name": "latency", "where": {"service.name": "bench-scored"}}
         rule["scorers"] = ["completeness"]
@@ -120,7 +125,7 @@ def measure(
             load = pool.submit(
                 run_load,
                 {
-                    "transport": "grpc", "port": service.grpc_port, "spans_per_request": SPANS_PER_REQUEST,
+                    "transport": "grpc", "port": service.grpc_port, "spans_per_request": spans_per_request,
                     "llm": False, "seconds": seconds + 5, "max_requests": int((seconds + 5) * rate) + 1,
                     "rate": rate, "concurrency": LOAD_CONCURRENCY,
                 },
@@ -143,6 +148,7 @@ def measure(
         "target_p95_s": QUIET_PERIOD_S + 1.0,
         "quiet_period_s": QUIET_PERIOD_S,
         "background_offered_spans_per_s": spans_per_second,
+        "background_spans_per_request": spans_per_request,
         "background_spans_acked": acked,
         "background_failed_requests": background.get("failed_requests"),
         "background_spans_per_s": round(acked / elapsed) if elapsed else 0,
@@ -246,8 +252,11 @@ def main() -> None:
     parser.add_argument("--spans-per-second", type=float, default=5000.0)
     parser.add_argument("--acknowledge", choices=["stored", "spooled"], default="stored")
     parser.add_argument("--llm-calls", type=int, default=0, help="LLM call spans per run, scored with target: llm")
+    parser.add_argument(
+        "--spans-per-request", type=int, default=SPANS_PER_REQUEST, help="background spans per export request"
+    )
     args = parser.parse_args()
-    result = measure(args.seconds, args.spans_per_second, args.acknowledge, args.llm_calls)
+    result = measure(args.seconds, args.spans_per_second, args.acknowledge, args.llm_calls, args.spans_per_request)
     print(json.dumps(result, indent=2))
 
 
