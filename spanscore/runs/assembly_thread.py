@@ -79,20 +79,6 @@ class AssemblyThread:
             future = self._pool().submit(work)
         future.add_done_callback(lambda done: loop.call_soon_threadsafe(self._finished, done, records))
 
-    def offer(self, work: Callable[[], object], records: int) -> bool:
-        """Queue ``work`` now if it fits and nothing waits for room; else False, without waiting or running it.
-
-        For the acknowledgement's path (``runs.intake``): it cannot wait for the thread, and taking work only
-        when no hand-over waits keeps the queue in arrival order.
-        """
-        if self._closed or self._order.locked() or (self.queued_records and self.queued_records + records > self._max):
-            return False
-        loop = asyncio.get_running_loop()
-        self.queued_records += records
-        future = self._pool().submit(work)
-        future.add_done_callback(lambda done: loop.call_soon_threadsafe(self._finished, done, records))
-        return True
-
     def _finished(self, done: Future[object], records: int) -> None:
         self.queued_records -= records
         self._room.set()

@@ -26,10 +26,6 @@ remembered (``max_done_traces``). After a restart, ``recover`` re-reads recent t
 from storage through ``SpanSource`` and skips the runs storage says were
 handled, so nothing acknowledged is lost and nothing is scored twice.
 
-Spans taken before they were stored (``runs.intake``, behind a spooled acknowledgement) come with their batch:
-a trace holding spans of a batch not stored yet is not ready, and runs evicted from it wait, until
-``batches_inserted`` names the batch, so a run is scored only from spans that can be read back.
-
 Pure logic with an injected clock (``now_ns`` arguments): no threads, no I/O.
 """
 
@@ -38,7 +34,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -125,10 +121,6 @@ class _Trace:
     """Estimated bytes of its spans and logs."""
     too_large: str = ""
     """Why something was dropped from it for size, or empty (logged once)."""
-    uninserted: int = 0
-    """Batches not stored yet that brought it spans or logs: it is not ready while any is left."""
-    held_runs: list[ReadyRun] = field(default_factory=list)
-    """Its runs, evicted at a bound while ``uninserted``: handed on once the last of those batches is stored."""
 
 
 class RunAssembler:
@@ -160,28 +152,22 @@ class RunAssembler:
         (``runs.selection``); None builds every run. Set by live scoring with the rules."""
         self.selected_share = SelectedShare()
         """How many recent runs ``selects`` chose: whether spans are read for their views first."""
-        self._uninserted: dict[Hashable, list[_Trace]] = {}
-        """Batch -> the traces it brought records to, for batches taken before they were stored."""
 
     # --- intake ---------------------------------------------------------------------------
 
-    def add_spans(self, spans: Iterable[SpanRecord], now_ns: int, batch: Hashable | None = None) -> None:
+    def add_spans(self, spans: Iterable[SpanRecord], now_ns: int) -> None:
         """Take spans as they arrive; order and batching do not matter, a repeated span replaces its copy.
 
         A run belongs to the service that sent it: a span whose id another service's span of the trace
         already holds is ignored and counted, so a second service cannot take over (or rescore) the run.
-        With ``batch``, the spans are not stored yet: their traces wait for ``batches_inserted``.
         """
         self._clock_ns = max(self._clock_ns, now_ns)
-        touched: dict[int, _Trace] | None = None if batch is None else {}
         trace_id, trace = "", None
         for span in spans:
             if trace is None or span.trace_id != trace_id:
                 # A trace's spans mostly arrive together: one lookup per trace, not per span (nothing is evicted
                 # before the loop ends, so the trace found stays the one held).
                 trace_id, trace = span.trace_id, self._trace_for(span.trace_id, now_ns)
-                if touched is not None:
-                    touched[id(trace)] = trace
             held = trace.spans.get(span.span_id)
             if held is not None and held.service_name != span.service_name:
                 self.stats.conflicting_spans_ignored += 1
@@ -198,24 +184,7 @@ class RunAssembler:
             trace.last_arrival_ns = now_ns
             if not trace.dirty:
                 self._dirtied(span.trace_id, trace)
-        if touched:
-            self._await_insert(batch, touched)
         self._enforce_bounds()
-
-    def _await_insert(self, batch: Hashable, touched: dict[int, _Trace]) -> None:
-        """The traces ``touched`` hold records of ``batch``, not stored yet: none is ready until it is."""
-        for trace in touched.values():
-            trace.uninserted += 1
-        self._uninserted.setdefault(batch, []).extend(touched.values())
-
-    def batches_inserted(self, batches: Iterable[Hashable]) -> None:
-        """These batches are stored: their traces may be ready, and runs evicted while they waited go on."""
-        for batch in batches:
-            for trace in self._uninserted.pop(batch, ()):
-                trace.uninserted -= 1
-                if not trace.uninserted and trace.held_runs:
-                    self._evicted.extend(trace.held_runs)
-                    trace.held_runs = []
 
     def _dirtied(self, trace_id: str, trace: _Trace) -> None:
         """A held trace took a span or log record since it was last looked at: it is waiting again.
@@ -228,28 +197,20 @@ class RunAssembler:
         if trace.handled:
             self._revisited[trace_id] = None
 
-    def add_logs(self, logs: Iterable[LogRecord], now_ns: int | None = None, batch: Hashable | None = None) -> None:
-        """Take GenAI log records; they join their span by trace and span id when runs are built.
-
-        With ``batch``, the records are not stored yet: their traces wait for ``batches_inserted``.
-        """
+    def add_logs(self, logs: Iterable[LogRecord], now_ns: int | None = None) -> None:
+        """Take GenAI log records; they join their span by trace and span id when runs are built."""
         now = self._clock_ns if now_ns is None else max(self._clock_ns, now_ns)
         self._clock_ns = now
-        touched: dict[int, _Trace] | None = None if batch is None else {}
         for log in logs:
             if not log.trace_id:
                 continue
             trace = self._trace_for(log.trace_id, now)
-            if touched is not None:
-                touched[id(trace)] = trace
             if not self._fits(trace, log.trace_id, log_bytes(log)):
                 continue
             trace.logs.append(log)
             if not trace.dirty:
                 self._dirtied(log.trace_id, trace)
             self.stats.pending_spans += 1
-        if touched:
-            self._await_insert(batch, touched)
         self._enforce_bounds()
 
     def _fits(self, trace: _Trace, trace_id: str, grows: int) -> bool:
@@ -311,10 +272,7 @@ class RunAssembler:
             self.stats.evicted_spans += len(trace.spans)
             self._release(trace)
             runs = [] if settled else self._evicted_runs(trace, bound)
-            if trace.uninserted:
-                trace.held_runs.extend(runs)  # until its spans are stored (``batches_inserted``)
-            else:
-                self._evicted.extend(runs)
+            self._evicted.extend(runs)
             self._remember(trace_id, trace.handled)
             cut = sum(1 for run in runs if run.too_large)
             self.stats.too_large_traces += bool(cut) and not trace.too_large  # a cut trace was counted when cut
@@ -411,8 +369,6 @@ class RunAssembler:
         ready, self._evicted = self._evicted, []
         for trace_id in list(self._pending):
             trace = self._pending[trace_id]
-            if trace.uninserted:
-                continue  # not ready, nor expired, before what it holds is stored
             quiet = now_ns - trace.last_arrival_ns >= quiet_ns
             waited = now_ns - trace.first_arrival_ns >= max_wait_ns
             if (trace.dirty and (quiet or waited)) or (trace.waiting and waited):

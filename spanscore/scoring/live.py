@@ -313,8 +313,6 @@ class LiveScoring:
             "scoring_write_retries": sum(durable.retries for durable in self._durable),
             "runs_pending_traces": stats.pending_traces,
             "runs_assembly_queued_records": self.assembly.queued_records,
-            "runs_taken_before_insert": self.spans_in.early_batches + self.logs_in.early_batches,
-            "runs_taken_after_insert": self.spans_in.declined_batches + self.logs_in.declined_batches,
             "runs_evicted_traces": stats.evicted_traces,
             "runs_evicted_early": stats.evicted_runs_early,
             "runs_pending_bytes": stats.pending_bytes,

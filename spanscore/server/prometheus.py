@@ -170,16 +170,6 @@ KINDS: dict[str, tuple[Kind, str]] = {
         "gauge",
         "Stored spans and logs handed to run assembly's thread and not yet added (bounded; full holds the writer).",
     ),
-    "runs_taken_before_insert": (
-        "counter",
-        "Batches acknowledged from the spool that run assembly took before their insert (storage.acknowledge "
-        "spooled); their runs wait until the batch is stored.",
-    ),
-    "runs_taken_after_insert": (
-        "counter",
-        "Batches acknowledged from the spool that run assembly left to come after their insert (its queue full, "
-        "or too much not stored yet).",
-    ),
     "runs_too_large": (
         "counter",
         "Traces cut at collector.runs.max_run_bytes or evicted at a bound before ready (decision too_large).",

@@ -50,7 +50,6 @@ from spanscore.storage.reads.alerts import window_scores
 from spanscore.storage.scores import ScoreRow
 from spanscore.storage.write import paths as write_paths
 from spanscore.storage.write.deadletter_ops import DeadLetterOps
-from spanscore.storage.write.early import EarlyRelay
 from spanscore.storage.write.writer import BatchWriter
 
 if TYPE_CHECKING:
@@ -66,11 +65,8 @@ class Service:
         # Stored spans and logs go on to live scoring's run assembler, once live scoring exists (first rules).
         self.stored_spans: Relay[Sequence[SpanRecord]] = Relay()
         self.stored_logs: Relay[Sequence[LogRecord]] = Relay()
-        # Behind a spooled acknowledgement it takes them as soon as they are acknowledged (storage.write.early).
-        self.early_spans: EarlyRelay[SpanRecord] = EarlyRelay()
-        self.early_logs: EarlyRelay[LogRecord] = EarlyRelay()
-        self.span_writer = write_paths.span_writer(self.store, config.storage, self.stored_spans, self.early_spans)
-        self.log_writer = write_paths.log_writer(self.store, config.storage, self.stored_logs, self.early_logs)
+        self.span_writer = write_paths.span_writer(self.store, config.storage, self.stored_spans)
+        self.log_writer = write_paths.log_writer(self.store, config.storage, self.stored_logs)
         self.judge: Judge | None = None
         """The judge every scorer of this service is built with (made with the first rules), passed down."""
         self.live = self._live_scoring(config)
@@ -149,8 +145,6 @@ class Service:
         )
         self.stored_spans.connect(live.spans_in)
         self.stored_logs.connect(live.logs_in)
-        self.early_spans.connect(live.spans_in)
-        self.early_logs.connect(live.logs_in)
         return live
 
     async def _install_rules(self, rules: list[RuleConfig]) -> None:

@@ -48,7 +48,6 @@ class Durable(Generic[T]):
             assert self._replay is not None
             path, written = await self._to_spool(records, count=False)
             self._replay.logged.keep(path, records, written if inserter.inserts.encoded is not None else None)
-            inserter.acknowledged(records, path)
             return
         if self._replay is not None and self._replay.spool.batches:
             await self._to_spool(records)  # storage is behind its spool: keep arrival order

@@ -1,7 +1,6 @@
 """The last piece of the write path: one insert into storage, and what its outcome means for the writer.
 
-A success is counted and the rows are handed on to the next stage (``stored``), but for batches its
-``EarlyIntake`` took when they were acknowledged from the spool (``storage.write.early``). A refusal for what the
+A success is counted and the rows are handed on to the next stage (``stored``). A refusal for what the
 rows hold (``InsertDataError``) is never retried as it is: a ``Salvage`` stores what it can and
 dead-letters the rest. Any other failure is counted and remembered (``failing_for``), and raised, so the
 caller keeps the rows (in the spool) or gives them back to the client. Both the direct write of a batch
@@ -14,13 +13,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import Generic, TypeVar
 
 from spanscore.pipeline import Consumer
 from spanscore.storage.insert_errors import InsertDataError
 from spanscore.storage.insert_token import insert_token
-from spanscore.storage.write.early import EarlyIntake
 from spanscore.storage.write.group_commit import WriterStats
 from spanscore.storage.write.inserts import Inserts
 from spanscore.storage.write.salvage import Salvage, Salvager
@@ -32,22 +30,13 @@ T = TypeVar("T")
 
 class Inserter(Generic[T]):
     def __init__(
-        self,
-        inserts: Inserts[T],
-        *,
-        stats: WriterStats,
-        salvager: Salvager[T],
-        stored: Consumer[Sequence[T]] | None,
-        early: EarlyIntake[T] | None = None,
+        self, inserts: Inserts[T], *, stats: WriterStats, salvager: Salvager[T], stored: Consumer[Sequence[T]] | None
     ) -> None:
         self.inserts = inserts
         """Where batches go into storage; replaced in tests to put storage down."""
         self.stats = stats
         self.salvager = salvager
         self._stored_to = stored
-        self._early = early
-        self.early_batches = 0
-        """Batches the early intake took when they were acknowledged (not handed on again once stored)."""
         self._failing_since: float | None = None  # monotonic time of the first failure since the last success
 
     @property
@@ -84,43 +73,19 @@ class Inserter(Generic[T]):
         """An insert went through: storage is taking rows again."""
         self._failing_since = None
 
-    def acknowledged(self, records: Sequence[T], batch: Hashable) -> None:
-        """A batch was logged in the spool for its acknowledgement: offer it to the early intake, if any."""
-        if self._early is not None and self._early.take(records, batch):
-            self.early_batches += 1
-
-    async def stored(
-        self, records: Sequence[T], inserts: int = 1, batches: Sequence[tuple[Hashable, Sequence[T]]] = ()
-    ) -> None:
+    async def stored(self, records: Sequence[T], inserts: int = 1) -> None:
         """Count ``records`` as stored by ``inserts`` inserts and hand them to the next stage.
 
-        ``batches`` are the spool's batches the insert stored, each with the records it held: those the early
-        intake took when they were acknowledged are not handed on again (it hears they are stored instead).
         The next stage's failure (spans and logs: the run assembler) is logged, never the writer's:
         the records are stored, and what that stage missed it can read back from storage.
         """
         self.stats.inserts += inserts
         self.stats.stored += len(records)
-        try:
-            if self._early is not None and batches:
-                records = await self._not_taken(records, batches)
-            if self._stored_to is not None and records:
+        if self._stored_to is not None and records:
+            try:
                 await self._stored_to.consume(records)
-        except Exception:
-            log.exception("the stage after the %s writer failed on %d stored records", self.name, len(records))
-
-    async def _not_taken(self, records: Sequence[T], batches: Sequence[tuple[Hashable, Sequence[T]]]) -> Sequence[T]:
-        """``records`` but those of the batches the early intake took (told that they are stored)."""
-        assert self._early is not None
-        taken = set(await self._early.inserted([batch for batch, _ in batches]))
-        if not taken:
-            return records
-        if len(taken) == len(batches):
-            return ()
-        # A set both taken and not (the intake declined some, or changed in between): by identity, since a
-        # salvage may have stored only part of ``records``.
-        early = {id(record) for batch, held in batches if batch in taken for record in held}
-        return [record for record in records if id(record) not in early]
+            except Exception:
+                log.exception("the stage after the %s writer failed on %d stored records", self.name, len(records))
 
     @property
     def failing_for(self) -> float | None:

@@ -23,7 +23,6 @@ from spanscore.storage.rows import join_json_arrays, logs_from_json, records_to_
 from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow
 from spanscore.storage.write.deadletter import DeadLetters
-from spanscore.storage.write.early import EarlyIntake
 from spanscore.storage.write.salvage import DAY_NS, PartitionKey, Salvager
 from spanscore.storage.write.spool import SpoolCodec
 from spanscore.storage.write.spool_log import SpoolLog
@@ -120,7 +119,6 @@ def _writer(
     max_pending: int,
     acknowledge: str = "stored",
     stored: Consumer[Sequence[T]] | None = None,
-    early: EarlyIntake[T] | None = None,
 ) -> BatchWriter[T]:
     spooling = storage.spool_max_bytes > 0 and bool(storage.spool_dir)
     if not spooling:
@@ -136,34 +134,24 @@ def _writer(
         spool=spool_for(storage, name, codec) if spooling else None,
         salvager=Salvager(name, dead, partition_key),
         stored=stored,
-        early=early,
     )
 
 
 def span_writer(
-    store: ClickHouseStore,
-    storage: StorageConfig,
-    stored: Consumer[Sequence[SpanRecord]] | None = None,
-    early: EarlyIntake[SpanRecord] | None = None,
+    store: ClickHouseStore, storage: StorageConfig, stored: Consumer[Sequence[SpanRecord]] | None = None
 ) -> BatchWriter[SpanRecord]:
-    """Spans, acknowledged as ``storage.acknowledge`` says; ``stored`` gets each batch once it is inserted.
-
-    ``early`` may take a batch when the spool acknowledges it instead (``storage.write.early``).
-    """
+    """Spans, acknowledged as ``storage.acknowledge`` says; ``stored`` gets each batch once it is inserted."""
     inserts = Inserts(
         Calling(store.insert_spans), encoded=Calling(store.insert_span_json), bulk=Calling(store.insert_spans_bulk)
     )
-    return _telemetry_writer("spans", inserts, storage, SPAN_SPOOL_CODEC, _span_day, stored, early)
+    return _telemetry_writer("spans", inserts, storage, SPAN_SPOOL_CODEC, _span_day, stored)
 
 
 def log_writer(
-    store: ClickHouseStore,
-    storage: StorageConfig,
-    stored: Consumer[Sequence[LogRecord]] | None = None,
-    early: EarlyIntake[LogRecord] | None = None,
+    store: ClickHouseStore, storage: StorageConfig, stored: Consumer[Sequence[LogRecord]] | None = None
 ) -> BatchWriter[LogRecord]:
     inserts = Inserts(Calling(store.insert_logs), bulk=Calling(store.insert_logs_bulk))
-    return _telemetry_writer("logs", inserts, storage, LOG_SPOOL_CODEC, _log_day, stored, early)
+    return _telemetry_writer("logs", inserts, storage, LOG_SPOOL_CODEC, _log_day, stored)
 
 
 def metric_writer(store: ClickHouseStore, storage: StorageConfig) -> BatchWriter[MetricPoint]:
@@ -179,7 +167,6 @@ def _telemetry_writer(
     codec: SpoolCodec[T],
     partition_key: PartitionKey[T],
     stored: Consumer[Sequence[T]] | None,
-    early: EarlyIntake[T] | None = None,
 ) -> BatchWriter[T]:
     """Spans, logs and metrics: acknowledged as ``storage.acknowledge`` says, bounded by ``max_pending_spans``."""
     return _writer(
@@ -191,7 +178,6 @@ def _telemetry_writer(
         max_pending=storage.max_pending_spans,
         acknowledge=storage.acknowledge,
         stored=stored,
-        early=early,
     )
 
 

@@ -127,24 +127,20 @@ class SpoolReplay(Generic[T]):
             lambda: not self.closing and self.logged.count < self._insert_max,
         )
 
-    async def _next(self) -> tuple[list[tuple[Path, Sequence[T]]], str, list[T], int]:
-        """The batches for the next insert, its token, all their records, and how many came from disk.
-
-        Each batch is its file with its records, so the hand-on can leave out what the early intake took.
-        """
+    async def _next(self) -> tuple[list[Path], str, list[T], int]:
+        """The batch files for the next insert, its token, their records, and how many of those came from disk."""
         loop = asyncio.get_running_loop()
         spool = self.spool
-        taken: list[tuple[Path, Sequence[T]]] = []
+        taken: list[Path] = []
         records: list[T] = []
         from_disk = 0
         if self._retry:
-            token = self._retry[1]
-            for path in self._retry[0]:
+            taken, token = list(self._retry[0]), self._retry[1]
+            for path in taken:
                 batch = self.logged.records(path)
                 if batch is None:
                     batch = await loop.run_in_executor(None, spool.read, path)
                     from_disk += len(batch)
-                taken.append((path, batch))
                 records.extend(batch)
             return taken, token, records, from_disk
         for path in await loop.run_in_executor(None, spool.waiting, 256):
@@ -152,22 +148,21 @@ class SpoolReplay(Generic[T]):
             if batch is None:  # read back from disk: it goes alone
                 if not taken:
                     records = await loop.run_in_executor(None, spool.read, path)
-                    return [(path, records)], spool.token(path), records, len(records)
+                    return [path], spool.token(path), records, len(records)
                 break
             if taken and len(records) + len(batch) > self._insert_max:
                 break
-            taken.append((path, batch))
+            taken.append(path)
             records.extend(batch)
-        token = spool.token(taken[0][0]) if len(taken) == 1 else new_token()
+        token = spool.token(taken[0]) if len(taken) == 1 else new_token()
         return taken, token, records, 0
 
     async def _replay_some(self) -> bool:
         """Insert the oldest waiting batches as one insert of at most ``records_per_insert``; False if it failed."""
         loop = asyncio.get_running_loop()
-        batches, token, records, from_disk = await self._next()
-        if not batches:
+        taken, token, records, from_disk = await self._next()
+        if not taken:
             return True
-        taken = [path for path, _ in batches]
         self._last_insert = time.monotonic()
         try:
             if len(taken) > 1:  # recorded again on a retry: the same set, and a failed write is retried too
@@ -183,7 +178,7 @@ class SpoolReplay(Generic[T]):
         for path in taken:
             self.logged.forget(path)
         self._inserter.stats.replayed += from_disk
-        await self._inserter.stored(stored, batches=batches)
+        await self._inserter.stored(stored)
         if from_disk:
             log.info(
                 "replayed spooled batches writer=%s records=%d left=%d",

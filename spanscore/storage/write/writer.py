@@ -52,7 +52,6 @@ from typing import Generic, TypeVar
 
 from spanscore.pipeline import Consumer
 from spanscore.storage.write.durable import Durable
-from spanscore.storage.write.early import EarlyIntake
 from spanscore.storage.write.group_commit import GroupCommit, WriterStats
 from spanscore.storage.write.inserter import Inserter
 from spanscore.storage.write.inserts import Inserts
@@ -71,8 +70,7 @@ class BatchWriter(Generic[T]):
     """Bounded, flushing on size or time, with ``shutdown`` that drains.
 
     ``config`` holds the numbers; the arguments are the parts: where records are inserted (``inserts``),
-    the stage that gets them once stored, the spool, the salvager, and the intake that may take batches as
-    soon as the spool acknowledges them (``storage.write.early``).
+    the stage that gets them once stored, the spool and the salvager.
     """
 
     def __init__(
@@ -84,7 +82,6 @@ class BatchWriter(Generic[T]):
         stored: Consumer[Sequence[T]] | None = None,
         spool: BatchSpool[T] | None = None,
         salvager: Salvager[T] | None = None,
-        early: EarlyIntake[T] | None = None,
     ) -> None:
         ack_spooled = config.acknowledge == "spooled"
         self.name = name
@@ -94,8 +91,7 @@ class BatchWriter(Generic[T]):
         if join is None:
             inserts = replace(inserts, encoded=None)  # the log's bytes are kept only behind a spooled ack
         salvager = salvager or Salvager(name)
-        early = early if ack_spooled and spool is not None else None  # only a spooled acknowledgement comes early
-        self.inserter: Inserter[T] = Inserter(inserts, stats=self.stats, salvager=salvager, stored=stored, early=early)
+        self.inserter: Inserter[T] = Inserter(inserts, stats=self.stats, salvager=salvager, stored=stored)
         self._replay: SpoolReplay[T] | None = None
         if spool is not None:
             encoded = join if inserts.encoded is not None else None
