@@ -158,6 +158,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(480)  # the outage, then up to 180 s of replay on a loaded machine, then the drain at stop
 @pytest.mark.reliability("no-acknowledged-span-lost")
 def test_thirty_second_storage_outage_loses_and_duplicates_nothing_acknowledged(
     tmp_path: Path, small_disk: Path
@@ -198,9 +199,12 @@ def test_thirty_second_storage_outage_loses_and_duplicates_nothing_acknowledged(
         balloon = None
         time.sleep(5)
         agents.stop()
+        # Bounded, but wide: on a loaded machine (CI beside benchmark runs, load 10) 90 s was not enough for the replay,
+        # and the check below counted spans still in the spool as lost. Not drained in time is its own failure.
         final = _wait_status(
-            api_port, lambda s: s["spans_pending"] == 0 and s["spans_replayed"] == s["spans_spooled"], 90
+            api_port, lambda s: s["spans_pending"] == 0 and s["spans_replayed"] == s["spans_spooled"], 180
         )
+        assert final["spans_replayed"] == final["spans_spooled"], f"the spool was not replayed within 180 s: {final}"
         sql = (
             "SELECT TraceId, SpanId, count() AS copies FROM otel_traces "
             "WHERE ServiceName IN ('outage-grpc', 'outage-http') GROUP BY TraceId, SpanId"
