@@ -204,7 +204,8 @@ def test_thirty_second_storage_outage_loses_and_duplicates_nothing_acknowledged(
         final = _wait_status(
             api_port, lambda s: s["spans_pending"] == 0 and s["spans_replayed"] == s["spans_spooled"], 180
         )
-        assert final["spans_replayed"] == final["spans_spooled"], f"the spool was not replayed within 180 s: {final}"
+        drained = final["spans_pending"] == 0 and final["spans_replayed"] == final["spans_spooled"]
+        assert drained, f"the spool was not replayed within 180 s: {final}"
         sql = (
             "SELECT TraceId, SpanId, count() AS copies FROM otel_traces "
             "WHERE ServiceName IN ('outage-grpc', 'outage-http') GROUP BY TraceId, SpanId"
