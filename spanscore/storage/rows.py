@@ -88,6 +88,11 @@ def join_json_arrays(parts: Sequence[bytes]) -> bytes:
     return b"".join(pieces)
 
 
+def is_json_array(data: bytes) -> bool:
+    """Whether spooled bytes are ``records_to_json`` output (``join_json_arrays`` takes them), not an old pickle."""
+    return data[:1] != _PICKLE_MARK
+
+
 def spans_from_json(data: bytes) -> list[SpanRecord]:
     """The inverse of ``records_to_json`` (spool replay after a restart).
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Generic, TypeVar
 
 from spanscore.storage.insert_errors import InsertDataError
@@ -46,8 +45,7 @@ class Durable(Generic[T]):
         inserter = self._inserter
         if self._ack_spooled:
             assert self._replay is not None
-            path, written = await self._to_spool(records, count=False)
-            self._replay.logged.keep(path, records, written if inserter.inserts.encoded is not None else None)
+            await self._to_spool(records, count=False, keep=True)
             return
         if self._replay is not None and self._replay.spool.batches:
             await self._to_spool(records)  # storage is behind its spool: keep arrival order
@@ -84,13 +82,19 @@ class Durable(Generic[T]):
         await self._to_spool(records, token=token)
 
     async def _to_spool(
-        self, records: Sequence[T], *, count: bool = True, token: str | None = None
-    ) -> tuple[Path, bytes]:
-        """Log one batch (under ``token`` when an insert of it was tried); returns its file and the bytes written."""
-        assert self._replay is not None
-        spool = self._replay.spool
-        path, data = await asyncio.get_running_loop().run_in_executor(None, spool.append, records, token)
+        self, records: Sequence[T], *, count: bool = True, token: str | None = None, keep: bool = False
+    ) -> None:
+        """Log one batch (under ``token`` when an insert of it was tried), kept in memory for its insert if ``keep``.
+
+        The replay is woken only once the batch is kept or known to be on disk only (``LoggedBatches``).
+        """
+        replay = self._replay
+        assert replay is not None
+        path, data = await asyncio.get_running_loop().run_in_executor(None, replay.spool.append, records, token)
+        if keep:
+            replay.logged.keep(path, records, data if self._inserter.inserts.encoded is not None else None)
+        else:
+            replay.logged.spilled(path)
         if count:
             self._inserter.stats.spooled += len(records)
-        self._replay.wake()
-        return path, data
+        replay.wake()

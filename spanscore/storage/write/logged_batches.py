@@ -7,6 +7,13 @@ as they are, those bytes too (no second encoding). Both are bounded: past
 ``max_records`` records or ``max_bytes`` bytes a batch is not kept, and the replay
 reads it back from the spool when its turn comes (200,000 LLM-sized spans would
 otherwise hold about 2 GB twice over).
+
+It also knows which waiting batches are on disk only: those it did not keep, those spooled after a failed
+insert (``spilled``) and those an earlier process logged (numbered before ``first_number``). Any other batch
+the spool lists is still being logged: its writer has not had it back from the spool yet, and reading it from
+disk then would cost a read and a decode for nothing, and leave the copy kept afterwards in memory for good.
+A batch whose logging failed after the spool listed it is never kept: the replay waits for it a while, then
+``presume_on_disk``; if its writer comes back with it after all, it is no longer waiting and is not kept.
 """
 
 from __future__ import annotations
@@ -15,17 +22,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from spanscore.storage.write.spool import parse_name
+
 T = TypeVar("T")
 
 
 class LoggedBatches(Generic[T]):
     """Spool file -> its records (and optionally its bytes), with the totals the bounds need."""
 
-    def __init__(self, max_records: int, max_bytes: int) -> None:
+    def __init__(self, max_records: int, max_bytes: int, first_number: int = 1) -> None:
         self._records: dict[Path, Sequence[T]] = {}
         self._encoded: dict[Path, bytes] = {}
+        self._on_disk: set[Path] = set()
+        self._presumed: set[Path] = set()  # read from disk while perhaps still being logged
+        self._gone: set[Path] = set()  # presumed, inserted and forgotten before their writer came back
         self._max_records = max_records
         self._max_bytes = max_bytes
+        self._first_number = first_number
         self.count = 0
         """Records kept."""
         self.size = 0
@@ -36,15 +49,40 @@ class LoggedBatches(Generic[T]):
 
     def keep(self, path: Path, records: Sequence[T], data: bytes | None) -> None:
         """Keep one logged batch if it fits; ``data`` only when an insert will send the bytes as they are."""
-        if self.count + len(records) > self._max_records:
+        if self._came_back(path):
             return
-        if data is not None and self.size + len(data) > self._max_bytes:
+        if self.count + len(records) > self._max_records or (
+            data is not None and self.size + len(data) > self._max_bytes
+        ):
+            self._on_disk.add(path)
             return
         self._records[path] = records
         self.count += len(records)
         if data is not None:
             self._encoded[path] = data
             self.size += len(data)
+
+    def spilled(self, path: Path) -> None:
+        """A batch logged without being kept (spooled after a failed insert): the replay reads it from disk."""
+        if not self._came_back(path):
+            self._on_disk.add(path)
+
+    def presume_on_disk(self, path: Path) -> None:
+        """The replay gave up waiting for ``path``'s writer (its logging may have failed): read it from disk."""
+        self._on_disk.add(path)
+        self._presumed.add(path)
+
+    def _came_back(self, path: Path) -> bool:
+        """Whether a presumed batch's writer came back after its insert: nothing is left to keep."""
+        if path in self._gone:
+            self._gone.discard(path)
+            return True
+        self._presumed.discard(path)
+        return False
+
+    def on_disk(self, path: Path) -> bool:
+        """Whether a waiting batch not kept here is to be read from disk (False: it is still being logged)."""
+        return path in self._on_disk or parse_name(path.name)[0] < self._first_number
 
     def records(self, path: Path) -> Sequence[T] | None:
         return self._records.get(path)
@@ -54,6 +92,10 @@ class LoggedBatches(Generic[T]):
 
     def forget(self, path: Path) -> None:
         """The batch is inserted (or gone): free its memory."""
+        self._on_disk.discard(path)
+        if path in self._presumed:
+            self._presumed.discard(path)
+            self._gone.add(path)
         kept = self._records.pop(path, None)
         if kept is not None:
             self.count -= len(kept)

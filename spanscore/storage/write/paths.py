@@ -19,7 +19,13 @@ from spanscore.pipeline import Calling, Consumer
 from spanscore.records import LogRecord, SpanRecord
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.metric_rows import MetricPoint, metric_points_from_json, metric_points_to_json
-from spanscore.storage.rows import join_json_arrays, logs_from_json, records_to_json, spans_from_json
+from spanscore.storage.rows import (
+    is_json_array,
+    join_json_arrays,
+    logs_from_json,
+    records_to_json,
+    spans_from_json,
+)
 from spanscore.storage.scored_runs import ScoredRunRow
 from spanscore.storage.scores import DecisionRow, ScoreRow
 from spanscore.storage.write.deadletter import DeadLetters
@@ -67,7 +73,9 @@ def _rows_to_json(rows: object) -> bytes:
     return orjson.dumps(rows if isinstance(rows, list) else list(rows))  # type: ignore[call-overload]
 
 
-SPAN_SPOOL_CODEC: SpoolCodec[SpanRecord] = SpoolCodec(records_to_json, spans_from_json, join_json_arrays)
+SPAN_SPOOL_CODEC: SpoolCodec[SpanRecord] = SpoolCodec(
+    records_to_json, spans_from_json, join_json_arrays, joinable=is_json_array
+)
 LOG_SPOOL_CODEC: SpoolCodec[LogRecord] = SpoolCodec(records_to_json, logs_from_json)
 METRIC_SPOOL_CODEC: SpoolCodec[MetricPoint] = SpoolCodec(metric_points_to_json, metric_points_from_json)
 SCORE_SPOOL_CODEC: SpoolCodec[ScoreRow] = SpoolCodec(_rows_to_json, _scores_from_json)

@@ -16,9 +16,11 @@ the deletes, sends the same files under the same token, so storage keeps one cop
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -35,6 +37,9 @@ from spanscore.storage.write.writer_config import WriterConfig
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+LOGGING_GRACE_S = 5.0
+"""Seconds the replay waits for a listed batch's writer to come back with it before reading it from disk."""
 
 
 class SpoolReplay(Generic[T]):
@@ -53,6 +58,9 @@ class SpoolReplay(Generic[T]):
         self.logged = logged
         """Batches logged for a spooled acknowledgement, kept in memory until inserted."""
         self._insert_max = config.records_per_insert
+        self._read_back_max = config.read_back_max_bytes
+        self._ahead: _Batch[T] | None = None  # read back from disk and left for the next insert by the bounds
+        self._awaited: tuple[Path, float] | None = None  # the batch still being logged that stopped the last insert
         self._linger_enabled = config.acknowledge == "spooled"
         self._insert_interval = config.insert_interval
         self._backoff = config.replay_backoff_s
@@ -117,57 +125,104 @@ class SpoolReplay(Generic[T]):
 
         Every insert has a fixed engine cost (tens of milliseconds of CPU in chDB, whatever its
         size), so back-to-back inserts of whatever just arrived would take CPU from the receivers
-        at moderate rates. Waiting lets batches merge; a full ``records_per_insert`` or shutdown goes at once.
+        at moderate rates. Waiting lets batches merge; a full ``records_per_insert``, a backlog on disk
+        or shutdown goes at once.
         """
         if not self._linger_enabled or self._retry:
             return
         await wait_while(
             self._spooled,
             self._last_insert + self._insert_interval,
-            lambda: not self.closing and self.logged.count < self._insert_max,
+            lambda: not self.closing and self.logged.count < self._insert_max and not self._behind_on_disk(),
         )
 
-    async def _next(self) -> tuple[list[Path], str, list[T], int]:
-        """The batch files for the next insert, its token, their records, and how many of those came from disk."""
-        loop = asyncio.get_running_loop()
-        spool = self.spool
-        taken: list[Path] = []
-        records: list[T] = []
-        from_disk = 0
+    def _behind_on_disk(self) -> bool:
+        """Whether batches wait on disk only (past the memory bound, or from before a restart): a backlog."""
+        return self.spool.batches > len(self.logged)
+
+    async def _read_back(self, path: Path) -> _Batch[T]:
+        """A batch that is not in memory, from the spool on disk (the one read ahead last time if it is that one)."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead.path == path:
+            return ahead
+        return await asyncio.get_running_loop().run_in_executor(None, self._read_from_disk, path)
+
+    def _read_from_disk(self, path: Path) -> _Batch[T]:
+        codec = self.spool.codec
+        data = self.spool.read_encoded(path)
+        joinable = self._join_encoded is not None and codec.joinable(data)
+        return _Batch(path, codec.decode(data), data if joinable else None, read_back=len(data))
+
+    def _in_memory(self, path: Path) -> _Batch[T] | None:
+        records = self.logged.records(path)
+        return None if records is None else _Batch(path, records, self.logged.encoded(path), read_back=0)
+
+    async def _next(self) -> _Set[T]:
+        """The batches of the next insert and its token: the retried set, or the oldest waiting batches merged.
+
+        Batches merge up to ``records_per_insert`` records whether they are in memory or read back from disk
+        (those up to ``read_back_max_bytes`` too): a spool that overflowed its memory bound (LLM-sized spans,
+        storage behind) is drained by large inserts, not one batch per insert. A batch read and then left out
+        for the bounds is kept for the next insert rather than read twice.
+        """
         if self._retry:
-            taken, token = list(self._retry[0]), self._retry[1]
-            for path in taken:
-                batch = self.logged.records(path)
-                if batch is None:
-                    batch = await loop.run_in_executor(None, spool.read, path)
-                    from_disk += len(batch)
-                records.extend(batch)
-            return taken, token, records, from_disk
-        for path in await loop.run_in_executor(None, spool.waiting, 256):
-            batch = self.logged.records(path)
-            if batch is None:  # read back from disk: it goes alone
-                if not taken:
-                    records = await loop.run_in_executor(None, spool.read, path)
-                    return [path], spool.token(path), records, len(records)
+            paths, token = self._retry
+            batches = [self._in_memory(path) or await self._read_back(path) for path in paths]
+            return _Set(batches, token)
+        taken: list[_Batch[T]] = []
+        count = read_bytes = 0
+        self._spooled.clear()  # set again by the next batch logged: ``_replay_some`` waits for it when all are
+        for path in await asyncio.get_running_loop().run_in_executor(None, self.spool.waiting, 256):
+            batch = self._in_memory(path)
+            if batch is None:
+                if not self.logged.on_disk(path) and not self._waited_long_for(path):
+                    break  # still being logged: taken from memory once it is
+                if taken and read_bytes >= self._read_back_max:
+                    break
+                batch = await self._read_back(path)
+            if taken and count + len(batch.records) > self._insert_max:
+                if batch.read_back:
+                    self._ahead = batch
                 break
-            if taken and len(records) + len(batch) > self._insert_max:
-                break
-            taken.append(path)
-            records.extend(batch)
-        token = spool.token(taken[0]) if len(taken) == 1 else new_token()
-        return taken, token, records, 0
+            taken.append(batch)
+            count += len(batch.records)
+            read_bytes += batch.read_back
+        if not taken:
+            return _Set([], "")
+        token = self.spool.token(taken[0].path) if len(taken) == 1 else new_token()
+        return _Set(taken, token)
+
+    def _waited_long_for(self, path: Path) -> bool:
+        """Whether ``path`` has been listed, and not kept by its writer, for ``LOGGING_GRACE_S``.
+
+        A batch the spool lists and its writer never comes back with (the log's sync failed after the batch
+        was written; it is not acknowledged but stays logged) would otherwise hold the replay forever.
+        """
+        now = time.monotonic()
+        if self._awaited is None or self._awaited[0] != path:
+            self._awaited = (path, now)
+            return False
+        if now - self._awaited[1] < LOGGING_GRACE_S:
+            return False
+        self._awaited = None
+        self.logged.presume_on_disk(path)
+        return True
 
     async def _replay_some(self) -> bool:
         """Insert the oldest waiting batches as one insert of at most ``records_per_insert``; False if it failed."""
         loop = asyncio.get_running_loop()
-        taken, token, records, from_disk = await self._next()
-        if not taken:
+        chosen = await self._next()
+        taken, token, records = chosen.paths, chosen.token, chosen.records
+        from_disk = chosen.from_disk
+        if not taken:  # the oldest batch is still being logged
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._spooled.wait(), 1.0)
             return True
         self._last_insert = time.monotonic()
         try:
             if len(taken) > 1:  # recorded again on a retry: the same set, and a failed write is retried too
                 await loop.run_in_executor(None, self._intents.write, taken, token)
-            stored = await self._insert_taken(taken, records, token)
+            stored = await self._insert_taken(chosen)
         except Exception as exc:
             self._inserter.failed(exc, len(records))
             self._retry = (taken, token)
@@ -188,14 +243,15 @@ class SpoolReplay(Generic[T]):
             )
         return True
 
-    async def _insert_taken(self, taken: list[Path], records: list[T], token: str) -> Sequence[T]:
-        """Insert the batches ``taken`` under ``token``; returns the records now stored.
+    async def _insert_taken(self, chosen: _Set[T]) -> Sequence[T]:
+        """Insert the batches ``chosen`` under their token; returns the records now stored.
 
         A refused set is salvaged, and a salvage interrupted by an outage resumes on the retry
         of the same set instead of starting over.
         """
+        records, token = chosen.records, chosen.token
         if self._salvaging is None:
-            encoded = [self.logged.encoded(path) for path in taken]
+            encoded = [batch.encoded for batch in chosen.batches]
             joined = None
             if self._join_encoded is not None and None not in encoded:
                 joined = self._join_encoded([data for data in encoded if data is not None])
@@ -208,6 +264,38 @@ class SpoolReplay(Generic[T]):
         await salvage.run()
         self._salvaging = None
         return salvage.stored
+
+
+@dataclass(frozen=True, slots=True)
+class _Batch(Generic[T]):
+    """One waiting batch: its records, its encoded bytes when an insert can send them, and where it was found."""
+
+    path: Path
+    records: Sequence[T]
+    encoded: bytes | None
+    read_back: int
+    """Bytes read back from the spool on disk; 0 for a batch kept in memory since it was logged."""
+
+
+@dataclass(slots=True)
+class _Set(Generic[T]):
+    """The batches of one insert, oldest first, and the insert's deduplication token."""
+
+    batches: list[_Batch[T]]
+    token: str
+    records: list[T] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.records = [record for batch in self.batches for record in batch.records]
+
+    @property
+    def paths(self) -> list[Path]:
+        return [batch.path for batch in self.batches]
+
+    @property
+    def from_disk(self) -> int:
+        """Records read back from the spool on disk."""
+        return sum(len(batch.records) for batch in self.batches if batch.read_back)
 
 
 def _remove_all(spool: BatchSpool[T], paths: list[Path], intents: ReplayIntents) -> None:

@@ -68,6 +68,9 @@ class SpoolCodec(Generic[T]):
     decode: Callable[[bytes], list[T]] = _pickle_decode
     join: Callable[[Sequence[bytes]], bytes] | None = None
     """Several encoded batches as one encoded batch without decoding, when the form allows it."""
+    joinable: Callable[[bytes], bool] = lambda data: True
+    """Whether bytes read back from disk are in the form ``join`` takes (an older version may have written
+    another); batches that are not are encoded again for their insert."""
 
 
 class Spool(Generic[T]):
@@ -172,8 +175,12 @@ class Spool(Generic[T]):
         return match.group(2)
 
     def read(self, path: Path) -> list[T]:
-        records: list[T] = self.codec.decode(path.read_bytes())
+        records: list[T] = self.codec.decode(self.read_encoded(path))
         return records
+
+    def read_encoded(self, path: Path) -> bytes:
+        """The batch's bytes as the codec wrote them (an insert can send them as they are)."""
+        return path.read_bytes()
 
     def holds(self, path: Path) -> bool:
         """Whether the batch named ``path`` is still waiting."""
@@ -222,6 +229,9 @@ class BatchSpool(Protocol[T]):
     @property
     def size_bytes(self) -> int: ...
 
+    @property
+    def next_number(self) -> int: ...
+
     def append(self, records: Sequence[T], token: str | None = None) -> tuple[Path, bytes]: ...
 
     def waiting(self, limit: int) -> list[Path]: ...
@@ -232,6 +242,8 @@ class BatchSpool(Protocol[T]):
     def holds(self, path: Path) -> bool: ...
 
     def read(self, path: Path) -> list[T]: ...
+
+    def read_encoded(self, path: Path) -> bytes: ...
 
     def remove_many(self, paths: Sequence[Path]) -> None: ...
 

@@ -108,6 +108,12 @@ class SpoolLog(Generic[T]):
     def size_bytes(self) -> int:
         return self._files.size_bytes + self._bytes
 
+    @property
+    def next_number(self) -> int:
+        """The number the next batch gets: batches numbered below it at open were logged by an earlier process."""
+        with self._log.lock:
+            return self._next
+
     def append(self, records: Sequence[T], token: str | None = None) -> tuple[Path, bytes]:
         """Log one batch durably; return its handle and the bytes written, or raise RetryableError when full.
 
@@ -177,14 +183,17 @@ class SpoolLog(Generic[T]):
         return found or self._files.holds(path)
 
     def read(self, path: Path) -> list[T]:
+        records: list[T] = self.codec.decode(self.read_encoded(path))
+        return records
+
+    def read_encoded(self, path: Path) -> bytes:
+        """The batch's bytes as the codec wrote them (an insert can send them as they are)."""
         with self._log.lock:
             found = self._entry(path)
         if found is None:
-            return self._files.read(path)
+            return self._files.read_encoded(path)
         entry = found[1]
-        data = records_on_disk.read_payload(self.directory / segment_name(entry.segment), entry.offset, entry.length)
-        records: list[T] = self.codec.decode(data)
-        return records
+        return records_on_disk.read_payload(self.directory / segment_name(entry.segment), entry.offset, entry.length)
 
     def remove(self, path: Path) -> None:
         self.remove_many([path])

@@ -96,7 +96,7 @@ class BatchWriter(Generic[T]):
         if spool is not None:
             encoded = join if inserts.encoded is not None else None
             # Only batches logged for a spooled acknowledgement are kept, so only that mode fills it.
-            logged: LoggedBatches[T] = LoggedBatches(config.max_pending, config.cache_max_bytes)
+            logged: LoggedBatches[T] = LoggedBatches(config.max_pending, config.cache_max_bytes, spool.next_number)
             self._replay = SpoolReplay(spool, self.inserter, logged, config, join_encoded=encoded)
         durable = Durable(self.inserter, self._replay, ack_spooled=ack_spooled)
         self._lanes: list[GroupCommit[T]] = [GroupCommit(name, durable, config, self.stats)]

@@ -31,6 +31,8 @@ class WriterConfig:
     replay_backoff_s: float = 1.0
     cache_max_bytes: int = 256 << 20
     """Bytes of spooled batches kept in memory until inserted (``acknowledge: spooled``)."""
+    read_back_max_bytes: int = 32 << 20
+    """Bytes of batches read back from the spool on disk that one insert merges (one batch when larger)."""
     stuck_after_s: float = 30.0
     """Seconds of failing inserts after which ``problems()`` reports the writer."""
     bulk_min: int = 0
@@ -53,6 +55,7 @@ class WriterConfig:
             "stuck_after_s",
             "bulk_min",
             "insert_max",
+            "read_back_max_bytes",
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"writer {name} must not be negative, got {getattr(self, name)!r}")

@@ -15,6 +15,7 @@ from spanscore.errors import RetryableError
 from spanscore.pipeline import Calling, Consumer
 from spanscore.records import LogRecord, SpanEvent, SpanLink, SpanRecord
 from spanscore.storage.rows import join_json_arrays, records_to_json, spans_from_json
+from spanscore.storage.write.logged_batches import LoggedBatches
 from spanscore.storage.write.paths import LOG_SPOOL_CODEC, SPAN_SPOOL_CODEC
 from spanscore.storage.write.spool import Spool
 from spanscore.storage.write.spool_log import SpoolLog
@@ -273,13 +274,15 @@ async def test_logged_batches_past_the_byte_bound_are_read_back_from_the_log(tmp
     for index in range(5):
         await writer.consume([_span(index)])
     assert writer._replay is not None
-    assert writer._replay.logged.size <= 2 * one_batch + 1 and len(writer._replay.logged) <= 2
+    kept = len(writer._replay.logged)
+    assert writer._replay.logged.size <= 2 * one_batch + 1 and kept <= 2
     gate.set()
     await _until(lambda: writer.stats.stored == 5)
     await writer.shutdown()
-    from_memory = [span for body in bodies for span in spans_from_json(body)]
-    assert sorted(from_memory + read_back, key=lambda span: span.name) == [_span(index) for index in range(5)]
-    assert read_back and writer.stats.replayed == len(read_back)  # the uncached ones came from the log
+    inserted = [span for body in bodies for span in spans_from_json(body)]
+    assert inserted == [_span(index) for index in range(5)]
+    assert read_back == []  # the batches read back went in as the bytes they were logged as
+    assert writer.stats.replayed == 5 - kept  # the uncached ones came from the log
     assert writer._replay.logged.size == 0 and not _logged(writer)
 
 
@@ -309,3 +312,159 @@ def test_the_storage_config_sets_the_rows_per_insert_behind_the_spool() -> None:
     assert WriterConfig(batch_max=5, flush_interval=0, max_pending=1).records_per_insert == 5
     with pytest.raises(ValueError, match="insert_max"):
         WriterConfig(batch_max=5, flush_interval=0, max_pending=1, insert_max=-1)
+
+
+def _spilling_writer(
+    tmp_path: Path,
+    insert_max: int,
+    bodies: list[bytes],
+    encoded_again: list[SpanRecord],
+    gate: asyncio.Event,
+    *,
+    read_back_max_bytes: int = 32 << 20,
+    insert_interval: float = 0.0,
+) -> BatchWriter[SpanRecord]:
+    """A span writer whose memory keeps no logged batch: every insert reads its batches back from the log."""
+
+    async def insert_encoded(body: bytes) -> None:
+        await gate.wait()
+        bodies.append(body)
+
+    async def insert(records: list[SpanRecord]) -> None:
+        await gate.wait()
+        encoded_again.extend(records)
+
+    config = WriterConfig(
+        batch_max=100, flush_interval=0.0, max_pending=1000, replay_backoff_s=0.01, acknowledge="spooled",
+        cache_max_bytes=len(records_to_json([_span(0)])) - 1, insert_max=insert_max,
+        read_back_max_bytes=read_back_max_bytes, insert_interval=insert_interval,
+    )  # fmt: skip
+    inserts = Inserts(Calling(insert), encoded=Calling(insert_encoded))
+    return BatchWriter("spans", inserts, config, spool=SPOOL(tmp_path, 1 << 20, SPAN_SPOOL_CODEC))
+
+
+async def test_batches_read_back_from_the_log_merge_into_large_inserts_of_their_logged_bytes(tmp_path: Path) -> None:
+    """Past the memory bound the log is read back; its batches still merge, and their bytes are sent as logged.
+
+    One insert per read-back batch drained LLM-sized spans at a quarter of the rate they were acknowledged, so a
+    spool that had once overflowed its memory bound filled up (#43).
+    """
+    bodies: list[bytes] = []
+    encoded_again: list[SpanRecord] = []
+    gate = asyncio.Event()
+    writer = _spilling_writer(tmp_path, 5, bodies, encoded_again, gate)
+    await writer.start()
+    for index in range(12):
+        await writer.consume([_span(index)])
+    assert writer._replay is not None and len(writer._replay.logged) == 0  # nothing kept: all on disk
+    gate.set()
+    await _until(lambda: writer.stats.stored == 12)
+    await writer.shutdown()
+    assert encoded_again == []  # the log's bytes went in as they were
+    sizes = [len(spans_from_json(body)) for body in bodies]  # the first may go before the rest are logged
+    assert max(sizes) == 5 and len(sizes) <= 4
+    assert [span for body in bodies for span in spans_from_json(body)] == [_span(index) for index in range(12)]
+    assert writer.stats.replayed == 12 and writer.stats.inserts == len(bodies) and not _logged(writer)
+
+
+async def test_an_insert_reads_back_at_most_read_back_max_bytes_of_batches(tmp_path: Path) -> None:
+    bodies: list[bytes] = []
+    gate = asyncio.Event()
+    one_batch = len(records_to_json([_span(0)]))
+    writer = _spilling_writer(tmp_path, 1000, bodies, [], gate, read_back_max_bytes=2 * one_batch)
+    await writer.start()
+    for index in range(7):
+        await writer.consume([_span(index)])
+    gate.set()
+    await _until(lambda: writer.stats.stored == 7)
+    await writer.shutdown()
+    sizes = [len(spans_from_json(body)) for body in bodies]
+    assert max(sizes) == 2 and len(sizes) <= 5
+    assert [span for body in bodies for span in spans_from_json(body)] == [_span(index) for index in range(7)]
+
+
+async def test_a_backlog_on_disk_is_inserted_without_waiting_out_the_insert_interval(tmp_path: Path) -> None:
+    """The interval lets batches arriving in memory merge; batches already waiting on disk need no wait."""
+    bodies: list[bytes] = []
+    gate = asyncio.Event()
+    writer = _spilling_writer(tmp_path, 2, bodies, [], gate, insert_interval=30.0)
+    await writer.start()
+    for index in range(6):
+        await writer.consume([_span(index)])
+    gate.set()
+    await _until(lambda: writer.stats.stored == 6, 5)
+    assert writer.stats.stored == 6  # three inserts, not one every 30 s
+    await writer.shutdown()
+
+
+async def test_an_old_pickled_batch_on_disk_is_encoded_again_when_merged(tmp_path: Path) -> None:
+    """Bytes an older version wrote (pickles) are not the form the insert takes: that set's records are re-encoded."""
+    old: Spool[SpanRecord] = Spool(tmp_path, 1 << 20)  # pickle codec, one file per batch
+    old.append([_span(0)])
+    old.append([_span(1)])
+    bodies: list[bytes] = []
+    encoded_again: list[SpanRecord] = []
+    gate = asyncio.Event()
+    writer = _spilling_writer(tmp_path, 1000, bodies, encoded_again, gate)
+    await writer.start()
+    await writer.consume([_span(2)])
+    gate.set()
+    await _until(lambda: writer.stats.stored == 3)
+    await writer.shutdown()
+    stored = encoded_again + [span for body in bodies for span in spans_from_json(body)]
+    assert stored == [_span(0), _span(1), _span(2)] and encoded_again[:2] == [_span(0), _span(1)]
+
+
+class _SyncFailsOnce(SpoolLog[int]):
+    """A log whose first sync fails after the batch was written: listed as waiting, never acknowledged."""
+
+    failed = False
+
+    def append(self, records: Sequence[int], token: str | None = None) -> tuple[Path, bytes]:
+        written = super().append(records, token)
+        if not self.failed:
+            self.failed = True
+            raise OSError("fdatasync failed")
+        return written
+
+
+async def test_a_batch_whose_logging_failed_after_it_was_listed_is_still_inserted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The replay takes batches still being logged from memory once their writer has them back; one whose
+    writer never comes back (its sync failed) is read from disk after a grace, not waited for forever."""
+    monkeypatch.setattr("spanscore.storage.write.replay.LOGGING_GRACE_S", 0.2)
+    store = GatedStore()
+    store.gate.set()
+    config = WriterConfig(
+        batch_max=100, flush_interval=0.0, max_pending=1000, acknowledge="spooled", replay_backoff_s=0.01
+    )
+    writer = BatchWriter("t", Inserts(Calling(store.insert)), config, spool=_SyncFailsOnce(tmp_path, 1 << 20))
+    await writer.start()
+    with pytest.raises(RetryableError, match="fdatasync failed"):
+        await writer.consume([1])  # not acknowledged, yet logged: it may be stored (a retry is deduplicated)
+    await writer.consume([2])
+    await _until(lambda: len(store.stored) == 2, 5)
+    await writer.shutdown()
+    assert store.stored == [1, 2] and not _logged(writer)
+    assert writer._replay is not None and writer._replay.logged.count == 0
+
+
+def test_a_presumed_batch_whose_writer_comes_back_after_its_insert_is_not_kept() -> None:
+    logged: LoggedBatches[int] = LoggedBatches(100, 1 << 20, first_number=5)
+    late, earlier, listed = (
+        Path(f"/s/{number:012d}-{letter * 32}.batch") for number, letter in ((7, "a"), (3, "b"), (8, "c"))
+    )
+    assert logged.on_disk(earlier) and not logged.on_disk(late)  # numbered before this process: logged earlier
+    logged.presume_on_disk(late)
+    assert logged.on_disk(late)
+    logged.forget(late)  # read from disk, inserted
+    logged.keep(late, [1, 2], b"xx")  # its writer comes back only now
+    assert logged.records(late) is None and logged.count == 0 and logged.size == 0
+    logged.keep(listed, [3], b"y")
+    assert logged.records(listed) == [3] and not logged.on_disk(listed)
+    logged.presume_on_disk(listed)
+    logged.keep(listed, [3], b"y")  # came back before the insert: kept as any other
+    logged.forget(listed)
+    logged.keep(listed, [3], b"y")
+    assert logged.records(listed) == [3]  # not a presumed one any more: kept again (a new logging of it)
