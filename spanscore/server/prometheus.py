@@ -117,6 +117,14 @@ KINDS: dict[str, tuple[Kind, str]] = {
         "gauge",
         "1 while rows are dead-lettered or a writer has failed for storage.stuck_after_s.",
     ),
+    "spans_handon_wait_seconds": (
+        "counter",
+        "Seconds stored spans waited for run assembly to take them (its queue full): storage was held back.",
+    ),
+    "logs_handon_wait_seconds": (
+        "counter",
+        "Seconds stored log records waited for run assembly to take them (its queue full).",
+    ),
     "spans_dead_lettered": ("counter", "Spans storage refused and moved to the dead letters."),
     "spans_dead_letters_waiting": ("gauge", "Spans in dead-letter files now, waiting for replay."),
     "spans_salvaged_batches": ("counter", "Spans batches the engine refused, split to store what it takes."),

@@ -83,5 +83,7 @@ def write_path_metrics(service: Service) -> dict[str, float]:
         out[f"{writer.name}_dead_letters_waiting"] = dead.records if dead is not None else 0
         out[f"{writer.name}_salvaged_batches"] = writer.salvager.salvaged_batches
         out[f"{writer.name}_spooled"] = writer.stats.spooled
+        if writer.inserter.hands_on:
+            out[f"{writer.name}_handon_wait_seconds"] = round(writer.stats.handon_wait_seconds, 3)
     out["write_path_degraded"] = 1 if service.dead_letters.health() else 0
     return out

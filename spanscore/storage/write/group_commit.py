@@ -44,6 +44,8 @@ class WriterStats:
     inserts: int = 0
     last_error: str = ""
     insert_seconds: float = 0.0
+    handon_wait_seconds: float = 0.0
+    """Seconds stored records waited for the next stage to take them (the run assembler's queue, when full)."""
     batch_sizes: list[int] = field(default_factory=list)
 
 

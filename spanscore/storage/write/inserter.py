@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Sequence
 from typing import Generic, TypeVar
 
@@ -24,6 +25,9 @@ from spanscore.storage.write.inserts import Inserts
 from spanscore.storage.write.salvage import Salvage, Salvager
 
 log = logging.getLogger(__name__)
+
+HANDON_WINDOW_S = 60.0
+"""The window ``RecentWaits`` reports over."""
 
 T = TypeVar("T")
 
@@ -38,6 +42,13 @@ class Inserter(Generic[T]):
         self.salvager = salvager
         self._stored_to = stored
         self._failing_since: float | None = None  # monotonic time of the first failure since the last success
+        self.handon = RecentWaits()
+        """How long the last minute's hand-ons to the next stage took: a full run assembler holds the writer."""
+
+    @property
+    def hands_on(self) -> bool:
+        """Whether stored records go on to a next stage (spans and logs: the run assembler)."""
+        return self._stored_to is not None
 
     @property
     def name(self) -> str:
@@ -82,12 +93,37 @@ class Inserter(Generic[T]):
         self.stats.inserts += inserts
         self.stats.stored += len(records)
         if self._stored_to is not None and records:
+            started = time.monotonic()
             try:
                 await self._stored_to.consume(records)
             except Exception:
                 log.exception("the stage after the %s writer failed on %d stored records", self.name, len(records))
+            waited = time.monotonic() - started
+            self.stats.handon_wait_seconds += waited
+            self.handon.add(started, waited)
 
     @property
     def failing_for(self) -> float | None:
         """Seconds since the first failure not yet followed by a success; None while inserts succeed."""
         return None if self._failing_since is None else time.monotonic() - self._failing_since
+
+
+class RecentWaits:
+    """Seconds spent waiting within the last ``HANDON_WINDOW_S``, from the waits that ended in it."""
+
+    def __init__(self) -> None:
+        self._waits: deque[tuple[float, float]] = deque()  # (ended at, seconds), oldest first
+
+    def add(self, started: float, seconds: float) -> None:
+        self._waits.append((started + seconds, seconds))
+        self._forget(started + seconds)
+
+    def share(self, now: float | None = None) -> float:
+        """The part of the last window spent waiting (0-1)."""
+        now = time.monotonic() if now is None else now
+        self._forget(now)
+        return min(1.0, sum(seconds for _, seconds in self._waits) / HANDON_WINDOW_S)
+
+    def _forget(self, now: float) -> None:
+        while self._waits and self._waits[0][0] < now - HANDON_WINDOW_S:
+            self._waits.popleft()

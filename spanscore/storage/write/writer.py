@@ -53,7 +53,7 @@ from typing import Generic, TypeVar
 from spanscore.pipeline import Consumer
 from spanscore.storage.write.durable import Durable
 from spanscore.storage.write.group_commit import GroupCommit, WriterStats
-from spanscore.storage.write.inserter import Inserter
+from spanscore.storage.write.inserter import HANDON_WINDOW_S, Inserter
 from spanscore.storage.write.inserts import Inserts
 from spanscore.storage.write.logged_batches import LoggedBatches
 from spanscore.storage.write.replay import SpoolReplay
@@ -64,6 +64,9 @@ from spanscore.storage.write.writer_config import WriterConfig
 __all__ = ["BatchWriter", "Inserts", "WriterConfig"]
 
 T = TypeVar("T")
+
+HELD_BACK_SHARE = 0.5
+"""Part of the last minute a writer's inserts waited for the next stage from which ``problems()`` reports it."""
 
 
 class BatchWriter(Generic[T]):
@@ -135,6 +138,15 @@ class BatchWriter(Generic[T]):
         waited = self.inserter.failing_for
         if held and waited is not None and waited > self._config.stuck_after_s:
             found.append(f"{self.name} writer has been retrying for {waited:.0f}s: {self.stats.last_error}")
+        held_back = self.inserter.handon.share()
+        if held_back >= HELD_BACK_SHARE:
+            spooled = self._config.acknowledge == "spooled"
+            behind = "what the spool acknowledged waits to be stored" if spooled else "acknowledgements wait for it"
+            found.append(
+                f"{self.name} writer: inserts waited {held_back:.0%} of the last {HANDON_WINDOW_S:.0f}s for the stage "
+                f"after storage (run assembly, see runs_assembly_queued_records) to take what they stored: scores "
+                f"come late, and {behind}"
+            )
         dead = self.salvager.dead_letters
         if dead is not None and dead.batches:
             found.append(
