@@ -6,9 +6,12 @@ time every receiver, acknowledgement and API answer waited behind. Here one work
 goes through one FIFO queue, so a trace's batches are added in the order they were stored and a readiness check
 sees every batch handed over before it, as when everything ran on the loop.
 
-The queue is bounded in records (``max_queued_records``): when the thread falls behind, the next hand-over
-waits for room, which holds the span writer's hand-on as the loop's own work did, so memory stays bounded
-(a single batch larger than the bound is still taken when the queue is empty: nothing wedges). Waiting
+The queue is bounded in records (``max_queued_records``) and in estimated bytes (``max_queued_bytes``): when
+the thread falls behind, the next hand-over waits for room, which holds the span writer's hand-on as the loop's
+own work did, so memory stays bounded (a single batch larger than a bound is still taken when the queue is
+empty: nothing wedges). The bytes matter for LLM-sized spans: decoded, one of the bench's takes about 7.1 KB,
+so the 200,000 the record bound lets queue would hold about 1.3 GiB, where 256 MiB estimated is about 320 MiB
+(#43, session 26: an independent check's service reached 3-5.4 GB of RSS with the queue at its bound). Waiting
 hand-overs are served in arrival order. A batch whose intake fails is logged and counted, not retried: its rows
 are stored, and the next start's recovery reads recent stored traces back.
 
@@ -31,14 +34,24 @@ log = logging.getLogger(__name__)
 
 MAX_QUEUED_RECORDS = 200_000
 """Spans and log records handed over and not yet added: a few large inserts (``storage.insert_max_spans``)."""
+MAX_QUEUED_BYTES = 256 << 20
+"""Their estimated bytes (``runs.sizes``): about 50,000 LLM-sized spans, where the record bound would let 200,000."""
 
 
 class AssemblyThread:
-    def __init__(self, assembler: RunAssembler, max_queued_records: int = MAX_QUEUED_RECORDS) -> None:
+    def __init__(
+        self,
+        assembler: RunAssembler,
+        max_queued_records: int = MAX_QUEUED_RECORDS,
+        max_queued_bytes: int = MAX_QUEUED_BYTES,
+    ) -> None:
         self.assembler = assembler
         self._max = max_queued_records
+        self._max_bytes = max_queued_bytes
         self.queued_records = 0
         """Records handed over and not yet added (a gauge)."""
+        self.queued_bytes = 0
+        """Their estimated bytes (a gauge)."""
         self.failed_batches = 0
         """Batches whose intake raised (logged; their rows are stored, the next start's recovery reads them)."""
         self._executor: ThreadPoolExecutor | None = None
@@ -65,22 +78,27 @@ class AssemblyThread:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="run-assembly")
         return self._executor
 
-    async def hand_over(self, work: Callable[[], object], records: int) -> None:
-        """Queue ``work`` (the intake of ``records`` spans or logs); return once it is queued, not once done."""
+    async def hand_over(self, work: Callable[[], object], records: int, size: int = 0) -> None:
+        """Queue ``work`` (the intake of ``records`` spans or logs, about ``size`` bytes); return once queued."""
         loop = asyncio.get_running_loop()
         async with self._order:  # FIFO: a later batch never overtakes one waiting for room
-            while not self._closed and self.queued_records and self.queued_records + records > self._max:
+            while not self._closed and self.queued_records and self._full(records, size):
                 self._room.clear()
                 await self._room.wait()
             if await self._here():
                 work()
                 return
             self.queued_records += records
+            self.queued_bytes += size
             future = self._pool().submit(work)
-        future.add_done_callback(lambda done: loop.call_soon_threadsafe(self._finished, done, records))
+        future.add_done_callback(lambda done: loop.call_soon_threadsafe(self._finished, done, records, size))
 
-    def _finished(self, done: Future[object], records: int) -> None:
+    def _full(self, records: int, size: int) -> bool:
+        return self.queued_records + records > self._max or self.queued_bytes + size > self._max_bytes
+
+    def _finished(self, done: Future[object], records: int, size: int) -> None:
         self.queued_records -= records
+        self.queued_bytes -= size
         self._room.set()
         error = done.exception()
         if error is not None:

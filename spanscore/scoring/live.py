@@ -313,6 +313,7 @@ class LiveScoring:
             "scoring_write_retries": sum(durable.retries for durable in self._durable),
             "runs_pending_traces": stats.pending_traces,
             "runs_assembly_queued_records": self.assembly.queued_records,
+            "runs_assembly_queued_bytes": self.assembly.queued_bytes,
             "runs_evicted_traces": stats.evicted_traces,
             "runs_evicted_early": stats.evicted_runs_early,
             "runs_pending_bytes": stats.pending_bytes,

@@ -178,6 +178,10 @@ KINDS: dict[str, tuple[Kind, str]] = {
         "gauge",
         "Stored spans and logs handed to run assembly's thread and not yet added (bounded; full holds the writer).",
     ),
+    "runs_assembly_queued_bytes": (
+        "gauge",
+        "Estimated bytes of the spans and logs queued for run assembly's thread (bounded at 256 MiB).",
+    ),
     "runs_too_large": (
         "counter",
         "Traces cut at collector.runs.max_run_bytes or evicted at a bound before ready (decision too_large).",

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from dataclasses import replace
 
+from spanscore.records import SpanRecord
 from spanscore.runs.assembly_thread import AssemblyThread
+from spanscore.runs.intake import sampled_size
 from spanscore.runs.readiness import RunAssembler
+from spanscore.runs.sizes import span_bytes
 
 
 async def test_batches_run_in_order_and_a_full_queue_holds_the_next_hand_over() -> None:
@@ -70,3 +74,32 @@ async def test_after_close_calls_run_where_they_are_made_once_the_queue_is_finis
     assembly.open()
     assert await assembly.call(threading.get_ident) != loop_thread
     await assembly.close()
+
+
+async def test_the_queue_is_bounded_in_bytes_too() -> None:
+    """200,000 LLM-sized spans fit the record bound and held about 1.5 GB: the bytes bound the queue as well."""
+    assembly = AssemblyThread(RunAssembler(), max_queued_records=1000, max_queued_bytes=100)
+    gate = threading.Event()
+    await assembly.hand_over(lambda: gate.wait(30), 1, 60)
+    second = asyncio.ensure_future(assembly.hand_over(lambda: None, 1, 60))  # 120 bytes: over the bound
+    await asyncio.sleep(0.2)
+    assert not second.done() and (assembly.queued_records, assembly.queued_bytes) == (1, 60)
+    gate.set()
+    await asyncio.wait_for(second, 30)
+    await assembly.call(lambda: None)
+    await asyncio.sleep(0.05)
+    assert (assembly.queued_records, assembly.queued_bytes) == (0, 0)
+    await assembly.close()
+
+
+def test_a_batch_is_sized_from_a_sample_close_to_its_whole() -> None:
+    small = SpanRecord(
+        trace_id="ab" * 16, span_id="01" * 8, parent_span_id="", name="GET /", kind="Client", start_time_ns=1,
+        end_time_ns=2, service_name="svc", attributes={"http.method": "GET"}, resource_attributes={},
+    )  # fmt: skip
+    large = replace(small, attributes={"gen_ai.input.messages": "x" * 5000})
+    batch = [large if index % 3 == 0 else small for index in range(1000)]
+    exact = sum(map(span_bytes, batch))
+    assert abs(sampled_size(batch, span_bytes) - exact) < exact * 0.1
+    assert sampled_size([], span_bytes) == 0
+    assert sampled_size(batch[:5], span_bytes) == sum(map(span_bytes, batch[:5]))
