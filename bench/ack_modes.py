@@ -1,4 +1,4 @@
-"""``python -m bench.ack_modes [--repeat 2] [--seconds 6] [--batch N] [--before DIR] [--out docs/ack-modes.md]``.
+"""``python -m bench.ack_modes [--repeat 2] [--seconds 6] [--batch N] [--before DIR] [--out FILE]``.
 
 The figures behind the choice of ``storage.acknowledge``: for ``stored`` and ``spooled``, the sustained
 rate and the acknowledgement p50 / p99 at half that rate (gRPC, small spans, 100 and 1,000 spans per
@@ -27,7 +27,6 @@ from typing import Any
 
 from bench.suite import Plan, run_ingest_case
 
-REPO = Path(__file__).resolve().parent.parent
 BATCHES = (100, 1000)
 MODES = ("stored", "spooled")
 TARGET_MS = 50.0
@@ -233,7 +232,9 @@ def main() -> None:
     parser.add_argument("--notes", type=Path, help="markdown appended as it is (findings, recommendation)")
     parser.add_argument("--json", type=Path, help="write or (with --render) read the ack rows as JSON")
     parser.add_argument("--render", action="store_true", help="only render from --json, --stall and --notes")
-    parser.add_argument("--out", type=Path, default=REPO / "docs" / "ack-modes.md")
+    parser.add_argument(
+        "--out", type=Path, help="write the rendered table here (docs/ack-modes.md is hand-kept: not by default)"
+    )
     parser.add_argument("--batch", type=int, action="append", help="spans per request (default: 100 and 1000)")
     parser.add_argument("--rules", choices=sorted(RULE_SETS), action="append", help="rule sets (default: both)")
     parser.add_argument("--before", type=Path, help="an older tree to measure beside this one, case by case")
@@ -258,7 +259,11 @@ def main() -> None:
             args.json.write_text(json.dumps(rows, indent=1))
     stall_runs = [json.loads(path.read_text()) for path in args.stall]
     notes = args.notes.read_text() if args.notes else ""
-    args.out.write_text(render(rows, stall_runs, notes))
+    rendered = render(rows, stall_runs, notes)
+    if args.out is None:
+        print(rendered)
+        return
+    args.out.write_text(rendered)
     print(f"wrote {args.out}", file=sys.stderr)
 
 
