@@ -211,7 +211,12 @@ GUARANTEES = (
         "dead-lettered or a writer has retried for over `storage.stuck_after_s` (default 30 s); "
         "`spanscore status` and `/api/v1/status` count them "
         "(`<writer>_dead_lettered`, `<writer>_dead_letters_waiting`, `write_path_degraded`); "
-        "`spanscore deadletter list|replay` shows and retries them.",
+        "`spanscore deadletter list|replay` shows and retries them. The span and log writers hand what they "
+        "stored to run assembly, whose queue is bounded; a writer whose hand-ons waited half of the last minute "
+        'or more is reported the same way ("inserts waited 85% of the last 60s for the stage after storage (run '
+        'assembly, see runs_assembly_queued_records)"): the traffic is more than run assembly with your rules '
+        "sustains, scores come late, and what the spool acknowledged waits to be stored "
+        "(`spanscore_spans_handon_wait_seconds_total`; tests/unit/storage/test_handon_health.py).",
         (
             "`/healthz` stays 200 when degraded, by choice: the receivers still take and keep data, and a probe "
             "that restarted the process or took it out of rotation would not fix a dead letter. Alert on "

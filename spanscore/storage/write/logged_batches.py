@@ -34,6 +34,7 @@ class LoggedBatches(Generic[T]):
         self._records: dict[Path, Sequence[T]] = {}
         self._encoded: dict[Path, bytes] = {}
         self._on_disk: set[Path] = set()
+        self._unkept: set[Path] = set()  # logged for a spooled ack, over the bounds: never inserted by anyone
         self._presumed: set[Path] = set()  # read from disk while perhaps still being logged
         self._gone: set[Path] = set()  # presumed, inserted and forgotten before their writer came back
         self._max_records = max_records
@@ -55,6 +56,7 @@ class LoggedBatches(Generic[T]):
             data is not None and self.size + len(data) > self._max_bytes
         ):
             self._on_disk.add(path)
+            self._unkept.add(path)
             return
         self._records[path] = records
         self.count += len(records)
@@ -84,6 +86,15 @@ class LoggedBatches(Generic[T]):
         """Whether a waiting batch not kept here is to be read from disk (False: it is still being logged)."""
         return path in self._on_disk or parse_name(path.name)[0] < self._first_number
 
+    def mergeable(self, path: Path) -> bool:
+        """Whether a batch on disk may go into an insert with others, under a new token.
+
+        Only one never inserted before: logged for a spooled acknowledgement and not kept. Any other may
+        already be in storage under its own token (the insert before a crash, or a failed insert that
+        landed), so it goes alone under that token, which storage deduplicates.
+        """
+        return path in self._unkept
+
     def records(self, path: Path) -> Sequence[T] | None:
         return self._records.get(path)
 
@@ -93,6 +104,7 @@ class LoggedBatches(Generic[T]):
     def forget(self, path: Path) -> None:
         """The batch is inserted (or gone): free its memory."""
         self._on_disk.discard(path)
+        self._unkept.discard(path)
         if path in self._presumed:
             self._presumed.discard(path)
             self._gone.add(path)

@@ -163,7 +163,9 @@ class SpoolReplay(Generic[T]):
         Batches merge up to ``records_per_insert`` records whether they are in memory or read back from disk
         (those up to ``read_back_max_bytes`` too): a spool that overflowed its memory bound (LLM-sized spans,
         storage behind) is drained by large inserts, not one batch per insert. A batch read and then left out
-        for the bounds is kept for the next insert rather than read twice.
+        for the bounds is kept for the next insert rather than read twice. A batch that may already be stored
+        under its own token (left by an earlier process, or spooled after a failed insert) goes alone under
+        it: merged under a new token, storage would keep it twice.
         """
         if self._retry:
             paths, token = self._retry
@@ -177,6 +179,11 @@ class SpoolReplay(Generic[T]):
             if batch is None:
                 if not self.logged.on_disk(path) and not self._waited_long_for(path):
                     break  # still being logged: taken from memory once it is
+                if not self.logged.mergeable(path):  # may be stored already under its own token: alone
+                    if taken:
+                        break
+                    alone = await self._read_back(path)
+                    return _Set([alone], self.spool.token(path))
                 if taken and read_bytes >= self._read_back_max:
                     break
                 batch = await self._read_back(path)

@@ -468,3 +468,22 @@ def test_a_presumed_batch_whose_writer_comes_back_after_its_insert_is_not_kept()
     logged.forget(listed)
     logged.keep(listed, [3], b"y")
     assert logged.records(listed) == [3]  # not a presumed one any more: kept again (a new logging of it)
+
+
+async def test_batches_left_by_an_earlier_process_go_alone_under_their_own_tokens(tmp_path: Path) -> None:
+    """The earlier process may have stored its oldest batch under that batch's token and died before deleting
+    it: merged with others under a new token, storage would keep it twice (tests/e2e/test_replay_kill.py)."""
+    store = GatedStore()
+    store.down = True
+    store.gate.set()
+    first = _writer(store, tmp_path)
+    await first.start()
+    for value in range(3):
+        await first.consume([value])
+    await first.shutdown()  # storage refuses: all three stay in the log
+    store.down = False
+    second = _writer(store, tmp_path)
+    await second.start()
+    await _until(lambda: len(store.stored) == 3)
+    await second.shutdown()
+    assert store.calls == [[0], [1], [2]]
