@@ -33,8 +33,8 @@ class LoggedBatches(Generic[T]):
     def __init__(self, max_records: int, max_bytes: int, first_number: int = 1) -> None:
         self._records: dict[Path, Sequence[T]] = {}
         self._encoded: dict[Path, bytes] = {}
-        self._on_disk: set[Path] = set()
         self._unkept: set[Path] = set()  # logged for a spooled ack, over the bounds: never inserted by anyone
+        self._spilled: set[Path] = set()  # spooled after a failed insert: perhaps stored under its own token
         self._presumed: set[Path] = set()  # read from disk while perhaps still being logged
         self._gone: set[Path] = set()  # presumed, inserted and forgotten before their writer came back
         self._max_records = max_records
@@ -55,7 +55,6 @@ class LoggedBatches(Generic[T]):
         if self.count + len(records) > self._max_records or (
             data is not None and self.size + len(data) > self._max_bytes
         ):
-            self._on_disk.add(path)
             self._unkept.add(path)
             return
         self._records[path] = records
@@ -67,11 +66,10 @@ class LoggedBatches(Generic[T]):
     def spilled(self, path: Path) -> None:
         """A batch logged without being kept (spooled after a failed insert): the replay reads it from disk."""
         if not self._came_back(path):
-            self._on_disk.add(path)
+            self._spilled.add(path)
 
     def presume_on_disk(self, path: Path) -> None:
         """The replay gave up waiting for ``path``'s writer (its logging may have failed): read it from disk."""
-        self._on_disk.add(path)
         self._presumed.add(path)
 
     def _came_back(self, path: Path) -> bool:
@@ -84,7 +82,8 @@ class LoggedBatches(Generic[T]):
 
     def on_disk(self, path: Path) -> bool:
         """Whether a waiting batch not kept here is to be read from disk (False: it is still being logged)."""
-        return path in self._on_disk or parse_name(path.name)[0] < self._first_number
+        on_disk = path in self._unkept or path in self._spilled or path in self._presumed
+        return on_disk or parse_name(path.name)[0] < self._first_number
 
     def mergeable(self, path: Path) -> bool:
         """Whether a batch on disk may go into an insert with others, under a new token.
@@ -103,8 +102,8 @@ class LoggedBatches(Generic[T]):
 
     def forget(self, path: Path) -> None:
         """The batch is inserted (or gone): free its memory."""
-        self._on_disk.discard(path)
         self._unkept.discard(path)
+        self._spilled.discard(path)
         if path in self._presumed:
             self._presumed.discard(path)
             self._gone.add(path)
