@@ -58,7 +58,11 @@ GUARANTEES = (
             "insert that failed part-way down a view chain (ClickHouse does not make the chain atomic), and after "
             "a kill -9 between a replayed insert and the synced DONE record that marks it inserted. Each table "
             "an insert reaches, the views' "
-            "targets included, drops a token it has already taken (migration 0013).",
+            "targets included, drops a token it has already taken (migration 0013). A batch whose spool sync "
+            "failed is refused, so its exporters send it again, and this process never inserts it (a DONE record "
+            "is written for it; only a crash before another sync carries that record leaves it to the next "
+            "start, which stores it beside the retry). No I/O error ends the replay: it retries after a backoff, "
+            "and `/healthz` names the error meanwhile.",
             "The window is 10,000 blocks per table (`non_replicated_deduplication_window` on the embedded engine; "
             "on a cluster `replicated_deduplication_window`, which ClickHouse also ages out after "
             "`replicated_deduplication_window_seconds`: 3,600 s by default in ClickHouse 26.9). A retry that "

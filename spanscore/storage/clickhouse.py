@@ -29,7 +29,12 @@ from spanscore.storage.query.check import FunctionCatalog, engine_checked_statem
 from spanscore.storage.query.engine_errors import query_failure
 from spanscore.storage.query.guard import QUERY_FORMATS, QueryLimits, dashboard_settings, engine_settings, guard_query
 from spanscore.storage.query.readers import ReaderPool, kill_marked, new_mark, refuse_writable_query_user
-from spanscore.storage.rows import LOG_COLUMNS, log_columns, records_to_json
+from spanscore.storage.rows import (
+    LOG_COLUMNS,
+    join_json_arrays,
+    log_columns,
+    records_to_json_parts,
+)
 from spanscore.storage.schema.migrations import migrate
 from spanscore.storage.schema.retention import apply_ttls
 from spanscore.storage.schema.state import require_current_schema
@@ -196,13 +201,20 @@ class ClickHouseStore:
         """
         if spans:
             try:
-                body = records_to_json(spans)
+                parts = records_to_json_parts(spans)
             except TypeError as exc:  # a value JSON cannot hold, e.g. an integer past 64 bits
                 raise encoding_error("otel_traces_intake", exc) from exc
-            self.insert_span_json_sync(body, client)
+            self.insert_span_json_sync(parts, client)
 
-    def insert_span_json_sync(self, body: bytes, client: Any = None) -> None:
-        """Insert spans already encoded by ``records_to_json`` (the spool's bytes, reused as they are)."""
+    def insert_span_json_sync(self, parts: Sequence[bytes], client: Any = None) -> None:
+        """Insert spans already encoded by ``records_to_json``: one insert of one or more such arrays, joined.
+
+        Streaming the parts to the embedded engine's input file instead (a write per part) was tried and not
+        kept: 2 of 3 runs at 14,000 LLM-sized spans/s then fell behind and filled the spool, against 0 of 3
+        joined (#43, session 27). The suspect: each write gives up the GIL and waits to take it back behind
+        the decode and assembly threads.
+        """
+        body = join_json_arrays(parts)
         self._guarded(
             "otel_traces_intake",
             lambda: (client or self.client).raw_insert(
@@ -281,8 +293,8 @@ class ClickHouseStore:
     async def insert_spans(self, spans: Sequence[SpanRecord]) -> None:
         await run_with_token(self._writer, self.insert_spans_sync, spans)
 
-    async def insert_span_json(self, body: bytes) -> None:
-        await run_with_token(self._writer, self.insert_span_json_sync, body)
+    async def insert_span_json(self, parts: Sequence[bytes]) -> None:
+        await run_with_token(self._writer, self.insert_span_json_sync, parts)
 
     async def insert_logs(self, logs: Sequence[LogRecord]) -> None:
         await run_with_token(self._writer, self.insert_logs_sync, logs)

@@ -28,13 +28,14 @@ def _die() -> None:
 def _arm(point: str) -> None:
     real_pwrite = os.pwrite
 
-    def torn(fd: int, data: Any, offset: int) -> int:
-        real_pwrite(fd, bytes(data)[: len(data) // 2], offset)
+    def torn(fd: int, buffers: Any, offset: int) -> int:
+        record = b"".join(buffers)
+        real_pwrite(fd, record[: len(record) // 2], offset)
         _die()
         return 0
 
     if point == "torn":
-        log_segments.os.pwrite = torn  # type: ignore[assignment]
+        log_segments.os.pwritev = torn  # type: ignore[assignment]
     else:
         log_segments.os.fdatasync = lambda fd: _die()  # type: ignore[assignment]
 

@@ -23,9 +23,11 @@ BATCHES = 4
 ROWS = 25
 
 
-async def _run(role: str, kind: str, settings: dict[str, object]) -> list[str]:
+async def _run(
+    role: str, kind: str, settings: dict[str, object], child_module: str = "tests.e2e.replay_kill_child"
+) -> list[str]:
     child = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.e2e.replay_kill_child", role, kind, json.dumps(settings),
+        sys.executable, "-m", child_module, role, kind, json.dumps(settings),
         stdout=subprocess.PIPE, cwd=ROOT,
     )  # fmt: skip
     try:

@@ -56,9 +56,17 @@ class Inserter(Generic[T]):
         return self.salvager.writer
 
     async def store(
-        self, records: Sequence[T], encoded: bytes | None = None, *, bulk: bool = False, token: str | None = None
+        self,
+        records: Sequence[T],
+        encoded: Sequence[bytes] | None = None,
+        *,
+        bulk: bool = False,
+        token: str | None = None,
     ) -> None:
-        """One insert of ``records`` (as ``encoded`` bytes when given) under ``token``; raises what storage raised."""
+        """One insert of ``records`` (as the logged batches' ``encoded`` parts when given) under ``token``.
+
+        Raises what storage raised.
+        """
         started = time.perf_counter()
         inserts = self.inserts
         with insert_token(token):

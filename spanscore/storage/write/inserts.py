@@ -1,8 +1,8 @@
 """Where one writer's batches go into storage: the seams an ``Inserter`` inserts through.
 
-Each is a ``Consumer``: ``rows`` takes a batch of records, ``encoded`` the spool codec's bytes as they
-were written to the log (used behind ``acknowledge: spooled``), ``bulk`` a large batch on a connection of
-its own. The tests put storage down by replacing one of them.
+Each is a ``Consumer``: ``rows`` takes a batch of records, ``encoded`` the spool codec's bytes of one or
+more batches as they were written to the log, sent as one insert (used behind ``acknowledge: spooled``),
+``bulk`` a large batch on a connection of its own. The tests put storage down by replacing one of them.
 """
 
 from __future__ import annotations
@@ -19,5 +19,5 @@ T = TypeVar("T")
 @dataclass(slots=True)
 class Inserts(Generic[T]):
     rows: Consumer[Sequence[T]]
-    encoded: Consumer[bytes] | None = None
+    encoded: Consumer[Sequence[bytes]] | None = None
     bulk: Consumer[Sequence[T]] | None = None

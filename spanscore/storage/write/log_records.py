@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -42,14 +42,24 @@ def segment_number(path: Path) -> int | None:
     return int(stem) if suffix == SEGMENT_SUFFIX and len(stem) == 12 and stem.isdigit() else None
 
 
-def frame(kind: int, sequence: int, token: str | None, payload: bytes) -> bytes:
-    """One record, header and payload, ready to append."""
-    if len(payload) > MAX_PAYLOAD:
-        raise ValueError(f"a spool log record holds at most {MAX_PAYLOAD} bytes, got {len(payload)}")
+def frame(
+    kind: int, sequence: int, token: str | None, payload: Sequence[bytes | memoryview]
+) -> list[bytes | memoryview]:
+    """One record as its header and its payload's buffers (written one after another), to append together.
+
+    Not one joined ``bytes``: a batch of LLM-sized spans is megabytes, and concatenating it copied every byte
+    with the GIL held (7% of the GIL's time under 13,800 such spans/s, #43); the kernel gathers the buffers
+    instead (``SegmentWriter.append``).
+    """
+    size = sum(map(len, payload))
+    if size > MAX_PAYLOAD:
+        raise ValueError(f"a spool log record holds at most {MAX_PAYLOAD} bytes, got {size}")
     raw_token = bytes.fromhex(token) if token is not None else _NO_TOKEN
     tail = struct.pack("<Q16sB", sequence, raw_token, kind)
-    crc = zlib.crc32(payload, zlib.crc32(tail))
-    return HEADER.pack(MAGIC, len(payload), crc, sequence, raw_token, kind) + payload
+    crc = zlib.crc32(tail)
+    for buffer in payload:
+        crc = zlib.crc32(buffer, crc)  # zlib lets the GIL go over a large buffer
+    return [HEADER.pack(MAGIC, size, crc, sequence, raw_token, kind), *payload]
 
 
 def done_payload(sequences: list[int]) -> bytes:

@@ -12,8 +12,8 @@ It also knows which waiting batches are on disk only: those it did not keep, tho
 insert (``spilled``) and those an earlier process logged (numbered before ``first_number``). Any other batch
 the spool lists is still being logged: its writer has not had it back from the spool yet, and reading it from
 disk then would cost a read and a decode for nothing, and leave the copy kept afterwards in memory for good.
-A batch whose logging failed after the spool listed it is never kept: the replay waits for it a while, then
-``presume_on_disk``; if its writer comes back with it after all, it is no longer waiting and is not kept.
+A batch whose writer never came back after the spool listed it is never kept: the replay waits for it a while,
+then ``presume_on_disk``; if its writer comes back with it after all, it is no longer waiting and is not kept.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from spanscore.storage.insert_token import BY_CONTENT
 from spanscore.storage.write.spool import parse_name
 
 T = TypeVar("T")
@@ -30,9 +31,11 @@ T = TypeVar("T")
 class LoggedBatches(Generic[T]):
     """Spool file -> its records (and optionally its bytes), with the totals the bounds need."""
 
-    def __init__(self, max_records: int, max_bytes: int, first_number: int = 1) -> None:
+    def __init__(
+        self, max_records: int, max_bytes: int, first_number: int = 1, earlier_head: Path | None = None
+    ) -> None:
         self._records: dict[Path, Sequence[T]] = {}
-        self._encoded: dict[Path, bytes] = {}
+        self._encoded: dict[Path, Sequence[bytes]] = {}
         self._unkept: set[Path] = set()  # logged for a spooled ack, over the bounds: never inserted by anyone
         self._spilled: set[Path] = set()  # spooled after a failed insert: perhaps stored under its own token
         self._presumed: set[Path] = set()  # read from disk while perhaps still being logged
@@ -40,6 +43,7 @@ class LoggedBatches(Generic[T]):
         self._max_records = max_records
         self._max_bytes = max_bytes
         self._first_number = first_number
+        self._earlier_head = earlier_head
         self.count = 0
         """Records kept."""
         self.size = 0
@@ -48,20 +52,19 @@ class LoggedBatches(Generic[T]):
     def __len__(self) -> int:
         return len(self._records)
 
-    def keep(self, path: Path, records: Sequence[T], data: bytes | None) -> None:
-        """Keep one logged batch if it fits; ``data`` only when an insert will send the bytes as they are."""
+    def keep(self, path: Path, records: Sequence[T], data: Sequence[bytes] | None) -> None:
+        """Keep one logged batch if it fits; ``data`` (its parts) only when an insert sends them as they are."""
         if self._came_back(path):
             return
-        if self.count + len(records) > self._max_records or (
-            data is not None and self.size + len(data) > self._max_bytes
-        ):
+        size = sum(map(len, data)) if data is not None else 0
+        if self.count + len(records) > self._max_records or (data is not None and self.size + size > self._max_bytes):
             self._unkept.add(path)
             return
         self._records[path] = records
         self.count += len(records)
         if data is not None:
             self._encoded[path] = data
-            self.size += len(data)
+            self.size += size
 
     def spilled(self, path: Path) -> None:
         """A batch logged without being kept (spooled after a failed insert): the replay reads it from disk."""
@@ -88,16 +91,23 @@ class LoggedBatches(Generic[T]):
     def mergeable(self, path: Path) -> bool:
         """Whether a batch on disk may go into an insert with others, under a new token.
 
-        Only one never inserted before: logged for a spooled acknowledgement and not kept. Any other may
-        already be in storage under its own token (the insert before a crash, or a failed insert that
-        landed), so it goes alone under that token, which storage deduplicates.
+        Only one that cannot be in storage already. A batch spooled after a failed insert (here, ``spilled``, or
+        by an earlier process, under the ``BY_CONTENT`` token) may have landed; so may the oldest batch an
+        earlier process left (``earlier_head``): its replay inserts one set at a time from the head of the
+        spool, and a set of several is named in its intent file (``ReplayIntents``), retried as it was. Those
+        go alone under their own token, which storage deduplicates. Every other batch an earlier process left
+        was never tried: merging them keeps the drain after a restart fast (one insert per batch drained 869
+        batches in 29 s where the same writer had merged about 6 per insert, a review's measure).
         """
-        return path in self._unkept
+        if path in self._unkept:
+            return True
+        number, token = parse_name(path.name)
+        return number < self._first_number and token != BY_CONTENT and path != self._earlier_head
 
     def records(self, path: Path) -> Sequence[T] | None:
         return self._records.get(path)
 
-    def encoded(self, path: Path) -> bytes | None:
+    def encoded(self, path: Path) -> Sequence[bytes] | None:
         return self._encoded.get(path)
 
     def forget(self, path: Path) -> None:
@@ -110,4 +120,4 @@ class LoggedBatches(Generic[T]):
         kept = self._records.pop(path, None)
         if kept is not None:
             self.count -= len(kept)
-        self.size -= len(self._encoded.pop(path, b""))
+        self.size -= sum(map(len, self._encoded.pop(path, ())))

@@ -21,9 +21,10 @@ from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.metric_rows import MetricPoint, metric_points_from_json, metric_points_to_json
 from spanscore.storage.rows import (
     is_json_array,
-    join_json_arrays,
+    json_array_pieces,
     logs_from_json,
     records_to_json,
+    records_to_json_parts,
     spans_from_json,
 )
 from spanscore.storage.scored_runs import ScoredRunRow
@@ -74,7 +75,7 @@ def _rows_to_json(rows: object) -> bytes:
 
 
 SPAN_SPOOL_CODEC: SpoolCodec[SpanRecord] = SpoolCodec(
-    records_to_json, spans_from_json, join_json_arrays, joinable=is_json_array
+    records_to_json, spans_from_json, records_to_json_parts, json_array_pieces, joinable=is_json_array
 )
 LOG_SPOOL_CODEC: SpoolCodec[LogRecord] = SpoolCodec(records_to_json, logs_from_json)
 METRIC_SPOOL_CODEC: SpoolCodec[MetricPoint] = SpoolCodec(metric_points_to_json, metric_points_from_json)

@@ -3,9 +3,11 @@
 It runs whenever the spool holds batches: behind an acknowledging spool (``acknowledge: spooled``) all
 the time, otherwise only after a failed insert put batches there (and after a restart found some).
 Batches this process logged are still in memory (``LoggedBatches``) and are merged into inserts of up
-to ``records_per_insert`` records; a batch read back from disk goes alone, and a failed set is retried exactly
-as it was. A set the engine refuses for its content is salvaged, and the salvage resumes on the retry
-after an outage.
+to ``records_per_insert`` records, with those read back from disk; a batch that may be in storage already
+goes alone (``LoggedBatches.mergeable``), and a failed set is retried exactly as it was. A set the engine
+refuses for its content is salvaged, and the salvage resumes on the retry after an outage. No error ends the
+replay: a batch that cannot be read back, or a set stored but not marked done, is retried after a backoff,
+and the writer's problems (``/healthz``) say so meanwhile.
 
 Every insert carries a deduplication token (``spanscore.storage.insert_token``): a single batch its
 own, kept in its file's name; a merged set a new one, recorded with the set's files in a replay intent
@@ -19,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -50,7 +52,7 @@ class SpoolReplay(Generic[T]):
         logged: LoggedBatches[T],
         config: WriterConfig,
         *,
-        join_encoded: Callable[[list[bytes]], bytes] | None,
+        send_encoded: bool,
     ) -> None:
         self.spool = spool
         """The write-ahead log this replay drains (the writer's ``Durable`` stage appends to it)."""
@@ -64,7 +66,8 @@ class SpoolReplay(Generic[T]):
         self._linger_enabled = config.acknowledge == "spooled"
         self._insert_interval = config.insert_interval
         self._backoff = config.replay_backoff_s
-        self._join_encoded = join_encoded
+        self._send_encoded = send_encoded
+        """Inserts take the batches' logged bytes (``Inserts.encoded``): a set is sent as its batches were written."""
         self._intents = ReplayIntents(spool.directory, spool.holds)
         # The batch files and token of a failed insert, retried exactly as they were; first, a merged insert a
         # previous process recorded and may have made (read here, so an unreadable record stops the start).
@@ -115,7 +118,13 @@ class SpoolReplay(Generic[T]):
                     pass
                 continue
             await self._linger()
-            if not await self._replay_some():
+            try:
+                replayed = await self._replay_some()
+            except Exception as exc:  # an error outside the insert must not end the drain (nothing would restart it)
+                log.exception("spool replay writer=%s failed; retrying", self._inserter.name)
+                self._inserter.failed(exc, 0)
+                replayed = False
+            if not replayed:
                 if self.closing:
                     return
                 await asyncio.sleep(self._backoff)
@@ -150,8 +159,8 @@ class SpoolReplay(Generic[T]):
     def _read_from_disk(self, path: Path) -> _Batch[T]:
         codec = self.spool.codec
         data = self.spool.read_encoded(path)
-        joinable = self._join_encoded is not None and codec.joinable(data)
-        return _Batch(path, codec.decode(data), data if joinable else None, read_back=len(data))
+        joinable = self._send_encoded and codec.joinable(data)
+        return _Batch(path, codec.decode(data), (data,) if joinable else None, read_back=len(data))
 
     def _in_memory(self, path: Path) -> _Batch[T] | None:
         records = self.logged.records(path)
@@ -164,8 +173,8 @@ class SpoolReplay(Generic[T]):
         (those up to ``read_back_max_bytes`` too): a spool that overflowed its memory bound (LLM-sized spans,
         storage behind) is drained by large inserts, not one batch per insert. A batch read and then left out
         for the bounds is kept for the next insert rather than read twice. A batch that may already be stored
-        under its own token (left by an earlier process, or spooled after a failed insert) goes alone under
-        it: merged under a new token, storage would keep it twice.
+        under its own token (the oldest an earlier process left, or one spooled after a failed insert) goes alone
+        under it: merged under a new token, storage would keep it twice.
         """
         if self._retry:
             paths, token = self._retry
@@ -202,8 +211,8 @@ class SpoolReplay(Generic[T]):
     def _waited_long_for(self, path: Path) -> bool:
         """Whether ``path`` has been listed, and not kept by its writer, for ``LOGGING_GRACE_S``.
 
-        A batch the spool lists and its writer never comes back with (the log's sync failed after the batch
-        was written; it is not acknowledged but stays logged) would otherwise hold the replay forever.
+        A batch the spool lists and its writer never comes back with (its export cancelled between the append
+        and the keep) would otherwise hold the replay forever. (One whose sync failed is not listed any more.)
         """
         now = time.monotonic()
         if self._awaited is None or self._awaited[0] != path:
@@ -218,7 +227,11 @@ class SpoolReplay(Generic[T]):
     async def _replay_some(self) -> bool:
         """Insert the oldest waiting batches as one insert of at most ``records_per_insert``; False if it failed."""
         loop = asyncio.get_running_loop()
-        chosen = await self._next()
+        try:
+            chosen = await self._next()
+        except Exception as exc:  # a batch could not be read back (an I/O error): retried like a failed insert
+            self._inserter.failed(exc, 0)
+            return False
         taken, token, records = chosen.paths, chosen.token, chosen.records
         from_disk = chosen.from_disk
         if not taken:  # the oldest batch is still being logged
@@ -234,9 +247,14 @@ class SpoolReplay(Generic[T]):
             self._inserter.failed(exc, len(records))
             self._retry = (taken, token)
             return False
+        try:
+            await loop.run_in_executor(None, _remove_all, self.spool, taken, self._intents)
+        except Exception as exc:  # stored, not marked done: the same set goes again under its token (deduplicated)
+            self._inserter.failed(exc, len(records))
+            self._retry = (taken, token)
+            return False
         self._inserter.recovered()
         self._retry = None
-        await loop.run_in_executor(None, _remove_all, self.spool, taken, self._intents)
         for path in taken:
             self.logged.forget(path)
         self._inserter.stats.replayed += from_disk
@@ -258,12 +276,12 @@ class SpoolReplay(Generic[T]):
         """
         records, token = chosen.records, chosen.token
         if self._salvaging is None:
-            encoded = [batch.encoded for batch in chosen.batches]
-            joined = None
-            if self._join_encoded is not None and None not in encoded:
-                joined = self._join_encoded([data for data in encoded if data is not None])
+            logged = [batch.encoded for batch in chosen.batches]
+            encoded = None
+            if self._send_encoded and None not in logged:
+                encoded = [part for parts in logged if parts is not None for part in parts]
             try:
-                await self._inserter.store(records, joined, token=token)
+                await self._inserter.store(records, encoded, token=token)
                 return records
             except InsertDataError as exc:
                 self._salvaging = self._inserter.begin_salvage(records, exc)
@@ -279,7 +297,7 @@ class _Batch(Generic[T]):
 
     path: Path
     records: Sequence[T]
-    encoded: bytes | None
+    encoded: Sequence[bytes] | None
     read_back: int
     """Bytes read back from the spool on disk; 0 for a batch kept in memory since it was logged."""
 

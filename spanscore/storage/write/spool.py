@@ -66,11 +66,23 @@ class SpoolCodec(Generic[T]):
 
     encode: Callable[[Sequence[T]], bytes] = _pickle_encode
     decode: Callable[[bytes], list[T]] = _pickle_decode
-    join: Callable[[Sequence[bytes]], bytes] | None = None
-    """Several encoded batches as one encoded batch without decoding, when the form allows it."""
+    encode_parts: Callable[[Sequence[T]], list[bytes]] | None = None
+    """``encode`` in parts, for a form whose encoded batches join without decoding (``pieces``)."""
+    pieces: Callable[[Sequence[bytes]], Sequence[bytes | memoryview]] | None = None
+    """What, written one after another, makes several parts (one batch's, or several batches') one encoded batch:
+    the spool writes a batch's parts so, and an insert sends logged batches so, and neither joins them into a
+    new object first (a copy of megabytes with the GIL held, #43)."""
     joinable: Callable[[bytes], bool] = lambda data: True
-    """Whether bytes read back from disk are in the form ``join`` takes (an older version may have written
+    """Whether bytes read back from disk are in the form ``pieces`` takes (an older version may have written
     another); batches that are not are encoded again for their insert."""
+
+    def parts(self, records: Sequence[T]) -> list[bytes]:
+        """The batch encoded, in the parts ``layout`` writes."""
+        return self.encode_parts(records) if self.encode_parts is not None else [self.encode(records)]
+
+    def layout(self, parts: Sequence[bytes]) -> Sequence[bytes | memoryview]:
+        """The buffers to write for ``parts``: their bytes are ``encode``'s for the batch they hold."""
+        return parts if len(parts) == 1 or self.pieces is None else self.pieces(parts)
 
 
 class Spool(Generic[T]):
@@ -112,34 +124,37 @@ class Spool(Generic[T]):
     def size_bytes(self) -> int:
         return self._bytes
 
-    def append(self, records: Sequence[T], token: str | None = None) -> tuple[Path, bytes]:
-        """Persist one batch durably; return its file and the bytes written, or raise RetryableError when full.
+    def append(self, records: Sequence[T], token: str | None = None) -> tuple[Path, list[bytes]]:
+        """Persist one batch durably; return its file and the parts written, or raise RetryableError when full.
 
         ``token`` is the batch's insert deduplication token when an insert of it was already tried (a new
-        one otherwise). The bytes let a writer insert the batch as it was logged instead of encoding it again.
+        one otherwise). The parts let a writer insert the batch as it was logged instead of encoding it again.
         """
         token = new_token() if token is None else check_token(token)
-        data: bytes = self.codec.encode(records)
+        parts = self.codec.parts(records)
+        written = self.codec.layout(parts)
+        size = sum(map(len, written))
         free = self._free_bytes()  # a syscall: made before the lock, which guards only the byte count
         with self._lock:
-            if self._bytes + len(data) > self.max_bytes:
+            if self._bytes + size > self.max_bytes:
                 raise RetryableError(
                     f"storage is unavailable and the spool is full ({self._bytes} of {self.max_bytes} bytes)",
                     retry_after=5.0,
                 )
-            if free is not None and free - len(data) < self.min_free_bytes:
+            if free is not None and free - size < self.min_free_bytes:
                 raise RetryableError(
                     f"storage is unavailable and the spool's disk is nearly full ({free} bytes free at "
                     f"{self.directory}; the spool leaves {self.min_free_bytes})",
                     retry_after=5.0,
                 )
-            self._bytes += len(data)  # reserved while it is written
+            self._bytes += size  # reserved while it is written
             self._writing += 1
             temporary = self.directory / f"writing-{self._writing:012d}.tmp"
         # Written and fsynced outside the lock: a large batch's write does not hold up a small one's.
         try:
             with open(temporary, "wb") as handle:
-                handle.write(data)
+                for buffer in written:
+                    handle.write(buffer)
                 handle.flush()
                 os.fsync(handle.fileno())
             with self._lock:  # numbered when complete, so the files' order is the order they became durable
@@ -150,10 +165,10 @@ class Spool(Generic[T]):
                 self._count += 1
         except BaseException:
             with self._lock:
-                self._bytes -= len(data)
+                self._bytes -= size
             temporary.unlink(missing_ok=True)
             raise
-        return target, data
+        return target, parts
 
     def _free_bytes(self) -> int | None:
         if not self.min_free_bytes:
@@ -232,7 +247,7 @@ class BatchSpool(Protocol[T]):
     @property
     def next_number(self) -> int: ...
 
-    def append(self, records: Sequence[T], token: str | None = None) -> tuple[Path, bytes]: ...
+    def append(self, records: Sequence[T], token: str | None = None) -> tuple[Path, list[bytes]]: ...
 
     def waiting(self, limit: int) -> list[Path]: ...
 

@@ -18,6 +18,7 @@ numbered after them.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import itertools
 import os
@@ -114,32 +115,52 @@ class SpoolLog(Generic[T]):
         with self._log.lock:
             return self._next
 
-    def append(self, records: Sequence[T], token: str | None = None) -> tuple[Path, bytes]:
-        """Log one batch durably; return its handle and the bytes written, or raise RetryableError when full.
+    def append(self, records: Sequence[T], token: str | None = None) -> tuple[Path, list[bytes]]:
+        """Log one batch durably; return its handle and the parts written, or raise RetryableError when full.
 
-        A batch written but not synced when the sync fails is not acknowledged, yet stays logged: it may be
-        stored, which an export's retry (deduplicated by content or token) tolerates, where losing it would not.
+        A batch written but not synced when the sync fails is not acknowledged: its exports are refused and their
+        exporters retry them. This process then never inserts it (it is dropped from the waiting batches and a
+        DONE record for it is written, unsynced), or storage would keep it beside the retry, a batch under a token
+        of its own. Only a crash before that record reaches the disk leaves it to the next start.
         """
         token = new_token() if token is None else check_token(token)
         log = self._log
         with log.lock:
             log.reserve()  # from here a sync leader waits (briefly) for this batch to share its sync
         try:
-            data: bytes = self.codec.encode(records)
+            parts = self.codec.parts(records)
+            written = self.codec.layout(parts)
+            size = sum(map(len, written))
             free = self._free_bytes()
             with log.lock:
-                self._check_room(len(data), free)
+                self._check_room(size, free)
                 sequence = self._next
                 self._next += 1
-                segment, offset, ticket = log.append(frame(BATCH, sequence, token, data))
-                self._batches[sequence] = _Entry(segment, offset + records_on_disk.HEADER.size, len(data), token)
+                segment, offset, ticket = log.append(frame(BATCH, sequence, token, written))
+                self._batches[sequence] = _Entry(segment, offset + records_on_disk.HEADER.size, size, token)
                 self._live[segment] = self._live.get(segment, 0) + 1
-                self._bytes += len(data)
+                self._bytes += size
         finally:
             with log.lock:
                 log.unreserve()
-        log.wait_durable(ticket)
-        return self.directory / batch_name(sequence, token), data
+        try:
+            log.wait_durable(ticket)
+        except BaseException:
+            self._refused(sequence)
+            raise
+        return self.directory / batch_name(sequence, token), parts
+
+    def _refused(self, sequence: int) -> None:
+        """A batch whose sync failed (not acknowledged): no longer waiting, and marked done on disk if it can be."""
+        with self._log.lock:
+            entry = self._batches.pop(sequence, None)
+            if entry is None:
+                return
+            self._live[entry.segment] -= 1
+            self._bytes -= entry.length
+            with contextlib.suppress(OSError):  # the disk failing is why it was refused; a later sync may carry it
+                segment, _, _ = self._log.append(frame(DONE, 0, None, [done_payload([sequence])]))
+                self._live.setdefault(segment, 0)
 
     def _check_room(self, size: int, free: int | None) -> None:
         if self.size_bytes + size > self.max_bytes:
@@ -211,7 +232,7 @@ class SpoolLog(Generic[T]):
                 return
             log = self._log
             with log.lock:
-                segment, _, ticket = log.append(frame(DONE, 0, None, done_payload([s for s, _ in logged])))
+                segment, _, ticket = log.append(frame(DONE, 0, None, [done_payload([s for s, _ in logged])]))
                 self._live.setdefault(segment, 0)  # a segment of DONE records only is dropped in its turn too
             log.wait_durable(ticket)
             with log.lock:

@@ -90,17 +90,18 @@ class BatchWriter(Generic[T]):
         self.name = name
         self.stats = WriterStats()
         self._config = config
-        join = spool.codec.join if spool is not None and ack_spooled else None
-        if join is None:
+        if spool is None or spool.codec.pieces is None or not ack_spooled:
             inserts = replace(inserts, encoded=None)  # the log's bytes are kept only behind a spooled ack
         salvager = salvager or Salvager(name)
         self.inserter: Inserter[T] = Inserter(inserts, stats=self.stats, salvager=salvager, stored=stored)
         self._replay: SpoolReplay[T] | None = None
         if spool is not None:
-            encoded = join if inserts.encoded is not None else None
             # Only batches logged for a spooled acknowledgement are kept, so only that mode fills it.
-            logged: LoggedBatches[T] = LoggedBatches(config.max_pending, config.cache_max_bytes, spool.next_number)
-            self._replay = SpoolReplay(spool, self.inserter, logged, config, join_encoded=encoded)
+            head = spool.waiting(1)  # the one batch an earlier process may have inserted alone before it stopped
+            logged: LoggedBatches[T] = LoggedBatches(
+                config.max_pending, config.cache_max_bytes, spool.next_number, head[0] if head else None
+            )
+            self._replay = SpoolReplay(spool, self.inserter, logged, config, send_encoded=inserts.encoded is not None)
         durable = Durable(self.inserter, self._replay, ack_spooled=ack_spooled)
         self._lanes: list[GroupCommit[T]] = [GroupCommit(name, durable, config, self.stats)]
         if config.bulk_min > 0:
@@ -156,9 +157,11 @@ class BatchWriter(Generic[T]):
         return found
 
     async def shutdown(self) -> None:
-        """Flush everything already accepted, then stop; safe to call twice or before start."""
-        if self._replay is not None:
-            self._replay.closing = True
+        """Flush everything already accepted, then stop; safe to call twice or before start.
+
+        The replay is told to close only once the lanes have logged their last batches: told before, it could find
+        the spool empty between two of them and stop, leaving an acknowledged batch on disk for the next start.
+        """
         for lane in self._lanes:
             await lane.shutdown()
         if self._replay is not None:

@@ -90,10 +90,22 @@ async def test_the_spans_log_bytes_and_the_records_are_one_batch_under_one_token
 
     token = new_token()
     with insert_token(token):
-        await store.insert_span_json(records_to_json(spans()))
+        await store.insert_span_json([records_to_json(spans())])
         await store.insert_spans(spans())
         await store.insert_spans_bulk(spans())
     assert count(store, "otel_traces") == ROWS
+
+
+async def test_several_logged_batches_go_in_as_one_insert_of_all_their_rows(store: ClickHouseStore) -> None:
+    """A merged replay sends its batches' logged bytes, each batch's own JSON array: they go in as one insert."""
+    from spanscore.storage.rows import records_to_json
+
+    rows = spans()
+    parts = [records_to_json(rows[:2]), records_to_json([]), records_to_json(rows[2:3]), records_to_json(rows[3:])]
+    with insert_token(new_token()):
+        await store.insert_span_json(parts)
+    stored = store.internal_query("SELECT SpanId FROM otel_traces ORDER BY SpanId")
+    assert [row[0] for row in stored] == [span.span_id for span in rows]
 
 
 async def test_a_live_insert_that_failed_after_landing_is_stored_once_by_its_replay(

@@ -60,7 +60,7 @@ def test_a_torn_tail_is_cut_and_the_batches_before_it_kept(tmp_path: Path) -> No
     spool.close()
     (segment,) = _segments(tmp_path)
     whole = segment.stat().st_size
-    torn = log_records.frame(log_records.BATCH, 3, "cd" * 16, b"[3,3,3,3]")
+    torn = b"".join(log_records.frame(log_records.BATCH, 3, "cd" * 16, [b"[3,3,3,3]"]))
     with open(segment, "ab") as handle:
         handle.write(torn[: len(torn) - 4])  # a crash in the middle of the payload
     reopened: SpoolLog[int] = SpoolLog(tmp_path, max_bytes=1 << 20)
@@ -172,3 +172,39 @@ def test_a_second_writer_on_the_same_log_is_refused_naming_the_directory(tmp_pat
     assert str(tmp_path) in str(caught.value) and spool.batches == 1
     spool.close()
     assert SpoolLog(tmp_path, max_bytes=1 << 20).batches == 1
+
+
+@pytest.mark.parametrize("kind", [SpoolLog, Spool])
+def test_a_batch_encoded_in_parts_is_written_as_the_one_array_they_make(tmp_path: Path, kind: type) -> None:
+    """A large batch of spans is encoded 1,000 at a time and written part by part, never joined in memory first;
+    on disk (and so after a restart) it is the JSON array ``records_to_json`` makes of the whole batch."""
+    from spanscore.records import SpanRecord
+    from spanscore.storage.rows import ENCODE_CHUNK, records_to_json
+    from spanscore.storage.write.paths import SPAN_SPOOL_CODEC
+
+    spans = [
+        SpanRecord(f"{i:032x}", f"{i:016x}", "", "step", "Internal", i, i + 1, attributes={"i": str(i)})
+        for i in range(2 * ENCODE_CHUNK + 7)
+    ]
+    spool = kind(tmp_path, 64 << 20, SPAN_SPOOL_CODEC)
+    path, parts = spool.append(spans)
+    assert len(parts) == 3  # kept in parts for the insert, which sends them as they are
+    assert spool.read_encoded(path) == records_to_json(spans) == b"".join(SPAN_SPOOL_CODEC.layout(parts))
+    spool.close()
+    reopened = kind(tmp_path, 64 << 20, SPAN_SPOOL_CODEC)  # the log's checksum covers every part
+    [again] = reopened.waiting(10)
+    assert reopened.read(again) == spans
+
+
+def test_a_record_of_more_buffers_than_one_write_takes_is_written_whole(tmp_path: Path) -> None:
+    from spanscore.storage.write.log_segments import IOV_MAX, SegmentWriter
+
+    writer = SegmentWriter(tmp_path, 1)
+    buffers = [bytes([index % 251]) * 3 for index in range(2 * IOV_MAX + 5)]
+    with writer.lock:
+        segment, offset, ticket = writer.append(buffers)
+    writer.wait_durable(ticket)
+    writer.close()
+    with open(tmp_path / log_records.segment_name(segment), "rb") as handle:
+        handle.seek(offset)
+        assert handle.read(3 * len(buffers)) == b"".join(buffers)
