@@ -89,6 +89,7 @@ class AlertEvaluator:
         if state is None and self.alerts:  # the file's states show at once; a shared store is read each round
             self._adopt(self._store.load())
         self._background = Background("alert-evaluation")
+        self._round = asyncio.Lock()
         self.evaluations = 0
         self.evaluation_failures = 0
 
@@ -109,13 +110,19 @@ class AlertEvaluator:
                 pass
 
     async def evaluate_all(self) -> list[AlertState]:
-        """One round: the leader evaluates every alert; any other replica only reads the stored states."""
-        if await self.refresh():
-            for alert in self.alerts:
-                if not self._leads():
-                    break  # leadership moved mid-round: the new leader evaluates the rest
-                await self.evaluate(alert)
-        return list(self.states.values())
+        """One round: the leader evaluates every alert; any other replica only reads the stored states.
+
+        Rounds run one at a time: one asked for while another runs (the loop's, started with the service)
+        waits for it and then reads the store itself. Run together, the earlier round, which read the store
+        first, could finish last and put its older state back over the later one's.
+        """
+        async with self._round:
+            if await self.refresh():
+                for alert in self.alerts:
+                    if not self._leads():
+                        break  # leadership moved mid-round: the new leader evaluates the rest
+                    await self.evaluate(alert)
+            return list(self.states.values())
 
     def _leads(self) -> bool:
         try:
