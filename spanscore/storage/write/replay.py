@@ -227,11 +227,7 @@ class SpoolReplay(Generic[T]):
     async def _replay_some(self) -> bool:
         """Insert the oldest waiting batches as one insert of at most ``records_per_insert``; False if it failed."""
         loop = asyncio.get_running_loop()
-        try:
-            chosen = await self._next()
-        except Exception as exc:  # a batch could not be read back (an I/O error): retried like a failed insert
-            self._inserter.failed(exc, 0)
-            return False
+        chosen = await self._next()  # a failed read back is counted and retried by ``_run``'s handler
         taken, token, records = chosen.paths, chosen.token, chosen.records
         from_disk = chosen.from_disk
         if not taken:  # the oldest batch is still being logged

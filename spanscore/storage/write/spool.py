@@ -70,8 +70,8 @@ class SpoolCodec(Generic[T]):
     """``encode`` in parts, for a form whose encoded batches join without decoding (``pieces``)."""
     pieces: Callable[[Sequence[bytes]], Sequence[bytes | memoryview]] | None = None
     """What, written one after another, makes several parts (one batch's, or several batches') one encoded batch:
-    the spool writes a batch's parts so, and an insert sends logged batches so, and neither joins them into a
-    new object first (a copy of megabytes with the GIL held, #43)."""
+    the spool writes a batch's parts so, without joining them into a new object first (a copy of megabytes
+    with the GIL held, #43); an insert of logged batches joins their parts once, at the store."""
     joinable: Callable[[bytes], bool] = lambda data: True
     """Whether bytes read back from disk are in the form ``pieces`` takes (an older version may have written
     another); batches that are not are encoded again for their insert."""

@@ -153,11 +153,8 @@ class SpoolLog(Generic[T]):
     def _refused(self, sequence: int) -> None:
         """A batch whose sync failed (not acknowledged): no longer waiting, and marked done on disk if it can be."""
         with self._log.lock:
-            entry = self._batches.pop(sequence, None)
-            if entry is None:
+            if not self._unlist(sequence):
                 return
-            self._live[entry.segment] -= 1
-            self._bytes -= entry.length
             with contextlib.suppress(OSError):  # the disk failing is why it was refused; a later sync may carry it
                 segment, _, _ = self._log.append(frame(DONE, 0, None, [done_payload([sequence])]))
                 self._live.setdefault(segment, 0)
@@ -236,11 +233,18 @@ class SpoolLog(Generic[T]):
                 self._live.setdefault(segment, 0)  # a segment of DONE records only is dropped in its turn too
             log.wait_durable(ticket)
             with log.lock:
-                for sequence, entry in logged:
-                    if self._batches.pop(sequence, None) is not None:
-                        self._live[entry.segment] -= 1
-                        self._bytes -= entry.length
+                for sequence, _ in logged:
+                    self._unlist(sequence)
                 self._drop_empty_segments(keep=log.number)
+
+    def _unlist(self, sequence: int) -> bool:
+        """Drop a batch from the waiting ones and from its segment's count (under the log's lock); False if gone."""
+        entry = self._batches.pop(sequence, None)
+        if entry is None:
+            return False
+        self._live[entry.segment] -= 1
+        self._bytes -= entry.length
+        return True
 
     def _drop_empty_segments(self, keep: int | None) -> None:
         """Delete the oldest segments while they hold no waiting batch (never the one being appended to)."""
