@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.suite import Plan, run_ingest_case
+from spanscore.server.default_rules import DEFAULT_RULE
 
 BATCHES = (100, 1000)
 MODES = ("stored", "spooled")
@@ -47,7 +48,14 @@ SELECTING_RULE: dict[str, object] = {
 """Selects every run of the bench's load (``--rules selecting``): each is built in full and drawn, so a run cut at
 the assembler's bounds shows as ``too_large`` (a run no rule selects is ``filtered_out`` whether cut or not). The
 template repeats its trace ids' low bits, so the 1% draw samples about one run id of the hundred it repeats."""
-RULE_SETS: dict[str, list[dict[str, object]]] = {"rule": [RULE], "selecting": [SELECTING_RULE], "none": []}
+RULE_SETS: dict[str, list[dict[str, object]]] = {
+    "rule": [RULE],
+    "selecting": [SELECTING_RULE],
+    "default": [DEFAULT_RULE],
+    "none": [],
+}
+"""``default`` is what ``spanscore serve`` loads without a ``rules:`` key: ``answer_health`` on every run, so
+every run is built in full, drawn and scored (the out-of-the-box service)."""
 
 
 def _loadavg() -> str:

@@ -65,6 +65,12 @@ class StorageConfig(BaseModel):
     ``insert_interval_s`` once this many wait). An insert's fixed engine cost and its part's later merges are
     shared by its rows, so larger inserts cost less CPU per row; acknowledgements do not wait for them. The
     batches waiting are bounded by ``max_pending_spans``."""
+    insert_max_bytes: int = Field(64 << 20, ge=1)
+    """With ``acknowledge: spooled``, the most bytes of logged spans (their JSON) one insert merges, whatever
+    ``insert_max_spans`` allows (one batch goes whole when larger). 50,000 LLM-sized spans are about 290 MB: the
+    insert held them joined, and the engine its copy, beside everything still waiting (a service at 15,000 such
+    spans/s peaked at 2.3-3.0 GB; about 2.0 GB with 12,000 per insert, at the same rate). Small spans are far
+    under it (50,000 of the bench's are about 25 MB)."""
     max_pending_spans: int = Field(200_000, ge=1)
     """Spans waiting for storage beyond which receivers answer with backpressure (retry later); once for
     small exports and once more for large ones (``bulk_min_records``)."""

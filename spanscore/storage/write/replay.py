@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ class SpoolReplay(Generic[T]):
         """Batches logged for a spooled acknowledgement, kept in memory until inserted."""
         self._insert_max = config.records_per_insert
         self._read_back_max = config.read_back_max_bytes
+        self._insert_max_bytes = config.insert_max_bytes or sys.maxsize
         self._ahead: _Batch[T] | None = None  # read back from disk and left for the next insert by the bounds
         self._awaited: tuple[Path, float] | None = None  # the batch still being logged that stopped the last insert
         self._linger_enabled = config.acknowledge == "spooled"
@@ -142,8 +144,12 @@ class SpoolReplay(Generic[T]):
         await wait_while(
             self._spooled,
             self._last_insert + self._insert_interval,
-            lambda: not self.closing and self.logged.count < self._insert_max and not self._behind_on_disk(),
+            lambda: not self.closing and not self._full_insert_waits() and not self._behind_on_disk(),
         )
+
+    def _full_insert_waits(self) -> bool:
+        """Whether the batches kept in memory already fill an insert (in records, or in logged bytes)."""
+        return self.logged.count >= self._insert_max or self.logged.size >= self._insert_max_bytes
 
     def _behind_on_disk(self) -> bool:
         """Whether batches wait on disk only (past the memory bound, or from before a restart): a backlog."""
@@ -169,10 +175,11 @@ class SpoolReplay(Generic[T]):
     async def _next(self) -> _Set[T]:
         """The batches of the next insert and its token: the retried set, or the oldest waiting batches merged.
 
-        Batches merge up to ``records_per_insert`` records whether they are in memory or read back from disk
-        (those up to ``read_back_max_bytes`` too): a spool that overflowed its memory bound (LLM-sized spans,
-        storage behind) is drained by large inserts, not one batch per insert. A batch read and then left out
-        for the bounds is kept for the next insert rather than read twice. A batch that may already be stored
+        Batches merge up to ``records_per_insert`` records and ``insert_max_bytes`` of their logged bytes whether
+        they are in memory or read back from disk (those up to ``read_back_max_bytes`` too): a spool that
+        overflowed its memory bound (LLM-sized spans, storage behind) is drained by large inserts, not one batch
+        per insert, and an insert of LLM-sized spans holds tens of megabytes, not hundreds. A batch read and then
+        left out for the bounds is kept for the next insert rather than read twice. A batch that may already be stored
         under its own token (the oldest an earlier process left, or one spooled after a failed insert) goes alone
         under it: merged under a new token, storage would keep it twice.
         """
@@ -181,7 +188,7 @@ class SpoolReplay(Generic[T]):
             batches = [self._in_memory(path) or await self._read_back(path) for path in paths]
             return _Set(batches, token)
         taken: list[_Batch[T]] = []
-        count = read_bytes = 0
+        count = read_bytes = size = 0
         self._spooled.clear()  # set again by the next batch logged: ``_replay_some`` waits for it when all are
         for path in await asyncio.get_running_loop().run_in_executor(None, self.spool.waiting, 256):
             batch = self._in_memory(path)
@@ -196,13 +203,14 @@ class SpoolReplay(Generic[T]):
                 if taken and read_bytes >= self._read_back_max:
                     break
                 batch = await self._read_back(path)
-            if taken and count + len(batch.records) > self._insert_max:
+            if taken and (count + len(batch.records) > self._insert_max or size + batch.size > self._insert_max_bytes):
                 if batch.read_back:
                     self._ahead = batch
                 break
             taken.append(batch)
             count += len(batch.records)
             read_bytes += batch.read_back
+            size += batch.size
         if not taken:
             return _Set([], "")
         token = self.spool.token(taken[0].path) if len(taken) == 1 else new_token()
@@ -296,6 +304,11 @@ class _Batch(Generic[T]):
     encoded: Sequence[bytes] | None
     read_back: int
     """Bytes read back from the spool on disk; 0 for a batch kept in memory since it was logged."""
+
+    @property
+    def size(self) -> int:
+        """Its logged bytes, for ``insert_max_bytes``: as read back, or as kept (0 when none are kept)."""
+        return self.read_back or (sum(map(len, self.encoded)) if self.encoded is not None else 0)
 
 
 @dataclass(slots=True)

@@ -41,6 +41,9 @@ class WriterConfig:
     """Records per insert behind an acknowledging spool, merged from many logged batches; 0: ``batch_max``.
     Larger than ``batch_max`` because the acknowledgement does not wait for it, and the engine's fixed and merge
     costs per insert are then shared by more rows."""
+    insert_max_bytes: int = 0
+    """Encoded bytes (as logged) per insert behind an acknowledging spool; 0: no bound but ``insert_max``.
+    Batches whose bytes are not kept count as none unless they were read back from disk."""
 
     def __post_init__(self) -> None:
         if self.acknowledge not in ACKNOWLEDGE:
@@ -56,6 +59,7 @@ class WriterConfig:
             "bulk_min",
             "insert_max",
             "read_back_max_bytes",
+            "insert_max_bytes",
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"writer {name} must not be negative, got {getattr(self, name)!r}")
@@ -74,6 +78,7 @@ class WriterConfig:
             stuck_after_s=storage.stuck_after_s,
             bulk_min=storage.bulk_min_records if bulk else 0,
             insert_max=storage.insert_max_spans,
+            insert_max_bytes=storage.insert_max_bytes,
         )
 
     @property

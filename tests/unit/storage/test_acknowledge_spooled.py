@@ -308,13 +308,66 @@ async def test_inserts_behind_the_log_merge_up_to_insert_max_not_batch_max(tmp_p
     assert max(len(call) for call in store.calls) == 7 and all(len(call) <= 7 for call in store.calls)
 
 
+@pytest.mark.parametrize("in_memory", [True, False], ids=["kept in memory", "read back from disk"])
+async def test_inserts_behind_the_log_merge_at_most_insert_max_bytes_of_logged_spans(
+    tmp_path: Path, in_memory: bool
+) -> None:
+    """The record bound alone let one insert merge 50,000 LLM-sized spans, about 260 MB joined, beside what waited.
+
+    So merging also stops at ``insert_max_bytes`` of the batches' logged JSON, for batches kept in memory and
+    for those read back from disk alike; a batch larger than the bound still goes, alone (#43, session 28).
+    """
+    bodies: list[bytes] = []
+    gate = asyncio.Event()
+
+    async def insert_encoded(parts: Sequence[bytes]) -> None:
+        body = join_json_arrays(parts)
+        await gate.wait()
+        bodies.append(body)
+
+    async def insert(records: object) -> None:
+        raise AssertionError("records were encoded again")
+
+    one_batch = len(records_to_json([_span(0)]))
+    big = [_span(index) for index in range(100, 104)]  # one batch over the byte bound on its own
+    config = WriterConfig(
+        batch_max=100, flush_interval=0.0, max_pending=1000, replay_backoff_s=0.01, acknowledge="spooled",
+        insert_interval=30.0, insert_max=1000, insert_max_bytes=int(2.5 * one_batch),
+        cache_max_bytes=(1 << 30) if in_memory else one_batch - 1,
+    )  # fmt: skip
+    writer: BatchWriter[SpanRecord] = BatchWriter(
+        "spans", Inserts(Calling(insert), encoded=Calling(insert_encoded)), config,
+        spool=SPOOL(tmp_path, 1 << 20, SPAN_SPOOL_CODEC),
+    )  # fmt: skip
+    await writer.start()
+    await writer.consume([_span(0)])
+    for index in range(1, 9):  # each a logged batch of one span: the first insert is held at the gate meanwhile
+        await writer.consume([_span(index)])
+    await writer.consume(big)
+    await writer.consume([_span(9)])
+    gate.set()
+    await _until(lambda: writer.stats.stored == 14)
+    await writer.shutdown()
+    stored = [spans_from_json(body) for body in bodies]
+    assert [span for spans in stored for span in spans] == [_span(index) for index in range(9)] + big + [_span(9)]
+    assert all(len(body) <= 2.5 * one_batch for body, spans in zip(bodies, stored, strict=True) if spans != big)
+    assert big in stored  # over the bound alone: inserted by itself, not held back
+    assert max(len(spans) for spans in stored if spans != big) == 2  # the bound, not the 1,000 records, split them
+    assert not _logged(writer)
+
+
 def test_the_storage_config_sets_the_rows_per_insert_behind_the_spool() -> None:
     storage = load_config(None, environ={"SPANSCORE_STORAGE__INSERT_MAX_SPANS": "60000"}).storage
     config = WriterConfig.from_storage(storage, max_pending=10, acknowledge="spooled")
     assert config.records_per_insert == 60_000 and config.batch_max == storage.batch_max_spans
+    assert config.insert_max_bytes == storage.insert_max_bytes == 64 << 20
     assert WriterConfig(batch_max=5, flush_interval=0, max_pending=1).records_per_insert == 5
     with pytest.raises(ValueError, match="insert_max"):
         WriterConfig(batch_max=5, flush_interval=0, max_pending=1, insert_max=-1)
+    with pytest.raises(ValueError, match="insert_max_bytes"):
+        WriterConfig(batch_max=5, flush_interval=0, max_pending=1, insert_max_bytes=-1)
+    with pytest.raises(ConfigError, match="insert_max_bytes"):
+        load_config(None, environ={"SPANSCORE_STORAGE__INSERT_MAX_BYTES": "0"})
 
 
 def _spilling_writer(
