@@ -138,12 +138,12 @@ class Spool(Generic[T]):
         with self._lock:
             if self._bytes + size > self.max_bytes:
                 raise RetryableError(
-                    f"storage is unavailable and the spool is full ({self._bytes} of {self.max_bytes} bytes)",
+                    f"the spool is full: storage is behind or unavailable ({self._bytes} of {self.max_bytes} bytes)",
                     retry_after=5.0,
                 )
             if free is not None and free - size < self.min_free_bytes:
                 raise RetryableError(
-                    f"storage is unavailable and the spool's disk is nearly full ({free} bytes free at "
+                    f"the spool's disk is nearly full ({free} bytes free at "
                     f"{self.directory}; the spool leaves {self.min_free_bytes})",
                     retry_after=5.0,
                 )

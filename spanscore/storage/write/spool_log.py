@@ -162,12 +162,12 @@ class SpoolLog(Generic[T]):
     def _check_room(self, size: int, free: int | None) -> None:
         if self.size_bytes + size > self.max_bytes:
             raise RetryableError(
-                f"storage is unavailable and the spool is full ({self.size_bytes} of {self.max_bytes} bytes)",
+                f"the spool is full: storage is behind or unavailable ({self.size_bytes} of {self.max_bytes} bytes)",
                 retry_after=5.0,
             )
         if free is not None and free - size < self.min_free_bytes:
             raise RetryableError(
-                f"storage is unavailable and the spool's disk is nearly full ({free} bytes free at "
+                f"the spool's disk is nearly full ({free} bytes free at "
                 f"{self.directory}; the spool leaves {self.min_free_bytes})",
                 retry_after=5.0,
             )
