@@ -55,7 +55,7 @@ def stored_runs(
     grouped by session id into session views (their turns are the runs found in the window).
     """
     since_ns = time.time_ns() - int(since_s * 1e9)
-    traces = StoredSpanSource(store, max_traces=max_traces).recent_traces(since_ns)
+    traces = list(StoredSpanSource(store, max_traces=max_traces).recent_traces(since_ns))
     spans = [span for trace in traces for span in trace.spans]
     logs = [record for trace in traces for record in trace.logs]
     span_targets = (target,) if target in SPAN_TARGETS else ()

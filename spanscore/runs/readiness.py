@@ -11,8 +11,8 @@ over export requests); ``poll_ready`` returns each run once, when
 - ``late_span_rescore``: with ``late_span_policy="rescore"``, a span arrived
   after the run was ready and changed what scorers read (its fingerprint).
 
-Memory is bounded: at most ``max_pending_traces`` traces, ``max_pending_spans``
-spans and ``max_pending_bytes`` estimated bytes (``runs.sizes``) are held; beyond
+Memory is bounded: at most ``max_pending_traces`` traces (of them at most ``max_settled_traces`` settled),
+``max_pending_spans`` spans and ``max_pending_bytes`` estimated bytes (``runs.sizes``) are held; beyond
 that a trace is evicted and counted. A settled trace (its runs all handed on, no span since) goes first,
 oldest settled first: it loses only late-span attribution, as at the window's end (a debug line). Only when
 none is left does the oldest trace still waiting go, and its runs are handed on as it goes (reason
@@ -256,6 +256,7 @@ class RunAssembler:
             len(self._pending) > config.max_pending_traces
             or self.stats.pending_spans > config.max_pending_spans
             or self.stats.pending_bytes > config.max_pending_bytes
+            or len(self._settled) > config.max_settled_traces
         ):
             bound = self._bound_passed()
             settled = bool(self._settled)  # the oldest trace held is a waiting one only when none is settled
@@ -379,6 +380,8 @@ class RunAssembler:
                 self._revisited.pop(trace_id, None)
                 self._release(trace)
                 self._remember(trace_id, trace.handled)
+        if len(self._settled) > self.config.max_settled_traces:
+            self._enforce_bounds()  # traces settled just now: the oldest settled go (their runs are handed on)
         self.stats.pending_traces = len(self._pending)
         self.stats.runs_ready += sum(1 for item in ready if item.reason != "late_span_rescore")
         self.stats.runs_rescored += sum(1 for item in ready if item.reason == "late_span_rescore")
@@ -449,10 +452,35 @@ class RunAssembler:
         Looks back ``max_wait_s + late_span_window_s``: a run older than that was ready before the
         restart, and storage says whether it was handled. Recovered spans count as arriving now, so
         their runs become ready after the quiet period.
+
+        The source gives the latest traces first, and they are taken ``RECOVERY_CHUNK`` at a time until the
+        assembler holds half of any of its bounds (``recovery_room``): the rest is for the traffic that arrives
+        meanwhile. Reading more only evicted what was read, each eviction a run decided early or ``too_large``
+        (a restart after LLM-sized traffic read 10,000 traces, about 500 MB of text, into 256 MiB).
         """
-        traces = list(source.recent_traces(self.recovery_since(now_ns)))
-        handled = source.handled_runs([trace.trace_id for trace in traces])
-        return self.adopt(traces, handled, now_ns)
+        loaded = 0
+        chunk: list[RecoveredTrace] = []
+        for trace in source.recent_traces(self.recovery_since(now_ns)):
+            chunk.append(trace)
+            if len(chunk) == RECOVERY_CHUNK:
+                loaded += self._adopt_handled(source, chunk, now_ns)
+                chunk = []
+                if not self.recovery_room():
+                    logger.info("run assembler: recovery stopped at half its bounds after the latest %d traces", loaded)
+                    return loaded
+        return loaded + self._adopt_handled(source, chunk, now_ns) if chunk else loaded
+
+    def _adopt_handled(self, source: SpanSource, traces: list[RecoveredTrace], now_ns: int) -> int:
+        return self.adopt(traces, source.handled_runs([trace.trace_id for trace in traces]), now_ns)
+
+    def recovery_room(self) -> bool:
+        """Whether a recovery may read more: the assembler holds less than half of each of its bounds."""
+        config, stats = self.config, self.stats
+        return (
+            2 * len(self._pending) < config.max_pending_traces
+            and 2 * stats.pending_spans < config.max_pending_spans
+            and 2 * stats.pending_bytes < config.max_pending_bytes
+        )
 
     def recovery_since(self, now_ns: int) -> int:
         """How far back a recovery reads: a run older than this was ready and storage says if it was handled."""
@@ -484,6 +512,8 @@ class RunAssembler:
         return [trace_id for trace_id in self._pending if trace_id not in self._settled]
 
 
+RECOVERY_CHUNK = 500
+"""Traces a recovery adopts between two looks at the assembler's bounds (about 30 MB of LLM-sized text)."""
 _WAIT = object()
 _EVICTION_LOG_INTERVAL_NS = 10 * _NS
 """At most one warning line per interval for traces evicted before their runs were ready (with a count)."""

@@ -46,3 +46,21 @@ def test_logs_of_other_traces_stay_out(store: ClickHouseStore) -> None:
     store.insert_logs_sync([replace(record, trace_id="f" * 32) for record in logs])
     (trace,) = StoredSpanSource(store).recent_traces(time.time_ns() - 3_600_000_000_000)
     assert trace.logs == []
+
+
+def test_the_latest_traces_are_read_back_first_and_a_limit_keeps_the_latest(store: ClickHouseStore) -> None:
+    """After a restart the runs most likely left unhandled are the latest; ``DISTINCT ... LIMIT`` read any."""
+    spans, _ = _recent()
+    now = time.time_ns()
+    for age_s, trace_id in ((300, "a" * 32), (30, "c" * 32), (120, "b" * 32)):
+        shift = now - age_s * 1_000_000_000 - min(span.start_time_ns for span in spans)
+        store.insert_spans_sync(
+            [
+                replace(s, trace_id=trace_id, start_time_ns=s.start_time_ns + shift, end_time_ns=s.end_time_ns + shift)
+                for s in spans
+            ]
+        )
+    since = now - 3_600_000_000_000
+    assert [t.trace_id for t in StoredSpanSource(store).recent_traces(since)] == ["c" * 32, "b" * 32, "a" * 32]
+    latest = list(StoredSpanSource(store, max_traces=2).recent_traces(since))
+    assert [t.trace_id for t in latest] == ["c" * 32, "b" * 32] and all(len(t.spans) == len(spans) for t in latest)
