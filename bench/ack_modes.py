@@ -47,7 +47,8 @@ SELECTING_RULE: dict[str, object] = {
 }
 """Selects every run of the bench's load (``--rules selecting``): each is built in full and drawn, so a run cut at
 the assembler's bounds shows as ``too_large`` (a run no rule selects is ``filtered_out`` whether cut or not). The
-template repeats its trace ids' low bits, so the 1% draw samples about one run id of the hundred it repeats."""
+template repeats its trace ids' low bits, which the draw reads, so the same one trace of each request's hundred is
+sampled (its run, of a root id unique to the request since session 28, is scored)."""
 RULE_SETS: dict[str, list[dict[str, object]]] = {
     "rule": [RULE],
     "selecting": [SELECTING_RULE],

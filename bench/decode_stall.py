@@ -60,7 +60,7 @@ def decode_costs(spans: int = 2000, repeat: int = 3) -> dict[str, dict[str, floa
     """Microseconds per span, best of ``repeat``, for small and 5 KB LLM spans."""
     out: dict[str, dict[str, float]] = {}
     for llm in (False, True):
-        request, _ = build_request(spans, llm)
+        request = build_request(spans, llm)[0]
         protobuf, text = request.SerializeToString(), otlp_json(request)
 
         def from_protobuf(body: bytes = protobuf) -> None:
@@ -92,7 +92,7 @@ class LargeCase:
     def body(self) -> bytes:
         if not self.spans:
             return b""
-        request, _ = build_request(self.spans, self.llm)
+        request = build_request(self.spans, self.llm)[0]
         return otlp_json(request) if self.json_body else request.SerializeToString()
 
 

@@ -36,7 +36,7 @@ def received_to_queryable(service: ServiceProcess, samples: int, seconds: float)
     try:
         while (sent < samples or not latencies) and more_samples(begun, seconds, len(latencies)):
             sent += 1
-            request, _ = build_request(1, False, service="bench-freshness")
+            request = build_request(1, False, service="bench-freshness")[0]
             span_id = request.resource_spans[0].scope_spans[0].spans[0].span_id.hex()
             sql = f"SELECT count() AS n FROM otel_traces WHERE SpanId = '{span_id}'"
             started = time.perf_counter()

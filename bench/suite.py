@@ -183,9 +183,10 @@ def decided_traces(service: ServiceProcess, settle_s: float = 30.0) -> dict[str,
     """Whether every stored trace's run got a decision from the rule (#43: none dropped at the assembler's bounds).
 
     Read from the service's own counters (``/metrics``), not from ``score_decisions``: the bench's template
-    repeats its span ids across requests (only trace ids change), so that table's rows, keyed by run id, fold
-    into one another as they merge. Waits until the count of runs handed on stops growing (the quiet period,
-    the ready poller, the decision writer), at most ``settle_s``. The bench's traces hold one run each.
+    repeats its child span ids across requests (only trace ids and root ids change), and until session 28 its
+    root ids too, so that table's rows, keyed by run id, folded into one another as they merged. Waits until
+    the count of runs handed on stops growing (the quiet period, the ready poller, the decision writer), at most
+    ``settle_s``. The bench's traces hold one run each.
     """
     counts: dict[str, float] = {}
     deadline = time.monotonic() + settle_s

@@ -12,7 +12,7 @@ from spanscore.storage.rows import ENCODE_CHUNK, records_to_json, spans_from_jso
 
 @pytest.mark.parametrize("count", [0, 1, ENCODE_CHUNK, ENCODE_CHUNK + 1, 2 * ENCODE_CHUNK, 2 * ENCODE_CHUNK + 7])
 def test_chunked_encoding_is_the_one_call_encoding(count: int) -> None:
-    request, _ = build_request(max(count, 1), llm=False)
+    request = build_request(max(count, 1), llm=False)[0]
     spans = spans_from_request(request).items[:count]
     encoded = records_to_json(spans)
     assert encoded == orjson.dumps(spans)
