@@ -365,16 +365,25 @@ class RunAssembler:
     def poll_ready(self, now_ns: int) -> list[ReadyRun]:
         """Runs that became ready by ``now_ns``, each exactly once (plus rescores under the rescore policy)."""
         self._clock_ns = max(self._clock_ns, now_ns)
-        quiet_ns = int(self.config.quiet_period_s * _NS)
-        max_wait_ns = int(self.config.max_wait_s * _NS)
+        config = self.config
+        late_ns = int(config.late_span_window_s * _NS)
+        # Every held trace is looked at, so the times are compared with bounds taken once (0.6 -> 0.3 µs a trace:
+        # a poll of 35,000 traces, five polls a second, took a tenth of a core).
+        quiet_by = now_ns - int(config.quiet_period_s * _NS)  # last arrival at or before: quiet
+        waited_by = now_ns - int(config.max_wait_s * _NS)  # first arrival at or before: waited max_wait_s
+        open_expired_by = waited_by - late_ns  # a trace not settled is forgotten this long after max_wait
+        settled_expired_by = now_ns - late_ns  # a settled one this long after its last arrival
         ready, self._evicted = self._evicted, []
-        for trace_id in list(self._pending):
-            trace = self._pending[trace_id]
-            quiet = now_ns - trace.last_arrival_ns >= quiet_ns
-            waited = now_ns - trace.first_arrival_ns >= max_wait_ns
+        for trace_id, trace in list(self._pending.items()):
+            quiet = trace.last_arrival_ns <= quiet_by
+            waited = trace.first_arrival_ns <= waited_by
             if (trace.dirty and (quiet or waited)) or (trace.waiting and waited):
                 ready.extend(self._ready_runs(trace_id, trace, quiet, waited))
-            if self._expired(trace, now_ns):
+            if (
+                trace.first_arrival_ns <= open_expired_by
+                if trace.ready_since_ns is None or trace.dirty or trace.waiting
+                else trace.last_arrival_ns <= settled_expired_by
+            ):
                 del self._pending[trace_id]
                 self._settled.pop(trace_id, None)
                 self._revisited.pop(trace_id, None)
@@ -436,13 +445,6 @@ class RunAssembler:
             return None
         spans, logs = tuple(trace.spans.values()), tuple(trace.logs)
         return functools.partial(full_run, spans, logs, self.config, self.span_targets, item.run.run_id)
-
-    def _expired(self, trace: _Trace, now_ns: int) -> bool:
-        if trace.ready_since_ns is None or trace.dirty or trace.waiting:
-            return now_ns - trace.first_arrival_ns >= int(self.config.max_wait_s * _NS) + int(
-                self.config.late_span_window_s * _NS
-            )
-        return now_ns - trace.last_arrival_ns >= int(self.config.late_span_window_s * _NS)
 
     # --- restart ----------------------------------------------------------------------------
 
