@@ -10,6 +10,7 @@ assembles and scores them as a restarted process would (storage says which runs 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from collections.abc import Collection, Iterable, Mapping
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
 from spanscore.fleet.handover import read_handovers
+from spanscore.runs.readiness import RECOVERY_CHUNK
 from spanscore.runs.recovery import StoredSpanSource
 
 if TYPE_CHECKING:
@@ -101,21 +103,26 @@ class LostRuns:
         source = StoredSpanSource(self._live.store)
         assembler = self._live.assembler
         since = assembler.recovery_since(time.time_ns())
-        found = await asyncio.to_thread(lambda: list(source.recent_traces(since)))
-        mine = [
-            trace
-            for trace in found
-            if (only is None or trace.trace_id in only)
-            and self._fleet.owns(f"trace:{trace.trace_id}")
-            and all(s.start_time_ns < lost_at_ns for s in trace.spans)
-        ]
-        held = set(await self._live.assembly.call(assembler.pending_trace_ids))
-        mine = [trace for trace in mine if trace.trace_id not in held]
-        if not mine:
-            return 0
-        handled = await asyncio.to_thread(source.handled_runs, [trace.trace_id for trace in mine])
-        orphans = [trace for trace in mine if not _all_handled(trace.trace_id, handled)]
-        return int(await self._live.assembly.call(assembler.adopt, orphans, handled, time.time_ns()))
+        traces = iter(source.recent_traces(since))  # the latest first, read a batch at a time as asked
+        taken = 0
+        # A chunk at a time, so what is held read back is one chunk's, not every recent trace's (with LLM-sized
+        # spans 10,000 traces are about 500 MB of text); the assembler's bounds apply to what it adopts.
+        while found := await asyncio.to_thread(lambda: list(itertools.islice(traces, RECOVERY_CHUNK))):
+            mine = [
+                trace
+                for trace in found
+                if (only is None or trace.trace_id in only)
+                and self._fleet.owns(f"trace:{trace.trace_id}")
+                and all(s.start_time_ns < lost_at_ns for s in trace.spans)
+            ]
+            held = set(await self._live.assembly.call(assembler.pending_trace_ids)) if mine else set()
+            mine = [trace for trace in mine if trace.trace_id not in held]
+            if not mine:
+                continue
+            handled = await asyncio.to_thread(source.handled_runs, [trace.trace_id for trace in mine])
+            orphans = [trace for trace in mine if not _all_handled(trace.trace_id, handled)]
+            taken += int(await self._live.assembly.call(assembler.adopt, orphans, handled, time.time_ns()))
+        return taken
 
 
 def _all_handled(trace_id: str, handled: Mapping[str, Mapping[str, bool]]) -> bool:
