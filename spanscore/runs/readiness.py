@@ -32,6 +32,7 @@ Pure logic with an injected clock (``now_ns`` arguments): no threads, no I/O.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
@@ -389,7 +390,7 @@ class RunAssembler:
                 self._revisited.pop(trace_id, None)
                 self._release(trace)
                 self._remember(trace_id, trace.handled)
-        if len(self._settled) > self.config.max_settled_traces:
+        if len(self._settled) > config.max_settled_traces:
             self._enforce_bounds()  # traces settled just now: the oldest settled go (their runs are handed on)
         self.stats.pending_traces = len(self._pending)
         self.stats.runs_ready += sum(1 for item in ready if item.reason != "late_span_rescore")
@@ -461,19 +462,13 @@ class RunAssembler:
         (a restart after LLM-sized traffic read 10,000 traces, about 500 MB of text, into 256 MiB).
         """
         loaded = 0
-        chunk: list[RecoveredTrace] = []
-        for trace in source.recent_traces(self.recovery_since(now_ns)):
-            chunk.append(trace)
-            if len(chunk) == RECOVERY_CHUNK:
-                loaded += self._adopt_handled(source, chunk, now_ns)
-                chunk = []
-                if not self.recovery_room():
-                    logger.info("run assembler: recovery stopped at half its bounds after the latest %d traces", loaded)
-                    return loaded
-        return loaded + self._adopt_handled(source, chunk, now_ns) if chunk else loaded
-
-    def _adopt_handled(self, source: SpanSource, traces: list[RecoveredTrace], now_ns: int) -> int:
-        return self.adopt(traces, source.handled_runs([trace.trace_id for trace in traces]), now_ns)
+        traces = iter(source.recent_traces(self.recovery_since(now_ns)))
+        while chunk := list(itertools.islice(traces, RECOVERY_CHUNK)):
+            loaded += self.adopt(chunk, source.handled_runs([trace.trace_id for trace in chunk]), now_ns)
+            if len(chunk) == RECOVERY_CHUNK and not self.recovery_room():
+                logger.info("run assembler: recovery stopped at half its bounds after the latest %d traces", loaded)
+                break
+        return loaded
 
     def recovery_room(self) -> bool:
         """Whether a recovery may read more: the assembler holds less than half of each of its bounds."""
