@@ -248,8 +248,16 @@ GUARANTEES = (
         "Scores and sampling decisions go through the same write path as spans: stored, or fsynced in their own "
         "spool (`<spool_dir>/scores`, `<spool_dir>/decisions`) while storage is down, and replayed after a "
         "restart or a kill -9. A storage outage of any length loses none; when the spool is full, scoring waits "
-        "(score writes hold worker slots, ready runs stay in the assembler) and never drops.",
+        "(score writes hold worker slots, ready runs stay in the assembler) and never drops. After a restart, "
+        "every trace stored in the look-back (`max_wait_s` + `late_span_window_s`, ending at the latest span "
+        "stored, so a long downtime does not hide it) that no decision, score or session turn names is decided: "
+        "the latest traces at start, up to half of run assembly's bounds, the rest in waves as that half frees "
+        "up, without evicting live traffic (`runs_recovery_waiting_traces`).",
         (
+            "The waves list undecided traces whole: a trace with one run decided and another not, or sampled by "
+            "two rules and scored by one, is finished only when it is among the latest read at start. At most "
+            "200,000 undecided traces are listed per restart; the list is kept in memory, so a second crash "
+            "lists again from storage.",
             "A replayed score batch carries its first insert's token, so within the deduplication window it leaves "
             "no second raw row; beyond it, score rows are keyed by a deterministic id in a ReplacingMergeTree and a "
             "second raw row lasts until a merge: read with `FINAL` (as the reports and dashboard do).",

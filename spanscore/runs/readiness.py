@@ -449,39 +449,61 @@ class RunAssembler:
 
     # --- restart ----------------------------------------------------------------------------
 
-    def recover(self, source: SpanSource, now_ns: int) -> int:
+    def recover(self, source: SpanSource, since_ns: int, now_ns: int) -> int:
         """Reload traces that may hold runs not yet handled; returns how many traces were loaded.
 
-        Looks back ``max_wait_s + late_span_window_s``: a run older than that was ready before the
-        restart, and storage says whether it was handled. Recovered spans count as arriving now, so
-        their runs become ready after the quiet period.
+        Reads spans stored since ``since_ns`` (``recovery_since``): a run older than that was ready before the
+        restart, and storage says whether it was handled. Recovered spans count as arriving now, so their runs
+        become ready after the quiet period.
 
         The source gives the latest traces first, and they are taken ``RECOVERY_CHUNK`` at a time until the
         assembler holds half of any of its bounds (``recovery_room``): the rest is for the traffic that arrives
         meanwhile. Reading more only evicted what was read, each eviction a run decided early or ``too_large``
-        (a restart after LLM-sized traffic read 10,000 traces, about 500 MB of text, into 256 MiB).
+        (a restart after LLM-sized traffic read 10,000 traces, about 500 MB of text, into 256 MiB). Undecided
+        traces past that point are adopted later, in waves, as these are handed on (``scoring.recovery_waves``).
         """
-        loaded = 0
-        traces = iter(source.recent_traces(self.recovery_since(now_ns)))
-        while chunk := list(itertools.islice(traces, RECOVERY_CHUNK)):
+        loaded, size = 0, self.recovery_chunk
+        traces = iter(source.recent_traces(since_ns))
+        while chunk := list(itertools.islice(traces, size)):
             loaded += self.adopt(chunk, source.handled_runs([trace.trace_id for trace in chunk]), now_ns)
-            if len(chunk) == RECOVERY_CHUNK and not self.recovery_room():
+            if len(chunk) == size and not self.recovery_room():
                 logger.info("run assembler: recovery stopped at half its bounds after the latest %d traces", loaded)
                 break
         return loaded
 
+    @property
+    def recovery_chunk(self) -> int:
+        """Traces a recovery adopts between two looks at ``recovery_room``.
+
+        ``RECOVERY_CHUNK``, or a tenth of ``max_pending_traces`` when that is less: one chunk must not pass the
+        bounds it is checked against.
+        """
+        return max(1, min(RECOVERY_CHUNK, self.config.max_pending_traces // 10))
+
     def recovery_room(self) -> bool:
-        """Whether a recovery may read more: the assembler holds less than half of each of its bounds."""
+        """Whether a recovery may adopt more: the traces still waiting hold less than half of each bound.
+
+        Settled traces (every run handed on) do not count: they are the first a bound evicts, and losing one
+        costs only the attribution of a late span. Counting them stopped recovery's later waves while the first
+        wave's traces sat settled for their late-span window.
+        """
         config, stats = self.config, self.stats
+        settled = [self._pending[trace_id] for trace_id in self._settled]
+        traces = len(self._pending) - len(settled)
+        spans = stats.pending_spans - sum(len(trace.spans) + len(trace.logs) for trace in settled)
+        size = stats.pending_bytes - sum(trace.size for trace in settled)
         return (
-            2 * len(self._pending) < config.max_pending_traces
-            and 2 * stats.pending_spans < config.max_pending_spans
-            and 2 * stats.pending_bytes < config.max_pending_bytes
+            2 * traces < config.max_pending_traces
+            and 2 * spans < config.max_pending_spans
+            and 2 * size < config.max_pending_bytes
         )
 
-    def recovery_since(self, now_ns: int) -> int:
-        """How far back a recovery reads: a run older than this was ready and storage says if it was handled."""
-        return now_ns - int((self.config.max_wait_s + self.config.late_span_window_s) * _NS)
+    def recovery_since(self, last_ns: int) -> int:
+        """How far back a recovery reads from ``last_ns`` (the restart, or the latest span stored before it).
+
+        A run older than this was ready before, and storage says if it was handled.
+        """
+        return last_ns - int((self.config.max_wait_s + self.config.late_span_window_s) * _NS)
 
     def adopt(self, traces: list[RecoveredTrace], handled: Mapping[str, Mapping[str, bool]], now_ns: int) -> int:
         """Hold traces read back from storage (already read, off the event loop); runs handled stay handled."""

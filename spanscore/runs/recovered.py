@@ -39,6 +39,22 @@ class SpanSource(Protocol):
         ...
 
 
+class UndecidedSource(SpanSource, Protocol):
+    """What a restart's later waves read (``scoring.recovery_waves``): the traces nothing decided on, by id."""
+
+    def latest_span_ns(self, now_ns: int) -> int:
+        """The start of the latest span stored, at most ``now_ns``: where the look-back ends."""
+        ...
+
+    def undecided_trace_ids(self, since_ns: int) -> list[str]:
+        """Traces with a span since ``since_ns`` that no decision, score or session turn names, the latest first."""
+        ...
+
+    def traces(self, trace_ids: list[str]) -> list[RecoveredTrace]:
+        """These traces with their spans and GenAI logs (a trace with no span stored is left out)."""
+        ...
+
+
 def is_handled(item: AssembledRun, marks: Mapping[str, bool]) -> bool:
     """A run needs nothing more when it or its spans were decided on and every sampled one has its scores."""
     decided = [marks[subject] for subject in (item.run.run_id, *item.span_ids) if subject in marks]

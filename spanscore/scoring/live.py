@@ -45,6 +45,7 @@ from spanscore.scoring.config import ScoringConfig
 from spanscore.scoring.dispatcher import ActiveRules, Dispatcher, SessionDispatch
 from spanscore.scoring.outputs import InBackground, UntilDurable
 from spanscore.scoring.ready_poller import ReadyPoller
+from spanscore.scoring.recovery_waves import RecoveryWaves
 from spanscore.scoring.subject import RuleRun, Subject
 from spanscore.scoring.workers import ScoringWorkers
 from spanscore.storage.clickhouse import ClickHouseStore
@@ -154,6 +155,8 @@ class LiveScoring:
             interval_s=self.config.poll_interval_s,
             scores_sessions=lambda: self.dispatcher.rules.scores_sessions and self.dispatcher.may_poll_sessions(),
         )
+        self.recovery_waves = RecoveryWaves(self.assembly, interval_s=max(self.config.poll_interval_s, 0.2))
+        """A restart's undecided traces past what the first recovery holds (``scoring.recovery_waves``)."""
         self.spans_in = StoredSpans(self.assembly)
         """What the span writer hands on after each insert."""
         self.logs_in = StoredLogs(self.assembly)
@@ -230,9 +233,14 @@ class LiveScoring:
         # the whole fleet's, and the runs other live replicas are still assembling are theirs to decide.
         if self.config.recover_on_start and not self.dispatcher.sessions_shared:
             source = StoredSpanSource(self._store)
-            recovered = await self.assembly.call(self.assembler.recover, source, time.time_ns())
+            now = time.time_ns()
+            # From the latest span stored: a restart after a longer downtime than the look-back found nothing.
+            since = self.assembler.recovery_since(await asyncio.to_thread(source.latest_span_ns, now))
+            undecided = await asyncio.to_thread(source.undecided_trace_ids, since)  # before any is decided again
+            recovered = await self.assembly.call(self.assembler.recover, source, since, now)
             if recovered:
                 log.info("recovered pending traces from storage count=%d", recovered)
+            self.recovery_waves.start(source, undecided)
             await asyncio.to_thread(self._restore_budgets)
             if self.dispatcher.rules.scores_sessions:
                 await asyncio.to_thread(self._restore_sessions)
@@ -273,6 +281,7 @@ class LiveScoring:
         if self._shut_down:
             return
         self._shut_down = True
+        await self.recovery_waves.stop()
         await self.poller.stop()
         await self.assembly.close()
         await self.workers.shutdown()
@@ -320,6 +329,8 @@ class LiveScoring:
             "runs_too_large": stats.too_large_traces,
             "runs_too_large_records_dropped": stats.too_large_records,
             "runs_ready": stats.runs_ready,
+            "runs_recovery_waiting_traces": self.recovery_waves.waiting,
+            "runs_recovered_traces": stats.recovered_traces,
             "spans_conflicting_ids_ignored": stats.conflicting_spans_ignored,
             "sessions_open": sessions.open_sessions,
             "sessions_kept": sessions.kept_sessions,

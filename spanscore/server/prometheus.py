@@ -188,6 +188,14 @@ KINDS: dict[str, tuple[Kind, str]] = {
     ),
     "runs_too_large_records_dropped": ("counter", "Spans and logs dropped from traces over max_run_bytes."),
     "runs_ready": ("counter", "Runs that became ready to score."),
+    "runs_recovered_traces": (
+        "counter",
+        "Traces read back from storage into run assembly: a restart's recovery, a lost fleet replica's traces.",
+    ),
+    "runs_recovery_waiting_traces": (
+        "gauge",
+        "Undecided traces a restart found in storage that wait for room in run assembly (adopted in waves).",
+    ),
     "spans_conflicting_ids_ignored": (
         "counter",
         "Spans ignored by run assembly: another service's span of the same trace holds their span id.",

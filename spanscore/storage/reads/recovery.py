@@ -37,6 +37,27 @@ LIMIT {limit:UInt32}
 """
 
 
+# The traces with a span since ``since`` that nothing decided on, the latest first. Decisions other than
+# ``sampled`` and scores say a trace was handed to sampling, and a session turn that it was handed to its
+# session; a ``sampled`` decision alone does not (scoring may have been cut short by the crash).
+_UNDECIDED_TRACES = """
+SELECT TraceId FROM {database}.otel_traces
+WHERE Timestamp >= fromUnixTimestamp64Nano({since:Int64})
+  AND TraceId GLOBAL NOT IN (
+    SELECT TraceId FROM {database}.score_decisions
+    WHERE Timestamp >= fromUnixTimestamp64Nano({since:Int64}) AND Decision != 'sampled'
+    UNION ALL
+    SELECT TraceId FROM {database}.scores WHERE Timestamp >= fromUnixTimestamp64Nano({since:Int64})
+    UNION ALL
+    SELECT TraceId FROM {database}.scored_runs
+    WHERE Timestamp >= fromUnixTimestamp64Nano({since:Int64}) AND SessionId != '' AND Target = 'run'
+  )
+GROUP BY TraceId
+ORDER BY max(Timestamp) DESC
+LIMIT {limit:UInt32}
+"""
+
+
 # The log records of the traces just read, by trace id (only records that name a trace can join a run).
 _LOG_SELECT = """
 SELECT toUnixTimestamp64Nano(Timestamp), TraceId, SpanId, EventName, SeverityText, SeverityNumber, Body,
@@ -116,12 +137,49 @@ def recent_trace_spans(store: Any, since_ns: int, max_traces: int) -> Iterator[d
     """
     latest = _RECENT_TRACES.replace("{database}", store.database)
     ids = [row[0] for row in store.internal_query(latest, {"since": since_ns, "limit": max_traces})]
-    sql = _SPAN_SELECT.replace("{database}", store.database)
     for batch in _batches(ids):
-        grouped: dict[str, list[SpanRecord]] = {trace_id: [] for trace_id in batch}  # latest first
+        yield trace_spans(store, batch)
+
+
+def trace_spans(store: Any, trace_ids: list[str]) -> dict[str, list[SpanRecord]]:
+    """The spans of these traces, by trace id in the order given (a trace with none stored maps to [])."""
+    sql = _SPAN_SELECT.replace("{database}", store.database)
+    grouped: dict[str, list[SpanRecord]] = {trace_id: [] for trace_id in trace_ids}
+    for batch in _batches(trace_ids):
         for row in store.internal_query(sql, {"ids": batch}):
             grouped[row[0]].append(span_from_row(row))
-        yield grouped
+    return grouped
+
+
+def undecided_trace_ids(store: Any, since_ns: int, limit: int) -> list[str]:
+    """Traces with a span stored since ``since_ns`` that no decision, score or session turn names, latest first.
+
+    What a restart must still hand to sampling beyond the latest traces it reads first: a crash under load
+    left seconds of stored traffic that run assembly had not handed on, more than half its bounds hold (#43).
+    Only decisions and scores written since ``since_ns`` are looked at: a trace decided earlier whose late spans
+    fall in the window is listed too, and the per-trace ``handled_runs`` says it is handled. A trace whose runs
+    were all sampled but not all scored is listed as well (its sampled decision is kept out of the exclusion).
+    """
+    sql = _UNDECIDED_TRACES.replace("{database}", store.database)
+    return [row[0] for row in store.internal_query(sql, {"since": since_ns, "limit": limit})]
+
+
+def latest_span_ns(store: Any, now_ns: int) -> int:
+    """The start time of the latest span stored, at most ``now_ns`` (``now_ns`` when none is stored).
+
+    Where a restart's look-back ends: after a downtime longer than the look-back, a window ending at the
+    restart found nothing of what the crash left (spans from a clock ahead of this one are not a reason to
+    look back less than from now).
+    """
+    # Answered from each part's min-max index (``_minmax_count_projection``): no column is read.
+    sql = (
+        "SELECT max(Timestamp) > toDateTime64(0, 9), toUnixTimestamp64Nano(max(Timestamp))"
+        f" FROM {store.database}.otel_traces"
+    )
+    rows = store.internal_query(sql)
+    if not rows or not rows[0][0]:
+        return now_ns
+    return min(now_ns, int(rows[0][1]))
 
 
 def trace_logs(store: Any, trace_ids: list[str]) -> dict[str, list[LogRecord]]:

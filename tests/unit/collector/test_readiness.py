@@ -201,8 +201,10 @@ def test_restart_recovers_pending_runs_and_skips_handled_ones() -> None:
         {done[0].trace_id: {handled.run.run_id: True}},
     )
     after = RunAssembler()
-    assert after.recover(storage, T0 + 10 * S) == 2
-    assert storage.asked_since == T0 + 10 * S - int((60 + 300) * S)
+    since = after.recovery_since(T0 + 10 * S)
+    assert since == T0 + 10 * S - int((60 + 300) * S)
+    assert after.recover(storage, since, T0 + 10 * S) == 2
+    assert storage.asked_since == since
     assert after.poll_ready(T0 + 11 * S) == []
     ready = after.poll_ready(T0 + 12 * S)
     assert [(item.run.trace_id, item.reason) for item in ready] == [("e" * 32, "quiet_period")]
@@ -245,7 +247,7 @@ def test_a_recovery_takes_the_latest_traces_up_to_half_the_bounds_and_evicts_non
                 yield trace
 
     after = RunAssembler(config)
-    loaded = after.recover(Latest(traces, {}), T0 + 10 * S)
+    loaded = after.recover(Latest(traces, {}), T0, T0 + 10 * S)
     assert 0 < loaded < len(traces) and len(taken) == loaded  # stopped, and read nothing past where it stopped
     assert after.stats.evicted_traces == 0 and after.stats.too_large_traces == 0
     assert config.max_pending_bytes // 2 <= after.stats.pending_bytes < config.max_pending_bytes
@@ -394,5 +396,5 @@ def test_restart_rescores_a_run_whose_span_level_score_was_cut_short() -> None:
     for name, (marks, expected) in cases.items():
         storage = FakeStorage([RecoveredTrace(trace_id, spans)], {trace_id: marks} if marks else {})
         after = RunAssembler()
-        after.recover(storage, T0 + 10 * S)
+        after.recover(storage, T0, T0 + 10 * S)
         assert [item.run.trace_id for item in after.poll_ready(T0 + 13 * S)] == expected, name

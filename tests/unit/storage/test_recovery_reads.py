@@ -13,6 +13,8 @@ from spanscore.offline.backfill import stored_runs
 from spanscore.runs.assembly import RunsConfig, assemble_runs
 from spanscore.runs.recovery import StoredSpanSource
 from spanscore.storage.clickhouse import ClickHouseStore
+from spanscore.storage.scored_runs import ScoredRunRow
+from spanscore.storage.scores import DecisionRow, ScoreRow
 from tests.unit.collector.recorded_traces import load
 
 
@@ -64,3 +66,60 @@ def test_the_latest_traces_are_read_back_first_and_a_limit_keeps_the_latest(stor
     assert [t.trace_id for t in StoredSpanSource(store).recent_traces(since)] == ["c" * 32, "b" * 32, "a" * 32]
     latest = list(StoredSpanSource(store, max_traces=2).recent_traces(since))
     assert [t.trace_id for t in latest] == ["c" * 32, "b" * 32] and all(len(t.spans) == len(spans) for t in latest)
+
+
+def _stored_trace(store: ClickHouseStore, trace_id: str, age_s: float) -> None:
+    spans, _ = _recent()
+    shift = time.time_ns() - int(age_s * 1e9) - min(span.start_time_ns for span in spans)
+    store.insert_spans_sync(
+        [
+            replace(s, trace_id=trace_id, start_time_ns=s.start_time_ns + shift, end_time_ns=s.end_time_ns + shift)
+            for s in spans
+        ]
+    )
+
+
+def _decision(trace_id: str, decision: str) -> DecisionRow:
+    return DecisionRow(
+        time.time_ns(), trace_id, "a1", f"run-{trace_id[:4]}", "svc", "agent", "r", decision, 1.0, "", ""
+    )
+
+
+def test_undecided_traces_are_the_ones_no_decision_score_or_session_turn_names(store: ClickHouseStore) -> None:
+    """A crash under load leaves seconds of stored traces undecided, more than the first recovery holds: the later
+    waves list them by what storage says was decided, not by what memory held."""
+    ages = {"a": 50, "b": 40, "c": 30, "d": 20, "e": 10, "f": 5}
+    for letter, age in ages.items():
+        _stored_trace(store, letter * 32, age)
+    store.insert_decisions_sync(
+        [_decision("a" * 32, "filtered_out"), _decision("b" * 32, "sampled"), _decision("c" * 32, "sampled")]
+    )
+    score = ScoreRow(
+        run_timestamp_ns=time.time_ns(), trace_id="c" * 32, span_id="a1", run_id="run-cccc", service_name="svc",
+        agent_name="agent", score_id="s1", model="", session_id="", user_id="", rule="r", scorer="completeness",
+        scorer_version="1", score=1.0, label="", reason="", status="ok", error="", sample_rate=1.0,
+        higher_is_better=True, judge_model="", input_tokens=0, output_tokens=0, cost_usd=None, duration_ms=1.0,
+        ready_reason="quiet_period", run_duration_ms=1.0, run_error="",
+    )  # fmt: skip
+    store.insert_scores_sync([score])
+    turn = ScoredRunRow(time.time_ns(), "d" * 32, "run-dddd", "a1", "svc", "agent", "{}", session_id="chat-1")
+    store.insert_scored_runs_sync([turn])
+    since = time.time_ns() - 3_600_000_000_000
+    # filtered out (a), scored (c) and a session turn (d) were decided; sampled with no score yet (b) was cut short
+    assert StoredSpanSource(store).undecided_trace_ids(since) == ["f" * 32, "e" * 32, "b" * 32]
+    assert StoredSpanSource(store, max_undecided=2).undecided_trace_ids(since) == ["f" * 32, "e" * 32]
+    assert StoredSpanSource(store).undecided_trace_ids(time.time_ns() - 15_000_000_000) == ["f" * 32, "e" * 32]
+    traces = StoredSpanSource(store).traces(["e" * 32, "0" * 32, "b" * 32])  # one with nothing stored is left out
+    assert [trace.trace_id for trace in traces] == ["e" * 32, "b" * 32] and all(trace.spans for trace in traces)
+
+
+def test_the_look_back_ends_at_the_latest_span_stored_not_at_the_restart(store: ClickHouseStore) -> None:
+    """A restart 10 minutes after a crash looked back 6 minutes from now and found none of what the crash left."""
+    now = time.time_ns()
+    assert StoredSpanSource(store).latest_span_ns(now) == now  # nothing stored: from now
+    _stored_trace(store, "a" * 32, 600)
+    _stored_trace(store, "b" * 32, 700)
+    latest = StoredSpanSource(store).latest_span_ns(now)
+    assert now - 601 * 1_000_000_000 < latest < now - 599 * 1_000_000_000
+    _stored_trace(store, "c" * 32, -3_600)  # a clock an hour ahead: never later than now
+    assert StoredSpanSource(store).latest_span_ns(now) == now
