@@ -46,8 +46,11 @@ class UndecidedSource(SpanSource, Protocol):
         """The start of the latest span stored, at most ``now_ns``: where the look-back ends."""
         ...
 
-    def undecided_trace_ids(self, since_ns: int) -> list[str]:
-        """Traces with a span since ``since_ns`` that no decision, score or session turn names, the latest first."""
+    def undecided_trace_ids(self, since_ns: int, before_ns: int | None = None) -> list[str]:
+        """Traces with a span since ``since_ns`` that no decision, score or session turn names, the latest first.
+
+        With ``before_ns``, only those whose spans all started before it.
+        """
         ...
 
     def traces(self, trace_ids: list[str]) -> list[RecoveredTrace]:

@@ -37,9 +37,11 @@ class StoredSpanSource:
         for grouped in recent_trace_spans(self._store, since_ns, self._max_traces):
             yield from self._with_logs(grouped)
 
-    def undecided_trace_ids(self, since_ns: int) -> list[str]:
+    def undecided_trace_ids(self, since_ns: int, before_ns: int | None = None) -> list[str]:
         """Traces since ``since_ns`` that nothing decided on, the latest first (``undecided_trace_ids``)."""
-        return undecided_trace_ids(self._store, since_ns, self._max_undecided)
+        if before_ns is None:
+            return undecided_trace_ids(self._store, since_ns, self._max_undecided)
+        return undecided_trace_ids(self._store, since_ns, self._max_undecided, before_ns)
 
     def traces(self, trace_ids: list[str]) -> list[RecoveredTrace]:
         """These traces with their spans and GenAI logs, in the order given (traces with no span left out)."""

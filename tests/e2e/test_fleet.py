@@ -8,6 +8,7 @@ Collector's load-balancing exporter routes them, so the turns of one conversatio
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -21,7 +22,9 @@ from opentelemetry.sdk.trace import ReadableSpan
 from spanscore.cli.commands import main
 from spanscore.config import ServiceConfig
 from spanscore.fleet.config import FleetConfig
+from spanscore.runs.recovery import StoredSpanSource
 from spanscore.sampling.rules import RuleConfig
+from spanscore.scoring import fleet_lost_runs
 from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_targets import SESSION_RULE, rag_traces
@@ -287,9 +290,13 @@ async def test_without_keeper_ingest_goes_on_and_rule_changes_are_refused(chdb_d
         await service.shutdown()
 
 
-async def test_runs_a_lost_replica_was_assembling_are_scored_once_by_a_survivor(make_fleet: MakeFleet) -> None:
+async def _one_lost_with_runs_unready(
+    make_fleet: MakeFleet, max_wait_s: float
+) -> tuple[Service, dict[int, list[ReadableSpan]]]:
+    """Two replicas take 12 traces; the one that will be lost dies before any of its runs is ready. Returns the
+    survivor and the traces by the replica they were routed to (0: the lost one)."""
     rule = {"name": "answers", "target": "run", "scorers": ["completeness"]}
-    replicas = await make_fleet(2, [rule], runs={"quiet_period_s": 0.5, "max_wait_s": 1.0})
+    replicas = await make_fleet(2, [rule], runs={"quiet_period_s": 0.5, "max_wait_s": max_wait_s})
     lost, kept = replicas
     spans = rag_traces(12)
     routed = route(spans, 2)
@@ -301,6 +308,33 @@ async def test_runs_a_lost_replica_was_assembling_are_scored_once_by_a_survivor(
     lost.fleet.fleet.expire()
     await lost.fleet.shutdown()
     await lost.shutdown()  # its pipelines stop: what it held in memory is not scored there
+    return kept, routed
+
+
+async def test_a_survivor_finds_a_lost_replicas_runs_behind_more_recent_traces_than_it_reads_at_once(
+    make_fleet: MakeFleet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The survivor read the latest 10,000 recent traces and kept the ones begun before the loss: with more than
+    that many traces arriving during its wait (170 traces/s over a 60 s ``max_wait_s``) it found none. Here the
+    recent read is cut to 4 traces and 8 arrive during the wait."""
+    monkeypatch.setattr(fleet_lost_runs, "StoredSpanSource", functools.partial(StoredSpanSource, max_traces=4))
+    kept, routed = await _one_lost_with_runs_unready(make_fleet, max_wait_s=3.0)
+    await until(lambda: _all_joined([kept], 1))
+    await asyncio.sleep(0.2)
+    await send([kept], rag_traces(8))  # begun after the loss: the survivor's own, decided by it
+
+    async def all_decided() -> bool:
+        return await _count(kept, "SELECT uniqExact(RunId) FROM score_decisions WHERE Rule = 'answers'", 20)
+
+    await until(all_decided, timeout_s=30)
+    rows = await query(kept, "SELECT RunId, count() FROM score_decisions WHERE Rule = 'answers' GROUP BY RunId")
+    assert len(rows) == 20 and {count for _, count in rows} == {1}
+    assert kept.fleet is not None and kept.fleet.member is not None
+    assert kept.fleet.member.orphan_traces_taken == len({_trace_id(s) for s in routed[0]})
+
+
+async def test_runs_a_lost_replica_was_assembling_are_scored_once_by_a_survivor(make_fleet: MakeFleet) -> None:
+    kept, routed = await _one_lost_with_runs_unready(make_fleet, max_wait_s=1.0)
 
     async def all_decided() -> bool:
         return await _count(kept, "SELECT uniqExact(RunId) FROM score_decisions WHERE Rule = 'answers'", 12)

@@ -53,6 +53,7 @@ WHERE Timestamp >= fromUnixTimestamp64Nano({since:Int64})
     WHERE Timestamp >= fromUnixTimestamp64Nano({since:Int64}) AND SessionId != '' AND Target = 'run'
   )
 GROUP BY TraceId
+HAVING max(Timestamp) < fromUnixTimestamp64Nano({before:Int64})
 ORDER BY max(Timestamp) DESC
 LIMIT {limit:UInt32}
 """
@@ -66,6 +67,8 @@ FROM {database}.otel_logs
 WHERE TraceId IN {ids:Array(String)}
 ORDER BY TraceId, Timestamp
 """
+_NEVER = 2**63 - 1
+"""A ``before_ns`` no span reaches (2262, the end of ``DateTime64(9)``)."""
 ID_BATCH = 2_000
 """Ids per query: one bound array of 32-hex ids stays near 70 KB, within a server's form field limit
 (``http_max_field_value_size``, 128 KiB: some 3,700 ids), where clickhouse-connect sends long bound values."""
@@ -151,7 +154,7 @@ def trace_spans(store: Any, trace_ids: list[str]) -> dict[str, list[SpanRecord]]
     return grouped
 
 
-def undecided_trace_ids(store: Any, since_ns: int, limit: int) -> list[str]:
+def undecided_trace_ids(store: Any, since_ns: int, limit: int, before_ns: int = _NEVER) -> list[str]:
     """Traces with a span stored since ``since_ns`` that no decision, score or session turn names, latest first.
 
     What a restart must still hand to sampling beyond the latest traces it reads first: a crash under load
@@ -159,9 +162,11 @@ def undecided_trace_ids(store: Any, since_ns: int, limit: int) -> list[str]:
     Only decisions and scores written since ``since_ns`` are looked at: a trace decided earlier whose late spans
     fall in the window is listed too, and the per-trace ``handled_runs`` says it is handled. A trace whose runs
     were all sampled but not all scored is listed as well (its sampled decision is kept out of the exclusion).
+    ``before_ns``: only traces whose spans all started before it (a lost fleet replica's, begun before the loss).
     """
     sql = _UNDECIDED_TRACES.replace("{database}", store.database)
-    return [row[0] for row in store.internal_query(sql, {"since": since_ns, "limit": limit})]
+    parameters = {"since": since_ns, "before": before_ns, "limit": limit}
+    return [row[0] for row in store.internal_query(sql, parameters)]
 
 
 def latest_span_ns(store: Any, now_ns: int) -> int:
