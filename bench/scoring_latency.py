@@ -22,6 +22,7 @@ so the result always holds a sample unless the service is hung
     python -m bench.scoring_latency [--seconds 30] [--spans-per-second 5000] [--acknowledge spooled]
         [--spans-per-request 100]   # background spans per export (1,000: the ingest figures' request size)
         [--llm-calls 10]   # span-level: target: llm on runs of 10 LLM calls, plus a burst for jobs/s
+        [--rules default]  # answer_health on every run, background included (the service without rules:)
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from bench.load import EXPORT_METHOD, run_load
 from bench.service import HANG_TIMEOUT_S, ServiceProcess, more_samples
+from spanscore.server.default_rules import DEFAULT_RULE
 
 QUIET_PERIOD_S = 2.0
 SAMPLE_TIMEOUT_S = 20.0
@@ -105,8 +107,13 @@ def measure(
     acknowledge: str = "stored",
     llm_calls: int = 0,
     spans_per_request: int = SPANS_PER_REQUEST,
+    rules: str = "probe",
 ) -> dict[str, object]:
     """Start a service, warm it up with one probe, then probe for ``seconds`` under background load.
+
+    ``rules``: ``probe`` scores only the probes' runs (the background is filtered out); ``default`` runs the rule
+    ``spanscore serve`` loads without a ``rules:`` key (``answer_health`` on every run), so every background run
+    is built in full, drawn and scored too: the out-of-the-box service's latency.
 
     With ``llm_calls`` each probe run has that many LLM call spans and the rule has ``target: llm``: a run
     counts as scored when every call has its score, and a burst of runs afterwards gives the span-level
@@ -119,6 +126,8 @@ def measure(
         if llm_calls:
             rule["target"] = "llm"
         extra: dict[str, object] = {"rules": [rule], "storage": {"acknowledge": acknowledge}}
+        if rules == "default":
+            extra["rules"] = [DEFAULT_RULE]
         spawn = multiprocessing.get_context("spawn")
         with ServiceProcess(Path(workdir), extra) as service, ProcessPoolExecutor(1, mp_context=spawn) as pool:
             warmup, _ = _probe(service, samples=1, seconds=SAMPLE_TIMEOUT_S, llm_calls=llm_calls)
@@ -153,6 +162,7 @@ def measure(
         "background_failed_requests": background.get("failed_requests"),
         "background_spans_per_s": round(acked / elapsed) if elapsed else 0,
         "llm_calls_per_run": llm_calls,
+        "rules": rules,
         "burst": burst,
     }
 
@@ -255,8 +265,15 @@ def main() -> None:
     parser.add_argument(
         "--spans-per-request", type=int, default=SPANS_PER_REQUEST, help="background spans per export request"
     )
+    parser.add_argument(
+        "--rules", choices=["probe", "default"], default="probe", help="score the probes only, or every run"
+    )
     args = parser.parse_args()
-    result = measure(args.seconds, args.spans_per_second, args.acknowledge, args.llm_calls, args.spans_per_request)
+    if args.rules == "default" and args.llm_calls:
+        parser.error("--rules default scores runs, not LLM calls: leave out --llm-calls")
+    result = measure(
+        args.seconds, args.spans_per_second, args.acknowledge, args.llm_calls, args.spans_per_request, args.rules
+    )
     print(json.dumps(result, indent=2))
 
 

@@ -85,6 +85,35 @@ class SpoolCodec(Generic[T]):
         return parts if len(parts) == 1 or self.pieces is None else self.pieces(parts)
 
 
+class _Bounded(Protocol):
+    directory: Path
+    max_bytes: int
+    min_free_bytes: int
+
+
+def free_bytes(directory: Path, min_free_bytes: int) -> int | None:
+    """Bytes free for the spool's directory, or None when no free space is kept (``min_free_bytes`` 0)."""
+    if not min_free_bytes:
+        return None
+    stat = os.statvfs(directory)
+    return stat.f_bavail * stat.f_frsize
+
+
+def check_room(spool: _Bounded, used: int, size: int, free: int | None) -> None:
+    """Refuse (``RetryableError``) a batch of ``size`` bytes that would pass the spool's bound or its disk's floor."""
+    if used + size > spool.max_bytes:
+        raise RetryableError(
+            f"the spool is full: storage is behind or unavailable ({used} of {spool.max_bytes} bytes)",
+            retry_after=5.0,
+        )
+    if free is not None and free - size < spool.min_free_bytes:
+        raise RetryableError(
+            f"the spool's disk is nearly full ({free} bytes free at "
+            f"{spool.directory}; the spool leaves {spool.min_free_bytes})",
+            retry_after=5.0,
+        )
+
+
 class Spool(Generic[T]):
     """A directory of numbered batch files; thread-safe (the writer calls it from worker threads)."""
 
@@ -134,19 +163,9 @@ class Spool(Generic[T]):
         parts = self.codec.parts(records)
         written = self.codec.layout(parts)
         size = sum(map(len, written))
-        free = self._free_bytes()  # a syscall: made before the lock, which guards only the byte count
+        free = free_bytes(self.directory, self.min_free_bytes)  # a syscall: before the lock, which guards the count
         with self._lock:
-            if self._bytes + size > self.max_bytes:
-                raise RetryableError(
-                    f"the spool is full: storage is behind or unavailable ({self._bytes} of {self.max_bytes} bytes)",
-                    retry_after=5.0,
-                )
-            if free is not None and free - size < self.min_free_bytes:
-                raise RetryableError(
-                    f"the spool's disk is nearly full ({free} bytes free at "
-                    f"{self.directory}; the spool leaves {self.min_free_bytes})",
-                    retry_after=5.0,
-                )
+            check_room(self, self._bytes, size, free)
             self._bytes += size  # reserved while it is written
             self._writing += 1
             temporary = self.directory / f"writing-{self._writing:012d}.tmp"
@@ -169,12 +188,6 @@ class Spool(Generic[T]):
             temporary.unlink(missing_ok=True)
             raise
         return target, parts
-
-    def _free_bytes(self) -> int | None:
-        if not self.min_free_bytes:
-            return None
-        stat = os.statvfs(self.directory)
-        return stat.f_bavail * stat.f_frsize
 
     def waiting(self, limit: int) -> list[Path]:
         """Up to ``limit`` batch files, oldest first."""

@@ -21,19 +21,17 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import itertools
-import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Generic, TypeVar
 
-from spanscore.errors import RetryableError
 from spanscore.storage.insert_token import check_token, new_token
 from spanscore.storage.write import log_records as records_on_disk
 from spanscore.storage.write.log_records import BATCH, DONE, done_payload, done_sequences, frame, segment_name
 from spanscore.storage.write.log_segments import COMMIT_WINDOW_S, SegmentWriter
-from spanscore.storage.write.spool import Spool, SpoolCodec, batch_name, parse_name
+from spanscore.storage.write.spool import Spool, SpoolCodec, batch_name, check_room, free_bytes, parse_name
 
 T = TypeVar("T")
 _LOCK = "spool.lock"
@@ -131,9 +129,9 @@ class SpoolLog(Generic[T]):
             parts = self.codec.parts(records)
             written = self.codec.layout(parts)
             size = sum(map(len, written))
-            free = self._free_bytes()
+            free = free_bytes(self.directory, self.min_free_bytes)
             with log.lock:
-                self._check_room(size, free)
+                check_room(self, self.size_bytes, size, free)
                 sequence = self._next
                 self._next += 1
                 segment, offset, ticket = log.append(frame(BATCH, sequence, token, written))
@@ -158,25 +156,6 @@ class SpoolLog(Generic[T]):
             with contextlib.suppress(OSError):  # the disk failing is why it was refused; a later sync may carry it
                 segment, _, _ = self._log.append(frame(DONE, 0, None, [done_payload([sequence])]))
                 self._live.setdefault(segment, 0)
-
-    def _check_room(self, size: int, free: int | None) -> None:
-        if self.size_bytes + size > self.max_bytes:
-            raise RetryableError(
-                f"the spool is full: storage is behind or unavailable ({self.size_bytes} of {self.max_bytes} bytes)",
-                retry_after=5.0,
-            )
-        if free is not None and free - size < self.min_free_bytes:
-            raise RetryableError(
-                f"the spool's disk is nearly full ({free} bytes free at "
-                f"{self.directory}; the spool leaves {self.min_free_bytes})",
-                retry_after=5.0,
-            )
-
-    def _free_bytes(self) -> int | None:
-        if not self.min_free_bytes:
-            return None
-        stat = os.statvfs(self.directory)
-        return stat.f_bavail * stat.f_frsize
 
     def waiting(self, limit: int) -> list[Path]:
         """Up to ``limit`` batches, oldest first: those of the file-per-batch spool, then the log's."""
