@@ -250,14 +250,23 @@ GUARANTEES = (
         "restart or a kill -9. A storage outage of any length loses none; when the spool is full, scoring waits "
         "(score writes hold worker slots, ready runs stay in the assembler) and never drops. After a restart, "
         "every trace stored in the look-back (`max_wait_s` + `late_span_window_s`, ending at the latest span "
-        "stored, so a long downtime does not hide it) that no decision, score or session turn names is decided: "
-        "the latest traces at start, up to half of run assembly's bounds, the rest in waves as that half frees "
-        "up, without evicting live traffic (`runs_recovery_waiting_traces`).",
+        "stored, so a long downtime does not hide it) that may hold an undecided run is decided: the latest "
+        "traces at start, up to half of run assembly's bounds, the rest in waves as that half frees up, without "
+        "evicting live traffic (`runs_recovery_waiting_traces`). Storage lists a trace when its latest span began "
+        "after its latest decision, score or session turn was written, or when a run of it was sampled and not "
+        "scored; a fleet survivor takes up a lost replica's traces the same way.",
         (
-            "The waves list undecided traces whole: a trace with one run decided and another not, or sampled by "
-            "two rules and scored by one, is finished only when it is among the latest read at start. At most "
-            "200,000 undecided traces are listed per restart; the list is kept in memory, so a second crash "
-            "lists again from storage.",
+            "The listing compares the spans' start times (the client's clock) with the decisions' write times "
+            "(this one's): a run that began after another of its trace was decided, on a client clock behind by "
+            "more than the gap between the two, is not listed. A run sampled by two rules and scored by one is "
+            "listed only while it has no score for the other. At most 200,000 traces are listed per restart, and "
+            "the list is kept in memory: a second crash lists again from storage.",
+            "The look-back ends at the latest span stored, read from the parts' min-max index; a span from a clock "
+            "ahead of this one makes it end at the restart, as before (a downtime longer than the look-back then "
+            "hides what the crash left).",
+            "A listed trace that this process decided live after the restart, forgot (past "
+            "`collector.runs.max_done_traces`) and whose decision was not yet written when its wave came, is "
+            "decided a second time.",
             "A replayed score batch carries its first insert's token, so within the deduplication window it leaves "
             "no second raw row; beyond it, score rows are keyed by a deterministic id in a ReplacingMergeTree and a "
             "second raw row lasts until a merge: read with `FINAL` (as the reports and dashboard do).",

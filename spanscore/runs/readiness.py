@@ -465,8 +465,9 @@ class RunAssembler:
         loaded, size = 0, self.recovery_chunk
         traces = iter(source.recent_traces(since_ns))
         while chunk := list(itertools.islice(traces, size)):
-            loaded += self.adopt(chunk, source.handled_runs([trace.trace_id for trace in chunk]), now_ns)
-            if len(chunk) == size and not self.recovery_room():
+            taken = self.adopt_within_room(chunk, source.handled_runs([trace.trace_id for trace in chunk]), now_ns)
+            loaded += taken
+            if taken < len(chunk):
                 logger.info("run assembler: recovery stopped at half its bounds after the latest %d traces", loaded)
                 break
         return loaded
@@ -475,8 +476,8 @@ class RunAssembler:
     def recovery_chunk(self) -> int:
         """Traces a recovery adopts between two looks at ``recovery_room``.
 
-        ``RECOVERY_CHUNK``, or a tenth of ``max_pending_traces`` when that is less: one chunk must not pass the
-        bounds it is checked against.
+        ``RECOVERY_CHUNK``, or a tenth of ``max_pending_traces`` when that is less: what is read back at once
+        (``adopt_within_room`` then stops within it at the bounds' half).
         """
         return max(1, min(RECOVERY_CHUNK, self.config.max_pending_traces // 10))
 
@@ -487,11 +488,40 @@ class RunAssembler:
         costs only the attribution of a late span. Counting them stopped recovery's later waves while the first
         wave's traces sat settled for their late-span window.
         """
-        config, stats = self.config, self.stats
+        return self._half_free(self._settled_load())
+
+    def adopt_within_room(
+        self, traces: list[RecoveredTrace], handled: Mapping[str, Mapping[str, bool]], now_ns: int
+    ) -> int:
+        """``adopt`` these traces in order while ``recovery_room`` holds; how many were adopted (a prefix).
+
+        Looked at before each trace, so a chunk of large traces stops at the bounds' half too, not past it.
+        """
+        settled = self._settled_load()  # what adopting does not change (one lookup per chunk, not per trace)
+        taken = 0
+        for recovered in traces:
+            if not self._half_free(settled):
+                break
+            taken += self.adopt([recovered], handled, now_ns)
+        return taken
+
+    def _settled_load(self) -> tuple[int, int, int]:
+        """Traces, spans and bytes held by settled traces."""
         settled = [self._pending[trace_id] for trace_id in self._settled]
-        traces = len(self._pending) - len(settled)
-        spans = stats.pending_spans - sum(len(trace.spans) + len(trace.logs) for trace in settled)
-        size = stats.pending_bytes - sum(trace.size for trace in settled)
+        return (
+            len(settled),
+            sum(len(trace.spans) + len(trace.logs) for trace in settled),
+            sum(trace.size for trace in settled),
+        )
+
+    def _half_free(self, settled: tuple[int, int, int]) -> bool:
+        """Whether the traces held, less ``settled``, are under half of each bound."""
+        config, stats = self.config, self.stats
+        traces, spans, size = (
+            len(self._pending) - settled[0],
+            stats.pending_spans - settled[1],
+            stats.pending_bytes - settled[2],
+        )
         return (
             2 * traces < config.max_pending_traces
             and 2 * spans < config.max_pending_spans

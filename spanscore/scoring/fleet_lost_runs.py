@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
 from spanscore.fleet.handover import read_handovers
-from spanscore.runs.readiness import RECOVERY_CHUNK
+from spanscore.runs.recovered import RecoveredTrace
 from spanscore.runs.recovery import StoredSpanSource
 
 if TYPE_CHECKING:
@@ -68,11 +68,10 @@ class LostRuns:
         And, once, this process's start-up recovery (``joined``).
         """
         if self._start is not None and time.monotonic() >= self._start[0]:
-            recovered = await self.take_up_orphans(self._start[1])
-            self.recovered_at_start += recovered
+            queued = await self.take_up_orphans(self._start[1], counted=self._count_recovered_at_start)
             self._start = None
-            if recovered:
-                log.info("fleet: recovered %d unhandled traces begun before this replica joined", recovered)
+            if queued:
+                log.info("fleet: taking up %d undecided traces begun before this replica joined", queued)
         if self._orphans is None:
             return
         deadline, lost_at_ns, lost = self._orphans
@@ -80,51 +79,61 @@ class LostRuns:
             notes = await asyncio.to_thread(read_handovers, self._fleet, lost, lost_at_ns)
             listed = {trace for traces in notes.values() for trace in traces}
             if listed:
-                handed = await self.take_up_orphans(lost_at_ns, only=listed)
-                self.handed_over += handed
-                log.info("fleet: took up %d handed-over traces (%s stopped on purpose)", handed, ", ".join(notes))
+                queued = await self.take_up_orphans(lost_at_ns, only=listed, counted=self._count_handed_over)
+                log.info("fleet: taking up %d handed-over traces (%s stopped on purpose)", queued, ", ".join(notes))
             if set(notes) == set(lost):  # every lost replica left on purpose and said what it held
                 self._orphans = None
                 return
             self._orphans = (deadline, lost_at_ns, [])
         if time.monotonic() >= deadline:
-            taken = await self.take_up_orphans(lost_at_ns)
-            self.taken += taken
-            if taken:
-                log.info("fleet: took up %d traces a lost replica was assembling", taken)
+            queued = await self.take_up_orphans(lost_at_ns, counted=self._count_taken)
+            if queued:
+                log.info("fleet: taking up %d traces a lost replica may have been assembling", queued)
             self._orphans = None
 
-    async def take_up_orphans(self, lost_at_ns: int, *, only: Collection[str] | None = None) -> int:
-        """Assemble the unhandled traces of a lost replica that this replica owns now; how many were taken.
+    def _count_recovered_at_start(self, adopted: int) -> None:
+        self.recovered_at_start += adopted
+
+    def _count_handed_over(self, adopted: int) -> None:
+        self.handed_over += adopted
+
+    def _count_taken(self, adopted: int) -> None:
+        self.taken += adopted
+
+    async def take_up_orphans(
+        self, lost_at_ns: int, *, only: Collection[str] | None = None, counted: Callable[[int], None] | None = None
+    ) -> int:
+        """Queue the unhandled traces of a lost replica that this replica owns for adoption; how many were queued.
 
         ``only``: the trace ids a replica that left on purpose listed, read as listed (one of a trace's runs may
-        be decided and another not). Otherwise the traces that nothing decided on and whose spans all began
+        be decided and another not). Otherwise the traces storage lists as undecided whose spans all began
         before the loss (``undecided_trace_ids``), looking back from the latest span stored (a fleet started
         again after a downtime). Reading the latest 10,000 recent traces instead found none of a lost replica's
         once 10,000 newer ones had come in during the wait: at 170 traces/s over a 60 s ``max_wait_s``.
+
+        They are adopted in waves (``scoring.recovery_waves``), each only as far as the waiting traces stay
+        under half of run assembly's bounds, so a long list (a whole fleet started again after a crash) does not
+        evict live traffic. Ownership is looked at again as each wave is read; ``counted`` is told how many
+        each wave adopted.
         """
         source = StoredSpanSource(self._live.store)
-        assembler = self._live.assembler
         if only is None:
-            since = assembler.recovery_since(await asyncio.to_thread(source.latest_span_ns, time.time_ns()))
+            since = self._live.assembler.recovery_since(await asyncio.to_thread(source.latest_span_ns, time.time_ns()))
             listed = await asyncio.to_thread(source.undecided_trace_ids, since, lost_at_ns)
         else:
             listed = list(only)
         ids = [trace_id for trace_id in listed if self._fleet.owns(f"trace:{trace_id}")]
-        taken = 0
-        # A chunk at a time, so what is held read back is one chunk's (with LLM-sized spans 10,000 traces are
-        # about 500 MB of text); the assembler's bounds apply to what it adopts.
-        for start in range(0, len(ids), RECOVERY_CHUNK):
-            held = set(await self._live.assembly.call(assembler.pending_trace_ids))
-            chunk = [trace_id for trace_id in ids[start : start + RECOVERY_CHUNK] if trace_id not in held]
-            if not chunk:
-                continue
-            found = await asyncio.to_thread(source.traces, chunk)
-            mine = [trace for trace in found if all(s.start_time_ns < lost_at_ns for s in trace.spans)]
-            handled = await asyncio.to_thread(source.handled_runs, [trace.trace_id for trace in mine])
-            orphans = [trace for trace in mine if not _all_handled(trace.trace_id, handled)]
-            taken += int(await self._live.assembly.call(assembler.adopt, orphans, handled, time.time_ns()))
-        return taken
+
+        def orphans(traces: list[RecoveredTrace], handled: Mapping[str, Mapping[str, bool]]) -> list[RecoveredTrace]:
+            return [
+                trace
+                for trace in traces
+                if self._fleet.owns(f"trace:{trace.trace_id}")
+                and all(s.start_time_ns < lost_at_ns for s in trace.spans)
+                and not _all_handled(trace.trace_id, handled)
+            ]
+
+        return await self._live.recovery_waves.add(source, ids, keep=orphans, adopted=counted)
 
 
 def _all_handled(trace_id: str, handled: Mapping[str, Mapping[str, bool]]) -> bool:

@@ -156,7 +156,7 @@ class LiveScoring:
             scores_sessions=lambda: self.dispatcher.rules.scores_sessions and self.dispatcher.may_poll_sessions(),
         )
         self.recovery_waves = RecoveryWaves(self.assembly, interval_s=max(self.config.poll_interval_s, 0.2))
-        """A restart's undecided traces past what the first recovery holds (``scoring.recovery_waves``)."""
+        """Undecided traces read back as room frees up: a restart's past its first wave, a lost fleet replica's."""
         self.spans_in = StoredSpans(self.assembly)
         """What the span writer hands on after each insert."""
         self.logs_in = StoredLogs(self.assembly)
@@ -236,15 +236,27 @@ class LiveScoring:
             now = time.time_ns()
             # From the latest span stored: a restart after a longer downtime than the look-back found nothing.
             since = self.assembler.recovery_since(await asyncio.to_thread(source.latest_span_ns, now))
-            undecided = await asyncio.to_thread(source.undecided_trace_ids, since)  # before any is decided again
+            undecided = await self._undecided(source, since)  # listed before any of them is decided again
             recovered = await self.assembly.call(self.assembler.recover, source, since, now)
             if recovered:
                 log.info("recovered pending traces from storage count=%d", recovered)
-            self.recovery_waves.start(source, undecided)
+            queued = await self.recovery_waves.add(source, undecided)
+            if queued:
+                log.info("recovery: %d undecided traces wait for room in run assembly", queued)
             await asyncio.to_thread(self._restore_budgets)
             if self.dispatcher.rules.scores_sessions:
                 await asyncio.to_thread(self._restore_sessions)
         self.poller.start()
+
+    async def _undecided(self, source: StoredSpanSource, since_ns: int) -> list[str]:
+        """The undecided traces storage lists; none if it cannot (the latest traces are still recovered)."""
+        try:
+            return await asyncio.to_thread(source.undecided_trace_ids, since_ns)
+        except Exception:
+            log.warning(
+                "recovery: could not list the undecided traces; only the latest ones are recovered", exc_info=True
+            )
+            return []
 
     def _restore_budgets(self) -> None:
         """Budgets go on from today's recorded spend instead of from zero after a restart.

@@ -37,26 +37,48 @@ LIMIT {limit:UInt32}
 """
 
 
-# The traces with a span since ``since`` that nothing decided on, the latest first. Decisions other than
-# ``sampled`` and scores say a trace was handed to sampling, and a session turn that it was handed to its
-# session; a ``sampled`` decision alone does not (scoring may have been cut short by the crash).
+# The traces with a span since ``since`` that may hold a run nothing decided on, the latest first:
+# - a trace whose latest span began after its latest decision, score or session turn was written (never decided:
+#   none was written; or a run of it began after the others were decided). A decision is written at least a quiet
+#   period after its run's spans arrived, so a decided run's own spans began before it, unless the client's clock
+#   runs ahead of this one by more than that (listed once more: ``handled_runs`` then says it is handled);
+# - a trace with a ``sampled`` decision that no score of the same run and rule followed (scoring cut by the crash;
+#   its session turn, written before scoring, does not count).
+# Rows are bounded by their run's start (``RunTimestamp``, the tables' partition and sort key) a day before
+# ``since``, so a restart reads the days it needs, not the retention; a run older than that counts as undecided
+# here and ``handled_runs`` (by trace id) says it is handled.
 _UNDECIDED_TRACES = """
-SELECT TraceId FROM {database}.otel_traces
-WHERE Timestamp >= fromUnixTimestamp64Nano({since:Int64})
-  AND TraceId GLOBAL NOT IN (
+SELECT t.TraceId FROM (
+    SELECT TraceId, max(Timestamp) AS LastSpan FROM {database}.otel_traces
+    WHERE Timestamp >= fromUnixTimestamp64Nano({since:Int64})
+    GROUP BY TraceId
+    HAVING LastSpan < fromUnixTimestamp64Nano({before:Int64})
+) AS t
+LEFT JOIN (
+    SELECT TraceId, max(Timestamp) AS LastDecided FROM (
+        SELECT TraceId, Timestamp FROM {database}.score_decisions
+        WHERE RunTimestamp >= fromUnixTimestamp64Nano({runs_since:Int64}) AND Decision != 'sampled'
+        UNION ALL
+        SELECT TraceId, Timestamp FROM {database}.scores
+        WHERE RunTimestamp >= fromUnixTimestamp64Nano({runs_since:Int64})
+        UNION ALL
+        SELECT TraceId, Timestamp FROM {database}.scored_runs
+        WHERE RunTimestamp >= fromUnixTimestamp64Nano({runs_since:Int64}) AND SessionId != '' AND Target = 'run'
+    )
+    GROUP BY TraceId
+) AS d ON t.TraceId = d.TraceId
+WHERE t.LastSpan > d.LastDecided OR t.TraceId IN (
     SELECT TraceId FROM {database}.score_decisions
-    WHERE Timestamp >= fromUnixTimestamp64Nano({since:Int64}) AND Decision != 'sampled'
-    UNION ALL
-    SELECT TraceId FROM {database}.scores WHERE Timestamp >= fromUnixTimestamp64Nano({since:Int64})
-    UNION ALL
-    SELECT TraceId FROM {database}.scored_runs
-    WHERE Timestamp >= fromUnixTimestamp64Nano({since:Int64}) AND SessionId != '' AND Target = 'run'
-  )
-GROUP BY TraceId
-HAVING max(Timestamp) < fromUnixTimestamp64Nano({before:Int64})
-ORDER BY max(Timestamp) DESC
+    WHERE RunTimestamp >= fromUnixTimestamp64Nano({runs_since:Int64}) AND Decision = 'sampled'
+      AND (RunId, Rule) NOT IN (
+        SELECT RunId, Rule FROM {database}.scores WHERE RunTimestamp >= fromUnixTimestamp64Nano({runs_since:Int64})
+      )
+)
+ORDER BY t.LastSpan DESC
 LIMIT {limit:UInt32}
 """
+RUNS_BEFORE_S = 86_400
+"""How long before the look-back a run may have begun and still have its decisions read by the listing."""
 
 
 # The log records of the traces just read, by trace id (only records that name a trace can join a run).
@@ -155,17 +177,17 @@ def trace_spans(store: Any, trace_ids: list[str]) -> dict[str, list[SpanRecord]]
 
 
 def undecided_trace_ids(store: Any, since_ns: int, limit: int, before_ns: int = _NEVER) -> list[str]:
-    """Traces with a span stored since ``since_ns`` that no decision, score or session turn names, latest first.
+    """Traces with a span stored since ``since_ns`` that may hold a run nothing decided on, latest first.
 
-    What a restart must still hand to sampling beyond the latest traces it reads first: a crash under load
-    left seconds of stored traffic that run assembly had not handed on, more than half its bounds hold (#43).
-    Only decisions and scores written since ``since_ns`` are looked at: a trace decided earlier whose late spans
-    fall in the window is listed too, and the per-trace ``handled_runs`` says it is handled. A trace whose runs
-    were all sampled but not all scored is listed as well (its sampled decision is kept out of the exclusion).
+    What a restart must still hand to sampling beyond the latest traces it reads first (a crash under load left
+    seconds of stored traffic that run assembly had not handed on, more than half its bounds hold, #43), and
+    what a fleet survivor takes up of a lost replica's. See ``_UNDECIDED_TRACES`` for what counts; a trace
+    listed that was handled after all is told apart by ``handled_runs``, run by run, before anything is scored.
     ``before_ns``: only traces whose spans all started before it (a lost fleet replica's, begun before the loss).
     """
     sql = _UNDECIDED_TRACES.replace("{database}", store.database)
-    parameters = {"since": since_ns, "before": before_ns, "limit": limit}
+    runs_since = since_ns - RUNS_BEFORE_S * 1_000_000_000
+    parameters = {"since": since_ns, "before": before_ns, "runs_since": runs_since, "limit": limit}
     return [row[0] for row in store.internal_query(sql, parameters)]
 
 

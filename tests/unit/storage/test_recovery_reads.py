@@ -123,3 +123,23 @@ def test_the_look_back_ends_at_the_latest_span_stored_not_at_the_restart(store: 
     assert now - 601 * 1_000_000_000 < latest < now - 599 * 1_000_000_000
     _stored_trace(store, "c" * 32, -3_600)  # a clock an hour ahead: never later than now
     assert StoredSpanSource(store).latest_span_ns(now) == now
+
+
+def test_a_trace_with_a_run_begun_after_its_decisions_or_a_sampled_run_unscored_is_undecided(
+    store: ClickHouseStore,
+) -> None:
+    """A hostile review found two holes in a listing that dropped every trace with any decision: a run begun after
+    another of the same trace was decided (sequential agents, a human in the loop) was never taken up, and a sampled
+    run of a chat was dropped by its session turn row, which the dispatcher writes before scoring."""
+    now = time.time_ns()
+    _stored_trace(store, "a" * 32, 10)  # its latest span began 10 s ago: after a decision written 30 s ago
+    _stored_trace(store, "b" * 32, 40)  # before it: decided
+    _stored_trace(store, "c" * 32, 20)  # sampled, its turn stored, its score never came
+    early = [
+        replace(_decision(trace_id, "filtered_out"), timestamp_ns=now - 30_000_000_000)
+        for trace_id in ("a" * 32, "b" * 32)
+    ]
+    store.insert_decisions_sync([*early, _decision("c" * 32, "sampled")])
+    turn = ScoredRunRow(now, "c" * 32, "run-cccc", "a1", "svc", "agent", "{}", session_id="chat-1")
+    store.insert_scored_runs_sync([turn])
+    assert StoredSpanSource(store).undecided_trace_ids(now - 3_600_000_000_000) == ["a" * 32, "c" * 32]
