@@ -1,9 +1,9 @@
 """A code-scorer worker process (``python -m spanscore.scoring.code_worker PARENT_PID``).
 
-The service's ``CodeScorerPool`` sends one job at a time over stdin: a scorer's name and options (as
-``registry.build`` takes them) and the run. The worker builds the scorer once per name and options, runs
-it, and answers with the ``ScoreResult``. Frames are a 4-byte big-endian length and a pickle, both
-ways; only the service writes to this process, and only this process writes back.
+The service's ``CodeScorerPool`` sends a batch of jobs over stdin, each a scorer's name and options (as
+``registry.build`` takes them) and the run. The worker builds each scorer once per name and options, runs
+the jobs in order, and answers each with its ``ScoreResult`` as soon as it is done. Frames are a 4-byte
+big-endian length and a pickle, both ways; only the service writes to this process, and only this process writes back.
 
 A scorer that never returns is the parent's to end: it kills this process at the job's deadline. The
 worker dies with its parent too (``PR_SET_PDEATHSIG`` on Linux), so a killed service leaves no worker
@@ -92,13 +92,14 @@ def main() -> None:
     replies.flush()
     scorers: dict[tuple[str, str], Scorer] = {}
     while (request := read_frame(requests)) is not None:
-        reply = _answer(request, scorers)
-        try:
-            body = frame(reply)
-        except Exception as exc:  # a step value that cannot travel: the job fails, the worker goes on
-            body = frame(("error", f"the result of scorer {request['scorer']!r} cannot be sent back: {exc}"))
-        replies.write(body)
-        replies.flush()
+        for job in request["jobs"]:  # one reply per job, each as soon as it is done: the parent times each one
+            reply = _answer(job, scorers)
+            try:
+                body = frame(reply)
+            except Exception as exc:  # a step value that cannot travel: the job fails, the worker goes on
+                body = frame(("error", f"the result of scorer {job['scorer']!r} cannot be sent back: {exc}"))
+            replies.write(body)
+            replies.flush()
 
 
 if __name__ == "__main__":

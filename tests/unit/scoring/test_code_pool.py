@@ -89,6 +89,28 @@ async def test_a_cancelled_job_costs_its_worker_and_shutdown_leaves_no_process(p
     await asyncio.gather(busy, return_exceptions=True)
 
 
+async def test_jobs_sent_with_a_stuck_one_are_scored_by_the_next_worker_and_a_cancelled_one_costs_nothing(
+    pool: CodeScorerPool,
+) -> None:
+    """Jobs go to a worker in batches: the ones behind a job that timed out were never started, so they are scored
+    by the worker that replaces it, not failed with it; a job cancelled before its turn costs no worker."""
+    await pool.score(build("completeness"), Run(input="a b", output="a b"))
+    small = Run(input="hello world", output="hello there world")
+    stuck = asyncio.create_task(pool.score(build(STUCK), Run(output="stuck")))
+    behind = [asyncio.create_task(pool.score(build("completeness"), small)) for _ in range(3)]
+    await asyncio.sleep(0)  # all four wait in the queue; the one worker takes them in one batch
+    results = await asyncio.gather(stuck, *behind)
+    assert (results[0].error or "").startswith("ScorerTimedOut: ") and pool.timed_out == 1
+    assert [result.status for result in results[1:]] == [Status.OK] * 3 and pool.workers_lost == 0
+    again = asyncio.create_task(pool.score(build(STUCK), Run(output="stuck")))
+    dropped = asyncio.create_task(pool.score(build("completeness"), small))
+    await asyncio.sleep(0.2)  # both sent; the stuck one runs
+    dropped.cancel()
+    await asyncio.gather(dropped, return_exceptions=True)
+    assert (await again).status is Status.ERROR and pool.timed_out == 2 and pool.workers_lost == 0
+    assert (await pool.score(build("completeness"), small)).status is Status.OK
+
+
 async def test_results_carry_what_was_cut_and_errors_name_the_scorer(pool: CodeScorerPool) -> None:
     long = await pool.score(build("tone_consistency"), Run(output="y " * 80_000))
     assert long.status is Status.OK and long.cuts == {"output": 160_000}
