@@ -23,7 +23,7 @@ TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 ROOT_ID = "00f067aa0ba902b7"
 
 
-def _agent_export(service_name: str, answer: str) -> bytes:
+def _agent_export(service_name: str, answer: str, trace_id: str = TRACE_ID) -> bytes:
     """One finished ``invoke_agent`` root span of ``service_name`` with a question and ``answer``."""
     now = time.time_ns()
     messages = [
@@ -38,7 +38,7 @@ def _agent_export(service_name: str, answer: str) -> bytes:
         for key, role, text in messages
     ]
     span = {
-        "traceId": TRACE_ID,
+        "traceId": trace_id,
         "spanId": ROOT_ID,
         "name": "invoke_agent weather",
         "kind": 1,
@@ -114,9 +114,13 @@ async def test_a_second_service_reusing_a_span_id_later_does_not_replace_the_sto
     try:
         await _post(first, _agent_export("travel-bot", "Sunny."))
         assert _answers(await _runs(first, 1)) == {"travel-bot": "Sunny."}
+        # A restart looks back max_wait_s + late_span_window_s from the latest span stored (since session 29, not
+        # from the restart): a later trace puts the first one past that, so the next start recovers nothing of it.
+        await asyncio.sleep(1.0)
+        await _post(first, _agent_export("travel-bot", "Cloudy.", trace_id="f" * 32))
+        await asyncio.sleep(1.0)  # stored, and decided
     finally:
         await first.shutdown()
-    await asyncio.sleep(1.0)  # past max_wait_s + late_span_window_s: the next start recovers nothing of it
     second = Service(service_config)
     await second.start()
     try:
