@@ -367,7 +367,10 @@ LIMIT_KEYS = (
     ("storage.query_max_result_bytes", "result-size cap of an API query"),
     ("storage.query_max_bytes", "longest accepted query text"),
     ("storage.query_readers", "API queries running at once (the dashboard has one more reader)"),
-    ("scoring.queue_size", "scoring jobs waiting for a worker; when full, ready runs wait"),
+    (
+        "scoring.queue_size",
+        "scoring jobs waiting for a worker; ready runs wait beside it (twice as many), then in run assembly",
+    ),
     ("scoring.max_attempts", "attempts per scoring job for retryable failures"),
     ("scoring.drain_timeout_s", "how long running jobs may finish at shutdown"),
     ("judge.timeout_s", "one judge request"),

@@ -13,7 +13,8 @@ class ScoringConfig(BaseModel):
     workers: int = Field(8, ge=1)
     """Concurrent scoring jobs (LLM judges are limited further by judge.max_concurrency)."""
     queue_size: int = Field(1000, ge=1)
-    """Jobs waiting for a worker; when full, ready runs wait in the assembler (bounded there)."""
+    """Jobs waiting for a worker. Ready runs not yet decided wait beside it, up to twice as many; past that they
+    wait in the assembler (bounded there)."""
     max_attempts: int = Field(4, ge=1)
     """Attempts per job for retryable failures (judge timeouts, 429/5xx)."""
     code_processes: int = Field(2, ge=1, le=64, validation_alias=AliasChoices("code_processes", "code_threads"))

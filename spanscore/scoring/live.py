@@ -154,6 +154,8 @@ class LiveScoring:
             SessionDispatch(self.dispatcher, self._stored_turns, self._settled_sessions),
             interval_s=self.config.poll_interval_s,
             scores_sessions=lambda: self.dispatcher.rules.scores_sessions and self.dispatcher.may_poll_sessions(),
+            max_waiting=2 * self.config.queue_size,
+            chunk=max(1, self.config.queue_size // 2),
         )
         self.recovery_waves = RecoveryWaves(self.assembly, interval_s=max(self.config.poll_interval_s, 0.2))
         """Undecided traces read back as room frees up: a restart's past its first wave, a lost fleet replica's."""
@@ -331,6 +333,7 @@ class LiveScoring:
         stats, sessions = self.assembler.stats, self.sessions.stats
         out: dict[str, float] = {
             "scoring_queue_depth": self.workers.depth,
+            "scoring_ready_waiting_runs": self.poller.waiting,
             "scoring_write_retries": sum(durable.retries for durable in self._durable),
             "runs_pending_traces": stats.pending_traces,
             "runs_assembly_queued_records": self.assembly.queued_records,

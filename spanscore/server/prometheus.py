@@ -43,6 +43,10 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "requests_refused_too_many_spans": ("counter", "Export requests refused for carrying too many spans."),
     "requests_refused_too_many_log_records": ("counter", "Export requests refused for carrying too many log records."),
     "scoring_queue_depth": ("gauge", "Scoring jobs waiting for a worker now."),
+    "scoring_ready_waiting_runs": (
+        "gauge",
+        "Ready runs polled from run assembly and not yet decided (at most twice scoring.queue_size, plus a poll).",
+    ),
     "scoring_write_retries": ("counter", "Score and decision writes retried because storage failed."),
     "scoring_code_timed_out": ("counter", "Code-scoring jobs cut at scoring.code_timeout_s (their worker was killed)."),
     "scoring_code_workers_lost": (
