@@ -456,11 +456,12 @@ class RunAssembler:
         restart, and storage says whether it was handled. Recovered spans count as arriving now, so their runs
         become ready after the quiet period.
 
-        The source gives the latest traces first, and they are taken ``RECOVERY_CHUNK`` at a time until the
-        assembler holds half of any of its bounds (``recovery_room``): the rest is for the traffic that arrives
-        meanwhile. Reading more only evicted what was read, each eviction a run decided early or ``too_large``
-        (a restart after LLM-sized traffic read 10,000 traces, about 500 MB of text, into 256 MiB). Undecided
-        traces past that point are adopted later, in waves, as these are handed on (``scoring.recovery_waves``).
+        The source gives the latest traces first, and they are read ``recovery_chunk`` at a time and adopted until
+        the traces still waiting hold half of any of the assembler's bounds (``adopt_within_room``): the rest is
+        for the traffic that arrives meanwhile. Reading more only evicted what was read, each eviction a run
+        decided early or ``too_large`` (a restart after LLM-sized traffic read 10,000 traces, about 500 MB of text,
+        into 256 MiB). Undecided traces past that point are adopted later, in waves, as these are handed on
+        (``scoring.recovery_waves``).
         """
         loaded, size = 0, self.recovery_chunk
         traces = iter(source.recent_traces(since_ns))

@@ -39,8 +39,6 @@ class StoredSpanSource:
 
     def undecided_trace_ids(self, since_ns: int, before_ns: int | None = None) -> list[str]:
         """Traces since ``since_ns`` that nothing decided on, the latest first (``undecided_trace_ids``)."""
-        if before_ns is None:
-            return undecided_trace_ids(self._store, since_ns, self._max_undecided)
         return undecided_trace_ids(self._store, since_ns, self._max_undecided, before_ns)
 
     def traces(self, trace_ids: list[str]) -> list[RecoveredTrace]:

@@ -345,6 +345,7 @@ class LiveScoring:
             "runs_too_large_records_dropped": stats.too_large_records,
             "runs_ready": stats.runs_ready,
             "runs_recovery_waiting_traces": self.recovery_waves.waiting,
+            "runs_recovery_skipped_traces": self.recovery_waves.skipped,
             "runs_recovered_traces": stats.recovered_traces,
             "spans_conflicting_ids_ignored": stats.conflicting_spans_ignored,
             "sessions_open": sessions.open_sessions,

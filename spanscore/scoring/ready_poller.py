@@ -28,13 +28,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from spanscore.pipeline import Background, Consumer, every
 from spanscore.runs.assembly_thread import AssemblyThread
 from spanscore.runs.readiness import ReadyRun
-from spanscore.runs.selection import completed_if_selected
+from spanscore.runs.selection import RunSelector, completed_if_selected
 from spanscore.runs.sessions import ReadySession, SessionTracker
 
 log = logging.getLogger(__name__)
 
-_SESSIONS = object()
+_SESSIONS = None
 """In the line after a poll's runs: sessions are asked for once those runs are handed on."""
+_Polled = tuple[ReadyRun, "RunSelector | None"]
+"""A polled run, with the rules' selector it was built under."""
 
 
 class ReadyPoller:
@@ -58,7 +60,8 @@ class ReadyPoller:
         self._scores_sessions = scores_sessions
         self._max_waiting = max(1, max_waiting)
         self._chunk = max(1, chunk)
-        self._line: deque[ReadyRun | object] = deque()
+        self._line: deque[_Polled | None] = deque()
+        """Polled runs, each with the rules' selector it was built under, and ``_SESSIONS`` after each poll."""
         self.waiting = 0
         """Ready runs polled and not yet handed to the dispatcher (a gauge; at most ``max_waiting`` plus a poll)."""
         self._room = asyncio.Event()
@@ -77,9 +80,12 @@ class ReadyPoller:
         assembler = self._assembly.assembler
         selects = assembler.selects
         ready = await self._assembly.call(assembler.poll_ready, time.time_ns())
-        if assembler.selects is not selects:  # the rules changed meanwhile: they may select a run built as a view
-            ready = completed_if_selected(ready, assembler.selects)
-        return ready
+        return self._for_rules_now(ready, selects)
+
+    def _for_rules_now(self, ready: list[ReadyRun], selects: RunSelector | None) -> list[ReadyRun]:
+        """``ready``, built under ``selects``, with each run the rules now in force may select built in full."""
+        now = self._assembly.assembler.selects
+        return ready if now is selects else completed_if_selected(ready, now)  # rules changed: views may be selected
 
     async def _poll_sessions(self) -> None:
         if self._scores_sessions():
@@ -109,7 +115,8 @@ class ReadyPoller:
         if stopping.is_set():
             return
         ready = await self._ready()
-        self._line.extend(ready)
+        selects = self._assembly.assembler.selects
+        self._line.extend((item, selects) for item in ready)
         self.waiting += len(ready)
         if ready or not self._line:
             self._line.append(_SESSIONS)
@@ -127,8 +134,10 @@ class ReadyPoller:
                 await _logged(self._poll_sessions())
                 continue
             chunk: list[ReadyRun] = []
-            while line and line[0] is not _SESSIONS and len(chunk) < self._chunk:
-                chunk.append(line.popleft())  # type: ignore[arg-type]  # not the marker, checked above
+            while (polled := line[0] if line else _SESSIONS) is not _SESSIONS and len(chunk) < self._chunk:
+                line.popleft()
+                # Rules may change while a run waits in line: a filter view they now select is built in full.
+                chunk.extend(self._for_rules_now([polled[0]], polled[1]))
             self.waiting -= len(chunk)
             self._room.set()
             await _logged(self._runs_to.consume(chunk))

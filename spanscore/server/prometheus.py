@@ -196,6 +196,10 @@ KINDS: dict[str, tuple[Kind, str]] = {
         "counter",
         "Traces read back from storage into run assembly: a restart's recovery, a lost fleet replica's traces.",
     ),
+    "runs_recovery_skipped_traces": (
+        "counter",
+        "Undecided traces a restart or a fleet take-up listed and gave up after three failed reads of each (logged).",
+    ),
     "runs_recovery_waiting_traces": (
         "gauge",
         "Undecided traces a restart found in storage that wait for room in run assembly (adopted in waves).",

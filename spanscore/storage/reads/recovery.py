@@ -176,7 +176,7 @@ def trace_spans(store: Any, trace_ids: list[str]) -> dict[str, list[SpanRecord]]
     return grouped
 
 
-def undecided_trace_ids(store: Any, since_ns: int, limit: int, before_ns: int = _NEVER) -> list[str]:
+def undecided_trace_ids(store: Any, since_ns: int, limit: int, before_ns: int | None = None) -> list[str]:
     """Traces with a span stored since ``since_ns`` that may hold a run nothing decided on, latest first.
 
     What a restart must still hand to sampling beyond the latest traces it reads first (a crash under load left
@@ -184,10 +184,13 @@ def undecided_trace_ids(store: Any, since_ns: int, limit: int, before_ns: int = 
     what a fleet survivor takes up of a lost replica's. See ``_UNDECIDED_TRACES`` for what counts; a trace
     listed that was handled after all is told apart by ``handled_runs``, run by run, before anything is scored.
     ``before_ns``: only traces whose spans all started before it (a lost fleet replica's, begun before the loss).
+    On a cluster the subqueries over the other Distributed tables run once on the node that asks
+    (``distributed_product_mode``, set on every read of spanscore's own).
     """
     sql = _UNDECIDED_TRACES.replace("{database}", store.database)
     runs_since = since_ns - RUNS_BEFORE_S * 1_000_000_000
-    parameters = {"since": since_ns, "before": before_ns, "runs_since": runs_since, "limit": limit}
+    before = _NEVER if before_ns is None else before_ns
+    parameters = {"since": since_ns, "before": before, "runs_since": runs_since, "limit": limit}
     return [row[0] for row in store.internal_query(sql, parameters)]
 
 

@@ -42,11 +42,13 @@ class _Held:
 
     def __init__(self) -> None:
         self.handed: list[list[str]] = []
+        self.runs: list[ReadyRun] = []
         self.release = asyncio.Event()
         self.fail_first = False
 
     async def consume(self, items: Sequence[ReadyRun], /) -> None:
         self.handed.append([ready.run.trace_id for ready in items])
+        self.runs.extend(items)
         await self.release.wait()
         if self.fail_first:
             self.fail_first = False
@@ -182,6 +184,27 @@ async def test_sessions_are_polled_only_after_the_runs_polled_before_them() -> N
         held.release.set()
         await _until(lambda: order, "sessions were never polled")
         assert order[0] == "sessions after 1 runs"
+    finally:
+        held.release.set()
+        await poller.stop()
+        await assembly.close()
+
+
+async def test_a_run_waiting_in_line_is_built_in_full_when_the_rules_change_to_select_it() -> None:
+    held = _Held()
+    poller, assembly = _poller(held)
+    assembly.assembler.selects = lambda run: False  # no rule selects these runs: each is built as a filter view
+    poller.start()
+    try:
+        await _add(assembly, 1)
+        await _until(lambda: held.handed, "the first run was never handed on")
+        await _add(assembly, 2)
+        await _until(lambda: poller.waiting == 1, "the line did not take the ready run")
+        assembly.assembler.selects = lambda run: True  # new rules select every run
+        held.release.set()
+        await _until(lambda: len(held.runs) == 2, "the waiting run was not handed on")
+        assert held.runs[0].complete is not None, "the first run was not a filter view: the test shows nothing"
+        assert held.runs[1].complete is None, "a run the rules now select was decided on its filter view"
     finally:
         held.release.set()
         await poller.stop()
