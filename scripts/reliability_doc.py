@@ -245,15 +245,15 @@ GUARANTEES = (
     Guarantee(
         "no-score-lost",
         "No score or decision is lost",
-        "Scores and sampling decisions go through the same write path as spans: stored, or fsynced in their own "
-        "spool (`<spool_dir>/scores`, `<spool_dir>/decisions`) while storage is down, and replayed after a "
-        "restart or a kill -9. A storage outage of any length loses none; when the spool is full, scoring waits "
-        "(score writes hold worker slots, ready runs stay in the assembler) and never drops. After a restart, "
-        "every trace stored in the look-back (`max_wait_s` + `late_span_window_s`, ending at the latest span "
-        "stored, so a long downtime does not hide it) that may hold an undecided run is decided: the latest "
-        "traces at start, up to half of run assembly's bounds, the rest in waves as that half frees up, without "
-        "evicting live traffic (`runs_recovery_waiting_traces`). Storage lists a trace when its latest span began "
-        "after its latest decision, score or session turn was written, or when a run of it was sampled and not "
+        "Scores and sampling decisions go through the same write path as spans: stored, or fsynced in their own spool "
+        "(`<spool_dir>/scores`, `<spool_dir>/decisions`) while storage is down, and replayed after a restart or a "
+        "kill -9. A storage outage of any length loses none; when the spool is full, scoring waits (score writes hold "
+        "worker slots, ready runs wait in a bounded line, then in the assembler) and never drops. After a restart, "
+        "every trace stored in the look-back (`max_wait_s` + `late_span_window_s`, ending at the latest span stored, "
+        "so a long downtime does not hide it) that may hold an undecided run is decided: the latest traces at start, "
+        "up to half of run assembly's bounds, the rest in waves as that half frees up, without evicting live traffic "
+        "(`runs_recovery_waiting_traces`). Storage lists a trace when its latest span began after its latest "
+        "decision, score or session turn was written, or when a run of it was sampled and not "
         "scored; a fleet survivor takes up a lost replica's traces the same way.",
         (
             "The listing compares the spans' start times (the client's clock) with the decisions' write times "

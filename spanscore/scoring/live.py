@@ -334,6 +334,7 @@ class LiveScoring:
         out: dict[str, float] = {
             "scoring_queue_depth": self.workers.depth,
             "scoring_ready_waiting_runs": self.poller.waiting,
+            "scoring_ready_waiting_bytes": self.poller.waiting_bytes,
             "scoring_write_retries": sum(durable.retries for durable in self._durable),
             "runs_pending_traces": stats.pending_traces,
             "runs_assembly_queued_records": self.assembly.queued_records,

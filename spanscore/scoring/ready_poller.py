@@ -8,8 +8,9 @@ The two are apart because a dispatch waits while the scoring queue is full: when
 dispatch, the next check came only after it, and under load one poll took 7,000-10,000 runs, the scorers
 sat idle while the next check built them, and a run ready just after a check waited for the whole batch
 (run end to score 12-18 s with the default rule at 12,000 spans/s, #43). Now the checks go on while scoring
-works, up to ``max_waiting`` ready runs; past that the poller waits for room, so the backpressure still
-reaches the assembler (whose bounds then hold what is not yet ready) and memory stays bounded.
+works, up to ``max_waiting`` ready runs or ``max_waiting_bytes`` of them; past that the poller waits for room,
+so the backpressure still reaches the assembler (whose bounds then hold what is not yet ready) and memory stays
+bounded.
 
 Sessions are asked for once the runs of the polls before have been handed to the dispatcher, which makes
 each run a turn of its session: a session is never found ready without a turn already polled. A failed
@@ -30,13 +31,17 @@ from spanscore.runs.assembly_thread import AssemblyThread
 from spanscore.runs.readiness import ReadyRun
 from spanscore.runs.selection import RunSelector, completed_if_selected
 from spanscore.runs.sessions import ReadySession, SessionTracker
+from spanscore.runs.sizes import run_bytes
 
 log = logging.getLogger(__name__)
 
 _SESSIONS = None
 """In the line after a poll's runs: sessions are asked for once those runs are handed on."""
-_Polled = tuple[ReadyRun, "RunSelector | None"]
-"""A polled run, with the rules' selector it was built under."""
+_Polled = tuple[ReadyRun, "RunSelector | None", int]
+"""A polled run, with the rules' selector it was built under and its estimated bytes."""
+MAX_WAITING_BYTES = 128 << 20
+"""Estimated bytes of the runs in line (``runs.sizes``) past which the poller waits: about 2,000 runs of 64 KB of
+text, where the run bound alone would let 2,000 runs of LLM-sized conversations hold several hundred MB."""
 
 
 class ReadyPoller:
@@ -50,6 +55,7 @@ class ReadyPoller:
         interval_s: float,
         scores_sessions: Callable[[], bool],
         max_waiting: int = 2000,
+        max_waiting_bytes: int = MAX_WAITING_BYTES,
         chunk: int = 500,
     ) -> None:
         self._assembly = assembly
@@ -59,11 +65,14 @@ class ReadyPoller:
         self._interval = interval_s
         self._scores_sessions = scores_sessions
         self._max_waiting = max(1, max_waiting)
+        self._max_bytes = max(1, max_waiting_bytes)
         self._chunk = max(1, chunk)
         self._line: deque[_Polled | None] = deque()
         """Polled runs, each with the rules' selector it was built under, and ``_SESSIONS`` after each poll."""
         self.waiting = 0
         """Ready runs polled and not yet handed to the dispatcher (a gauge; at most ``max_waiting`` plus a poll)."""
+        self.waiting_bytes = 0
+        """Their estimated bytes (a gauge; at most ``max_waiting_bytes`` plus a poll)."""
         self._room = asyncio.Event()
         self._arrived = asyncio.Event()
         self._background = Background("ready-poller")
@@ -109,14 +118,17 @@ class ReadyPoller:
 
     async def _poll_into_line(self) -> None:
         stopping = self._background.stopping
-        while self.waiting >= self._max_waiting and not stopping.is_set():
+        while (self.waiting >= self._max_waiting or self.waiting_bytes >= self._max_bytes) and not stopping.is_set():
             self._room.clear()
             await _first(self._room, stopping)
         if stopping.is_set():
             return
         ready = await self._ready()
         selects = self._assembly.assembler.selects
-        self._line.extend((item, selects) for item in ready)
+        for item in ready:
+            size = run_bytes(item.run) + sum(map(run_bytes, item.views))
+            self._line.append((item, selects, size))
+            self.waiting_bytes += size
         self.waiting += len(ready)
         if ready or not self._line:
             self._line.append(_SESSIONS)
@@ -138,6 +150,7 @@ class ReadyPoller:
                 line.popleft()
                 # Rules may change while a run waits in line: a filter view they now select is built in full.
                 chunk.extend(self._for_rules_now([polled[0]], polled[1]))
+                self.waiting_bytes -= polled[2]
             self.waiting -= len(chunk)
             self._room.set()
             await _logged(self._runs_to.consume(chunk))

@@ -209,3 +209,30 @@ async def test_a_run_waiting_in_line_is_built_in_full_when_the_rules_change_to_s
         held.release.set()
         await poller.stop()
         await assembly.close()
+
+
+async def test_the_line_is_bounded_in_bytes_too() -> None:
+    """LLM-sized runs: the run bound alone would let a line of 2,000 conversations hold several hundred MB."""
+    held = _Held()
+    assembly = AssemblyThread(RunAssembler(RunsConfig(quiet_period_s=0.0, max_wait_s=0.01)))
+    poller = ReadyPoller(
+        assembly, SessionTracker(), held, _Sessions(), interval_s=INTERVAL_S, scores_sessions=lambda: False,
+        max_waiting=100, max_waiting_bytes=1,
+    )  # fmt: skip
+    poller.start()
+    try:
+        await _add(assembly, 1)
+        await _until(lambda: held.handed, "the first run was never handed on")
+        await _add(assembly, 2)
+        await _until(lambda: poller.waiting == 1, "the line did not take the ready run")
+        assert poller.waiting_bytes > 0
+        await _add(assembly, 3)
+        await asyncio.sleep(20 * INTERVAL_S)
+        assert poller.waiting == 1, "the line took a run past its byte bound"
+        held.release.set()
+        await _until(lambda: sum(map(len, held.handed)) == 3, "the run held back was never handed on")
+        await _until(lambda: poller.waiting_bytes == 0, "the line's bytes were not given back")
+    finally:
+        held.release.set()
+        await poller.stop()
+        await assembly.close()
