@@ -68,6 +68,9 @@ class ReadyRun:
     """Set when ``run`` is only its filter view, since no rule could select it (``runs.selection``): builds the
     full run and its span views again from the trace's spans. It holds those spans, not the view's builder:
     what the builder held (every span's facts) would outlive the poll and make the collector's passes longer."""
+    held_bytes: int = 0
+    """Estimated bytes of its trace's spans and logs when it was handed on, shared among the trace's runs then:
+    what the run keeps alive while it waits to be decided (a filter view's ``complete`` holds every span)."""
 
     def completed(self) -> ReadyRun:
         """The ready run built in full (itself when it already is), for rules that changed before they decided."""
@@ -333,12 +336,15 @@ class RunAssembler:
         """
         why = trace.too_large or f"the trace was evicted before its runs were ready: pending traces held over {bound}"
         out = []
-        for item in self._assemble(trace):
+        assembled = self._assemble(trace)
+        held = trace.size // max(1, len(assembled))
+        for item in assembled:
             if item.run.run_id not in trace.handled:
                 trace.handled[item.run.run_id] = ""
                 fingerprint = run_fingerprint(item.run) if not item.view else ""
                 cut = "" if item.root_confirmed and not trace.too_large else why
-                out.append(ReadyRun(item.run, "evicted", fingerprint, item.views, cut, self._completion(trace, item)))
+                completion = self._completion(trace, item)
+                out.append(ReadyRun(item.run, "evicted", fingerprint, item.views, cut, completion, held))
         return out
 
     def _assemble(self, trace: _Trace) -> list[AssembledRun]:
@@ -401,8 +407,9 @@ class RunAssembler:
         assembled = self._assemble(trace)
         out: list[ReadyRun] = []
         settled = True
+        held = trace.size // max(1, len(assembled))
         for item in assembled:
-            result = self._judge(trace, item, quiet, waited)
+            result = self._judge(trace, item, quiet, waited, held)
             if result is _WAIT:
                 settled = False
             elif isinstance(result, ReadyRun):
@@ -418,7 +425,9 @@ class RunAssembler:
         self._revisited.pop(trace_id, None)  # settled again, or waiting on a run of its own (evicted in order)
         return out
 
-    def _judge(self, trace: _Trace, item: AssembledRun, quiet: bool, waited: bool) -> ReadyRun | object | None:
+    def _judge(
+        self, trace: _Trace, item: AssembledRun, quiet: bool, waited: bool, held: int
+    ) -> ReadyRun | object | None:
         run_id = item.run.run_id
         # A filter view has none of what scorers read; "" never triggers a rescore (not asked for with rescore).
         fingerprint = run_fingerprint(item.run) if not item.view else ""
@@ -431,14 +440,15 @@ class RunAssembler:
                 return None
             trace.handled[run_id] = fingerprint
             completion = self._completion(trace, item)
-            return ReadyRun(item.run, "late_span_rescore", fingerprint, item.views, trace.too_large, completion)
+            return ReadyRun(item.run, "late_span_rescore", fingerprint, item.views, trace.too_large, completion, held)
         # A cut trace's missing root is among what was dropped: waiting for it would only delay the decision.
         if not (waited or (quiet and (item.root_confirmed or trace.too_large))):
             return _WAIT
         trace.handled[run_id] = fingerprint
         trace.handled_spans |= item.span_ids
         reason: ReadyReason = "quiet_period" if quiet and (item.root_confirmed or trace.too_large) else "max_wait"
-        return ReadyRun(item.run, reason, fingerprint, item.views, trace.too_large, self._completion(trace, item))
+        completion = self._completion(trace, item)
+        return ReadyRun(item.run, reason, fingerprint, item.views, trace.too_large, completion, held)
 
     def _completion(self, trace: _Trace, item: AssembledRun) -> Callable[[], tuple[Run, tuple[Run, ...]]] | None:
         """How to build a filter view's run in full later: from the trace's spans as they are now."""

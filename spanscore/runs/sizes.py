@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from spanscore.records import LogRecord, SpanRecord
-from spanscore.run import Run, ToolCall, Turn
+from spanscore.run import Turn
 
 RECORD_OVERHEAD_BYTES = 256
 """Objects around the text of one record (the dataclass, its dicts and tuples), a rough constant."""
@@ -50,21 +50,9 @@ def log_bytes(log: LogRecord) -> int:
 def turn_bytes(turn: Turn) -> int:
     """Estimated bytes one session turn holds (its texts and tool calls)."""
     text = len(turn.user or "") + len(turn.answer or "") + len(turn.error or "")
-    return RECORD_OVERHEAD_BYTES + text + sum(map(_call_bytes, turn.tool_calls))
-
-
-def run_bytes(run: Run) -> int:
-    """Estimated bytes a built run holds: its messages, system prompt, context, tool calls, turns and attributes."""
-    text = len(run.system or "") + sum(map(len, run.context or ())) + len(run.ground_truth or "") + len(run.error or "")
-    for message in (*(run.input or ()), *(run.output or ())):
-        text += len(message.content) + sum(map(_call_bytes, message.tool_calls))
-    text += sum(map(_call_bytes, run.tool_calls or ())) + sum(map(turn_bytes, run.turns or ()))
-    text += _mapping(run.attributes) + _mapping(run.resource_attributes)
+    for call in turn.tool_calls:
+        text += len(call.name) + len(call.result or "") + _arguments(call.arguments) + RECORD_OVERHEAD_BYTES // 4
     return RECORD_OVERHEAD_BYTES + text
-
-
-def _call_bytes(call: ToolCall) -> int:
-    return len(call.name) + len(call.result or "") + _arguments(call.arguments) + RECORD_OVERHEAD_BYTES // 4
 
 
 def _arguments(arguments: Mapping[str, Any] | str | None) -> int:

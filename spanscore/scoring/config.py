@@ -26,7 +26,8 @@ class ScoringConfig(BaseModel):
     pass_threshold: float = Field(0.5, ge=0)
     """Label a score `pass` when at least this (or at most this, for lower-is-better scorers), else `fail`."""
     drain_timeout_s: float = Field(20.0, ge=0)
-    """At shutdown, how long queued scoring jobs may run before they are cut (and rescored after restart); shorter
-    than ``shutdown_timeout_s``, so that scores and spans are still flushed and the process exits 0."""
+    """At shutdown, how long the ready runs in line (up to half of it) and then the queued scoring jobs may take
+    before they are cut (decided and rescored after restart, or by a fleet successor through the handover note);
+    shorter than ``shutdown_timeout_s``, so that scores and spans are still flushed and the process exits 0."""
     recover_on_start: bool = True
     """Re-read recent traces on start (max_wait + late_span_window) so runs pending at a crash are still scored."""

@@ -358,7 +358,9 @@ class FleetMember:
         """
         await self.shutdown()
         await self._live.shutdown()
-        pending = await self._live.assembly.call(self._live.assembler.unready_trace_ids)
+        # Traces still being assembled, and those whose ready runs the shutdown had no time to decide.
+        unready = await self._live.assembly.call(self._live.assembler.unready_trace_ids)
+        pending = list(dict.fromkeys([*unready, *self._live.left_undecided()]))
         if pending and self._fleet.connected:
             try:
                 listed = await asyncio.to_thread(write_handover, self._fleet, pending)

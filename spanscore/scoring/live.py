@@ -20,7 +20,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from spanscore.errors import ConfigError
@@ -295,15 +295,28 @@ class LiveScoring:
         if self._shut_down:
             return
         self._shut_down = True
-        await self.recovery_waves.stop()
-        await self.poller.stop()
-        await self.assembly.close()
-        await self.workers.shutdown()
-        await self._score_writes.settle()
+        # One drain budget for the ready line and the scoring queue: the service's shutdown_timeout_s is longer.
+        deadline = time.monotonic() + self.config.drain_timeout_s
+        # Each step on its own: one that fails must not skip the flushes after it (a second call returns at once).
+        await _step("recovery waves", self.recovery_waves.stop)
+        # The line gets half: what it hands on still needs the workers, and a job they run is a score; a run left
+        # in line is only undecided, and the next start's recovery (or a fleet successor) decides it.
+        await _step("ready poller", lambda: self.poller.stop(within_s=self.config.drain_timeout_s / 2))
+        await _step("run assembly", self.assembly.close)
+        await _step("scoring workers", lambda: self.workers.shutdown(within_s=max(0.0, deadline - time.monotonic())))
+        await _step("score writes", self._score_writes.settle)
         for writer in (self.score_writer, self.decision_writer, self.run_writer):
-            await writer.shutdown()
+            await _step(f"{writer.name} writer", writer.shutdown)
         if self._exporter is not None:
-            await asyncio.to_thread(self._exporter.shutdown)
+            await _step("score exporter", lambda: asyncio.to_thread(self._exporter.shutdown))  # type: ignore[union-attr]
+
+    def left_undecided(self) -> list[str]:
+        """Traces the last shutdown left unfinished, for a fleet's handover note to list for the successors.
+
+        Ready runs it had no time to decide, and runs whose scoring jobs it cut (sampled, unscored); a process
+        alone finds them again at its next start (``runs.recovery``).
+        """
+        return list(dict.fromkeys([*self.poller.left, *self.workers.cut]))
 
     async def dispatch_subjects(self, subjects: Sequence[Subject]) -> None:
         """Decide and score subjects built elsewhere (backfill: stored runs, span views or sessions)."""
@@ -386,3 +399,11 @@ def _memory_writers(
         BatchWriter("decisions", Inserts(Calling(store.insert_decisions)), config),
         BatchWriter("scored_runs", Inserts(Calling(store.insert_scored_runs)), config),
     )
+
+
+async def _step(name: str, stop: Callable[[], Awaitable[object]]) -> None:
+    """One step of a shutdown: a failure is logged, and the next steps still run."""
+    try:
+        await stop()
+    except Exception:
+        log.exception("shutdown: stopping the %s failed; going on with the rest", name)

@@ -8,40 +8,42 @@ The two are apart because a dispatch waits while the scoring queue is full: when
 dispatch, the next check came only after it, and under load one poll took 7,000-10,000 runs, the scorers
 sat idle while the next check built them, and a run ready just after a check waited for the whole batch
 (run end to score 12-18 s with the default rule at 12,000 spans/s, #43). Now the checks go on while scoring
-works, up to ``max_waiting`` ready runs or ``max_waiting_bytes`` of them; past that the poller waits for room,
-so the backpressure still reaches the assembler (whose bounds then hold what is not yet ready) and memory stays
-bounded.
+works, up to ``max_waiting`` ready runs or ``max_waiting_bytes`` of what they keep alive; past that the poller
+waits for room, so the backpressure still reaches the assembler, whose bounds then hold what is not yet ready.
+(Runs its bounds evict meanwhile wait in the assembler for the next poll, uncounted, as they did before the
+line: one poll can take more than the line's bound.)
 
 Sessions are asked for once the runs of the polls before have been handed to the dispatcher, which makes
 each run a turn of its session: a session is never found ready without a turn already polled. A failed
 dispatch is logged and the line goes on; a run whose decisions were not written is found again by recovery
-after a restart. A stop hands on every run in the line before it returns.
+after a restart. A stop hands on the runs in line, within the time it is given (``stop``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from spanscore.pipeline import Background, Consumer, every
 from spanscore.runs.assembly_thread import AssemblyThread
 from spanscore.runs.readiness import ReadyRun
 from spanscore.runs.selection import RunSelector, completed_if_selected
 from spanscore.runs.sessions import ReadySession, SessionTracker
-from spanscore.runs.sizes import run_bytes
 
 log = logging.getLogger(__name__)
 
 _SESSIONS = None
 """In the line after a poll's runs: sessions are asked for once those runs are handed on."""
-_Polled = tuple[ReadyRun, "RunSelector | None", int]
-"""A polled run, with the rules' selector it was built under and its estimated bytes."""
+_Polled = tuple[ReadyRun, "RunSelector | None"]
+"""A polled run, with the rules' selector it was built under."""
 MAX_WAITING_BYTES = 128 << 20
-"""Estimated bytes of the runs in line (``runs.sizes``) past which the poller waits: about 2,000 runs of 64 KB of
-text, where the run bound alone would let 2,000 runs of LLM-sized conversations hold several hundred MB."""
+"""Estimated bytes the runs in line keep alive (``ReadyRun.held_bytes``: their traces' spans, which a filter
+view holds whole to be built in full later) past which the poller waits. The run bound alone would let 2,000
+filter views of traces of a few hundred KB each pin gigabytes after run assembly let their traces go."""
 
 
 class ReadyPoller:
@@ -76,7 +78,12 @@ class ReadyPoller:
         self._room = asyncio.Event()
         self._arrived = asyncio.Event()
         self._background = Background("ready-poller")
-        self._dispatching = Background("ready-dispatch")
+        self._draining = asyncio.Event()
+        self._dispatch_task: asyncio.Task[None] | None = None
+        self._handing: list[ReadyRun] = []
+        """The chunk the dispatcher is deciding now."""
+        self.left: list[str] = []
+        """Trace ids of runs polled and not handed on when the last stop's time ran out (undecided: see ``stop``)."""
 
     async def poll_once(self) -> int:
         """Hand on everything ready now, and wait for its dispatch; returns how many runs were ready."""
@@ -93,8 +100,20 @@ class ReadyPoller:
 
     def _for_rules_now(self, ready: list[ReadyRun], selects: RunSelector | None) -> list[ReadyRun]:
         """``ready``, built under ``selects``, with each run the rules now in force may select built in full."""
+        return [self._built_for_rules_now(item, selects) for item in ready]
+
+    def _built_for_rules_now(self, item: ReadyRun, selects: RunSelector | None) -> ReadyRun:
         now = self._assembly.assembler.selects
-        return ready if now is selects else completed_if_selected(ready, now)  # rules changed: views may be selected
+        if now is selects or item.complete is None:
+            return item
+        try:  # the rules changed since it was built: they may select this filter view
+            return completed_if_selected([item], now)[0]
+        except Exception:  # one run's failure costs its full build, not the poll (or the line) it is in
+            log.warning(
+                "a run built as a filter view could not be built in full for the new rules; decided as it is "
+                "trace_id=%s run_id=%s", item.run.trace_id, item.run.run_id, exc_info=True,
+            )  # fmt: skip
+            return item
 
     async def _poll_sessions(self) -> None:
         if self._scores_sessions():
@@ -103,13 +122,42 @@ class ReadyPoller:
                 await self._sessions_to.consume(sessions)
 
     def start(self) -> None:
-        self._dispatching.start(self._dispatch_loop)
+        self._draining.clear()
+        self.left = []
+        if self._dispatch_task is None:
+            self._dispatch_task = asyncio.create_task(self._dispatch_loop(), name="ready-dispatch")
         self._background.start(self._loop)
 
-    async def stop(self) -> None:
-        """No more polls; every run already polled is handed on first."""
+    async def stop(self, within_s: float | None = None) -> None:
+        """No more polls; the runs already polled are handed on, for up to ``within_s`` (None: until done).
+
+        A dispatch waits while the scoring queue is full, which with slow judges can take minutes: a stop that
+        waited for the whole line would run past the service's ``shutdown_timeout_s``. What is still in line when
+        the time runs out, and the chunk being decided then, is left undecided and named in ``left``: nothing of
+        it was decided (or its sampled decisions have no score yet), so the next start's recovery decides it, and
+        a fleet replica lists it in its handover note for its successors.
+        """
         await self._background.stop()
-        await self._dispatching.stop()
+        self._draining.set()
+        task, self._dispatch_task = self._dispatch_task, None
+        if task is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), within_s)
+        except TimeoutError:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            left = [ready.run.trace_id for ready in self._handing]
+            left += [polled[0].run.trace_id for polled in self._line if polled is not _SESSIONS]
+            self.left = list(dict.fromkeys(left))
+            self._handing, self.waiting, self.waiting_bytes = [], 0, 0
+            self._line.clear()
+            log.warning(
+                "stopping: %d ready runs were not decided within %.0fs; the next start's recovery (or a fleet "
+                "successor) decides them",
+                len(left), within_s or 0,
+            )  # fmt: skip
 
     async def _loop(self) -> None:
         # From the start of one poll to the next: under load a poll took 0.33 s at the median, and a run that became
@@ -125,35 +173,45 @@ class ReadyPoller:
             return
         ready = await self._ready()
         selects = self._assembly.assembler.selects
-        for item in ready:
-            size = run_bytes(item.run) + sum(map(run_bytes, item.views))
-            self._line.append((item, selects, size))
-            self.waiting_bytes += size
+        self._line.extend((item, selects) for item in ready)
         self.waiting += len(ready)
+        self.waiting_bytes += sum(item.held_bytes for item in ready)
         if ready or not self._line:
             self._line.append(_SESSIONS)
         self._arrived.set()
 
     async def _dispatch_loop(self) -> None:
-        line, stopping = self._line, self._dispatching.stopping
-        while line or not stopping.is_set():
-            if not line:
-                self._arrived.clear()
-                await _first(self._arrived, stopping)
-                continue
-            if line[0] is _SESSIONS:
-                line.popleft()
-                await _logged(self._poll_sessions())
-                continue
-            chunk: list[ReadyRun] = []
-            while (polled := line[0] if line else _SESSIONS) is not _SESSIONS and len(chunk) < self._chunk:
-                line.popleft()
-                # Rules may change while a run waits in line: a filter view they now select is built in full.
-                chunk.extend(self._for_rules_now([polled[0]], polled[1]))
-                self.waiting_bytes -= polled[2]
-            self.waiting -= len(chunk)
-            self._room.set()
-            await _logged(self._runs_to.consume(chunk))
+        while self._line or not self._draining.is_set():
+            try:
+                await self._dispatch_next()
+            except Exception as exc:  # only a stop ends the line: a failed dispatch is logged and the next goes on
+                _log_failure(exc)
+
+    async def _dispatch_next(self) -> None:
+        line = self._line
+        if not line:
+            self._arrived.clear()
+            await _first(self._arrived, self._draining)
+            return
+        if line[0] is _SESSIONS:
+            line.popleft()
+            await self._poll_sessions()
+            return
+        chunk: list[ReadyRun] = []
+        while (polled := line[0] if line else _SESSIONS) is not _SESSIONS and len(chunk) < self._chunk:
+            line.popleft()
+            self.waiting -= 1
+            self.waiting_bytes -= polled[0].held_bytes
+            # Rules may change while a run waits in line: a filter view they now select is built in full.
+            chunk.append(self._built_for_rules_now(*polled))
+        self._room.set()
+        self._handing = chunk
+        try:
+            await self._runs_to.consume(chunk)
+        except Exception:
+            self._handing = []
+            raise
+        self._handing = []  # kept when a stop cancels the dispatch: ``left`` names what it held
 
 
 async def _first(event: asyncio.Event, stopping: asyncio.Event) -> None:
@@ -164,14 +222,6 @@ async def _first(event: asyncio.Event, stopping: asyncio.Event) -> None:
     finally:
         for wait in waits:
             wait.cancel()
-
-
-async def _logged(work: Awaitable[object]) -> None:
-    """Await ``work``; a failure is logged and the line goes on."""
-    try:
-        await work
-    except Exception as exc:
-        _log_failure(exc)
 
 
 def _log_failure(exc: Exception) -> None:

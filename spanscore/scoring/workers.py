@@ -90,12 +90,17 @@ class ScoringWorkers(Generic[C]):
         self.completed_per_rule: Counter[str] = Counter()
         self.redactions: Counter[tuple[str, str]] = Counter()
         """Values masked before a judge call, per (rule, detector), over every attempt (/metrics)."""
+        self._running: dict[int, ScoringJob[C]] = {}
+        """Jobs a worker has taken, by ``id``."""
+        self.cut: list[str] = []
+        """Trace ids of runs (not sessions) whose jobs the last shutdown cut, running or queued: sampled, unscored."""
 
     @property
     def depth(self) -> int:
         return self._queue.qsize()
 
     async def start(self) -> None:
+        self.cut = []
         if not self._tasks:
             self._tasks = [asyncio.create_task(self._work(), name=f"scorer-{i}") for i in range(self._workers)]
 
@@ -107,13 +112,15 @@ class ScoringWorkers(Generic[C]):
         """Wait until every queued job reached a terminal state."""
         await self._queue.join()
 
-    async def shutdown(self) -> None:
-        """Finish queued jobs (up to ``drain_timeout_s``), then stop the workers; idempotent."""
+    async def shutdown(self, within_s: float | None = None) -> None:
+        """Finish queued jobs (for ``within_s``, by default ``drain_timeout_s``), then stop the workers; idempotent."""
         if self._tasks:
             try:
-                await asyncio.wait_for(self._queue.join(), self._drain_timeout)
+                await asyncio.wait_for(self._queue.join(), self._drain_timeout if within_s is None else within_s)
             except TimeoutError:
                 log.warning("scoring queue not drained at shutdown pending=%d", self._queue.qsize())
+                cut = [*self._running.values(), *self._queue._queue]  # type: ignore[attr-defined]  # the queued jobs, in order
+                self.cut = list(dict.fromkeys(job.run.trace_id for job in cut if job.run.target != "session"))
             for task in self._tasks:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -131,6 +138,7 @@ class ScoringWorkers(Generic[C]):
     async def _work(self) -> None:
         while True:
             job = await self._queue.get()
+            self._running[id(job)] = job
             try:
                 await self._run_job(job)
             except asyncio.CancelledError:
@@ -138,6 +146,7 @@ class ScoringWorkers(Generic[C]):
             except Exception:
                 log.exception("scoring job crashed rule=%s scorer=%s", job.rule, job.scorer.info.id)
             finally:
+                self._running.pop(id(job), None)
                 self._queue.task_done()
 
     async def _run_job(self, job: ScoringJob[C]) -> None:

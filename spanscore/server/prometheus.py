@@ -47,7 +47,10 @@ KINDS: dict[str, tuple[Kind, str]] = {
         "gauge",
         "Ready runs polled from run assembly and not yet decided (at most twice scoring.queue_size, plus a poll).",
     ),
-    "scoring_ready_waiting_bytes": ("gauge", "Estimated bytes of those runs (at most 128 MiB, plus a poll)."),
+    "scoring_ready_waiting_bytes": (
+        "gauge",
+        "Estimated bytes of the traces those runs keep alive (the line waits for room past 128 MiB).",
+    ),
     "scoring_write_retries": ("counter", "Score and decision writes retried because storage failed."),
     "scoring_code_timed_out": ("counter", "Code-scoring jobs cut at scoring.code_timeout_s (their worker was killed)."),
     "scoring_code_workers_lost": (

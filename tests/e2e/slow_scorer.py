@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -19,3 +20,14 @@ def _score(context: StepContext) -> float:
 
 
 slow = create_scorer("slow_once", description="test double").generate_score(_score)
+
+
+def _score_gated(context: StepContext) -> float:
+    """Half a second per job while the file named by ``SPANSCORE_TEST_SLOW_WHILE`` exists (judges that are slow)."""
+    gate = os.environ.get("SPANSCORE_TEST_SLOW_WHILE", "")
+    if gate and os.path.exists(gate):
+        time.sleep(0.5)
+    return 0.5
+
+
+gated = create_scorer("slow_while_gated", description="test double").generate_score(_score_gated)

@@ -79,6 +79,7 @@ async def make_fleet(chdb_dsn: str, zookeeper: ZooKeeperServer, tmp_path: Path) 
         quiet_s: float = 1.5,
         runs: dict[str, float] | None = None,
         sessions: dict[str, Any] | None = None,
+        scoring: dict[str, Any] | None = None,
         **fleet: Any,
     ) -> list[Service]:
         started = []
@@ -89,6 +90,8 @@ async def make_fleet(chdb_dsn: str, zookeeper: ZooKeeperServer, tmp_path: Path) 
                 config.collector.runs = config.collector.runs.model_copy(update=runs)
             if sessions:
                 config.collector.sessions = config.collector.sessions.model_copy(update=sessions)
+            if scoring:
+                config.scoring = config.scoring.model_copy(update=scoring)
             config.fleet = FleetConfig(
                 keeper=keeper, replica=f"r{index}", session_timeout_s=2.0, **{"turn_poll_s": 0.5, **fleet}
             )
@@ -345,3 +348,45 @@ async def test_runs_a_lost_replica_was_assembling_are_scored_once_by_a_survivor(
     assert len(rows) == 12 and {count for _, count in rows} == {1}
     assert kept.fleet is not None and kept.fleet.member is not None
     assert kept.fleet.member.orphan_traces_taken == len({_trace_id(s) for s in routed[0]})
+
+
+async def test_a_replica_stopping_behind_slow_scoring_hands_over_what_it_had_no_time_to_finish(
+    make_fleet: MakeFleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slow judges keep the scoring queue full: a SIGTERM stop waited for every ready run to get into that queue,
+    past ``shutdown_timeout_s``, and left without a handover note; the runs it had not finished were a lost
+    replica's, taken up only after ``max_wait_s``. Now the stop has ``drain_timeout_s`` for its ready line and its
+    queue together, and names what it left in the note: ready runs not decided, and runs whose jobs were cut."""
+    gate = tmp_path / "scoring-is-slow"
+    gate.touch()
+    monkeypatch.setenv("SPANSCORE_TEST_SLOW_WHILE", str(gate))  # read by the code-scorer worker processes
+    rule = {"name": "answers", "target": "run", "scorers": ["tests.e2e.slow_scorer:gated"]}
+    replicas = await make_fleet(
+        2, [rule], runs={"quiet_period_s": 0.2, "max_wait_s": 60.0},
+        scoring={"queue_size": 1, "workers": 1, "drain_timeout_s": 1.0},
+    )  # fmt: skip
+    leaving, staying = replicas
+    spans = rag_traces(24)
+    assert len(route(spans, 2).get(0, [])) >= 6
+    await send(replicas, spans)
+    live = leaving.live
+    assert live is not None
+
+    async def in_line() -> bool:
+        return live.poller.waiting > 0
+
+    await until(in_line, timeout_s=30)
+    await asyncio.wait_for(leaving.shutdown(), 20)  # what SIGTERM runs, within the service's shutdown_timeout_s
+    left = live.left_undecided()
+    assert left, "the stop finished every run: the test shows nothing"
+    gate.unlink()  # the survivor scores at full speed
+
+    async def all_scored() -> bool:
+        return await _count(staying, "SELECT uniqExact(RunId) FROM scores FINAL WHERE Rule = 'answers'", 24)
+
+    await until(all_scored, timeout_s=60)
+    rows = await query(staying, "SELECT RunId, count() FROM scores FINAL WHERE Rule = 'answers' GROUP BY RunId")
+    assert len(rows) == 24 and {count for _, count in rows} == {1}
+    assert staying.fleet is not None and staying.fleet.member is not None
+    assert staying.fleet.member.handed_over_traces >= len(left)
+    assert staying.fleet.member.orphan_traces_taken == 0  # from the note, at once: not a lost replica's
