@@ -8,9 +8,11 @@ them, and a run ready just after a check waited for the whole batch: run end to 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 from spanscore.records import SpanRecord
 from spanscore.runs.assembly_thread import AssemblyThread
@@ -64,18 +66,54 @@ class _Sessions:
         return None
 
 
-def _poller(held: _Held, max_waiting: int = 100, chunk: int = 100) -> tuple[ReadyPoller, AssemblyThread]:
+@dataclass
+class _Line:
+    """A poller over a real assembler (and its thread), dispatching to ``held``, whose first run is being handed on."""
+
+    held: _Held
+    poller: ReadyPoller
+    assembly: AssemblyThread
+
+    async def add(self, *numbers: int, text: str = "") -> None:
+        spans = [_root(number) for number in numbers] + [_child(number, text) for number in numbers if text]
+        assembler = self.assembly.assembler
+        await self.assembly.hand_over(lambda: assembler.add_spans(spans, time.time_ns()), len(spans))
+
+    async def in_line(self, count: int) -> None:
+        await _until(lambda: self.poller.waiting == count, f"the line did not take {count} ready runs")
+
+    def views(self) -> None:
+        """From here on no rule selects a run: each is built as a filter view, which holds its trace's spans."""
+        self.assembly.assembler.selects = lambda run: False
+
+
+@contextlib.asynccontextmanager
+async def _line(
+    *, tracker: SessionTracker | None = None, held: _Held | None = None, views: bool = False, **options: Any
+) -> AsyncIterator[_Line]:
+    held = held or _Held()
     assembly = AssemblyThread(RunAssembler(RunsConfig(quiet_period_s=0.0, max_wait_s=0.01)))
     poller = ReadyPoller(
-        assembly, SessionTracker(), held, _Sessions(), interval_s=INTERVAL_S, scores_sessions=lambda: False,
-        max_waiting=max_waiting, chunk=chunk,
+        assembly, tracker or SessionTracker(), held, _Sessions(), interval_s=INTERVAL_S,
+        scores_sessions=lambda: tracker is not None, **{"max_waiting": 100, "chunk": 100, **options},
     )  # fmt: skip
-    return poller, assembly
+    line = _Line(held, poller, assembly)
+    if views:
+        line.views()
+    poller.start()
+    try:
+        await line.add(1)
+        await _until(lambda: held.handed, "the first run was never handed on")
+        yield line
+    finally:
+        held.release.set()
+        await asyncio.wait_for(poller.stop(), WAIT_S)
+        await assembly.close()
 
 
-async def _until(check: object, what: str) -> None:
+async def _until(check: Callable[[], object], what: str) -> None:
     deadline = time.monotonic() + WAIT_S
-    while not check():  # type: ignore[operator]
+    while not check():
         assert time.monotonic() < deadline, what
         await asyncio.sleep(0.01)
 
@@ -86,87 +124,56 @@ def _child(number: int, text: str) -> SpanRecord:
     return replace(root, span_id=f"{number + 1:015x}f", parent_span_id=root.span_id, attributes={"step.text": text})
 
 
-async def _add(assembly: AssemblyThread, *numbers: int, text: str = "") -> None:
-    spans = [_root(number) for number in numbers] + [_child(number, text) for number in numbers if text]
-    await assembly.hand_over(lambda: assembly.assembler.add_spans(spans, time.time_ns()), len(spans))
+def _ids(*numbers: int) -> list[str]:
+    return [f"{number:032x}" for number in numbers]
 
 
 async def test_runs_ready_while_a_dispatch_waits_are_still_polled() -> None:
-    held = _Held()
-    poller, assembly = _poller(held)
-    poller.start()
-    try:
-        await _add(assembly, 1)
-        await _until(lambda: held.handed, "the first run was never handed on")
-        await _add(assembly, 2, 3)
+    async with _line() as line:
+        await line.add(2, 3)
         # The first dispatch still waits; the next runs are taken from the assembler meanwhile (they wait in line).
-        await _until(lambda: assembly.assembler.stats.runs_ready == 3, "runs ready during a dispatch were not polled")
-        assert poller.waiting == 2
-        held.release.set()
-        await _until(lambda: len(held.handed) == 2, "the waiting runs were not handed on")
-        assert held.handed == [[f"{1:032x}"], [f"{2:032x}", f"{3:032x}"]]
-    finally:
-        held.release.set()
-        await poller.stop()
-        await assembly.close()
+        stats = line.assembly.assembler.stats
+        await _until(lambda: stats.runs_ready == 3, "runs ready during a dispatch were not polled")
+        assert line.poller.waiting == 2
+        line.held.release.set()
+        await _until(lambda: len(line.held.handed) == 2, "the waiting runs were not handed on")
+        assert line.held.handed == [_ids(1), _ids(2, 3)]
 
 
 async def test_the_line_is_bounded_and_the_rest_waits_in_the_assembler() -> None:
-    held = _Held()
-    poller, assembly = _poller(held, max_waiting=2)
-    poller.start()
-    try:
-        await _add(assembly, 1)
-        await _until(lambda: held.handed, "the first run was never handed on")
-        await _add(assembly, 2, 3)
-        await _until(lambda: poller.waiting == 2, "the line did not take the ready runs")
-        await _add(assembly, 4)
+    async with _line(max_waiting=2) as line:
+        await line.add(2, 3)
+        await line.in_line(2)
+        await line.add(4)
         await asyncio.sleep(20 * INTERVAL_S)
-        assert poller.waiting == 2, "the line took runs past its bound"
-        assert assembly.assembler.stats.runs_ready == 3, "the assembler was polled with the line full"
-        held.release.set()
-        await _until(lambda: sum(map(len, held.handed)) == 4, "the run held back was never handed on")
-    finally:
-        held.release.set()
-        await poller.stop()
-        await assembly.close()
+        assert line.poller.waiting == 2, "the line took runs past its bound"
+        assert line.assembly.assembler.stats.runs_ready == 3, "the assembler was polled with the line full"
+        line.held.release.set()
+        await _until(lambda: len(line.held.runs) == 4, "the run held back was never handed on")
 
 
 async def test_chunks_keep_the_order_and_a_failed_one_does_not_stop_the_line() -> None:
     held = _Held()
     held.fail_first = True
-    poller, assembly = _poller(held, chunk=2)
-    poller.start()
-    try:
-        await _add(assembly, 1)
-        await _until(lambda: held.handed, "the first run was never handed on")
-        await _add(assembly, 2, 3, 4, 5, 6)
-        await _until(lambda: poller.waiting == 5, "the line did not take the ready runs")
+    async with _line(held=held, chunk=2) as line:
+        await line.add(2, 3, 4, 5, 6)
+        await line.in_line(5)
         held.release.set()
-        await _until(lambda: sum(map(len, held.handed)) == 6, "the line stopped after a failed dispatch")
+        await _until(lambda: len(held.runs) == 6, "the line stopped after a failed dispatch")
         # In the order run assembly made them ready (one stored batch: the order its traces arrived in).
-        assert held.handed == [[f"{1:032x}"], [f"{2:032x}", f"{3:032x}"], [f"{4:032x}", f"{5:032x}"], [f"{6:032x}"]]
-    finally:
-        held.release.set()
-        await poller.stop()
-        await assembly.close()
+        assert held.handed == [_ids(1), _ids(2, 3), _ids(4, 5), _ids(6)]
 
 
 async def test_a_stop_hands_on_every_run_already_polled() -> None:
-    held = _Held()
-    poller, assembly = _poller(held)
-    poller.start()
-    await _add(assembly, 1)
-    await _until(lambda: held.handed, "the first run was never handed on")
-    await _add(assembly, 2, 3)
-    await _until(lambda: poller.waiting == 2, "the line did not take the ready runs")
-    stopping = asyncio.ensure_future(poller.stop())
-    await asyncio.sleep(0.1)
-    assert not stopping.done(), "the stop returned with runs polled and not handed on"
-    held.release.set()
-    await asyncio.wait_for(stopping, WAIT_S)
-    assert sum(map(len, held.handed)) == 3 and poller.waiting == 0
-    await assembly.close()
+    async with _line() as line:
+        await line.add(2, 3)
+        await line.in_line(2)
+        stopping = asyncio.ensure_future(line.poller.stop())
+        await asyncio.sleep(0.1)
+        assert not stopping.done(), "the stop returned with runs polled and not handed on"
+        line.held.release.set()
+        await asyncio.wait_for(stopping, WAIT_S)
+        assert len(line.held.runs) == 3 and line.poller.waiting == 0 and line.poller.left == []
 
 
 async def test_sessions_are_polled_only_after_the_runs_polled_before_them() -> None:
@@ -179,124 +186,71 @@ async def test_sessions_are_polled_only_after_the_runs_polled_before_them() -> N
             order.append(f"sessions after {held.finished} runs were dispatched")
             return []
 
-    assembly = AssemblyThread(RunAssembler(RunsConfig(quiet_period_s=0.0, max_wait_s=0.01)))
-    poller = ReadyPoller(
-        assembly, Tracker(), held, _Sessions(), interval_s=INTERVAL_S, scores_sessions=lambda: True,
-    )  # fmt: skip
-    poller.start()
-    try:
-        await _add(assembly, 1)
-        await _until(lambda: held.handed, "the first run was never handed on")
+    async with _line(held=held, tracker=Tracker()):
         order.clear()
         await asyncio.sleep(10 * INTERVAL_S)  # polls go on during the dispatch
         assert order == [], "sessions were polled while a run polled before them was not handed on"
         held.release.set()
         await _until(lambda: order, "sessions were never polled")
         assert order[0] == "sessions after 1 runs were dispatched"
-    finally:
-        held.release.set()
-        await poller.stop()
-        await assembly.close()
 
 
 async def test_a_run_waiting_in_line_is_built_in_full_when_the_rules_change_to_select_it() -> None:
-    held = _Held()
-    poller, assembly = _poller(held)
-    assembly.assembler.selects = lambda run: False  # no rule selects these runs: each is built as a filter view
-    poller.start()
-    try:
-        await _add(assembly, 1)
-        await _until(lambda: held.handed, "the first run was never handed on")
-        await _add(assembly, 2)
-        await _until(lambda: poller.waiting == 1, "the line did not take the ready run")
-        assembly.assembler.selects = lambda run: True  # new rules select every run
-        held.release.set()
-        await _until(lambda: len(held.runs) == 2, "the waiting run was not handed on")
-        assert held.runs[0].complete is not None, "the first run was not a filter view: the test shows nothing"
-        assert held.runs[1].complete is None, "a run the rules now select was decided on its filter view"
-    finally:
-        held.release.set()
-        await poller.stop()
-        await assembly.close()
+    async with _line(views=True) as line:
+        await line.add(2)
+        await line.in_line(1)
+        line.assembly.assembler.selects = lambda run: True  # new rules select every run
+        line.held.release.set()
+        await _until(lambda: len(line.held.runs) == 2, "the waiting run was not handed on")
+        assert line.held.runs[0].complete is not None, "the first run was not a filter view: the test shows nothing"
+        assert line.held.runs[1].complete is None, "a run the rules now select was decided on its filter view"
 
 
 async def test_the_line_is_bounded_in_bytes_too() -> None:
-    """LLM-sized runs: the run bound alone would let a line of 2,000 conversations hold several hundred MB."""
-    held = _Held()
-    assembly = AssemblyThread(RunAssembler(RunsConfig(quiet_period_s=0.0, max_wait_s=0.01)))
-    poller = ReadyPoller(
-        assembly, SessionTracker(), held, _Sessions(), interval_s=INTERVAL_S, scores_sessions=lambda: False,
-        max_waiting=100, max_waiting_bytes=1,
-    )  # fmt: skip
-    poller.start()
-    try:
-        await _add(assembly, 1)
-        await _until(lambda: held.handed, "the first run was never handed on")
-        assembly.assembler.selects = lambda run: False  # from here on filter views, which hold their traces' spans
-        await _add(assembly, 2, text="x" * 100_000)
-        await _until(lambda: poller.waiting == 1, "the line did not take the ready run")
-        assert poller.waiting_bytes >= 100_000, "the spans a filter view holds were not counted"
-        await _add(assembly, 3)
+    """A filter view holds its trace's spans to be built in full later: the run bound alone let 2,000 of them pin
+    gigabytes of LLM-sized traces after run assembly let the traces go."""
+    async with _line(max_waiting_bytes=1) as line:
+        line.views()
+        await line.add(2, text="x" * 100_000)
+        await line.in_line(1)
+        assert line.poller.waiting_bytes >= 100_000, "the spans a filter view holds were not counted"
+        await line.add(3)
         await asyncio.sleep(20 * INTERVAL_S)
-        assert poller.waiting == 1, "the line took a run past its byte bound"
-        held.release.set()
-        await _until(lambda: sum(map(len, held.handed)) == 3, "the run held back was never handed on")
-        assert held.runs[1].complete is not None, "the run in line was not a filter view: the test shows nothing"
-        await _until(lambda: poller.waiting_bytes == 0, "the line's bytes were not given back")
-    finally:
-        held.release.set()
-        await poller.stop()
-        await assembly.close()
+        assert line.poller.waiting == 1, "the line took a run past its byte bound"
+        line.held.release.set()
+        await _until(lambda: len(line.held.runs) == 3, "the run held back was never handed on")
+        assert line.held.runs[1].complete is not None, "the run in line was not a filter view: the test shows nothing"
+        await _until(lambda: line.poller.waiting_bytes == 0, "the line's bytes were not given back")
 
 
 async def test_a_stop_out_of_time_names_every_run_it_did_not_hand_on() -> None:
     """Slow judges keep the scoring queue full for minutes: a stop may not wait past the service's shutdown time."""
-    held = _Held()
-    poller, assembly = _poller(held, chunk=1)
-    poller.start()
-    await _add(assembly, 1)
-    await _until(lambda: held.handed, "the first run was never handed on")
-    await _add(assembly, 2, 3)
-    await _until(lambda: poller.waiting == 2, "the line did not take the ready runs")
-    started = time.monotonic()
-    await asyncio.wait_for(poller.stop(within_s=0.3), WAIT_S)
-    assert time.monotonic() - started < WAIT_S / 2
-    # The chunk cut mid-dispatch and the two still in line: the next start's recovery, or a fleet's note, has them.
-    assert sorted(poller.left) == [f"{n:032x}" for n in (1, 2, 3)]
-    assert poller.waiting == 0 and poller.waiting_bytes == 0
-    held.release.set()
-    poller.start()  # live scoring started again: a new line, nothing left over
-    try:
+    async with _line(chunk=1) as line:
+        poller = line.poller
+        await line.add(2, 3)
+        await line.in_line(2)
+        await asyncio.wait_for(poller.stop(within_s=0.3), WAIT_S)
+        # The chunk cut mid-dispatch and the two still in line: the next start's recovery, or a fleet's note, has them.
+        assert sorted(poller.left) == _ids(1, 2, 3)
+        assert poller.waiting == 0 and poller.waiting_bytes == 0
+        line.held.release.set()
+        poller.start()  # live scoring started again: a new line, nothing left over
         assert poller.left == []
-        await _add(assembly, 4)
-        await _until(lambda: f"{4:032x}" in held.handed[-1], "a restarted poller did not hand on")
-    finally:
-        await poller.stop()
-        await assembly.close()
+        await line.add(4)
+        await _until(lambda: _ids(4)[0] in line.held.handed[-1], "a restarted poller did not hand on")
 
 
 async def test_a_run_that_cannot_be_built_for_new_rules_is_decided_as_it_is_and_the_line_goes_on() -> None:
-    held = _Held()
-    poller, assembly = _poller(held)
-    assembly.assembler.selects = lambda run: False
-    poller.start()
-    try:
-        await _add(assembly, 1)
-        await _until(lambda: held.handed, "the first run was never handed on")
-        await _add(assembly, 2, 3)
-        await _until(lambda: poller.waiting == 2, "the line did not take the ready runs")
+    def broken(run: object) -> bool:
+        raise ValueError("a selector that fails")
 
-        def broken(run: object) -> bool:
-            raise ValueError("a selector that fails")
-
-        assembly.assembler.selects = broken  # new rules whose selection of these runs fails
-        held.release.set()
-        await _until(lambda: len(held.runs) == 3, "a run that could not be built for the new rules stopped the line")
-        assert all(ready.complete is not None for ready in held.runs[1:])  # decided as the views they were
-        assembly.assembler.selects = lambda run: False
-        await _add(assembly, 4)
-        await _until(lambda: len(held.runs) == 4, "the line did not go on")
-    finally:
-        held.release.set()
-        await asyncio.wait_for(poller.stop(), WAIT_S)
-        await assembly.close()
+    async with _line(views=True) as line:
+        await line.add(2, 3)
+        await line.in_line(2)
+        line.assembly.assembler.selects = broken  # new rules whose selection of these runs fails
+        line.held.release.set()
+        await _until(lambda: len(line.held.runs) == 3, "a run that could not be built for new rules stopped the line")
+        assert all(ready.complete is not None for ready in line.held.runs[1:])  # decided as the views they were
+        line.views()
+        await line.add(4)
+        await _until(lambda: len(line.held.runs) == 4, "the line did not go on")
