@@ -60,6 +60,9 @@ if TYPE_CHECKING:  # the judge client loads litellm; config loading imports this
 
 log = logging.getLogger(__name__)
 
+SPOOLED_ROWS_WAIT_S = 10.0
+"""How long a start waits for the spooled decision, score and turn rows to be stored before it recovers."""
+
 
 def build_rule_scorers(rules: Sequence[RuleConfig], judge: Judge | None = None) -> dict[str, list[Scorer]]:
     """Build every configured scorer once, at start-up; LLM scorers with ``judge`` (its config and client).
@@ -234,6 +237,7 @@ class LiveScoring:
         # A fleet member takes up traces, sessions and spend once it joined (``scoring.fleet_member``): the store is
         # the whole fleet's, and the runs other live replicas are still assembling are theirs to decide.
         if self.config.recover_on_start and not self.dispatcher.sessions_shared:
+            await self._spooled_rows_stored()
             source = StoredSpanSource(self._store)
             now = time.time_ns()
             # From the latest span stored: a restart after a longer downtime than the look-back found nothing.
@@ -249,6 +253,23 @@ class LiveScoring:
             if self.dispatcher.rules.scores_sessions:
                 await asyncio.to_thread(self._restore_sessions)
         self.poller.start()
+
+    async def _spooled_rows_stored(self) -> None:
+        """Wait (up to ``SPOOLED_ROWS_WAIT_S``) until the decisions and scores an earlier process spooled are stored.
+
+        Recovery reads which runs were decided from storage, and one whose decision still waited in the spool was
+        decided again (after a kill -9 under load, 271 runs had their decision row twice, #43).
+        """
+        writers = (self.decision_writer, self.score_writer, self.run_writer)
+        deadline = time.monotonic() + SPOOLED_ROWS_WAIT_S
+        while any(writer.spool is not None and writer.spool.batches for writer in writers):
+            if time.monotonic() >= deadline:
+                log.warning(
+                    "recovery: decisions or scores an earlier process spooled are not stored yet; a run among "
+                    "them may be decided again (the same rows, replaced when merged)"
+                )
+                return
+            await asyncio.sleep(0.05)
 
     async def _undecided(self, source: StoredSpanSource, since_ns: int) -> list[str]:
         """The undecided traces storage lists; none if it cannot (the latest traces are still recovered)."""

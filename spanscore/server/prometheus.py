@@ -45,7 +45,8 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "scoring_queue_depth": ("gauge", "Scoring jobs waiting for a worker now."),
     "scoring_ready_waiting_runs": (
         "gauge",
-        "Ready runs polled from run assembly and not yet decided (at most twice scoring.queue_size, plus a poll).",
+        "Ready runs polled from run assembly and not yet decided: at most twice scoring.queue_size, plus runs "
+        "evicted at a bound.",
     ),
     "scoring_ready_waiting_bytes": (
         "gauge",
