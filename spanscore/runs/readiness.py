@@ -369,14 +369,8 @@ class RunAssembler:
 
     # --- readiness --------------------------------------------------------------------------
 
-    def poll_ready(self, now_ns: int, limit: int | None = None) -> list[ReadyRun]:
-        """Runs that became ready by ``now_ns``, each exactly once (plus rescores under the rescore policy).
-
-        ``limit``: stop looking once that many runs are ready (plus the runs a bound evicted, always handed on);
-        the traces not looked at, oldest first, are looked at by the next poll. The ready line takes only as many
-        as it has room for: when it waited for room, one poll took every run that became ready meanwhile, up to
-        25,000, where the line's bound is 2,000 (#43, an independent check).
-        """
+    def poll_ready(self, now_ns: int) -> list[ReadyRun]:
+        """Runs that became ready by ``now_ns``, each exactly once (plus rescores under the rescore policy)."""
         self._clock_ns = max(self._clock_ns, now_ns)
         config = self.config
         late_ns = int(config.late_span_window_s * _NS)
@@ -387,10 +381,7 @@ class RunAssembler:
         open_expired_by = waited_by - late_ns  # a trace not settled is forgotten this long after max_wait
         settled_expired_by = now_ns - late_ns  # a settled one this long after its last arrival
         ready, self._evicted = self._evicted, []
-        room = len(ready) + limit if limit is not None else None
         for trace_id, trace in list(self._pending.items()):
-            if room is not None and len(ready) >= room:
-                break  # expiry waits too: a trace not looked at may hold runs that are ready
             quiet = trace.last_arrival_ns <= quiet_by
             waited = trace.first_arrival_ns <= waited_by
             if (trace.dirty and (quiet or waited)) or (trace.waiting and waited):

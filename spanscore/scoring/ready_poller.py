@@ -8,10 +8,11 @@ The two are apart because a dispatch waits while the scoring queue is full: when
 dispatch, the next check came only after it, and under load one poll took 7,000-10,000 runs, the scorers
 sat idle while the next check built them, and a run ready just after a check waited for the whole batch
 (run end to score 12-18 s with the default rule at 12,000 spans/s, #43). Now the checks go on while scoring
-works, up to ``max_waiting`` ready runs or ``max_waiting_bytes`` of what they keep alive. A poll takes only as
-many runs as the line has room for, and past the bytes the poller waits for room, so the backpressure still
-reaches the assembler, whose bounds then hold what is not yet ready. (Runs its bounds evict meanwhile wait in
-the assembler for the next poll, uncounted, as they did before the line, and that poll takes them all.)
+works: past ``max_waiting`` ready runs or ``max_waiting_bytes`` of what they keep alive, the poller waits for
+room, so the backpressure still reaches the assembler, whose bounds then hold what is not yet ready. The next
+poll takes everything ready then (an independent check saw the line at 12,000-25,000 runs after such a wait,
+where the bound is 2,000): the line is bounded by its own bound plus what run assembly's bounds let it hold.
+Runs its bounds evict meanwhile wait in the assembler for that poll, uncounted, as they did before the line.
 
 Sessions are asked for once the runs of the polls before have been handed to the dispatcher, which makes
 each run a turn of its session: a session is never found ready without a turn already polled. A failed
@@ -72,8 +73,7 @@ class ReadyPoller:
         self._line: deque[_Polled | None] = deque()
         """Polled runs, each with the rules' selector it was built under, and ``_SESSIONS`` after each poll."""
         self.waiting = 0
-        """Ready runs polled and not yet handed to the dispatcher (a gauge): at most ``max_waiting``, plus runs
-        evicted at a bound."""
+        """Ready runs polled and not yet handed to the dispatcher (a gauge): ``max_waiting``, plus one poll."""
         self.waiting_bytes = 0
         """What they keep alive, estimated (a gauge): at most ``max_waiting_bytes`` plus a poll."""
         self._room = asyncio.Event()
@@ -93,10 +93,10 @@ class ReadyPoller:
         await self._poll_sessions()
         return len(ready)
 
-    async def _ready(self, limit: int | None = None) -> list[ReadyRun]:
+    async def _ready(self) -> list[ReadyRun]:
         assembler = self._assembly.assembler
         selects = assembler.selects
-        ready = await self._assembly.call(assembler.poll_ready, time.time_ns(), limit)
+        ready = await self._assembly.call(assembler.poll_ready, time.time_ns())
         return self._for_rules_now(ready, selects)
 
     def _for_rules_now(self, ready: list[ReadyRun], selects: RunSelector | None) -> list[ReadyRun]:
@@ -172,7 +172,10 @@ class ReadyPoller:
             await _first(self._room, stopping)
         if stopping.is_set():
             return
-        ready = await self._ready(limit=self._max_waiting - self.waiting)  # what is left waits in the assembler
+        # Everything ready: a poll limited to the line's room left the backlog unsettled in run assembly, and run
+        # end to score was 11-14 s at the median against 7-8 s (bench.scoring_latency, default rule, 12,000
+        # spans/s). What one poll takes is bounded by what run assembly may hold.
+        ready = await self._ready()
         selects = self._assembly.assembler.selects
         self._line.extend((item, selects) for item in ready)
         self.waiting += len(ready)

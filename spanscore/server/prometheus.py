@@ -45,8 +45,8 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "scoring_queue_depth": ("gauge", "Scoring jobs waiting for a worker now."),
     "scoring_ready_waiting_runs": (
         "gauge",
-        "Ready runs polled from run assembly and not yet decided: at most twice scoring.queue_size, plus runs "
-        "evicted at a bound.",
+        "Ready runs polled from run assembly and not yet decided: twice scoring.queue_size, plus one poll (what "
+        "run assembly held when the line had room again).",
     ),
     "scoring_ready_waiting_bytes": (
         "gauge",

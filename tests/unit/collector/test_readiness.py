@@ -399,18 +399,3 @@ def test_restart_rescores_a_run_whose_span_level_score_was_cut_short() -> None:
         after = RunAssembler()
         after.recover(storage, T0, T0 + 10 * S)
         assert [item.run.trace_id for item in after.poll_ready(T0 + 13 * S)] == expected, name
-
-
-def test_a_limited_poll_takes_the_oldest_and_leaves_the_rest_for_the_next_poll() -> None:
-    """The ready line takes only what it has room for; nothing not looked at is lost, even past its expiry."""
-    assembler = RunAssembler()
-    spans = openinference_spans()
-    traces = [f"{number:032x}" for number in range(1, 6)]
-    for index, trace_id in enumerate(traces):
-        assembler.add_spans([replace(span, trace_id=trace_id) for span in spans], T0 + index)
-    first = assembler.poll_ready(T0 + 2 * S + 10, limit=2)
-    assert [item.run.trace_id for item in first] == traces[:2]
-    later = T0 + 1000 * S  # past every expiry: the traces not looked at still hand their runs on first
-    assert [item.run.trace_id for item in assembler.poll_ready(later, limit=2)] == traces[2:4]
-    assert [item.run.trace_id for item in assembler.poll_ready(later)] == traces[4:]
-    assert assembler.poll_ready(later) == [] and assembler.stats.runs_ready == 5

@@ -193,8 +193,8 @@ async def test_rules_changed_while_the_assembler_polled_score_full_runs(monkeypa
     def patch(live: LiveScoring) -> None:
         poll = live.assembler.poll_ready
 
-        def poll_then_swap(now_ns: int, limit: int | None = None) -> list[ReadyRun]:
-            ready = poll(now_ns, limit)
+        def poll_then_swap(now_ns: int) -> list[ReadyRun]:
+            ready = poll(now_ns)
             live.replace_rules([EVERYTHING])  # what a SIGHUP or a PUT of rules does on the loop meanwhile
             return ready
 
