@@ -75,6 +75,16 @@ class FanOut(Generic[T]):
             await consumer.consume(item)
 
 
+async def first_set(*events: asyncio.Event, timeout_s: float | None = None) -> None:
+    """Wait until one of ``events`` is set, or ``timeout_s`` passed (the stages that wait on work or a stop)."""
+    waits = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+
+
 async def every(
     interval_s: float,
     stopping: asyncio.Event,

@@ -45,7 +45,7 @@ from spanscore.fleet.config import FleetConfig
 from spanscore.fleet.coordinator import Fleet
 from spanscore.fleet.fence import FenceToken, Grant
 from spanscore.fleet.handover import write_handover
-from spanscore.pipeline import Background
+from spanscore.pipeline import Background, first_set
 from spanscore.run import Run
 from spanscore.scoring.claim_check import Taken
 from spanscore.scoring.fleet_budgets import FleetBudgets
@@ -247,12 +247,7 @@ class FleetMember:
 
     async def _pause(self, seconds: float) -> None:
         """Until the next round: ``seconds``, or sooner when stopping or the members changed."""
-        waits = [asyncio.ensure_future(self._background.stopping.wait()), asyncio.ensure_future(self._wake.wait())]
-        try:
-            await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for wait in waits:
-                wait.cancel()
+        await first_set(self._background.stopping, self._wake, timeout_s=seconds)
         self._wake.clear()
 
     async def _follow_members(self) -> None:

@@ -29,7 +29,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from spanscore.pipeline import Background, Consumer, every
+from spanscore.pipeline import Background, Consumer, every, first_set
 from spanscore.runs.assembly_thread import AssemblyThread
 from spanscore.runs.readiness import ReadyRun
 from spanscore.runs.selection import RunSelector, completed_if_selected
@@ -169,7 +169,7 @@ class ReadyPoller:
         stopping = self._background.stopping
         while (self.waiting >= self._max_waiting or self.waiting_bytes >= self._max_bytes) and not stopping.is_set():
             self._room.clear()
-            await _first(self._room, stopping)
+            await first_set(self._room, stopping)
         if stopping.is_set():
             return
         # Everything ready: a poll limited to the line's room left the backlog unsettled in run assembly, and run
@@ -195,7 +195,7 @@ class ReadyPoller:
         line = self._line
         if not line:
             self._arrived.clear()
-            await _first(self._arrived, self._draining)
+            await first_set(self._arrived, self._draining)
             return
         if line[0] is _SESSIONS:
             line.popleft()
@@ -216,16 +216,6 @@ class ReadyPoller:
             self._handing = []
             raise
         self._handing = []  # kept when a stop cancels the dispatch: ``left`` names what it held
-
-
-async def _first(event: asyncio.Event, stopping: asyncio.Event) -> None:
-    """Wait until ``event`` or ``stopping`` is set."""
-    waits = [asyncio.ensure_future(event.wait()), asyncio.ensure_future(stopping.wait())]
-    try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for wait in waits:
-            wait.cancel()
 
 
 def _log_failure(exc: Exception) -> None:
