@@ -14,11 +14,15 @@ from pathlib import Path
 from spanscore.config import ServiceConfig, load_config
 
 _counter = itertools.count()
+made: list[str] = []
+"""Every name handed out, in order: the conftest drops those a test made once the test is over."""
 
 
 def new_database_name() -> str:
-    """A database name no other test of this process has."""
-    return f"t{os.getpid()}_{next(_counter)}"
+    """A database name no other test of this process has; the test's teardown drops it from the test store."""
+    name = f"t{os.getpid()}_{next(_counter)}"
+    made.append(name)
+    return name
 
 
 def make_service_config(chdb_dsn: str, database_name: str, directory: Path) -> ServiceConfig:

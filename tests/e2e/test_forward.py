@@ -17,6 +17,7 @@ from spanscore.sampling.rules import RuleConfig
 from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_live_scoring import agent_traces
+from tests.service_setup import new_database_name
 
 
 async def _poll(service: Service, sql: str, expected: int, wait_s: float = 30.0) -> list[tuple]:  # type: ignore[type-arg]
@@ -31,7 +32,7 @@ async def _poll(service: Service, sql: str, expected: int, wait_s: float = 30.0)
 @pytest.mark.parametrize(("protocol", "mode"), [("http/protobuf", "log"), ("grpc", "span")])
 async def test_scores_and_spans_are_forwarded(service_config: ServiceConfig, protocol: str, mode: str) -> None:
     backend_config = service_config.model_copy(deep=True)
-    backend_config.storage.database = service_config.storage.database + "_backend"
+    backend_config.storage.database = new_database_name()
     backend_config.storage.spool_dir = f"{service_config.storage.spool_dir}-backend"  # one writer per spool
     backend = Service(backend_config)
     await backend.start()

@@ -12,6 +12,7 @@ from spanscore.server.service import Service
 from tests.e2e.otlp_clients import export, grpc_exporter
 from tests.e2e.test_live_scoring import agent_traces
 from tests.fakes.fake_openai import FakeJudgeServer, Reply
+from tests.service_setup import new_database_name
 
 
 async def _rows(service: Service, sql: str, expected: int, wait_s: float = 30.0) -> list[tuple]:  # type: ignore[type-arg]
@@ -25,7 +26,7 @@ async def _rows(service: Service, sql: str, expected: int, wait_s: float = 30.0)
 
 async def test_llm_scorer_live_with_traced_judge_calls(service_config: ServiceConfig) -> None:
     backend_config = service_config.model_copy(deep=True)
-    backend_config.storage.database = service_config.storage.database + "_backend"
+    backend_config.storage.database = new_database_name()
     backend_config.storage.spool_dir = f"{service_config.storage.spool_dir}-backend"  # one writer per spool
     # The backend is a spanscore too, scoring everything it receives except spanscore's own spans.
     backend_config.collector.runs = backend_config.collector.runs.model_copy(update={"quiet_period_s": 0.2})

@@ -16,6 +16,7 @@ import pytest
 
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.testing.clickhouse_standin import ClickHouseStandIn, StandInUser
+from tests.service_setup import new_database_name
 from tests.unit.storage.test_rollups import make_scores
 
 
@@ -35,7 +36,7 @@ def _inserts(standin: ClickHouseStandIn) -> list[dict[str, str]]:
 def test_inserts_wait_for_their_shards_on_a_cluster(
     standin: ClickHouseStandIn, chdb_dsn: str, cluster: str | None, wanted: str | None
 ) -> None:
-    database = f"cluster_inserts_{cluster or 'none'}"
+    database = new_database_name()
     migrated = ClickHouseStore(chdb_dsn, database)  # the stand-in serves this embedded store: migrate it in process
     migrated.open_schema()
     migrated.close()

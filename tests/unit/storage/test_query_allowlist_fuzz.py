@@ -12,7 +12,6 @@ names a function, anywhere in the tree.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,11 +24,12 @@ from spanscore.errors import PermanentError
 from spanscore.storage.clickhouse import ClickHouseStore
 from spanscore.storage.query.allowlist import ALLOWED_FUNCTIONS, ALLOWED_TABLE_FUNCTIONS, PARSER_FORMS
 from spanscore.storage.query.check import engine_checked_statement
+from tests.service_setup import new_database_name
 
 
 @pytest.fixture(scope="module")
 def store(chdb_dsn: str) -> Iterator[ClickHouseStore]:
-    opened = ClickHouseStore(chdb_dsn, f"allowlist_fuzz_{os.getpid()}")
+    opened = ClickHouseStore(chdb_dsn, new_database_name())
     opened.open()
     try:
         yield opened

@@ -7,7 +7,6 @@ pointed.
 
 from __future__ import annotations
 
-import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from hypothesis import strategies as st
 
 from spanscore.errors import PermanentError
 from spanscore.storage.clickhouse import ClickHouseStore
+from tests.service_setup import new_database_name
 
 # Every character ClickHouse's lexer skips as whitespace: ASCII spaces and the code points in
 # skipWhitespacesUTF8 (Common/StringUtils.h: 0085 00A0 180E 2000..200D 2028 2029 202F 205F 2060 3000 FEFF).
@@ -69,7 +69,7 @@ def listener() -> Iterator[Listener]:
 @pytest.fixture(scope="module")
 def store(chdb_dsn: str) -> Iterator[ClickHouseStore]:
     """One store for the module: every test here only reads, and opening one costs seconds."""
-    opened = ClickHouseStore(chdb_dsn, f"query_check_{os.getpid()}")
+    opened = ClickHouseStore(chdb_dsn, new_database_name())
     opened.open()
     try:
         yield opened
