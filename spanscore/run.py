@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spanscore.answer import answer_text
+from spanscore.slots_pickle import pickled_by_slots
 
 MessagesLike = str | Mapping[str, Any] | Sequence[Any] | None
 
@@ -24,6 +25,7 @@ SPAN_TARGETS = ("llm", "tool", "retrieval")
 """Targets that are one span inside a run."""
 
 
+@pickled_by_slots
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool invocation, in the order the agent made it."""
@@ -61,6 +63,7 @@ class ToolCall:
         )
 
 
+@pickled_by_slots
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """A tool the model was offered on an LLM call: its name, description and JSON Schema parameters."""
@@ -82,6 +85,7 @@ class ToolSpec:
         return cls(name, value.get("description"), value.get("parameters"))
 
 
+@pickled_by_slots
 @dataclass(frozen=True, slots=True)
 class Message:
     """One chat message; ``content`` is the text, tool calls ride along."""
@@ -139,6 +143,7 @@ def last_turn(messages: tuple[Message, ...]) -> tuple[Message, ...]:
     return messages[others[-1] + 1 :] if others else messages
 
 
+@pickled_by_slots
 @dataclass(frozen=True, slots=True)
 class Turn:
     """One turn of a conversation: one run of the session, reduced to what session scorers read."""
@@ -173,6 +178,7 @@ class Turn:
         )
 
 
+@pickled_by_slots
 @dataclass(frozen=True, slots=True)
 class ModelUsage:
     """The tokens of a run's calls to one model, so a run that used several is priced at each one's rates."""
@@ -183,6 +189,7 @@ class ModelUsage:
     output_tokens: int = 0
 
 
+@pickled_by_slots
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token usage summed over the run's model calls."""
@@ -195,6 +202,7 @@ class Usage:
     """The same tokens per model, in order of first use, when the calls named more than one model; else empty."""
 
 
+@pickled_by_slots
 @dataclass(frozen=True, slots=True, init=False)
 class Run:
     """One agent run: the unit that sampling decides on and scorers score.

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from spanscore.slots_pickle import pickled_by_slots
+
 
 class Status(enum.StrEnum):
     """How a scoring attempt ended. Only ``OK`` carries a score."""
@@ -37,6 +39,7 @@ class StepOutput:
     cost_known: bool = True
 
 
+@pickled_by_slots
 @dataclass(frozen=True, slots=True)
 class ScoreResult:
     """One scorer's verdict on one run, including how it got there.
