@@ -99,6 +99,9 @@ class AssemblerStats:
     evicted_runs_early: int = 0
     """Runs of traces evicted at a bound before their quiet period ended, handed on whole (their root had
     arrived), not decided ``too_large``."""
+    runs_shed: int = 0
+    """Runs evicted while scoring was behind, past what may wait for the ready line (``shed_evicted``): decided
+    ``too_large``, not scored."""
     late_spans_ignored: int = 0
     conflicting_spans_ignored: int = 0
     """Spans whose id another service's span in the same trace already holds: the first service keeps it."""
@@ -148,7 +151,9 @@ class RunAssembler:
         self._done: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._clock_ns = 0
         self._evicted: list[ReadyRun] = []
-        """Runs of traces evicted at a bound before they were ready, handed on (``too_large``) by the next poll."""
+        """Runs of traces evicted at a bound before they were ready, handed on by the next poll (or shed)."""
+        self.evicted_bytes = 0
+        """What the runs in ``_evicted`` keep alive (``ReadyRun.held_bytes``), a gauge with ``evicted_waiting``."""
         self.span_targets: frozenset[str] = frozenset()
         """Span-level targets (``llm``, ``tool``, ``retrieval``) whose views ready runs carry; set by live scoring."""
         self.selects: Callable[[Run], bool] | None = None
@@ -278,6 +283,7 @@ class RunAssembler:
             self._release(trace)
             runs = [] if settled else self._evicted_runs(trace, bound)
             self._evicted.extend(runs)
+            self.evicted_bytes += sum(run.held_bytes for run in runs)
             self._remember(trace_id, trace.handled)
             cut = sum(1 for run in runs if run.too_large)
             self.stats.too_large_traces += bool(cut) and not trace.too_large  # a cut trace was counted when cut
@@ -347,6 +353,37 @@ class RunAssembler:
                 out.append(ReadyRun(item.run, "evicted", fingerprint, item.views, cut, completion, held))
         return out
 
+    @property
+    def evicted_waiting(self) -> int:
+        """Runs evicted at a bound that wait for the next poll (a gauge)."""
+        return len(self._evicted)
+
+    def shed_evicted(self, max_runs: int, max_bytes: int) -> list[ReadyRun]:
+        """The oldest evicted runs past ``max_runs`` runs or ``max_bytes`` held, to be decided ``too_large`` now.
+
+        While scoring is behind, the ready line is full and nothing polls; traces wait in run assembly until its
+        bounds evict them, and their runs waited here for the next poll, counted by no bound: an hour of scoring
+        slower than arrival held every run of the overflow, with the spans of each filter view (#43, a review of
+        the ready line: 195 runs and 4 MB held past a line of 2 and 5 traces). Past the line's own bounds they are
+        handed on without their spans (``complete`` dropped: a shed run is not built in full), for a
+        ``too_large`` decision that says why, so coverage counts them and memory stays bounded.
+        """
+        cut = 0
+        left_bytes = self.evicted_bytes
+        while cut < len(self._evicted) and (len(self._evicted) - cut > max_runs or left_bytes > max_bytes):
+            left_bytes -= self._evicted[cut].held_bytes
+            cut += 1
+        if not cut:
+            return []
+        why = SHED_REASON.format(runs=max_runs, mib=max_bytes >> 20)
+        shed = [
+            replace(item, too_large=item.too_large or why, complete=None, held_bytes=0) for item in self._evicted[:cut]
+        ]
+        del self._evicted[:cut]
+        self.evicted_bytes = left_bytes
+        self.stats.runs_shed += cut
+        return shed
+
     def _assemble(self, trace: _Trace) -> list[AssembledRun]:
         """The runs of a held trace, as views where no rule selects them (counted for ``selected_share``)."""
         share = self.selected_share
@@ -380,7 +417,7 @@ class RunAssembler:
         waited_by = now_ns - int(config.max_wait_s * _NS)  # first arrival at or before: waited max_wait_s
         open_expired_by = waited_by - late_ns  # a trace not settled is forgotten this long after max_wait
         settled_expired_by = now_ns - late_ns  # a settled one this long after its last arrival
-        ready, self._evicted = self._evicted, []
+        ready, self._evicted, self.evicted_bytes = self._evicted, [], 0
         for trace_id, trace in list(self._pending.items()):
             quiet = trace.last_arrival_ns <= quiet_by
             waited = trace.first_arrival_ns <= waited_by
@@ -571,6 +608,12 @@ class RunAssembler:
         """
         return [trace_id for trace_id in self._pending if trace_id not in self._settled]
 
+
+SHED_REASON = (
+    "scoring was behind: the trace was evicted at a bound while the ready line was full, and more runs waited for "
+    "it than the line holds ({runs} runs or {mib} MiB; scoring.queue_size sets it)"
+)
+"""Why a shed run (``shed_evicted``) is not scored, as its ``too_large`` decision says."""
 
 RECOVERY_CHUNK = 500
 """Traces a recovery adopts between two looks at the assembler's bounds (about 30 MB of LLM-sized text)."""

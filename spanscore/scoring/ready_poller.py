@@ -12,7 +12,9 @@ works: past ``max_waiting`` ready runs or ``max_waiting_bytes`` of what they kee
 room, so the backpressure still reaches the assembler, whose bounds then hold what is not yet ready. The next
 poll takes everything ready then (an independent check saw the line at 12,000-25,000 runs after such a wait,
 where the bound is 2,000): the line is bounded by its own bound plus what run assembly's bounds let it hold.
-Runs its bounds evict meanwhile wait in the assembler for that poll, uncounted, as they did before the line.
+Runs its bounds evict meanwhile wait in the assembler for that poll, up to the line's own bounds again: past them,
+while the line stays full, the oldest are shed (``_shed``), decided ``too_large`` with the reason, so a scoring
+overload that lasts costs coverage, counted, and not memory.
 
 Sessions are asked for once the runs of the polls before have been handed to the dispatcher, which makes
 each run a turn of its session: a session is never found ready without a turn already polled. A failed
@@ -41,6 +43,8 @@ _SESSIONS = None
 """In the line after a poll's runs: sessions are asked for once those runs are handed on."""
 _Polled = tuple[ReadyRun, "RunSelector | None"]
 """A polled run, with the rules' selector it was built under."""
+SHED_LOG_INTERVAL_S = 30.0
+"""At most one warning line this often about runs shed while scoring is behind (each line counts them)."""
 MAX_WAITING_BYTES = 128 << 20
 """Estimated bytes the runs in line keep alive (``ReadyRun.held_bytes``: their traces' spans, which a filter
 view holds whole to be built in full later) past which the poller waits. The run bound alone would let 2,000
@@ -83,6 +87,9 @@ class ReadyPoller:
         self._dispatch_task: asyncio.Task[None] | None = None
         self._handing: list[ReadyRun] = []
         """The chunk the dispatcher is deciding now."""
+        self.shed = 0
+        """Runs decided ``too_large`` because scoring was behind (``RunAssembler.shed_evicted``), since start."""
+        self._shed_logged = float("-inf")
         self.left: list[str] = []
         """Trace ids of runs polled and not handed on when the last stop's time ran out (undecided: see ``stop``)."""
 
@@ -169,7 +176,9 @@ class ReadyPoller:
         stopping = self._background.stopping
         while (self.waiting >= self._max_waiting or self.waiting_bytes >= self._max_bytes) and not stopping.is_set():
             self._room.clear()
-            await first_set(self._room, stopping)
+            await first_set(self._room, stopping, timeout_s=self._interval)
+            if not self._room.is_set() and not stopping.is_set():
+                await self._shed()
         if stopping.is_set():
             return
         # Everything ready: a poll limited to the line's room left the backlog unsettled in run assembly, and run
@@ -183,6 +192,28 @@ class ReadyPoller:
         if ready or not self._line:
             self._line.append(_SESSIONS)
         self._arrived.set()
+
+    async def _shed(self) -> None:
+        """While the line is full: runs evicted past its bounds go to the dispatcher now, decided ``too_large``.
+
+        They skip the line, and take no place in the scoring queue (a ``too_large`` run has no job), so they are
+        decided while the line waits. Bounded memory under a scoring overload that lasts, counted and said.
+        """
+        assembler = self._assembly.assembler
+        shed = await self._assembly.call(assembler.shed_evicted, self._max_waiting, self._max_bytes)
+        if not shed:
+            return
+        self.shed += len(shed)
+        now = time.monotonic()
+        if now - self._shed_logged >= SHED_LOG_INTERVAL_S:
+            self._shed_logged = now
+            log.warning(
+                "scoring is behind: %d runs evicted from run assembly while the ready line was full were decided "
+                "too_large, not scored (%d since start). Scoring does not keep up with arrival: add code-scorer "
+                "workers or judge concurrency, narrow the rules, or raise scoring.queue_size",
+                len(shed), self.shed,
+            )  # fmt: skip
+        await self._runs_to.consume(shed)
 
     async def _dispatch_loop(self) -> None:
         while self._line or not self._draining.is_set():

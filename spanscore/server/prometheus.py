@@ -183,6 +183,16 @@ KINDS: dict[str, tuple[Kind, str]] = {
         "Runs handed on whole before their quiet period ended, their trace evicted at a bound (root arrived).",
     ),
     "runs_pending_bytes": ("gauge", "Estimated bytes of the spans and logs held by run assembly."),
+    "runs_evicted_waiting": (
+        "gauge",
+        "Runs of traces evicted at a bound, waiting for the next poll (past the ready line's bounds: shed).",
+    ),
+    "runs_evicted_waiting_bytes": ("gauge", "Estimated bytes those evicted runs keep alive."),
+    "scoring_runs_shed": (
+        "counter",
+        "Runs decided too_large, not scored, because scoring was behind: evicted while the ready line was full, "
+        "past its bounds.",
+    ),
     "runs_assembly_queued_records": (
         "gauge",
         "Stored spans and logs handed to run assembly's thread and not yet added (bounded; full holds the writer).",

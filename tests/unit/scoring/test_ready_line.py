@@ -54,6 +54,8 @@ class _Held:
     async def consume(self, items: Sequence[ReadyRun], /) -> None:
         self.handed.append([ready.run.trace_id for ready in items])
         self.runs.extend(items)
+        if items and all(ready.too_large for ready in items):
+            return  # as the dispatcher: a too_large run is decided and written, with no job to wait for
         await self.release.wait()
         self.finished += len(items)
         if self.fail_first:
@@ -89,10 +91,15 @@ class _Line:
 
 @contextlib.asynccontextmanager
 async def _line(
-    *, tracker: SessionTracker | None = None, held: _Held | None = None, views: bool = False, **options: Any
+    *,
+    tracker: SessionTracker | None = None,
+    held: _Held | None = None,
+    views: bool = False,
+    runs: RunsConfig | None = None,
+    **options: Any,
 ) -> AsyncIterator[_Line]:
     held = held or _Held()
-    assembly = AssemblyThread(RunAssembler(RunsConfig(quiet_period_s=0.0, max_wait_s=0.01)))
+    assembly = AssemblyThread(RunAssembler(runs or RunsConfig(quiet_period_s=0.0, max_wait_s=0.01)))
     poller = ReadyPoller(
         assembly, tracker or SessionTracker(), held, _Sessions(), interval_s=INTERVAL_S,
         scores_sessions=lambda: tracker is not None, **{"max_waiting": 100, "chunk": 100, **options},
@@ -254,3 +261,42 @@ async def test_a_run_that_cannot_be_built_for_new_rules_is_decided_as_it_is_and_
         line.views()
         await line.add(4)
         await _until(lambda: len(line.held.runs) == 4, "the line did not go on")
+
+
+async def test_runs_evicted_while_the_line_is_full_are_shed_past_its_bound_and_each_decided_once() -> None:
+    """Seen in a review: line bound 2, 5 traces in run assembly, 200 sent: 195 evicted runs held, counted nowhere."""
+    runs = RunsConfig(quiet_period_s=0.0, max_wait_s=0.01, max_pending_traces=5)
+    async with _line(max_waiting=2, chunk=1, runs=runs) as line:
+        assembler = line.assembly.assembler
+        await line.add(2, 3)
+        await line.in_line(2)  # full: nothing is polled until the held dispatch ends
+        for first in range(4, 204, 10):
+            await line.add(*range(first, first + 10))
+        await line.assembly.call(lambda: None)
+        assert assembler.stats.evicted_traces >= 190
+        # Past the line's bound of 2, evicted runs do not wait: the oldest are handed on, decided too_large.
+        await _until(lambda: assembler.evicted_waiting <= 2, f"{assembler.evicted_waiting} evicted runs held")
+        shed = [ready for ready in line.held.runs if ready.too_large]
+        assert len(shed) >= 150 and assembler.stats.runs_shed == len(shed) == line.poller.shed
+        assert all("scoring was behind" in ready.too_large and ready.reason == "evicted" for ready in shed)
+        assert all(ready.complete is None and ready.held_bytes == 0 for ready in shed)
+        assert assembler.evicted_bytes >= 0 and line.poller.waiting <= 2
+        line.held.release.set()
+        await _until(lambda: len(line.held.runs) == 203, f"{len(line.held.runs)} of 203 runs handed on")
+        assert sorted(ready.run.trace_id for ready in line.held.runs) == _ids(*range(1, 204))
+
+
+async def test_evicted_filter_views_are_shed_past_the_lines_bytes_and_let_their_spans_go() -> None:
+    runs = RunsConfig(quiet_period_s=0.0, max_wait_s=0.01, max_pending_traces=3)
+    async with _line(views=True, max_waiting=1000, max_waiting_bytes=150_000, runs=runs) as line:
+        await line.add(2, text="x" * 200_000)
+        await line.in_line(1)  # full: the line holds a view of a 200 KB trace, past its 150 KB
+        await line.add(*range(3, 11), text="y" * 50_000)  # five traces evicted, about 250 KB of views
+        await line.assembly.call(lambda: None)
+        assembler = line.assembly.assembler
+        await _until(lambda: line.poller.shed, "no evicted run was shed past the line's bytes")
+        assert assembler.evicted_bytes <= 150_000
+        assert assembler.evicted_waiting + line.poller.shed == 5
+        shed = [ready for ready in line.held.runs if ready.too_large]
+        assert [ready.run.trace_id for ready in shed] == _ids(*range(3, 3 + len(shed)))  # the oldest first
+        assert all(ready.complete is None for ready in shed)  # their spans are let go
