@@ -358,6 +358,11 @@ class RunAssembler:
         """Runs evicted at a bound that wait for the next poll (a gauge)."""
         return len(self._evicted)
 
+    def take_evicted(self) -> list[ReadyRun]:
+        """The runs evicted at a bound since the last poll, taken (a poll takes them first; so does a stop)."""
+        taken, self._evicted, self.evicted_bytes = self._evicted, [], 0
+        return taken
+
     def shed_evicted(self, max_runs: int, max_bytes: int) -> list[ReadyRun]:
         """The oldest evicted runs past ``max_runs`` runs or ``max_bytes`` held, to be decided ``too_large`` now.
 
@@ -417,7 +422,7 @@ class RunAssembler:
         waited_by = now_ns - int(config.max_wait_s * _NS)  # first arrival at or before: waited max_wait_s
         open_expired_by = waited_by - late_ns  # a trace not settled is forgotten this long after max_wait
         settled_expired_by = now_ns - late_ns  # a settled one this long after its last arrival
-        ready, self._evicted, self.evicted_bytes = self._evicted, [], 0
+        ready = self.take_evicted()
         for trace_id, trace in list(self._pending.items()):
             quiet = trace.last_arrival_ns <= quiet_by
             waited = trace.first_arrival_ns <= waited_by

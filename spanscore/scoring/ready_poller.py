@@ -137,8 +137,9 @@ class ReadyPoller:
         self._background.start(self._loop)
 
     async def stop(self, within_s: float | None = None) -> None:
-        """No more polls; the runs already polled are handed on, for up to ``within_s`` (None: until done).
+        """No more polls; the runs already polled, and those evicted since, are handed on for up to ``within_s``.
 
+        None: until done.
         A dispatch waits while the scoring queue is full, which with slow judges can take minutes: a stop that
         waited for the whole line would run past the service's ``shutdown_timeout_s``. What is still in line when
         the time runs out, and the chunk being decided then, is left undecided and named in ``left``: nothing of
@@ -146,10 +147,27 @@ class ReadyPoller:
         a fleet replica lists it in its handover note for its successors.
         """
         await self._background.stop()
-        self._draining.set()
         task, self._dispatch_task = self._dispatch_task, None
         if task is None:
+            self._draining.set()
             return
+        # Runs evicted since the last poll were handed on by no poll: they join the line, decided like the rest
+        # within the time (or named in ``left``), where before a fleet replica's handover note left them out.
+        began, given = time.monotonic(), within_s
+        assembler = self._assembly.assembler
+        try:
+            evicted = await asyncio.wait_for(self._assembly.call(assembler.take_evicted), within_s)
+        except TimeoutError:  # run assembly's thread is behind on intake: those runs are the next start's
+            log.warning("stopping: run assembly did not answer within %.0fs; runs it evicted stay undecided", within_s)
+            evicted = []
+        if within_s is not None:
+            within_s = max(0.0, within_s - (time.monotonic() - began))
+        if evicted:
+            self._line.extend((item, assembler.selects) for item in evicted)
+            self.waiting += len(evicted)
+            self.waiting_bytes += sum(item.held_bytes for item in evicted)
+            self._arrived.set()
+        self._draining.set()
         try:
             await asyncio.wait_for(asyncio.shield(task), within_s)
         except TimeoutError:
@@ -164,7 +182,7 @@ class ReadyPoller:
             log.warning(
                 "stopping: %d ready runs were not decided within %.0fs; the next start's recovery (or a fleet "
                 "successor) decides them",
-                len(left), within_s or 0,
+                len(left), given or 0,
             )  # fmt: skip
 
     async def _loop(self) -> None:

@@ -300,3 +300,17 @@ async def test_evicted_filter_views_are_shed_past_the_lines_bytes_and_let_their_
         shed = [ready for ready in line.held.runs if ready.too_large]
         assert [ready.run.trace_id for ready in shed] == _ids(*range(3, 3 + len(shed)))  # the oldest first
         assert all(ready.complete is None for ready in shed)  # their spans are let go
+
+
+async def test_a_stop_hands_on_the_runs_evicted_since_the_last_poll() -> None:
+    runs = RunsConfig(quiet_period_s=0.0, max_wait_s=0.01, max_pending_traces=3)
+    async with _line(max_waiting=2, runs=runs) as line:
+        await line.add(2, 3)
+        await line.in_line(2)  # full: nothing is polled
+        await line.add(4, 5, 6, 7, 8)  # 4 and 5 evicted, within the line's bound: they wait for a poll
+        await line.assembly.call(lambda: None)
+        assert line.assembly.assembler.evicted_waiting == 2 and not line.poller.shed
+        line.held.release.set()
+        await asyncio.wait_for(line.poller.stop(), WAIT_S)
+        assert sorted(ready.run.trace_id for ready in line.held.runs) == _ids(1, 2, 3, 4, 5)
+        assert line.poller.left == []
