@@ -83,7 +83,10 @@ GUARANTEES = (
         "bounded-memory-backpressure",
         "Bounded memory, backpressure with retry hints",
         "Memory stays bounded under overload: past `storage.max_pending_spans` the receivers answer gRPC "
-        "UNAVAILABLE with RetryInfo or HTTP 503 with Retry-After, so exporters retry instead of dropping.",
+        "UNAVAILABLE with RetryInfo or HTTP 503 with Retry-After, so exporters retry instead of dropping. "
+        "When scoring stays behind arrival, ingest does not wait on it: runs evicted from run assembly past the "
+        'ready line\'s bounds are decided `too_large` ("scoring was behind", `scoring_runs_shed`), unscored, '
+        "each once.",
         (
             "The gRPC listener takes calls on an event loop of its own, so a saturated service loop no longer "
             "leaves them in grpc core's queue of unrequested calls (answered CANCELLED after 30 s, without "

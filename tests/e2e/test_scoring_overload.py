@@ -23,9 +23,11 @@ from tests.e2e.test_live_scoring import agent_traces
 TRACES = 200
 
 
+@pytest.mark.reliability("bounded-memory-backpressure")
 async def test_runs_evicted_while_scoring_is_behind_are_shed_once_and_the_rest_scored_once(
     service_config: ServiceConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Scoring behind for good: evicted runs past the ready line are decided too_large once, the rest scored once."""
     gate = tmp_path / "slow"
     gate.write_text("")
     monkeypatch.setenv("SPANSCORE_TEST_SLOW_WHILE", str(gate))  # each job takes 0.5 s while the file exists
