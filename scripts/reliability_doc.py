@@ -85,8 +85,8 @@ GUARANTEES = (
         "Memory stays bounded under overload: past `storage.max_pending_spans` the receivers answer gRPC "
         "UNAVAILABLE with RetryInfo or HTTP 503 with Retry-After, so exporters retry instead of dropping. "
         "When scoring stays behind arrival, ingest does not wait on it: runs evicted from run assembly past the "
-        'ready line\'s bounds are decided `too_large` ("scoring was behind", `scoring_runs_shed`), unscored, '
-        "each once.",
+        "ready line's bounds are decided without scoring, each once (drawn as usual; a sampled draw is "
+        '`too_large`, "scoring was behind"; `scoring_runs_shed`).',
         (
             "The gRPC listener takes calls on an event loop of its own, so a saturated service loop no longer "
             "leaves them in grpc core's queue of unrequested calls (answered CANCELLED after 30 s, without "

@@ -136,5 +136,7 @@ class Background:
     async def stop(self) -> None:
         self.stopping.set()
         if self._task is not None:
-            await self._task
-            self._task = None
+            try:
+                await self._task
+            finally:  # also when the stop itself is cancelled (a stop out of time): a later start starts anew
+                self._task = None

@@ -71,6 +71,9 @@ class ReadyRun:
     held_bytes: int = 0
     """Estimated bytes of its trace's spans and logs when it was handed on, shared among the trace's runs then:
     what the run keeps alive while it waits to be decided (a filter view's ``complete`` holds every span)."""
+    shed: str = ""
+    """Why it is decided but not scored although it was ready to be (``RunAssembler.shed_evicted``: scoring was
+    behind), or empty. Its rules draw as usual; a ``sampled`` draw becomes ``too_large`` with this reason."""
 
     def completed(self) -> ReadyRun:
         """The ready run built in full (itself when it already is), for rules that changed before they decided."""
@@ -100,8 +103,8 @@ class AssemblerStats:
     """Runs of traces evicted at a bound before their quiet period ended, handed on whole (their root had
     arrived), not decided ``too_large``."""
     runs_shed: int = 0
-    """Runs evicted while scoring was behind, past what may wait for the ready line (``shed_evicted``): decided
-    ``too_large``, not scored."""
+    """Runs evicted while scoring was behind, past what may wait for the ready line (``shed_evicted``): drawn as
+    usual, not scored (a ``sampled`` draw decided ``too_large``)."""
     late_spans_ignored: int = 0
     conflicting_spans_ignored: int = 0
     """Spans whose id another service's span in the same trace already holds: the first service keeps it."""
@@ -364,14 +367,16 @@ class RunAssembler:
         return taken
 
     def shed_evicted(self, max_runs: int, max_bytes: int) -> list[ReadyRun]:
-        """The oldest evicted runs past ``max_runs`` runs or ``max_bytes`` held, to be decided ``too_large`` now.
+        """The oldest evicted runs past ``max_runs`` runs or ``max_bytes`` held, to be decided now and not scored.
 
         While scoring is behind, the ready line is full and nothing polls; traces wait in run assembly until its
         bounds evict them, and their runs waited here for the next poll, counted by no bound: an hour of scoring
         slower than arrival held every run of the overflow, with the spans of each filter view (#43, a review of
         the ready line: 195 runs and 4 MB held past a line of 2 and 5 traces). Past the line's own bounds they are
-        handed on without their spans (``complete`` dropped: a shed run is not built in full), for a
-        ``too_large`` decision that says why, so coverage counts them and memory stays bounded.
+        handed on without their spans, marked ``shed``: their rules draw as usual, and a ``sampled`` draw is
+        decided ``too_large`` with the reason, so coverage counts them and memory stays bounded. A filter view the
+        rules now select is built in full first (a session rule added meanwhile takes its turn whole); a run
+        already ``too_large`` (cut, or no root) stays so and is not counted as shed.
         """
         cut = 0
         left_bytes = self.evicted_bytes
@@ -381,12 +386,18 @@ class RunAssembler:
         if not cut:
             return []
         why = SHED_REASON.format(runs=max_runs, mib=max_bytes >> 20)
-        shed = [
-            replace(item, too_large=item.too_large or why, complete=None, held_bytes=0) for item in self._evicted[:cut]
-        ]
+        selects = self.selects
+        shed: list[ReadyRun] = []
+        for item in self._evicted[:cut]:
+            if item.complete is not None and (selects is None or selects(item.run)):
+                try:
+                    item = item.completed()
+                except Exception:  # decided as the view it is (``_built_for_rules_now`` does the same)
+                    logger.warning("a shed filter view could not be built in full run_id=%s", item.run.run_id)
+            shed.append(replace(item, shed="" if item.too_large else why, complete=None, held_bytes=0))
         del self._evicted[:cut]
         self.evicted_bytes = left_bytes
-        self.stats.runs_shed += cut
+        self.stats.runs_shed += sum(1 for item in shed if item.shed)
         return shed
 
     def _assemble(self, trace: _Trace) -> list[AssembledRun]:

@@ -21,6 +21,7 @@ from spanscore.redaction.redactor import Redactor
 from spanscore.run import Turn
 from spanscore.runs.readiness import ReadyRun
 from spanscore.runs.sessions import ReadySession, SessionTracker, with_history
+from spanscore.sampling.decisions import Decision, Outcome
 from spanscore.sampling.engine import RuleEngine
 from spanscore.scorers.base import Scorer, ScoreResult
 from spanscore.scorers.context_used import context_used
@@ -110,8 +111,12 @@ class Dispatcher:
                 self.internal_runs_skipped += 1
                 continue
             rescore = ready.reason == "late_span_rescore"
-            subjects.append((Subject(ready.run, ready.reason, ready.fingerprint, ready.too_large), rescore))
-            subjects.extend((Subject(view, ready.reason, too_large=ready.too_large), False) for view in ready.views)
+            subjects.append(
+                (Subject(ready.run, ready.reason, ready.fingerprint, ready.too_large, shed=ready.shed), rescore)
+            )
+            subjects.extend(
+                (Subject(view, ready.reason, too_large=ready.too_large, shed=ready.shed), False) for view in ready.views
+            )
             session_id = ready.run.session_id
             if scores_sessions and session_id and ready.run.target == "run":
                 if not self.owns_session(session_id):
@@ -124,6 +129,10 @@ class Dispatcher:
         subjects = await self.gate.unclaimed(subjects)
         if self.rules is not rules:  # swapped during the fleet's store read: the new rules may select a view
             subjects = _completed_views(subjects, items)
+        if items and all(ready.shed or ready.too_large for ready in items):
+            # Nothing here is judged: no first cost to wait for, no budget to lease in a fleet.
+            await self.dispatch(subjects, turns)
+            return
         first = True
         async for part in self.first_cost.parts(subjects):  # one part, unless a budget has yet to learn a cost
             if not first:
@@ -170,10 +179,7 @@ class Dispatcher:
         scored: dict[tuple[str, str], ScoredRunRow] = {(row.trace_id, row.run_id): row for row in stored}
         for subject, rescore in subjects:
             run = subject.run
-            if subject.too_large:
-                decisions = rules.engine.decide_too_large(run, subject.too_large)
-            else:
-                decisions = rules.engine.decide(run, rescore=rescore)
+            decisions = _decide(rules.engine, subject, rescore)
             for decision in decisions:
                 scorers = [
                     s for s in rules.scorers.get(decision.rule, []) if (decision.rule, s.info.id) not in subject.done
@@ -389,3 +395,19 @@ class _Finished:
     async def consume(self, job: ScoringJob[RuleRun], /) -> None:
         assert job.result is not None, "a job is handed on only once it ended"
         await self._dispatcher.on_result(job, job.result)
+
+
+def _decide(engine: RuleEngine, subject: Subject, rescore: bool) -> list[Decision]:
+    """Each rule's decision on ``subject``: ``too_large`` when cut, drawn as usual (and not scored when shed)."""
+    if subject.too_large:
+        return engine.decide_too_large(subject.run, subject.too_large)
+    decisions = engine.decide(subject.run, rescore=rescore)
+    return [_shed(engine, decision, subject.shed) for decision in decisions] if subject.shed else decisions
+
+
+def _shed(engine: RuleEngine, decision: Decision, why: str) -> Decision:
+    """A draw on a run that is not scored (scoring was behind): ``sampled`` becomes ``too_large``, its budget freed."""
+    if not decision.sampled:
+        return decision
+    engine.settle_run(decision.rule)
+    return replace(decision, outcome=Outcome.TOO_LARGE, probability=0.0, reason=f"not scored: {why}")

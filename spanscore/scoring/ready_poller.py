@@ -13,8 +13,8 @@ room, so the backpressure still reaches the assembler, whose bounds then hold wh
 poll takes everything ready then (an independent check saw the line at 12,000-25,000 runs after such a wait,
 where the bound is 2,000): the line is bounded by its own bound plus what run assembly's bounds let it hold.
 Runs its bounds evict meanwhile wait in the assembler for that poll, up to the line's own bounds again: past them,
-while the line stays full, the oldest are shed (``_shed``), decided ``too_large`` with the reason, so a scoring
-overload that lasts costs coverage, counted, and not memory.
+while the line stays full, the oldest are shed (``_shed``, after every chunk handed on and every interval): drawn
+and decided at once, not scored, so a scoring overload that lasts costs coverage, counted, and not memory.
 
 Sessions are asked for once the runs of the polls before have been handed to the dispatcher, which makes
 each run a turn of its session: a session is never found ready without a turn already polled. A failed
@@ -88,7 +88,9 @@ class ReadyPoller:
         self._handing: list[ReadyRun] = []
         """The chunk the dispatcher is deciding now."""
         self.shed = 0
-        """Runs decided ``too_large`` because scoring was behind (``RunAssembler.shed_evicted``), since start."""
+        """Runs decided without scoring because scoring was behind (``RunAssembler.shed_evicted``), since start."""
+        self._shedding: list[ReadyRun] = []
+        """Shed runs being decided now (a stop out of time names them in ``left``)."""
         self._shed_logged = float("-inf")
         self.left: list[str] = []
         """Trace ids of runs polled and not handed on when the last stop's time ran out (undecided: see ``stop``)."""
@@ -146,19 +148,27 @@ class ReadyPoller:
         it was decided (or its sampled decisions have no score yet), so the next start's recovery decides it, and
         a fleet replica lists it in its handover note for its successors.
         """
-        await self._background.stop()
+        began, given = time.monotonic(), within_s
+        cut: list[str] = []
+        try:  # a poll, or shed runs being decided (they wait for storage, in a fleet for its gate)
+            await asyncio.wait_for(self._background.stop(), within_s)
+        except TimeoutError:
+            cut = [ready.run.trace_id for ready in self._shedding]
+            log.warning("stopping: the poller's last pass did not end within %.1fs; it was cut", within_s)
+        within_s = None if within_s is None else max(0.0, within_s - (time.monotonic() - began))
         task, self._dispatch_task = self._dispatch_task, None
         if task is None:
             self._draining.set()
+            self.left = cut
             return
         # Runs evicted since the last poll were handed on by no poll: they join the line, decided like the rest
         # within the time (or named in ``left``), where before a fleet replica's handover note left them out.
-        began, given = time.monotonic(), within_s
+        began = time.monotonic()
         assembler = self._assembly.assembler
         try:
             evicted = await asyncio.wait_for(self._assembly.call(assembler.take_evicted), within_s)
         except TimeoutError:  # run assembly's thread is behind on intake: those runs are the next start's
-            log.warning("stopping: run assembly did not answer within %.0fs; runs it evicted stay undecided", within_s)
+            log.warning("stopping: run assembly did not answer within %.1fs; runs it evicted stay undecided", within_s)
             evicted = []
         if within_s is not None:
             within_s = max(0.0, within_s - (time.monotonic() - began))
@@ -174,16 +184,18 @@ class ReadyPoller:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-            left = [ready.run.trace_id for ready in self._handing]
+            left = cut + [ready.run.trace_id for ready in self._handing]
             left += [polled[0].run.trace_id for polled in self._line if polled is not _SESSIONS]
             self.left = list(dict.fromkeys(left))
             self._handing, self.waiting, self.waiting_bytes = [], 0, 0
             self._line.clear()
             log.warning(
-                "stopping: %d ready runs were not decided within %.0fs; the next start's recovery (or a fleet "
+                "stopping: %d ready runs were not decided within %.1fs; the next start's recovery (or a fleet "
                 "successor) decides them",
                 len(left), given or 0,
             )  # fmt: skip
+        else:
+            self.left = cut
 
     async def _loop(self) -> None:
         # From the start of one poll to the next: under load a poll took 0.33 s at the median, and a run that became
@@ -195,7 +207,9 @@ class ReadyPoller:
         while (self.waiting >= self._max_waiting or self.waiting_bytes >= self._max_bytes) and not stopping.is_set():
             self._room.clear()
             await first_set(self._room, stopping, timeout_s=self._interval)
-            if not self._room.is_set() and not stopping.is_set():
+            # After each chunk handed on as well as each quiet interval: a line that moves, but slower than runs
+            # arrive, stays full as surely as one that does not move.
+            if not stopping.is_set():
                 await self._shed()
         if stopping.is_set():
             return
@@ -212,26 +226,30 @@ class ReadyPoller:
         self._arrived.set()
 
     async def _shed(self) -> None:
-        """While the line is full: runs evicted past its bounds go to the dispatcher now, decided ``too_large``.
+        """While the line is full: runs evicted past its bounds go to the dispatcher now, drawn but not scored.
 
-        They skip the line, and take no place in the scoring queue (a ``too_large`` run has no job), so they are
-        decided while the line waits. Bounded memory under a scoring overload that lasts, counted and said.
+        They skip the line, and take no place in the scoring queue (nothing of them is judged: a ``sampled`` draw
+        is decided ``too_large``), so they are decided while the line waits. Bounded memory under a scoring
+        overload that lasts, counted and said.
         """
         assembler = self._assembly.assembler
         shed = await self._assembly.call(assembler.shed_evicted, self._max_waiting, self._max_bytes)
         if not shed:
             return
-        self.shed += len(shed)
+        self.shed += sum(1 for item in shed if item.shed)
         now = time.monotonic()
         if now - self._shed_logged >= SHED_LOG_INTERVAL_S:
             self._shed_logged = now
             log.warning(
                 "scoring is behind: %d runs evicted from run assembly while the ready line was full were decided "
-                "too_large, not scored (%d since start). Scoring does not keep up with arrival: add code-scorer "
-                "workers or judge concurrency, narrow the rules, or raise scoring.queue_size",
+                "without scoring (a sampled draw is too_large; %d since start). Scoring does not keep up with "
+                "arrival: add code-scorer workers or judge concurrency, narrow the rules, or raise "
+                "scoring.queue_size",
                 len(shed), self.shed,
             )  # fmt: skip
+        self._shedding = shed
         await self._runs_to.consume(shed)
+        self._shedding = []
 
     async def _dispatch_loop(self) -> None:
         while self._line or not self._draining.is_set():

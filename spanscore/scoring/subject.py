@@ -22,6 +22,9 @@ class Subject:
     """The readiness fingerprint when the assembler made one (runs); otherwise computed only if a score is written."""
     too_large: str = ""
     """Why run assembly cut the run, or evicted it at a bound before it was ready, or empty: decided ``too_large``."""
+    shed: str = ""
+    """Why it is not scored although its rules draw as usual (scoring was behind: ``RunAssembler.shed_evicted``),
+    or empty: a ``sampled`` draw is decided ``too_large`` with this reason, and nothing is judged."""
     done: frozenset[tuple[str, str]] = frozenset()
     """(rule, scorer) pairs already scored by a fleet replica that died before the rest (``scoring.claim_check``):
     decided as usual, but not judged again."""

@@ -190,8 +190,8 @@ KINDS: dict[str, tuple[Kind, str]] = {
     "runs_evicted_waiting_bytes": ("gauge", "Estimated bytes those evicted runs keep alive."),
     "scoring_runs_shed": (
         "counter",
-        "Runs decided too_large, not scored, because scoring was behind: evicted while the ready line was full, "
-        "past its bounds.",
+        "Runs decided without scoring because scoring was behind (evicted while the ready line was full, past its "
+        "bounds): drawn as usual, a sampled draw decided too_large.",
     ),
     "runs_assembly_queued_records": (
         "gauge",

@@ -36,7 +36,11 @@ async def test_runs_evicted_while_scoring_is_behind_are_shed_once_and_the_rest_s
     service_config.scoring.poll_interval_s = 0.05
     service_config.scoring.queue_size = 2  # a ready line of 4 runs
     service_config.scoring.code_processes = 1
-    service_config.rules = [RuleConfig.model_validate({"name": "r", "scorers": ["tests.e2e.slow_scorer:gated"]})]
+    service_config.rules = [
+        RuleConfig.model_validate({"name": "r", "scorers": ["tests.e2e.slow_scorer:gated"]}),
+        # The draw still holds on a shed run: half of them are sampled_out, as they would have been anyway.
+        RuleConfig.model_validate({"name": "half", "sample": 0.5, "scorers": ["tests.e2e.slow_scorer:gated"]}),
+    ]
     service = Service(service_config)
     await service.start()
     try:
@@ -57,7 +61,7 @@ async def test_runs_evicted_while_scoring_is_behind_are_shed_once_and_the_rest_s
         assert live.assembler.stats.runs_shed > 0, "no run was shed while scoring was behind"
         assert held <= 4 + 20, f"{held} evicted runs held past the line's 4 (and one export's eviction)"
         gate.unlink()
-        sql = "SELECT uniqExact(RunId) FROM score_decisions FINAL"
+        sql = "SELECT uniqExact(RunId) FROM score_decisions FINAL WHERE Rule = 'r'"
         while time.monotonic() < deadline + 30:
             decided = int((await asyncio.to_thread(service.store.internal_query, sql))[0][0])
             if decided >= TRACES:
@@ -65,7 +69,7 @@ async def test_runs_evicted_while_scoring_is_behind_are_shed_once_and_the_rest_s
             await asyncio.sleep(0.2)
         await live.settle()
         scored = (
-            "SELECT (SELECT uniqExact(RunId) FROM scores FINAL)"
+            "SELECT (SELECT uniqExact(RunId, Rule) FROM scores FINAL)"
             " = (SELECT countIf(Decision = 'sampled') FROM score_decisions FINAL)"
         )
         while not (await asyncio.to_thread(service.store.internal_query, scored))[0][0]:
@@ -75,8 +79,13 @@ async def test_runs_evicted_while_scoring_is_behind_are_shed_once_and_the_rest_s
         rows = await asyncio.to_thread(
             service.store.internal_query,
             "SELECT d.RunId, d.Decision, d.Reason, countIf(s.RunId != '') FROM score_decisions AS d FINAL"
-            " LEFT JOIN (SELECT RunId FROM scores FINAL) AS s ON s.RunId = d.RunId GROUP BY d.RunId, d.Decision,"
-            " d.Reason",
+            " LEFT JOIN (SELECT RunId FROM scores FINAL WHERE Rule = 'r') AS s ON s.RunId = d.RunId"
+            " WHERE d.Rule = 'r' GROUP BY d.RunId, d.Decision, d.Reason",
+        )
+        halves = dict(
+            await asyncio.to_thread(
+                service.store.internal_query, "SELECT RunId, Decision FROM score_decisions FINAL WHERE Rule = 'half'"
+            )
         )
     finally:
         await service.shutdown()
@@ -85,3 +94,5 @@ async def test_runs_evicted_while_scoring_is_behind_are_shed_once_and_the_rest_s
     assert len(too_large) == shed and all("scoring was behind" in row[2] and row[3] == 0 for row in too_large)
     sampled = [row for row in rows if row[1] == "sampled"]
     assert len(sampled) + len(too_large) == TRACES and all(row[3] == 1 for row in sampled)  # each scored once
+    shed_halves = [halves[row[0]] for row in too_large]
+    assert len(halves) == TRACES and set(shed_halves) == {"sampled_out", "too_large"}

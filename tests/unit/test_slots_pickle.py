@@ -91,3 +91,26 @@ def test_a_score_result_with_every_field_set_comes_back_the_same() -> None:
     back = pickle.loads(pickle.dumps(result, pickle.HIGHEST_PROTOCOL))
     assert back == result
     _same(result, back)
+
+
+def test_pickling_a_run_and_a_result_does_not_list_dataclass_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What made the hand-off slow: dataclasses' own pickling calls ``fields()`` for every object."""
+    run = _fixture_runs()[0]
+    result = ScoreResult("s", "1", Status.OK, 0.5)
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("dataclasses.fields called while pickling")
+
+    monkeypatch.setattr(dataclasses, "fields", refuse)
+    assert pickle.loads(pickle.dumps([run, result])) == [run, result]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Tagged(ScoreResult):
+    tag: str = ""
+
+
+def test_a_subclass_keeps_its_own_class_and_fields() -> None:
+    made = Tagged("s", "1", Status.OK, 0.5, tag="mine")
+    back = pickle.loads(pickle.dumps(made))
+    assert type(back) is Tagged and back == made and back.tag == "mine"

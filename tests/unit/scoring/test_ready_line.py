@@ -50,13 +50,18 @@ class _Held:
         """Runs whose dispatch returned."""
         self.release = asyncio.Event()
         self.fail_first = False
+        self.each_s: float | None = None
+        """When set, each hand-on takes this long instead of waiting for ``release``."""
 
     async def consume(self, items: Sequence[ReadyRun], /) -> None:
         self.handed.append([ready.run.trace_id for ready in items])
         self.runs.extend(items)
-        if items and all(ready.too_large for ready in items):
-            return  # as the dispatcher: a too_large run is decided and written, with no job to wait for
-        await self.release.wait()
+        if items and all(ready.too_large or ready.shed for ready in items):
+            return  # as the dispatcher: a shed or too_large run is decided and written, with no job to wait for
+        if self.each_s is not None:
+            await asyncio.sleep(self.each_s)  # scoring that moves, slower than runs arrive
+        else:
+            await self.release.wait()
         self.finished += len(items)
         if self.fail_first:
             self.fail_first = False
@@ -101,7 +106,7 @@ async def _line(
     held = held or _Held()
     assembly = AssemblyThread(RunAssembler(runs or RunsConfig(quiet_period_s=0.0, max_wait_s=0.01)))
     poller = ReadyPoller(
-        assembly, tracker or SessionTracker(), held, _Sessions(), interval_s=INTERVAL_S,
+        assembly, tracker or SessionTracker(), held, _Sessions(), interval_s=options.pop("interval_s", INTERVAL_S),
         scores_sessions=lambda: tracker is not None, **{"max_waiting": 100, "chunk": 100, **options},
     )  # fmt: skip
     line = _Line(held, poller, assembly)
@@ -274,11 +279,12 @@ async def test_runs_evicted_while_the_line_is_full_are_shed_past_its_bound_and_e
             await line.add(*range(first, first + 10))
         await line.assembly.call(lambda: None)
         assert assembler.stats.evicted_traces >= 190
-        # Past the line's bound of 2, evicted runs do not wait: the oldest are handed on, decided too_large.
+        # Past the line's bound of 2, evicted runs do not wait: the oldest are handed on, to be decided unscored.
         await _until(lambda: assembler.evicted_waiting <= 2, f"{assembler.evicted_waiting} evicted runs held")
-        shed = [ready for ready in line.held.runs if ready.too_large]
+        shed = [ready for ready in line.held.runs if ready.shed]
         assert len(shed) >= 150 and assembler.stats.runs_shed == len(shed) == line.poller.shed
-        assert all("scoring was behind" in ready.too_large and ready.reason == "evicted" for ready in shed)
+        assert all("scoring was behind" in ready.shed and ready.reason == "evicted" for ready in shed)
+        assert not any(ready.too_large for ready in shed)
         assert all(ready.complete is None and ready.held_bytes == 0 for ready in shed)
         assert assembler.evicted_bytes >= 0 and line.poller.waiting <= 2
         line.held.release.set()
@@ -297,7 +303,7 @@ async def test_evicted_filter_views_are_shed_past_the_lines_bytes_and_let_their_
         await _until(lambda: line.poller.shed, "no evicted run was shed past the line's bytes")
         assert assembler.evicted_bytes <= 150_000
         assert assembler.evicted_waiting + line.poller.shed == 5
-        shed = [ready for ready in line.held.runs if ready.too_large]
+        shed = [ready for ready in line.held.runs if ready.shed]
         assert [ready.run.trace_id for ready in shed] == _ids(*range(3, 3 + len(shed)))  # the oldest first
         assert all(ready.complete is None for ready in shed)  # their spans are let go
 
@@ -314,3 +320,25 @@ async def test_a_stop_hands_on_the_runs_evicted_since_the_last_poll() -> None:
         await asyncio.wait_for(line.poller.stop(), WAIT_S)
         assert sorted(ready.run.trace_id for ready in line.held.runs) == _ids(1, 2, 3, 4, 5)
         assert line.poller.left == []
+
+
+async def test_a_line_that_moves_slower_than_runs_arrive_sheds_too() -> None:
+    """Seen in a review: shedding waited for a whole poll interval without room, and a chunk handed on faster than
+    that gave room each time, so a line that moved, but too slowly, never shed and its evicted runs grew (535
+    after 8 s at 100 runs/s against 20 scored)."""
+    runs = RunsConfig(quiet_period_s=0.0, max_wait_s=0.01, max_pending_traces=5)
+    held = _Held()
+    async with _line(held=held, max_waiting=2, chunk=1, interval_s=0.2, runs=runs) as line:
+        held.each_s = 0.05  # 20 runs a second, a chunk every 50 ms: room four times per poll interval
+        held.release.set()
+        assembler = line.assembly.assembler
+        peak_line = peak_evicted = 0
+        for first in range(2, 302, 10):  # 100 runs a second for 3 s
+            await line.add(*range(first, first + 10))
+            await asyncio.sleep(0.1)
+            peak_line, peak_evicted = max(peak_line, line.poller.waiting), max(peak_evicted, assembler.evicted_waiting)
+        # The line: its bound, plus one poll (what run assembly holds, 5, and what it evicted since the last one).
+        assert peak_evicted <= 2 + 20 and peak_line <= 2 + 5 + 20, (peak_evicted, peak_line)
+        assert line.poller.shed >= 100
+        await _until(lambda: len(held.runs) == 301, f"{len(held.runs)} of 301 runs handed on")
+        assert sorted(ready.run.trace_id for ready in held.runs) == _ids(*range(1, 302))
