@@ -92,6 +92,7 @@ class ReadyPoller:
         self._shedding: list[ReadyRun] = []
         """Shed runs being decided now (a stop out of time names them in ``left``)."""
         self._shed_logged = float("-inf")
+        self._shed_unlogged = 0
         self.left: list[str] = []
         """Trace ids of runs polled and not handed on when the last stop's time ran out (undecided: see ``stop``)."""
 
@@ -236,17 +237,20 @@ class ReadyPoller:
         shed = await self._assembly.call(assembler.shed_evicted, self._max_waiting, self._max_bytes)
         if not shed:
             return
-        self.shed += sum(1 for item in shed if item.shed)
+        count = sum(1 for item in shed if item.shed)
+        self.shed += count
+        self._shed_unlogged += count
         now = time.monotonic()
-        if now - self._shed_logged >= SHED_LOG_INTERVAL_S:
+        if self._shed_unlogged and now - self._shed_logged >= SHED_LOG_INTERVAL_S:
             self._shed_logged = now
             log.warning(
                 "scoring is behind: %d runs evicted from run assembly while the ready line was full were decided "
-                "without scoring (a sampled draw is too_large; %d since start). Scoring does not keep up with "
-                "arrival: add code-scorer workers or judge concurrency, narrow the rules, or raise "
-                "scoring.queue_size",
-                len(shed), self.shed,
+                "without scoring since the last line (a sampled draw is too_large; %d since start). Scoring does "
+                "not keep up with arrival: add code-scorer workers or judge concurrency, narrow the rules, or "
+                "raise scoring.queue_size",
+                self._shed_unlogged, self.shed,
             )  # fmt: skip
+            self._shed_unlogged = 0
         self._shedding = shed
         await self._runs_to.consume(shed)
         self._shedding = []
