@@ -160,15 +160,19 @@ class RuleEngine:
             engine.set_fleet_share(*self._fleet_share)
         return engine
 
-    def decide(self, run: Run, *, rescore: bool = False) -> list[Decision]:
+    def decide(self, run: Run, *, rescore: bool = False, shed: str = "") -> list[Decision]:
         """One decision per rule, in rule order, for a live run.
 
         A run already sampled by a rule comes back as ``duplicate``, unless
         ``rescore`` says the caller hands it in again on purpose (its content
         changed after a late span); the caps still apply then. The draw uses the
         ``rv`` randomness of ``run.trace_state`` when the root span carried one.
+        ``shed`` says why the run will not be scored (scoring was behind): the
+        rules filter and draw as usual, and a ``sampled`` draw is ``too_large``
+        with that reason; it takes nothing from a ``max_per_minute`` cap, a
+        budget or the duplicate memory, which belong to the runs scored.
         """
-        return self.decide_subject(subject_from_run(run), RunKey.of_run(run), rescore=rescore)
+        return self.decide_subject(subject_from_run(run), RunKey.of_run(run), rescore=rescore, shed=shed)
 
     def decide_too_large(self, run: Run, why: str) -> list[Decision]:
         """One decision per rule for a run that run assembly cut, or evicted at a memory bound (``why`` says which).
@@ -208,9 +212,13 @@ class RuleEngine:
                 demand[rule.name] = wanted
         return demand
 
-    def decide_subject(self, subject: FilterSubject, key: RunKey, *, rescore: bool = False) -> list[Decision]:
+    def decide_subject(
+        self, subject: FilterSubject, key: RunKey, *, rescore: bool = False, shed: str = ""
+    ) -> list[Decision]:
         return [
-            self._decide_rule(rule, subject, key, rescore) for rule in self.config.rules if rule.target == key.target
+            self._decide_rule(rule, subject, key, rescore, shed)
+            for rule in self.config.rules
+            if rule.target == key.target
         ]
 
     def record_spend(self, rule: str, usd: float = 0.0, *, tokens: int = 0) -> None:
@@ -287,7 +295,9 @@ class RuleEngine:
         budget = self._budgets.get(rule)
         return configured if budget is None else budget.effective_probability(configured)
 
-    def _decide_rule(self, rule: RuleConfig, subject: FilterSubject, key: RunKey, rescore: bool) -> Decision:
+    def _decide_rule(
+        self, rule: RuleConfig, subject: FilterSubject, key: RunKey, rescore: bool, shed: str = ""
+    ) -> Decision:
         if not rule.where.matches_subject(subject):
             return _decision(rule, key, Outcome.FILTERED_OUT, 0.0, "did not match where")
         override = override_reason(rule, subject)
@@ -304,6 +314,8 @@ class RuleEngine:
             decision = replace(decision, reason=f"{decision.reason} (budget lowered the rate from {rule.sample:g})")
         if decision.outcome is not Outcome.SAMPLED:
             return decision
+        if shed:
+            return _decision(rule, key, Outcome.TOO_LARGE, 0.0, f"not scored: {shed}")
         return self._apply_caps(rule, key, decision, rescore)
 
     def _apply_caps(self, rule: RuleConfig, key: RunKey, decision: Decision, rescore: bool) -> Decision:

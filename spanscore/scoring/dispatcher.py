@@ -21,7 +21,7 @@ from spanscore.redaction.redactor import Redactor
 from spanscore.run import Turn
 from spanscore.runs.readiness import ReadyRun
 from spanscore.runs.sessions import ReadySession, SessionTracker, with_history
-from spanscore.sampling.decisions import Decision, Outcome
+from spanscore.sampling.decisions import Decision
 from spanscore.sampling.engine import RuleEngine
 from spanscore.scorers.base import Scorer, ScoreResult
 from spanscore.scorers.context_used import context_used
@@ -398,16 +398,7 @@ class _Finished:
 
 
 def _decide(engine: RuleEngine, subject: Subject, rescore: bool) -> list[Decision]:
-    """Each rule's decision on ``subject``: ``too_large`` when cut, drawn as usual (and not scored when shed)."""
+    """Each rule's decision on ``subject``: ``too_large`` when cut, else drawn (and not scored when shed)."""
     if subject.too_large:
         return engine.decide_too_large(subject.run, subject.too_large)
-    decisions = engine.decide(subject.run, rescore=rescore)
-    return [_shed(engine, decision, subject.shed) for decision in decisions] if subject.shed else decisions
-
-
-def _shed(engine: RuleEngine, decision: Decision, why: str) -> Decision:
-    """A draw on a run that is not scored (scoring was behind): ``sampled`` becomes ``too_large``, its budget freed."""
-    if not decision.sampled:
-        return decision
-    engine.settle_run(decision.rule)
-    return replace(decision, outcome=Outcome.TOO_LARGE, probability=0.0, reason=f"not scored: {why}")
+    return engine.decide(subject.run, rescore=rescore, shed=subject.shed)

@@ -358,3 +358,30 @@ def test_a_fleet_replica_learns_a_runs_cost_from_the_fleets_stored_spend() -> No
     assert engine.decide(runs[2])[0].outcome is Outcome.SAMPLED
     engine.learn_costs({"judged": (0.0, 9000, 10)})  # learnt once: the replica's own runs refine it from here
     assert budget.cost_per_run == 70
+
+
+def test_a_shed_run_is_drawn_but_takes_no_token_budget_or_memory() -> None:
+    """Runs shed while scoring is behind are not scored: they must not use up what the scored runs are capped by."""
+    clock = FakeClock()
+    config = _config(
+        {"name": "capped", "sample": 1.0, "max_per_minute": 1},
+        {"name": "half", "sample": 0.5},
+        {"name": "billing", "where": {"service.name": "billing"}},
+    )
+    engine = RuleEngine(config, clock=clock)
+    runs = _runs(40, seed=12)
+    shed = [engine.decide(run, shed="scoring was behind") for run in runs]
+    by_rule = {
+        rule: [decisions[index] for decisions in shed] for index, rule in enumerate(["capped", "half", "billing"])
+    }
+    assert all(
+        d.outcome is Outcome.TOO_LARGE and d.reason == "not scored: scoring was behind" for d in by_rule["capped"]
+    )
+    assert {d.outcome for d in by_rule["half"]} == {Outcome.TOO_LARGE, Outcome.SAMPLED_OUT}
+    for run, decision in zip(runs, by_rule["half"], strict=True):  # the draw, as a preview (stateless) makes it
+        expected = preview_run(config.rules, run)[1].outcome
+        assert decision.outcome is (Outcome.TOO_LARGE if expected is Outcome.SAMPLED else expected)
+    assert {d.outcome for d in by_rule["billing"]} == {Outcome.TOO_LARGE, Outcome.FILTERED_OUT}
+    # The cap's one token, and the duplicate memory, are still there for the runs that are scored.
+    assert engine.decide(runs[0])[0].outcome is Outcome.SAMPLED
+    assert engine.decide(runs[1])[0].outcome is Outcome.OVER_BUDGET
