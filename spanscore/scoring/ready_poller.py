@@ -87,14 +87,17 @@ class ReadyPoller:
         self._dispatch_task: asyncio.Task[None] | None = None
         self._handing: list[ReadyRun] = []
         """The chunk the dispatcher is deciding now."""
-        self.shed = 0
-        """Runs decided without scoring because scoring was behind (``RunAssembler.shed_evicted``), since start."""
         self._shedding: list[ReadyRun] = []
         """Shed runs being decided now (a stop out of time names them in ``left``)."""
         self._shed_logged = float("-inf")
-        self._shed_unlogged = 0
+        self._shed_at_last_line = 0
         self.left: list[str] = []
         """Trace ids of runs polled and not handed on when the last stop's time ran out (undecided: see ``stop``)."""
+
+    @property
+    def shed(self) -> int:
+        """Runs decided without scoring because scoring was behind (``RunAssembler.shed_evicted``), since start."""
+        return self._assembly.assembler.stats.runs_shed
 
     async def poll_once(self) -> int:
         """Hand on everything ready now, and wait for its dispatch; returns how many runs were ready."""
@@ -142,12 +145,12 @@ class ReadyPoller:
     async def stop(self, within_s: float | None = None) -> None:
         """No more polls; the runs already polled, and those evicted since, are handed on for up to ``within_s``.
 
-        None: until done.
-        A dispatch waits while the scoring queue is full, which with slow judges can take minutes: a stop that
-        waited for the whole line would run past the service's ``shutdown_timeout_s``. What is still in line when
-        the time runs out, and the chunk being decided then, is left undecided and named in ``left``: nothing of
-        it was decided (or its sampled decisions have no score yet), so the next start's recovery decides it, and
-        a fleet replica lists it in its handover note for its successors.
+        ``within_s`` None waits until they are. A dispatch waits while the scoring queue is full, which with
+        slow judges can take minutes: a stop that waited for the whole line would run past the service's
+        ``shutdown_timeout_s``. What is still in line when the time runs out, and the chunk being decided then,
+        is left undecided and named in ``left``: nothing of it was decided (or its sampled decisions have no
+        score yet), so the next start's recovery decides it, and a fleet replica lists it in its handover note
+        for its successors.
         """
         began, given = time.monotonic(), within_s
         cut: list[str] = []
@@ -173,11 +176,7 @@ class ReadyPoller:
             evicted = []
         if within_s is not None:
             within_s = max(0.0, within_s - (time.monotonic() - began))
-        if evicted:
-            self._line.extend((item, assembler.selects) for item in evicted)
-            self.waiting += len(evicted)
-            self.waiting_bytes += sum(item.held_bytes for item in evicted)
-            self._arrived.set()
+        self._into_line(evicted, assembler.selects)
         self._draining.set()
         try:
             await asyncio.wait_for(asyncio.shield(task), within_s)
@@ -218,13 +217,18 @@ class ReadyPoller:
         # end to score was 11-14 s at the median against 7-8 s (bench.scoring_latency, default rule, 12,000
         # spans/s). What one poll takes is bounded by what run assembly may hold.
         ready = await self._ready()
-        selects = self._assembly.assembler.selects
-        self._line.extend((item, selects) for item in ready)
-        self.waiting += len(ready)
-        self.waiting_bytes += sum(item.held_bytes for item in ready)
+        self._into_line(ready, self._assembly.assembler.selects)
         if ready or not self._line:
             self._line.append(_SESSIONS)
         self._arrived.set()
+
+    def _into_line(self, ready: list[ReadyRun], selects: RunSelector | None) -> None:
+        """Runs built under ``selects`` join the line, counted by its gauges; the dispatch task is woken."""
+        if ready:
+            self._line.extend((item, selects) for item in ready)
+            self.waiting += len(ready)
+            self.waiting_bytes += sum(item.held_bytes for item in ready)
+            self._arrived.set()
 
     async def _shed(self) -> None:
         """While the line is full: runs evicted past its bounds go to the dispatcher now, drawn but not scored.
@@ -237,20 +241,16 @@ class ReadyPoller:
         shed = await self._assembly.call(assembler.shed_evicted, self._max_waiting, self._max_bytes)
         if not shed:
             return
-        count = sum(1 for item in shed if item.shed)
-        self.shed += count
-        self._shed_unlogged += count
-        now = time.monotonic()
-        if self._shed_unlogged and now - self._shed_logged >= SHED_LOG_INTERVAL_S:
-            self._shed_logged = now
+        now, unlogged = time.monotonic(), self.shed - self._shed_at_last_line
+        if unlogged and now - self._shed_logged >= SHED_LOG_INTERVAL_S:
+            self._shed_logged, self._shed_at_last_line = now, self.shed
             log.warning(
                 "scoring is behind: %d runs evicted from run assembly while the ready line was full were decided "
                 "without scoring since the last line (a sampled draw is too_large; %d since start). Scoring does "
                 "not keep up with arrival: add code-scorer workers or judge concurrency, narrow the rules, or "
                 "raise scoring.queue_size",
-                self._shed_unlogged, self.shed,
+                unlogged, self.shed,
             )  # fmt: skip
-            self._shed_unlogged = 0
         self._shedding = shed
         await self._runs_to.consume(shed)
         self._shedding = []
