@@ -56,6 +56,12 @@ class StorageConfig(BaseModel):
     flush_interval_s: float = Field(0.005, ge=0.0, le=60.0)
     """...or when the oldest waiting span is this old. Exporters wait for the insert, and spans arriving
     during an insert join the next one, so a short linger keeps acks fast while batches grow with load."""
+    score_flush_interval_s: float = Field(0.25, ge=0.0, le=10.0)
+    """How long the live scorers' score rows may wait to share one insert (sooner when ``batch_max_spans`` wait).
+    An insert into ``scores`` also feeds its three roll-up views, about 50-70 ms of engine CPU whatever its size:
+    back to back, at about 1,000 scores/s, they took a third of a core or more (#43). Nothing waits on these rows
+    (a worker hands its score on and goes on), so a score is only queryable up to this much later. Outside scores
+    (``POST /api/v1/scores``, OTLP evaluation results) keep ``flush_interval_s``: their senders wait."""
     insert_interval_s: float = Field(0.25, ge=0.0, le=10.0)
     """With ``acknowledge: spooled``, the least time between two inserts behind the spool (sooner when
     ``batch_max_spans`` are waiting). Each insert has a fixed engine cost, so fewer, larger inserts leave the
