@@ -12,6 +12,10 @@ trace is still assembled and sampled, as in a deployment where most runs are not
 ``rules: []``, the service's bare ingest. ``--before DIR`` runs every case also against the code in ``DIR``
 (an exported older commit, put first on the service's PYTHONPATH), right before the same case on this tree,
 so a change is compared with what it replaces in the same minutes.
+
+The half-rate run starts right after the sustained one, so with a rule it also measures the service working off
+what the overload left (run assembly's queue, readiness, the spool). ``--settle S`` first waits, at most ``S``
+seconds, for the service's CPU to stay under a quarter of a core for two seconds: a service at half its capacity.
 """
 
 from __future__ import annotations
@@ -73,9 +77,11 @@ def measure(
     storage: dict[str, object] | None = None,
     before_storage: dict[str, object] | None = None,
     llm: bool = False,
+    settle_s: float = 0.0,
 ) -> list[dict[str, Any]]:
     plan = Plan.make(quick=True, smoke=False)
     plan.seconds, plan.runs = seconds, 1
+    plan.settle_s = settle_s
     trees: list[tuple[str, dict[str, str] | None, dict[str, object]]] = [("this", None, storage or {})]
     if before is not None or before_storage is not None:
         env = {"PYTHONPATH": str(before.resolve())} if before is not None else None
@@ -117,6 +123,7 @@ def _one(
             "half_rate_requests": half.get("acked_requests", 0),
             "half_rate_p50_ms": half.get("ack_p50_ms", 0.0),
             "half_rate_p99_ms": half.get("ack_p99_ms", 0.0),
+            "half_rate_settle_s": case.get("half_rate_settle_s"),
             "peak_rss_bytes": case["peak_rss_bytes"],
             "stored_equals_acked": case["stored_spans"] == case["acked_spans"],
             "decisions": case.get("decisions")}  # fmt: skip
@@ -251,6 +258,13 @@ def main() -> None:
     parser.add_argument("--storage", type=json.loads, default={}, help="storage settings as JSON, e.g. '{\"a\": 1}'")
     parser.add_argument("--before-storage", type=json.loads, help="storage settings (JSON) of the 'before' rows")
     parser.add_argument("--llm", action="store_true", help="LLM-sized spans (about 5 KB of GenAI messages each)")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=0.0,
+        help="before the half-rate run, wait up to this many seconds for the service to work off the sustained "
+        "run's backlog (its CPU under a quarter of a core for 2 s); 0: start it at once",
+    )
     args = parser.parse_args()
     if args.before is not None and not (args.before / "spanscore" / "__init__.py").is_file():
         parser.error(f"--before {args.before} holds no spanscore package (export a commit there first)")
@@ -262,7 +276,7 @@ def main() -> None:
         batches = tuple(args.batch or BATCHES)
         rows = measure(
             args.repeat, args.seconds, batches, args.before, rule_sets, modes, args.storage, args.before_storage,
-            args.llm,
+            args.llm, args.settle,
         )  # fmt: skip
         if args.json:
             args.json.write_text(json.dumps(rows, indent=1))

@@ -37,6 +37,9 @@ class Plan:
     spooled_cases: list[tuple[str, bool, int]] = field(default_factory=list)  # again with acknowledge: spooled
     concurrency: int = 8
     half_rate: bool = True
+    settle_s: float = 0.0
+    """Before the half-rate runs, wait (at most this long) until the service has worked off what the sustained
+    runs left: its CPU below ``IDLE_CORES`` for two seconds in a row. 0: start them at once, as before."""
     scoring_seconds: float = 30.0  # how long run complete -> score queryable is probed
     scoring_spans_per_second: float = 5000.0  # background load meanwhile (the issue's condition)
     query_sizes: tuple[int, ...] = (1_000_000, 2_000_000, 5_000_000, 10_000_000)  # scores in the store, in steps
@@ -151,6 +154,9 @@ def run_ingest_case(
         case["service_cpu_share"] = (service.cpu_seconds() - cpu_before) / busy_s if busy_s else 0.0
         sustained = statistics.median(run["requests_per_s"] for run in case["runs"])
         if plan.half_rate and transport == "grpc" and sustained > 0:
+            if plan.settle_s > 0:
+                case["half_rate_settle_s"] = settle(service, plan.settle_s)
+                log(f"  settled in {case['half_rate_settle_s']:.1f} s")
             for _ in range(plan.runs):
                 spec = LoadSpec(
                     transport,
@@ -177,6 +183,25 @@ def run_ingest_case(
         if extra.get("rules"):
             case["decisions"] = decided_traces(service)
     return case
+
+
+IDLE_CORES = 0.25
+"""A service using less than this share of a core is taken to have worked off its backlog."""
+
+
+def settle(service: ServiceProcess, within_s: float) -> float:
+    """Seconds until the service's CPU stayed under ``IDLE_CORES`` for two one-second samples, at most ``within_s``.
+
+    A run at half the sustained rate measures a service at half its capacity only once the sustained runs' backlog
+    (run assembly's queue, the spool, readiness, merges) is worked off; started at once, it measures that recovery.
+    """
+    started = time.monotonic()
+    quiet = 0
+    while quiet < 2 and time.monotonic() - started < within_s:
+        before = service.cpu_seconds()
+        time.sleep(1.0)
+        quiet = quiet + 1 if service.cpu_seconds() - before < IDLE_CORES else 0
+    return time.monotonic() - started
 
 
 def decided_traces(service: ServiceProcess, settle_s: float = 30.0) -> dict[str, Any]:
