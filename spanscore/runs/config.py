@@ -102,7 +102,7 @@ class RunsConfig(BaseModel):
     """Spans and GenAI log records held in memory at once, over all pending traces (evicts as above)."""
     max_pending_bytes: int = Field(256 << 20, ge=1)
     """Estimated bytes (``runs.sizes``: the text and Python's objects around it, about 1.2 KB for a small span and
-    7 KB for an LLM-sized one) held over all pending traces (evicts as above)."""
+    7 KB for an LLM-sized one; strings as Python stores them) held over all pending traces (evicts as above)."""
     max_run_bytes: int = Field(16 << 20, ge=1)
     """Estimated bytes (as ``max_pending_bytes``) one trace may hold; later spans and log records of a trace over it
     are dropped, and its runs are decided ``too_large`` once it is quiet (not scored: what was dropped is usually the

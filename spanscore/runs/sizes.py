@@ -4,13 +4,14 @@ Counts bound how many records the run assembler and the session tracker hold, no
 is: 40 runs of 1.8 MB of text each added 305-347 MB to one session. The estimate is the characters of
 every string the record holds (names, attribute keys and values, event and tool-call text), which is what grows
 with a hostile payload, plus what Python's objects around them take: a span's record and each of its attributes,
-events and links, measured against the process's resident memory (``SPAN_OBJECT_BYTES``, ``ENTRY_BYTES``).
+events and links, measured against the process's resident memory (``SPAN_OBJECT_BYTES``, ``SLOT_BYTES``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from sys import getsizeof
 from typing import Any
 
 from spanscore.records import LogRecord, SpanRecord
@@ -18,53 +19,53 @@ from spanscore.run import Turn
 
 RECORD_OVERHEAD_BYTES = 256
 """Objects around the text of one session turn, a rough constant."""
-SPAN_OBJECT_BYTES = 700
-"""What a held span costs beyond its text with no attribute: the record, its dicts and the header of each of its
-strings, and its place in the trace (measured: 745 bytes of RSS per span with 42 characters of text)."""
-ENTRY_BYTES = 140
-"""Each attribute beyond its text: the key's and the value's string headers and the dict's slot (measured: 150-172
-bytes of RSS per attribute with 20-odd characters of text). Resource attributes are shared by the spans of an
-export (one dict), so only their text counts."""
+SPAN_OBJECT_BYTES = 720
+"""What a held span costs besides its name and attributes: the record, its ids' strings, its dicts and its place in
+the trace (fitted: 745-5,384 bytes of RSS a span against 811-5,378 estimated, for 0-30 attributes)."""
+SLOT_BYTES = 30
+"""Each attribute's place in its dict, besides the key's and the value's strings (``sys.getsizeof``)."""
 EVENT_BYTES = 250
-"""Each event or link beyond its attributes and text: its record, its dict and its strings' headers."""
+"""Each event or link besides its name and attributes: its record and its dict."""
 
 
-def _mapping(values: Mapping[str, str]) -> int:
-    # Two C-level passes, not a generator over pairs: the estimate is taken for every span the assembler holds.
+def _strings(values: Mapping[str, str]) -> int:
+    # Three C-level passes, not a generator over pairs: the estimate is taken for every span the assembler holds.
+    # getsizeof, not len: a string of CJK text takes 2 bytes a character, one with an emoji 4 (#43).
+    return sum(map(getsizeof, values)) + sum(map(getsizeof, values.values())) + SLOT_BYTES * len(values)
+
+
+def _text(values: Mapping[str, str]) -> int:
     return sum(map(len, values)) + sum(map(len, values.values()))
-
-
-def _entries(values: Mapping[str, str]) -> int:
-    return _mapping(values) + ENTRY_BYTES * len(values)
 
 
 def span_bytes(span: SpanRecord) -> int:
     """Estimated bytes one span holds, its Python objects included.
 
     The text alone left a small span at a third of what holding it takes (415 bytes estimated against 1,283 of
-    RSS, #43): the bounds on bytes then let run assembly hold three times what they said. Taken for every span
-    the assembler holds, so written out: the mappings inline, and the events' and links' generators only for
-    the spans that have some.
+    RSS, #43): the bounds on bytes then let run assembly hold three times what they said. Strings a span has of
+    its own are counted as Python stores them; the resource's attributes and the scope, shared by the spans of an
+    export, by their text only. Taken for every span the assembler holds, so written out: the events' and links'
+    generators only for the spans that have some.
     """
-    text = len(span.name) + len(span.status_message) + len(span.trace_state) + len(span.scope_name)
-    attributes, resource = span.attributes, span.resource_attributes
-    text += sum(map(len, attributes)) + sum(map(len, attributes.values())) + ENTRY_BYTES * len(attributes)
-    text += sum(map(len, resource)) + sum(map(len, resource.values()))
+    attributes = span.attributes
+    size = SPAN_OBJECT_BYTES + getsizeof(span.name) + len(span.status_message) + len(span.trace_state)
+    size += sum(map(getsizeof, attributes)) + sum(map(getsizeof, attributes.values())) + SLOT_BYTES * len(attributes)
+    size += len(span.scope_name) + _text(span.resource_attributes)
     events, links = span.events, span.links
     if events or links:
-        text += sum(EVENT_BYTES + len(event.name) + _entries(event.attributes) for event in events)
-        text += sum(EVENT_BYTES + len(link.trace_state) + _entries(link.attributes) for link in links)
-    return SPAN_OBJECT_BYTES + text
+        size += sum(EVENT_BYTES + getsizeof(event.name) + _strings(event.attributes) for event in events)
+        size += sum(EVENT_BYTES + len(link.trace_state) + _strings(link.attributes) for link in links)
+    return size
 
 
 def log_bytes(log: LogRecord) -> int:
     """Estimated bytes one GenAI log record holds, its Python objects included (as ``span_bytes``)."""
     return (
         SPAN_OBJECT_BYTES
-        + len(log.body)
-        + len(log.event_name)
-        + _entries(log.attributes)
-        + _mapping(log.resource_attributes)
+        + getsizeof(log.body)
+        + getsizeof(log.event_name)
+        + _strings(log.attributes)
+        + _text(log.resource_attributes)
     )
 
 
