@@ -23,15 +23,26 @@ SPAN_OBJECT_BYTES = 720
 """What a held span costs besides its name and attributes: the record, its ids' strings, its dicts and its place in
 the trace (fitted: 745-5,384 bytes of RSS a span against 811-5,378 estimated, for 0-30 attributes)."""
 SLOT_BYTES = 30
-"""Each attribute's place in its dict, besides the key's and the value's strings (``sys.getsizeof``)."""
+"""Each attribute's place in its dict, besides the key's and the value's strings."""
+STR_BYTES = 49
+"""The header of a string of ASCII text, which takes a byte a character (``sys.getsizeof``)."""
+ASCII_ENTRY_BYTES = 2 * STR_BYTES + SLOT_BYTES
 EVENT_BYTES = 250
 """Each event or link besides its name and attributes: its record and its dict."""
 
 
 def _strings(values: Mapping[str, str]) -> int:
-    # Three C-level passes, not a generator over pairs: the estimate is taken for every span the assembler holds.
-    # getsizeof, not len: a string of CJK text takes 2 bytes a character, one with an emoji 4 (#43).
-    return sum(map(getsizeof, values)) + sum(map(getsizeof, values.values())) + SLOT_BYTES * len(values)
+    """A mapping's strings as Python stores them, and their places in it.
+
+    Values of ASCII text (nearly all) are counted by their length plus a header: ``sys.getsizeof`` on each costs
+    about twice as much. Other values are sized as stored: CJK text takes 2 bytes a character, text with an emoji 4
+    (#43). Keys are counted as ASCII: they are names, bounded by ``collector.limits.max_name_chars``.
+    """
+    texts = values.values()
+    keys = sum(map(len, values))
+    if all(map(str.isascii, texts)):
+        return keys + sum(map(len, texts)) + ASCII_ENTRY_BYTES * len(values)
+    return keys + sum(map(getsizeof, texts)) + (STR_BYTES + SLOT_BYTES) * len(values)
 
 
 def _text(values: Mapping[str, str]) -> int:
@@ -43,14 +54,12 @@ def span_bytes(span: SpanRecord) -> int:
 
     The text alone left a small span at a third of what holding it takes (415 bytes estimated against 1,283 of
     RSS, #43): the bounds on bytes then let run assembly hold three times what they said. Strings a span has of
-    its own are counted as Python stores them; the resource's attributes and the scope, shared by the spans of an
-    export, by their text only. Taken for every span the assembler holds, so written out: the events' and links'
-    generators only for the spans that have some.
+    its own are counted as Python stores them (``_strings``); the resource's attributes and the scope, shared by
+    the spans of an export, by their text only. Taken for every span the assembler holds, so written out: the
+    events' and links' generators only for the spans that have some.
     """
-    attributes = span.attributes
-    size = SPAN_OBJECT_BYTES + getsizeof(span.name) + len(span.status_message) + len(span.trace_state)
-    size += sum(map(getsizeof, attributes)) + sum(map(getsizeof, attributes.values())) + SLOT_BYTES * len(attributes)
-    size += len(span.scope_name) + _text(span.resource_attributes)
+    size = SPAN_OBJECT_BYTES + STR_BYTES + len(span.name) + len(span.status_message) + len(span.trace_state)
+    size += _strings(span.attributes) + len(span.scope_name) + _text(span.resource_attributes)
     events, links = span.events, span.links
     if events or links:
         size += sum(EVENT_BYTES + getsizeof(event.name) + _strings(event.attributes) for event in events)
